@@ -1,0 +1,50 @@
+# Meeple: two commands on a fresh machine — `make run` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test install proto proto-check lint typecheck bench loadtest arena clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev,load]'
+	$(BIN)/python scripts/gen_proto.py --check || $(BIN)/python scripts/gen_proto.py
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Regenerate the gRPC code in services/pb from proto/.
+proto: $(STAMP)
+	$(BIN)/python scripts/gen_proto.py
+
+proto-check: $(STAMP)
+	$(BIN)/python scripts/gen_proto.py --check
+
+## Start the whole stack (embedded Redis, rules service, gateway, bot workers) and print where to connect.
+run: $(STAMP)
+	$(BIN)/meeple run
+
+## The test suite (CI runs exactly this).
+test: $(STAMP)
+	$(BIN)/python scripts/gen_proto.py --check
+	$(BIN)/ruff check .
+	$(BIN)/mypy services ai
+	$(BIN)/pytest -n 2 -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy services ai
+
+## Benchmarks: printed figures, never timed tests.
+bench: $(STAMP)
+	$(BIN)/meeple bench engines --seconds 3
+
+loadtest: $(STAMP)
+	$(BIN)/meeple loadtest --users 50 --spawn-rate 10 --duration 180
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

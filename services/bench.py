@@ -1,0 +1,138 @@
+"""``meeple bench engines``: in-process random playouts per game and player count, on one core.
+
+Figures: full games per second and moves per second on the search's fast path (clone once, then
+``legal_moves`` + ``apply_in_place``), and the mean cost in microseconds of ``legal_moves``, of
+``apply_in_place`` and of the immutable ``apply`` the rules service uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from typing import Any
+
+import orjson
+
+from services.rules.games import GAMES, get_game
+from services.rules.games.base import Game
+
+#: The configurations the issues' speed targets name (Fierce Women with action cards, CLASH single
+#: games); override with --option GAME:KEY=JSON.
+TARGET_OPTIONS: dict[str, dict[str, Any]] = {
+    "fierce-women": {"action_cards": True},
+    "clash": {"match": "single"},
+}
+
+
+def playout_rate(game: Game[Any], players: int, options: dict[str, Any], seconds: float) -> dict[str, float]:
+    """Games and moves per second of uniformly random playouts (fast path)."""
+    rng = random.Random(0)
+    games = moves = 0
+    seed = 0
+    deadline = time.perf_counter() + seconds
+    start = time.perf_counter()
+    while time.perf_counter() < deadline or games == 0:
+        state = game.new_game(players, seed, options)
+        seed += 1
+        while not game.is_over(state):
+            to_act = game.to_act(state)
+            seat = to_act[0] if len(to_act) == 1 else to_act[rng.randrange(len(to_act))]
+            legal = game.legal_moves(state, seat)
+            game.apply_in_place(state, seat, legal[rng.randrange(len(legal))])
+            moves += 1
+        games += 1
+    elapsed = time.perf_counter() - start
+    return {"games_per_s": games / elapsed, "moves_per_s": moves / elapsed, "games": games}
+
+
+def call_costs(game: Game[Any], players: int, options: dict[str, Any], seconds: float) -> dict[str, float]:
+    """Mean µs of legal_moves, apply_in_place and immutable apply, timed call by call."""
+    rng = random.Random(1)
+    perf = time.perf_counter
+    legal_t = inplace_t = apply_t = 0.0
+    calls = 0
+    seed = 10_000
+    deadline = perf() + seconds
+    while perf() < deadline or calls == 0:
+        state = game.new_game(players, seed, options)
+        seed += 1
+        while not game.is_over(state):
+            to_act = game.to_act(state)
+            seat = to_act[rng.randrange(len(to_act))]
+            t0 = perf()
+            legal = game.legal_moves(state, seat)
+            t1 = perf()
+            move = legal[rng.randrange(len(legal))]
+            nxt = game.apply(state, seat, move)
+            t2 = perf()
+            game.apply_in_place(state, seat, move)
+            t3 = perf()
+            legal_t += t1 - t0
+            apply_t += t2 - t1
+            inplace_t += t3 - t2
+            calls += 1
+            state = nxt if calls % 2 else state
+    return {"legal_us": legal_t / calls * 1e6, "apply_in_place_us": inplace_t / calls * 1e6,
+            "apply_us": apply_t / calls * 1e6}
+
+
+def run_bench(game_ids: list[str], seconds: float, overrides: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    report: dict[str, Any] = {}
+    for gid in game_ids:
+        game = get_game(gid)
+        options = {**TARGET_OPTIONS.get(gid, {}), **overrides.get(gid, {})}
+        per_players: dict[str, Any] = {}
+        for players in range(game.min_players, game.max_players + 1):
+            figures = playout_rate(game, players, options, seconds)
+            figures.update(call_costs(game, players, options, seconds / 2))
+            figures["options"] = options
+            per_players[str(players)] = {k: round(v, 2) if isinstance(v, float) else v for k, v in figures.items()}
+            print(f"  {gid} {players}p done", file=sys.stderr)
+        report[gid] = per_players
+    return report
+
+
+def print_table(report: dict[str, Any]) -> None:
+    header = f"{'game':<16} {'players':>7} {'games/s':>10} {'moves/s':>10} {'legal µs':>9} {'apply µs':>9} " \
+             f"{'in-place µs':>11}  options"
+    print(header)
+    print("-" * len(header))
+    for gid, per_players in report.items():
+        for players, f in per_players.items():
+            print(f"{gid:<16} {players:>7} {f['games_per_s']:>10.1f} {f['moves_per_s']:>10.0f} "
+                  f"{f['legal_us']:>9.1f} {f['apply_us']:>9.1f} {f['apply_in_place_us']:>11.1f}  "
+                  f"{orjson.dumps(f['options']).decode()}")
+
+
+def parse_option(text: str) -> tuple[str, str, Any]:
+    try:
+        gid, rest = text.split(":", 1)
+        key, value = rest.split("=", 1)
+        return gid, key, orjson.loads(value)
+    except (ValueError, orjson.JSONDecodeError):
+        raise argparse.ArgumentTypeError(f"expected GAME:KEY=JSON, got {text!r}") from None
+
+
+def add_parser(sub: Any) -> None:
+    parser = sub.add_parser("engines", help="random-playout speed of every engine",
+                            description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=2.0, help="playout time per game and player count")
+    parser.add_argument("--game", action="append", choices=list(GAMES), help="only these games (repeatable)")
+    parser.add_argument("--option", action="append", type=parse_option, default=[],
+                        help="GAME:KEY=JSON option override, e.g. fierce-women:action_cards=false")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    overrides: dict[str, dict[str, Any]] = {}
+    for gid, key, value in args.option:
+        overrides.setdefault(gid, {})[key] = value
+    report = run_bench(args.game or list(GAMES), args.seconds, overrides)
+    if args.json:
+        print(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
+    else:
+        print_table(report)
+    return 0

@@ -1,0 +1,1 @@
+"""Generated from proto/meeple/v1 by `make proto`. Do not edit."""

@@ -1,0 +1,386 @@
+"""The engine protocol, written once.
+
+Every game is one module exposing ``GAME``, an instance of a :class:`Game` subclass. The rules service,
+the bots, the conformance suite and the benchmarks are written against this class only and never know
+which game they run (boardgame.io's idea: a game is data plus pure move functions).
+
+Conventions shared by every game (see the specs in ``shared/rules``):
+
+* moves are JSON objects ``{"type": ..., ...}`` with exactly the fields the spec lists;
+* ``apply`` never mutates its input and raises :class:`IllegalMove` with a spec error code and a
+  sentence a person understands;
+* all randomness comes from a seeded :class:`random.Random` kept in the state;
+* ``view`` shows exactly what one seat may see, ``None`` being a spectator;
+* ``encode``/``decode`` use a versioned JSON document; decoding validates everything, because the bytes
+  arrive over the network.
+"""
+
+from __future__ import annotations
+
+import base64
+import random
+import struct
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, TypeVar
+
+import orjson
+
+Move = dict[str, Any]
+JSONDict = dict[str, Any]
+
+#: Error codes that mean "this request could never be right" (gRPC INVALID_ARGUMENT, HTTP 400).
+MALFORMED_CODES = frozenset({"malformed_move"})
+#: Error codes that mean "not now, for you" (HTTP 409): the client's picture of the match is stale.
+CONFLICT_CODES = frozenset({"not_your_turn", "already_submitted"})
+
+
+class RulesError(Exception):
+    """Base of the errors a game raises on purpose; carries a stable machine-readable ``code``."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.code!r}, {self.message!r})"
+
+
+class IllegalMove(RulesError):
+    """A move that the rules do not allow in this state (or that is malformed)."""
+
+
+class InvalidOptions(RulesError):
+    """``new_game`` was asked for a player count or options the game does not have."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("invalid_options", message)
+
+
+class InvalidState(RulesError):
+    """``decode`` was given bytes that are not a valid state of this game."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("invalid_state", message)
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One option of a game, as shown in the catalogue and checked by :func:`resolve_options`.
+
+    ``kind`` is ``bool``, ``int`` or ``choice``; ``any`` leaves the check to the game (for
+    structured options such as Sideboards' goal triple).
+    """
+
+    name: str
+    kind: str
+    default: Any
+    description: str
+    minimum: int | None = None
+    maximum: int | None = None
+    choices: tuple[Any, ...] = ()
+
+    def as_json(self) -> JSONDict:
+        doc: JSONDict = {"name": self.name, "type": self.kind, "default": self.default,
+                         "description": self.description}
+        if self.minimum is not None:
+            doc["minimum"] = self.minimum
+        if self.maximum is not None:
+            doc["maximum"] = self.maximum
+        if self.choices:
+            doc["choices"] = list(self.choices)
+        return doc
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The game-independent summary of a finished game, for bots, the arena and metrics.
+
+    ``scores`` are per seat (higher is better); ``winners`` lists every seat that won or shared the win.
+    """
+
+    scores: list[float]
+    winners: list[int] = field(default_factory=list)
+
+
+S = TypeVar("S")
+
+
+class Game(ABC, Generic[S]):
+    """One tabletop game. Subclasses follow the sections of their spec; states are plain data."""
+
+    id: ClassVar[str]
+    title: ClassVar[str]
+    min_players: ClassVar[int]
+    max_players: ClassVar[int]
+    options: ClassVar[tuple[OptionSpec, ...]] = ()
+    #: True if a step may wait on several seats at once (Sideboards).
+    simultaneous: ClassVar[bool] = False
+    #: Move types whose parameters are too many to enumerate: ``legal_moves`` offers candidates, and
+    #: ``apply`` accepts any valid instance (Fierce Women's ``rearrange``).
+    open_move_types: ClassVar[frozenset[str]] = frozenset()
+
+    # -- setup -----------------------------------------------------------------------------------
+    @abstractmethod
+    def new_game(self, players: int, seed: int, options: Mapping[str, Any] | None = None) -> S:
+        """A fresh game; raises :class:`InvalidOptions` for a bad player count or option."""
+
+    # -- flow ------------------------------------------------------------------------------------
+    @abstractmethod
+    def to_act(self, state: S) -> list[int]:
+        """Seats whose decision is pending; empty once the game is over."""
+
+    @abstractmethod
+    def legal_moves(self, state: S, seat: int) -> list[Move]:
+        """Every legal move of ``seat`` in the spec's order ([] if the seat is not to act)."""
+
+    def apply(self, state: S, seat: int, move: Move) -> S:
+        """The state after ``seat`` plays ``move``; the input is never changed."""
+        nxt = self.clone(state)
+        self.apply_in_place(nxt, seat, move)
+        return nxt
+
+    @abstractmethod
+    def apply_in_place(self, state: S, seat: int, move: Move) -> None:
+        """Validate and play ``move`` on ``state`` itself (the search's fast path).
+
+        Raises :class:`IllegalMove`; validation happens before any change, so a rejected move leaves
+        the state as it was.
+        """
+
+    @abstractmethod
+    def clone(self, state: S) -> S:
+        """A cheap independent copy (bots copy states millions of times: no deepcopy)."""
+
+    @abstractmethod
+    def is_over(self, state: S) -> bool:
+        """True once the game (or match) has ended."""
+
+    # -- information -----------------------------------------------------------------------------
+    @abstractmethod
+    def view(self, state: S, seat: int | None) -> JSONDict:
+        """What ``seat`` may see (spec section "Hidden information"); ``None`` is a spectator."""
+
+    @abstractmethod
+    def secrets(self, state: S, seat: int | None) -> set[str]:
+        """Identifiers (card ids ...) that ``view(state, seat)`` must not contain anywhere.
+
+        This is the spec's "Hidden information" table turned into data, so that the conformance
+        suite and the end-to-end tests can check every view structurally.
+        """
+
+    @abstractmethod
+    def determinize(self, state: S, seat: int, rng: random.Random) -> S:
+        """A full state that ``seat`` cannot tell apart from ``state``, hidden parts re-sampled."""
+
+    # -- scoring ---------------------------------------------------------------------------------
+    @abstractmethod
+    def result(self, state: S) -> JSONDict | None:
+        """The spec's result document, or ``None`` while the game runs (unless the spec says otherwise)."""
+
+    @abstractmethod
+    def outcome(self, state: S) -> Outcome:
+        """Scores and winners of a finished game, in the shape every game shares."""
+
+    # -- transport -------------------------------------------------------------------------------
+    @abstractmethod
+    def encode(self, state: S) -> bytes:
+        """Compact, versioned, schema-checked bytes (never pickle)."""
+
+    @abstractmethod
+    def decode(self, data: bytes) -> S:
+        """The state back from :meth:`encode`; raises :class:`InvalidState` on anything malformed."""
+
+    @abstractmethod
+    def seat_count(self, state: S) -> int:
+        """Number of seats in the state (Fierce Women's 2-player game has 3: the automa)."""
+
+    # -- catalogue -------------------------------------------------------------------------------
+    def catalogue(self) -> JSONDict:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "min_players": self.min_players,
+            "max_players": self.max_players,
+            "simultaneous": self.simultaneous,
+            "options": [o.as_json() for o in self.options],
+        }
+
+
+# -- helpers shared by the games --------------------------------------------------------------------
+
+
+def resolve_options(game: type[Game[Any]] | Game[Any], options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Defaults filled in and each value type-checked against the game's :class:`OptionSpec` list.
+
+    Unknown keys and wrong types raise :class:`InvalidOptions`; cross-option constraints stay with
+    the game.
+    """
+    specs = {o.name: o for o in game.options}
+    given = dict(options or {})
+    unknown = sorted(set(given) - set(specs))
+    if unknown:
+        raise InvalidOptions(f"unknown option {unknown[0]!r}; {game.id} has: {', '.join(specs) or 'none'}")
+    out: dict[str, Any] = {}
+    for name, spec in specs.items():
+        value = given.get(name, spec.default)
+        if spec.kind == "bool":
+            if not isinstance(value, bool):
+                raise InvalidOptions(f"option {name!r} must be true or false")
+        elif spec.kind == "int":
+            if not is_int(value):
+                raise InvalidOptions(f"option {name!r} must be a whole number")
+            if (spec.minimum is not None and value < spec.minimum) or (
+                spec.maximum is not None and value > spec.maximum
+            ):
+                raise InvalidOptions(f"option {name!r} must be between {spec.minimum} and {spec.maximum}")
+        elif spec.kind == "choice" and not any(value == c and type(value) is type(c) for c in spec.choices):
+            shown = ", ".join(orjson.dumps(c).decode() for c in spec.choices)
+            raise InvalidOptions(f"option {name!r} must be one of {shown}")
+        out[name] = value
+    return out
+
+
+def is_int(value: Any) -> bool:
+    """JSON integers only: ``True`` is not a number here."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_move_shape(move: Any, fields: Mapping[str, type | tuple[type, ...]], type_name: str) -> None:
+    """Exactly ``type`` plus ``fields`` must be present, each of the given JSON type (strict moves)."""
+    if set(move) != {"type", *fields}:
+        missing = sorted(set(fields) - set(move))
+        extra = sorted(set(move) - {"type", *fields})
+        what = f"missing {', '.join(missing)}" if missing else f"unexpected {', '.join(extra)}"
+        raise IllegalMove("malformed_move", f"{type_name} needs exactly: {', '.join(fields) or 'no fields'} ({what})")
+    for name, kind in fields.items():
+        value = move[name]
+        if kind is int or kind == (int,):
+            ok = is_int(value)
+        else:
+            ok = isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool)
+        if not ok:
+            raise IllegalMove("malformed_move", f"{type_name}: field {name!r} has the wrong type")
+
+
+def move_type(move: Any, known: Iterable[str]) -> str:
+    """The move's ``type``, or ``malformed_move`` for a non-object or an unknown type."""
+    if not isinstance(move, dict):
+        raise IllegalMove("malformed_move", "a move must be a JSON object with a 'type'")
+    kind = move.get("type")
+    if not isinstance(kind, str) or kind not in known:
+        raise IllegalMove("malformed_move", f"unknown move type {kind!r}; expected one of {', '.join(known)}")
+    return kind
+
+
+# -- transport helpers ------------------------------------------------------------------------------
+
+_MT_WORDS = 624
+
+
+def rng_dump(rng: random.Random) -> str:
+    """The Mersenne Twister state as compact base64 (about 3.3 kB), never in any view."""
+    version, internal, gauss = rng.getstate()
+    if version != 3 or len(internal) != _MT_WORDS + 1 or gauss is not None:
+        raise ValueError("unsupported random.Random state")
+    return base64.b64encode(struct.pack(f"<{_MT_WORDS + 1}I", *internal)).decode("ascii")
+
+
+def rng_load(text: Any) -> random.Random:
+    """Inverse of :func:`rng_dump`; raises :class:`InvalidState` on anything else."""
+    try:
+        raw = base64.b64decode(text, validate=True)
+        words = struct.unpack(f"<{_MT_WORDS + 1}I", raw)
+    except Exception as exc:  # binascii.Error, struct.error, TypeError
+        raise InvalidState("rng: not a valid generator state") from exc
+    if words[-1] > _MT_WORDS:
+        raise InvalidState("rng: position out of range")
+    rng = random.Random()
+    rng.setstate((3, words, None))
+    return rng
+
+
+def rng_copy(rng: random.Random) -> random.Random:
+    out = random.Random()
+    out.setstate(rng.getstate())
+    return out
+
+
+def dump_document(game_id: str, version: int, body: Mapping[str, Any]) -> bytes:
+    """A versioned JSON document: ``{"game", "v", ...body}``."""
+    return orjson.dumps({"game": game_id, "v": version, **body})
+
+
+def load_document(data: bytes, game_id: str, version: int, keys: Sequence[str]) -> dict[str, Any]:
+    """Parse and check the envelope of :func:`dump_document`; the game checks the body's meaning."""
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise InvalidState("state must be bytes")
+    try:
+        doc = orjson.loads(bytes(data))
+    except orjson.JSONDecodeError as exc:
+        raise InvalidState(f"state is not valid JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise InvalidState("state must be a JSON object")
+    if doc.get("game") != game_id:
+        raise InvalidState(f"state belongs to {doc.get('game')!r}, not {game_id!r}")
+    if doc.get("v") != version:
+        raise InvalidState(f"state version {doc.get('v')!r} is not supported (expected {version})")
+    expected = {"game", "v", *keys}
+    if set(doc) != expected:
+        missing = sorted(expected - set(doc))
+        extra = sorted(set(doc) - expected)
+        raise InvalidState(f"state fields wrong: missing {missing}, unexpected {extra}")
+    return doc
+
+
+def require(condition: bool, message: str) -> None:
+    """Decode-time check: raise :class:`InvalidState` unless ``condition`` holds."""
+    if not condition:
+        raise InvalidState(message)
+
+
+def walk_strings(doc: Any) -> Iterable[str]:
+    """Every string (values and keys) inside a JSON document, for hidden-information checks."""
+    stack = [doc]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            for key, value in item.items():
+                yield str(key)
+                stack.append(value)
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+
+
+def leaked_secrets(game: Game[Any], state: Any, seat: int | None, document: Any) -> set[str]:
+    """The secrets of ``seat`` in ``state`` that appear in ``document`` (should always be empty)."""
+    secrets = game.secrets(state, seat)
+    if not secrets:
+        return set()
+    return {s for s in walk_strings(document) if s in secrets}
+
+
+def sample_configs(game: Game[Any]) -> list[tuple[int, dict[str, Any]]]:
+    """(players, options) pairs covering every player count and every non-default option value once.
+
+    Used by the conformance suite and the benchmarks. Combinations the game rejects are dropped.
+    """
+    configs: list[tuple[int, dict[str, Any]]] = []
+    variants: list[dict[str, Any]] = [{}]
+    for spec in game.options:
+        if spec.kind == "bool":
+            variants.append({spec.name: not spec.default})
+        elif spec.kind == "choice":
+            variants.extend({spec.name: c} for c in spec.choices if c != spec.default)
+    for players in range(game.min_players, game.max_players + 1):
+        for options in variants:
+            try:
+                game.new_game(players, 0, options)
+            except InvalidOptions:
+                continue
+            configs.append((players, options))
+    return configs

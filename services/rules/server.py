@@ -1,0 +1,296 @@
+"""The stateless gRPC rules service ``meeple.v1.Rules``.
+
+Every request carries the state bytes and every response returns them: the server keeps nothing, so any
+number of replicas can sit behind a load balancer. The servicer only translates between protobuf/JSON and
+the engine protocol; all rules live in ``services/rules/games``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent import futures
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import grpc
+import orjson
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+
+from services.pb import rules_pb2, rules_pb2_grpc
+from services.rules.games import GAMES, Game, RulesError
+from services.rules.games.base import MALFORMED_CODES, InvalidOptions, InvalidState
+
+log = logging.getLogger("meeple.rules")
+
+SERVICE_NAME = rules_pb2.DESCRIPTOR.services_by_name["Rules"].full_name
+ERROR_CODE_KEY = "meeple-error-code"
+#: Seat number that stands for a spectator in requests (protobuf has no optional int here).
+SPECTATOR = -1
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+#: Millisecond-scale buckets: engine calls take microseconds to a few milliseconds.
+LATENCY_BUCKETS = (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+
+class RulesMetrics:
+    """The service's Prometheus metrics, on a registry of their own (no global state)."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        self.latency = Histogram(
+            "meeple_rules_rpc_seconds", "Rules RPC latency by method and game",
+            ["method", "game", "code"], buckets=LATENCY_BUCKETS, registry=self.registry,
+        )
+        self.moves = Counter("meeple_rules_moves_applied_total", "Moves applied", ["game"],
+                             registry=self.registry)
+        self.illegal = Counter("meeple_rules_illegal_moves_total", "Moves rejected, by reason",
+                               ["game", "reason"], registry=self.registry)
+
+
+class _Abort(Exception):
+    """Raised inside a handler to end the RPC with a status (keeps handlers linear)."""
+
+    def __init__(self, status: grpc.StatusCode, message: str, code: str) -> None:
+        super().__init__(message)
+        self.status, self.message, self.code = status, message, code
+
+
+def _json_arg(text: str, what: str, default: Any = None) -> Any:
+    if not text:
+        if default is not None:
+            return default
+        raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, f"{what} is required", "malformed_request")
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, f"{what} is not valid JSON: {exc}", "malformed_request") from None
+
+
+def _game(game_id: str) -> Game[Any]:
+    game = GAMES.get(game_id)
+    if game is None:
+        raise _Abort(grpc.StatusCode.INVALID_ARGUMENT,
+                     f"unknown game {game_id!r}; known: {', '.join(GAMES)}", "unknown_game")
+    return game
+
+
+def _decode(game: Game[Any], data: bytes) -> Any:
+    try:
+        return game.decode(data)
+    except InvalidState as exc:
+        raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, exc.message, exc.code) from None
+    except Exception:  # a decoder bug must not kill the server or leak a trace
+        log.exception("decode crashed for %s", game.id)
+        raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, "state bytes could not be decoded", "invalid_state") from None
+
+
+def _seat(game: Game[Any], state: Any, seat: int, allow_spectator: bool) -> int | None:
+    if allow_spectator and seat == SPECTATOR:
+        return None
+    if not 0 <= seat < game.seat_count(state):
+        raise _Abort(grpc.StatusCode.INVALID_ARGUMENT,
+                     f"seat {seat} does not exist (seats 0..{game.seat_count(state) - 1})", "no_such_seat")
+    return seat
+
+
+T = TypeVar("T")
+
+
+class RulesServicer(rules_pb2_grpc.RulesServicer):
+    """Translates RPCs to engine calls; stateless by construction."""
+
+    def __init__(self, metrics: RulesMetrics) -> None:
+        self.metrics = metrics
+
+    @contextmanager
+    def _observe(self, method: str, game: str, context: grpc.ServicerContext) -> Iterator[None]:
+        start = time.perf_counter()
+        code = "OK"
+        try:
+            yield
+        except _Abort as abort:
+            code = abort.status.name
+            context.set_trailing_metadata(((ERROR_CODE_KEY, abort.code),))
+            self.metrics.latency.labels(method, game, code).observe(time.perf_counter() - start)
+            context.abort(abort.status, abort.message)
+        except Exception:
+            log.exception("%s failed for %s", method, game)
+            code = "INTERNAL"
+            self.metrics.latency.labels(method, game, code).observe(time.perf_counter() - start)
+            context.abort(grpc.StatusCode.INTERNAL, "internal error in the rules service")
+        else:
+            self.metrics.latency.labels(method, game, code).observe(time.perf_counter() - start)
+
+    def _game_state(self, game: Game[Any], state: Any, view_seats: Iterable[int]) -> rules_pb2.GameState:
+        finished = game.is_over(state)
+        result = game.result(state) if finished else None
+        views = [
+            rules_pb2.SeatView(seat=s, view_json=orjson.dumps(game.view(state, _seat(game, state, s, True))).decode())
+            for s in view_seats
+        ]
+        return rules_pb2.GameState(
+            game=game.id, state=game.encode(state), to_act=game.to_act(state), finished=finished,
+            seats=game.seat_count(state), result_json=orjson.dumps(result).decode() if result is not None else "",
+            views=views,
+        )
+
+    def ListGames(self, request: rules_pb2.ListGamesRequest, context: grpc.ServicerContext) -> Any:
+        with self._observe("ListGames", "", context):
+            infos = []
+            for game in GAMES.values():
+                doc = game.catalogue()
+                infos.append(rules_pb2.GameInfo(
+                    id=doc["id"], title=doc["title"], min_players=doc["min_players"],
+                    max_players=doc["max_players"], simultaneous=doc["simultaneous"],
+                    options_json=orjson.dumps(doc["options"]).decode(),
+                ))
+            return rules_pb2.ListGamesResponse(games=infos)
+
+    def NewGame(self, request: rules_pb2.NewGameRequest, context: grpc.ServicerContext) -> Any:
+        with self._observe("NewGame", request.game, context):
+            game = _game(request.game)
+            options = _json_arg(request.options_json, "options_json", default={})
+            if not isinstance(options, dict):
+                raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, "options must be a JSON object", "invalid_options")
+            try:
+                state = game.new_game(request.players, request.seed, options)
+            except InvalidOptions as exc:
+                raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, exc.message, exc.code) from None
+            return self._game_state(game, state, request.view_seats)
+
+    def LegalMoves(self, request: rules_pb2.LegalMovesRequest, context: grpc.ServicerContext) -> Any:
+        with self._observe("LegalMoves", request.game, context):
+            game = _game(request.game)
+            state = _decode(game, request.state)
+            seat = _seat(game, state, request.seat, allow_spectator=False)
+            assert seat is not None
+            return rules_pb2.LegalMovesResponse(moves_json=orjson.dumps(game.legal_moves(state, seat)).decode())
+
+    def ApplyMove(self, request: rules_pb2.ApplyMoveRequest, context: grpc.ServicerContext) -> Any:
+        with self._observe("ApplyMove", request.game, context):
+            game = _game(request.game)
+            state = _decode(game, request.state)
+            seat = _seat(game, state, request.seat, allow_spectator=False)
+            assert seat is not None
+            move = _json_arg(request.move_json, "move_json")
+            try:
+                game.apply_in_place(state, seat, move)  # the decoded state is ours alone
+            except RulesError as exc:
+                self.metrics.illegal.labels(game.id, exc.code).inc()
+                status = (grpc.StatusCode.INVALID_ARGUMENT if exc.code in MALFORMED_CODES
+                          else grpc.StatusCode.FAILED_PRECONDITION)
+                raise _Abort(status, exc.message, exc.code) from None
+            self.metrics.moves.labels(game.id).inc()
+            return self._game_state(game, state, request.view_seats)
+
+    def GetView(self, request: rules_pb2.GetViewRequest, context: grpc.ServicerContext) -> Any:
+        with self._observe("GetView", request.game, context):
+            game = _game(request.game)
+            state = _decode(game, request.state)
+            seat = _seat(game, state, request.seat, allow_spectator=True)
+            return rules_pb2.ViewResponse(view_json=orjson.dumps(game.view(state, seat)).decode())
+
+    def GetResult(self, request: rules_pb2.GetResultRequest, context: grpc.ServicerContext) -> Any:
+        with self._observe("GetResult", request.game, context):
+            game = _game(request.game)
+            state = _decode(game, request.state)
+            result = game.result(state)
+            response = rules_pb2.ResultResponse(
+                finished=game.is_over(state),
+                result_json=orjson.dumps(result).decode() if result is not None else "",
+            )
+            if game.is_over(state):
+                outcome = game.outcome(state)
+                response.scores.extend(outcome.scores)
+                response.winners.extend(outcome.winners)
+            return response
+
+
+def serve(address: str = "127.0.0.1:0", metrics_port: int | None = None, workers: int = 8,
+          metrics: RulesMetrics | None = None) -> tuple[grpc.Server, int]:
+    """Start a rules server (health checking and reflection on); returns it and its bound port.
+
+    ``metrics_port`` 0 picks a free port; ``None`` serves no /metrics endpoint (tests can read
+    ``metrics.registry`` directly).
+    """
+    metrics = metrics or RulesMetrics()
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rules"),
+        options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                 ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+                 ("grpc.so_reuseport", 0)],
+    )
+    rules_pb2_grpc.add_RulesServicer_to_server(RulesServicer(metrics), server)
+    health_servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
+        server,
+    )
+    port = server.add_insecure_port(address)
+    if port == 0:
+        raise OSError(f"could not bind the rules service to {address}")
+    server.start()
+    for name in ("", SERVICE_NAME):
+        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    server.health_servicer = health_servicer  # type: ignore[attr-defined]  # for graceful shutdown
+    if metrics_port is not None:
+        http_server, _ = start_http_server(metrics_port, addr="127.0.0.1" if address.startswith("127.") else "0.0.0.0",
+                                           registry=metrics.registry)
+        server.metrics_port = http_server.server_port  # type: ignore[attr-defined]
+        server.metrics_http = http_server  # type: ignore[attr-defined]
+    return server, port
+
+
+def shutdown(server: grpc.Server, grace: float = 5.0) -> None:
+    """Graceful stop: report NOT_SERVING first so balancers drain, then finish in-flight RPCs."""
+    health_servicer = getattr(server, "health_servicer", None)
+    if health_servicer is not None:
+        health_servicer.enter_graceful_shutdown()
+    server.stop(grace).wait()
+    http_server = getattr(server, "metrics_http", None)
+    if http_server is not None:
+        http_server.shutdown()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="meeple serve rules", description="Run the gRPC rules service.")
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    import os
+
+    parser.add_argument("--host", default=os.environ.get("MEEPLE_RULES_HOST", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("MEEPLE_RULES_PORT", "50051")))
+    parser.add_argument("--metrics-port", type=int, default=int(os.environ.get("MEEPLE_RULES_METRICS_PORT", "9101")),
+                        help="port of the Prometheus /metrics endpoint (0 = any free port)")
+    parser.add_argument("--workers", type=int, default=int(os.environ.get("MEEPLE_RULES_WORKERS", "8")))
+
+
+def run(args: argparse.Namespace, on_ready: Callable[[int, int], None] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    server, port = serve(f"{args.host}:{args.port}", metrics_port=args.metrics_port, workers=args.workers)
+    metrics_port = getattr(server, "metrics_port", 0)
+    log.info("rules service on %s:%d (games: %s); metrics on :%d/metrics",
+             args.host, port, ", ".join(GAMES), metrics_port)
+    if on_ready:
+        on_ready(port, metrics_port)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    stop.wait()
+    log.info("shutting down gracefully")
+    shutdown(server)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
