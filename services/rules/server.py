@@ -25,12 +25,14 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_
 
 from services.pb import rules_pb2, rules_pb2_grpc
 from services.rules.games import GAMES, Game, RulesError
-from services.rules.games.base import MALFORMED_CODES, InvalidOptions, InvalidState
+from services.rules.games.base import CONFLICT_CODES, MALFORMED_CODES, InvalidOptions, InvalidState
 
 log = logging.getLogger("meeple.rules")
 
 SERVICE_NAME = rules_pb2.DESCRIPTOR.services_by_name["Rules"].full_name
 ERROR_CODE_KEY = "meeple-error-code"
+#: "conflict" for errors that mean the caller's picture is stale (not your turn): HTTP 409 at the gateway.
+ERROR_KIND_KEY = "meeple-error-kind"
 #: Seat number that stands for a spectator in requests (protobuf has no optional int here).
 SPECTATOR = -1
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
@@ -56,9 +58,9 @@ class RulesMetrics:
 class _Abort(Exception):
     """Raised inside a handler to end the RPC with a status (keeps handlers linear)."""
 
-    def __init__(self, status: grpc.StatusCode, message: str, code: str) -> None:
+    def __init__(self, status: grpc.StatusCode, message: str, code: str, kind: str = "") -> None:
         super().__init__(message)
-        self.status, self.message, self.code = status, message, code
+        self.status, self.message, self.code, self.kind = status, message, code, kind
 
 
 def _json_arg(text: str, what: str, default: Any = None) -> Any:
@@ -117,7 +119,7 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
             yield
         except _Abort as abort:
             code = abort.status.name
-            context.set_trailing_metadata(((ERROR_CODE_KEY, abort.code),))
+            context.set_trailing_metadata(((ERROR_CODE_KEY, abort.code), (ERROR_KIND_KEY, abort.kind)))
             self.metrics.latency.labels(method, game, code).observe(time.perf_counter() - start)
             context.abort(abort.status, abort.message)
         except Exception:
@@ -186,7 +188,8 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
                 self.metrics.illegal.labels(game.id, exc.code).inc()
                 status = (grpc.StatusCode.INVALID_ARGUMENT if exc.code in MALFORMED_CODES
                           else grpc.StatusCode.FAILED_PRECONDITION)
-                raise _Abort(status, exc.message, exc.code) from None
+                kind = "conflict" if exc.code in CONFLICT_CODES else "malformed" if exc.code in MALFORMED_CODES else ""
+                raise _Abort(status, exc.message, exc.code, kind) from None
             self.metrics.moves.labels(game.id).inc()
             return self._game_state(game, state, request.view_seats)
 

@@ -1,0 +1,1 @@
+"""The REST API's blueprints, one per resource."""

@@ -1,0 +1,79 @@
+"""Request helpers shared by the blueprints: strict JSON bodies, bearer tokens, rate limits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import request
+
+from ..context import gateway
+from ..errors import ApiError
+from ..store import Match, hash_token
+
+
+def json_body(allowed: dict[str, type | tuple[type, ...]], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The request's JSON object, rejecting unknown fields, missing fields and wrong types (400)."""
+    body = request.get_json(silent=True, force=True) if request.data else {}
+    if body is None:
+        raise ApiError(400, "malformed_json", "the request body is not valid JSON")
+    if not isinstance(body, dict):
+        raise ApiError(400, "malformed_json", "the request body must be a JSON object")
+    unknown = sorted(set(body) - set(allowed))
+    if unknown:
+        raise ApiError(400, "unknown_field", f"unknown field {unknown[0]!r}; allowed: {', '.join(allowed)}")
+    for name in required:
+        if name not in body:
+            raise ApiError(400, "missing_field", f"field {name!r} is required")
+    for name, value in body.items():
+        spec = allowed[name]
+        kinds: tuple[type, ...] = spec if isinstance(spec, tuple) else (spec,)
+        if isinstance(value, bool) and bool not in kinds:
+            raise ApiError(400, "wrong_type", f"field {name!r} has the wrong type")
+        if not isinstance(value, kinds):
+            raise ApiError(400, "wrong_type", f"field {name!r} has the wrong type")
+    return body
+
+
+def bearer_token() -> str | None:
+    header = request.headers.get("Authorization", "")
+    if not header:
+        return None
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError(401, "bad_authorization", "use 'Authorization: Bearer <seat token>'")
+    return token.strip()
+
+
+def load_match(match_id: str) -> Match:
+    if len(match_id) > 64:
+        raise ApiError(404, "match_not_found", "no such match")
+    match = gateway().store.load(match_id)
+    if match is None:
+        raise ApiError(404, "match_not_found", f"no match {match_id!r} (it may have expired)")
+    return match
+
+
+def caller_seat(match: Match, required: bool) -> int | None:
+    """The seat whose token the caller presents; 401 without a token when one is required, 403 if wrong."""
+    token = bearer_token()
+    if token is None:
+        if required:
+            raise ApiError(401, "missing_token", "this call needs your seat token (Authorization: Bearer ...)")
+        return None
+    seat = match.seat_of(token)
+    if seat is None:
+        raise ApiError(403, "wrong_token", "that token does not hold a seat in this match")
+    return seat
+
+
+def rate_limit() -> None:
+    gw = gateway()
+    limit = gw.config.rate_limit_per_minute
+    if limit <= 0:
+        return
+    token = request.headers.get("Authorization", "")
+    ident = f"t:{hash_token(token)[:20]}" if token else f"ip:{request.remote_addr}"
+    count, reset = gw.store.hit(ident)
+    if count > limit:
+        raise ApiError(429, "rate_limited", f"more than {limit} requests a minute; retry in {reset} s",
+                       {"Retry-After": str(reset)})

@@ -1,0 +1,92 @@
+"""Events: long-poll and Server-Sent Events. Each seat receives only its own view of what changed."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+from flask import Blueprint, Response, jsonify, request, stream_with_context
+
+from ..context import gateway
+from ..errors import ApiError
+from ..store import Match
+from .common import caller_seat, load_match, rate_limit
+
+bp = Blueprint("events", __name__)
+
+
+def _int_arg(name: str, default: int, low: int, high: int) -> int:
+    raw = request.args.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApiError(400, "bad_parameter", f"{name} must be an integer") from None
+    if not low <= value <= high:
+        raise ApiError(400, "bad_parameter", f"{name} must be between {low} and {high}")
+    return value
+
+
+def events_since(match: Match, seat: int | None, after: int) -> dict[str, Any]:
+    """What happened after version ``after``: entries (moves only for their own seat) and the caller's view."""
+    gw = gateway()
+    over = match.meta["status"] == "finished"
+    items = []
+    for entry in gw.store.log(match.id, after + 1, match.version):
+        item = {"version": entry["version"], "kind": entry["kind"], "seat": entry.get("seat"),
+                "to_act": entry["to_act"]}
+        if entry["kind"] == "move" and (over or entry.get("seat") == seat):
+            item["move"] = entry["move"]
+        items.append(item)
+    return {"version": match.version, "status": match.meta["status"], "to_act": match.meta["to_act"],
+            "events": items, "view": gw.rules.view(match.game, match.state, seat) if items else None,
+            "result": match.meta.get("result")}
+
+
+@bp.get("/v1/matches/<match_id>/events")
+def long_poll(match_id: str) -> Response:
+    rate_limit()
+    gw = gateway()
+    match = load_match(match_id)
+    seat = caller_seat(match, required=False)
+    after = _int_arg("after", match.version, 0, 2**31)
+    wait = _int_arg("wait", 0, 0, gw.config.long_poll_max_s)
+    if match.version <= after and wait:
+        gw.store.wait_for_version(match_id, after, wait)
+        match = load_match(match_id)
+    return jsonify(events_since(match, seat, after))
+
+
+@bp.get("/v1/matches/<match_id>/events/stream")
+def stream(match_id: str) -> Response:
+    """SSE: one ``event: update`` per version with the caller's data, a comment heartbeat every 15 s."""
+    rate_limit()
+    gw = gateway()
+    match = load_match(match_id)
+    seat = caller_seat(match, required=False)
+    after = _int_arg("after", match.version, 0, 2**31)
+    limit_s = _int_arg("limit", 3600, 1, 3600)
+
+    def generate() -> Iterator[str]:
+        nonlocal after
+        deadline = time.monotonic() + limit_s
+        yield "retry: 1000\n\n"
+        while time.monotonic() < deadline:
+            current = gw.store.load(match_id)
+            if current is None:
+                return
+            if current.version > after:
+                doc = events_since(current, seat, after)
+                after = current.version
+                yield f"id: {after}\nevent: update\ndata: {orjson.dumps(doc).decode()}\n\n"
+                if current.meta["status"] in ("finished", "abandoned"):
+                    return
+            else:
+                gw.store.wait_for_version(match_id, after, 15)
+                yield ": heartbeat\n\n"
+
+    return Response(stream_with_context(generate()), mimetype="text/event-stream",
+                    headers={"X-Accel-Buffering": "no"})

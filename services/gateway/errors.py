@@ -1,0 +1,57 @@
+"""The one error shape of the API: ``{"error": {"code", "message"}}`` with the contract's status."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import redis
+from flask import Flask, Response, jsonify
+from werkzeug.exceptions import HTTPException
+
+log = logging.getLogger("meeple.gateway")
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.headers = status, code, message, headers or {}
+
+
+def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Response:
+    response = jsonify({"error": {"code": code, "message": message}})
+    response.status_code = status
+    for key, value in (headers or {}).items():
+        response.headers[key] = value
+    return response
+
+
+#: Werkzeug's own errors keep their status; these names become the codes.
+_HTTP_CODES = {400: "malformed_request", 404: "not_found", 405: "method_not_allowed",
+               413: "body_too_large", 415: "unsupported_media_type"}
+
+
+def register_error_handlers(app: Flask) -> None:
+    @app.errorhandler(ApiError)
+    def _api(err: ApiError) -> Response:
+        return error_response(err.status, err.code, err.message, err.headers)
+
+    @app.errorhandler(HTTPException)
+    def _http(err: HTTPException) -> Response:
+        status = err.code or 500
+        message = err.description or err.name
+        if status == 413:
+            message = f"request body too large (limit {app.config['MAX_CONTENT_LENGTH']} bytes)"
+        return error_response(status, _HTTP_CODES.get(status, "http_error"), message)
+
+    @app.errorhandler(redis.exceptions.ConnectionError)
+    @app.errorhandler(redis.exceptions.TimeoutError)
+    def _redis_down(err: Exception) -> Response:
+        log.warning("redis unavailable: %s", err)
+        return error_response(503, "store_unavailable", "the match store is unavailable; try again shortly",
+                              {"Retry-After": "1"})
+
+    @app.errorhandler(Exception)
+    def _crash(err: Exception) -> Any:  # never leak a trace to a client
+        log.exception("unhandled error")
+        return error_response(500, "internal_error", "internal server error")

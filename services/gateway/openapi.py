@@ -1,0 +1,148 @@
+"""The OpenAPI 3.1 document of the REST API (served at /v1/openapi.json, rendered at /docs).
+
+Tests validate the document and check every JSON response they receive against its schemas.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_ERROR = {"type": "object", "required": ["error"], "additionalProperties": False, "properties": {
+    "error": {"type": "object", "required": ["code", "message"], "additionalProperties": False,
+              "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}}}
+
+_SEAT = {"type": "object", "required": ["seat", "kind", "level", "taken"], "properties": {
+    "seat": {"type": "integer"}, "kind": {"enum": ["human", "bot"]},
+    "level": {"type": ["string", "null"]}, "taken": {"type": "boolean"}}}
+
+_MATCH = {"type": "object", "required": ["id", "game", "players", "options", "status", "version", "seats", "to_act",
+                                         "you", "view", "result"], "properties": {
+    "id": {"type": "string"}, "game": {"type": "string"}, "players": {"type": "integer"},
+    "options": {"type": "object"},
+    "status": {"enum": ["waiting", "active", "finished", "abandoned"]},
+    "version": {"type": "integer", "minimum": 0},
+    "seats": {"type": "array", "items": {"$ref": "#/components/schemas/Seat"}},
+    "to_act": {"type": "array", "items": {"type": "integer"}},
+    "you": {"type": ["integer", "null"], "description": "the caller's seat, null for a spectator"},
+    "view": {"type": ["object", "null"], "description": "the caller's view (the game's document)"},
+    "result": {"type": ["object", "null"]},
+    "token": {"type": "string", "description": "the seat's secret token; shown once"},
+    "seat": {"type": "integer"}}}
+
+_EVENTS = {"type": "object", "required": ["version", "status", "to_act", "events", "view", "result"], "properties": {
+    "version": {"type": "integer"}, "status": {"type": "string"},
+    "to_act": {"type": "array", "items": {"type": "integer"}},
+    "events": {"type": "array", "items": {"type": "object", "required": ["version", "kind", "seat", "to_act"],
+                                          "properties": {"version": {"type": "integer"}, "kind": {"type": "string"},
+                                                         "seat": {"type": ["integer", "null"]},
+                                                         "to_act": {"type": "array"}, "move": {"type": "object"}}}},
+    "view": {"type": ["object", "null"]}, "result": {"type": ["object", "null"]}}}
+
+_LEGAL = {"type": "object", "required": ["version", "seat", "moves"], "properties": {
+    "version": {"type": "integer"}, "seat": {"type": "integer"},
+    "moves": {"type": "array", "items": {"type": "object", "required": ["type"]}}}}
+
+_REPLAY = {"type": "object", "required": ["id", "game", "players", "options", "seed", "status", "version", "log",
+                                          "result"], "properties": {
+    "id": {"type": "string"}, "game": {"type": "string"}, "players": {"type": "integer"},
+    "options": {"type": "object"}, "seed": {"type": ["integer", "null"]}, "status": {"type": "string"},
+    "version": {"type": "integer"}, "result": {"type": ["object", "null"]},
+    "log": {"type": "array", "items": {"type": "object", "required": ["version", "kind", "seat"]}}}}
+
+_GAMES = {"type": "object", "required": ["games"], "properties": {"games": {"type": "array", "items": {
+    "type": "object", "required": ["id", "title", "min_players", "max_players", "simultaneous", "options"],
+    "properties": {"id": {"type": "string"}, "title": {"type": "string"}, "min_players": {"type": "integer"},
+                   "max_players": {"type": "integer"}, "simultaneous": {"type": "boolean"},
+                   "options": {"type": "array"}}}}}}
+
+
+def _json(schema: str, description: str) -> dict[str, Any]:
+    return {"description": description,
+            "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}}}
+
+
+def _errors(*statuses: int) -> dict[str, Any]:
+    texts = {400: "malformed request", 401: "missing token", 403: "wrong token", 404: "no such match",
+             409: "stale version, not your turn, or match state", 413: "body too large", 422: "illegal move",
+             429: "rate limited", 503: "a dependency is down"}
+    return {str(s): _json("Error", texts[s]) for s in statuses}
+
+
+_COMMON = (400, 429, 503)
+_MATCH_ID = {"name": "match_id", "in": "path", "required": True, "schema": {"type": "string"}}
+_AUTH: list[dict[str, list[str]]] = [{"bearer": []}]
+
+
+def _body(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+
+def document() -> dict[str, Any]:
+    create = {"type": "object", "required": ["game", "players"], "additionalProperties": False, "properties": {
+        "game": {"type": "string"}, "players": {"type": "integer"}, "options": {"type": "object"},
+        "seed": {"type": "integer", "minimum": 0},
+        "seats": {"type": "array", "items": {"type": "object", "properties": {
+            "kind": {"enum": ["human", "bot"]}, "level": {"enum": ["easy", "normal", "hard"]}}}},
+        "join": {"type": "boolean", "description": "take seat 0 at once; the response carries its token"}}}
+    move = {"type": "object", "required": ["move", "version"], "additionalProperties": False, "properties": {
+        "move": {"type": "object", "required": ["type"]}, "version": {"type": "integer"}}}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Meeple REST API", "version": "1.0.0",
+                 "description": "Play tabletop games against people and bots. See docs/api.md."},
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
+                                           "description": "the seat token returned once by create/join"}},
+            "schemas": {"Error": _ERROR, "Seat": _SEAT, "Match": _MATCH, "Events": _EVENTS, "LegalMoves": _LEGAL,
+                        "Replay": _REPLAY, "Games": _GAMES},
+        },
+        "paths": {
+            "/v1/games": {"get": {"summary": "The game catalogue", "responses": {
+                "200": _json("Games", "games"), **_errors(429, 503)}}},
+            "/v1/matches": {"post": {"summary": "Create a match", "requestBody": _body(create), "responses": {
+                "201": _json("Match", "created"), **_errors(*_COMMON, 413)}}},
+            "/v1/matches/{match_id}": {"get": {
+                "summary": "Status and the caller's view", "parameters": [_MATCH_ID], "security": [{}, *_AUTH],
+                "responses": {"200": _json("Match", "status"), **_errors(401, 403, 404, *_COMMON)}}},
+            "/v1/matches/{match_id}/join": {"post": {
+                "summary": "Take a free seat (the token is shown once)", "parameters": [_MATCH_ID],
+                "requestBody": {"content": {"application/json": {"schema": {
+                    "type": "object", "additionalProperties": False, "properties": {"seat": {"type": "integer"}}}}}},
+                "responses": {"200": _json("Match", "joined"), **_errors(404, 409, *_COMMON)}}},
+            "/v1/matches/{match_id}/legal-moves": {"get": {
+                "summary": "The caller's legal moves", "parameters": [_MATCH_ID], "security": _AUTH,
+                "responses": {"200": _json("LegalMoves", "moves"), **_errors(401, 403, 404, *_COMMON)}}},
+            "/v1/matches/{match_id}/moves": {"post": {
+                "summary": "Submit a move", "parameters": [_MATCH_ID, {
+                    "name": "Idempotency-Key", "in": "header", "required": False, "schema": {"type": "string"}}],
+                "security": _AUTH, "requestBody": _body(move),
+                "responses": {"200": _json("Match", "applied"),
+                              **_errors(401, 403, 404, 409, 413, 422, *_COMMON)}}},
+            "/v1/matches/{match_id}/events": {"get": {
+                "summary": "Long-poll for what happened after a version", "parameters": [
+                    _MATCH_ID, {"name": "after", "in": "query", "schema": {"type": "integer"}},
+                    {"name": "wait", "in": "query", "schema": {"type": "integer", "maximum": 30}}],
+                "security": [{}, *_AUTH],
+                "responses": {"200": _json("Events", "events"), **_errors(401, 403, 404, *_COMMON)}}},
+            "/v1/matches/{match_id}/events/stream": {"get": {
+                "summary": "Server-Sent Events: one 'update' event (an Events document) per version",
+                "parameters": [_MATCH_ID], "security": [{}, *_AUTH],
+                "responses": {"200": {"description": "text/event-stream",
+                                      "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+                              **_errors(401, 403, 404, *_COMMON)}}},
+            "/v1/matches/{match_id}/replay": {"get": {
+                "summary": "The move log; the seed once the match is over", "parameters": [_MATCH_ID],
+                "responses": {"200": _json("Replay", "log"), **_errors(401, 403, 404, *_COMMON)}}},
+            "/v1/matches/{match_id}/leave": {"post": {
+                "summary": "Leave the match", "parameters": [_MATCH_ID], "security": _AUTH,
+                "responses": {"200": _json("Match", "left"), **_errors(401, 403, 404, 409, *_COMMON)}}},
+            "/healthz": {"get": {"summary": "Liveness", "responses": {"200": {"description": "alive"}}}},
+            "/readyz": {"get": {"summary": "Readiness (Redis and rules service)", "responses": {
+                "200": {"description": "ready"}, **_errors(503)}}},
+            "/metrics": {"get": {"summary": "Prometheus metrics", "responses": {"200": {"description": "text"}}}},
+            "/v1/openapi.json": {"get": {"summary": "This document",
+                                         "responses": {"200": {"description": "OpenAPI 3.1"}}}},
+            "/docs": {"get": {"summary": "Interactive docs (served locally)",
+                              "responses": {"200": {"description": "HTML"}}}},
+        },
+    }

@@ -1,0 +1,154 @@
+"""The Redis match store.
+
+One key family per match, all with the hash tag ``{id}`` so a match lives in one Redis Cluster slot:
+
+* ``match:{id}:version`` — integer, bumped by every update;
+* ``match:{id}:meta``    — JSON: game, players, options, seed, seats (token hashes), status, to_act, result;
+* ``match:{id}:state``   — the engine's state bytes (opaque here; only the rules service reads them);
+* ``match:{id}:log``     — one JSON entry per version: who did what, and who is to act after it;
+* ``match:{id}:events``  — a stream with one entry per version (id ``<version>-1``) for long-polls and SSE;
+* ``match:{id}:idem:<key>`` — the stored response of an ``Idempotency-Key`` request.
+
+Every update is one Lua script: compare the version, write everything, bump the version, append the log
+and the event — atomically, so concurrent gateways can never lose or duplicate a move.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import redis
+
+KEY_SUFFIXES = ("version", "meta", "state", "log", "events")
+
+_CAS = """
+local v = tonumber(redis.call('GET', KEYS[1]) or '-1')
+if v ~= tonumber(ARGV[1]) then return {0, v} end
+local nv = v + 1
+redis.call('SET', KEYS[1], nv)
+redis.call('SET', KEYS[2], ARGV[2])
+if ARGV[3] ~= '' then redis.call('SET', KEYS[3], ARGV[3]) end
+redis.call('RPUSH', KEYS[4], ARGV[4])
+redis.call('XADD', KEYS[5], 'MAXLEN', '~', 1000, nv .. '-1', 'version', nv)
+local ttl = tonumber(ARGV[5])
+for i = 1, 5 do
+  if ttl > 0 then redis.call('EXPIRE', KEYS[i], ttl) else redis.call('PERSIST', KEYS[i]) end
+end
+return {1, nv}
+"""
+
+
+def keys(match_id: str) -> list[str]:
+    return [f"match:{{{match_id}}}:{suffix}" for suffix in KEY_SUFFIXES]
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+@dataclass
+class Match:
+    id: str
+    version: int
+    meta: dict[str, Any]
+    state: bytes
+
+    @property
+    def game(self) -> str:
+        return str(self.meta["game"])
+
+    def seat_of(self, token: str | None) -> int | None:
+        if not token:
+            return None
+        digest = hash_token(token)
+        for seat, info in enumerate(self.meta["seats"]):
+            if info.get("token_hash") and secrets.compare_digest(info["token_hash"], digest):
+                return seat
+        return None
+
+
+class StaleVersion(Exception):
+    def __init__(self, current: int) -> None:
+        super().__init__(f"match is at version {current}")
+        self.current = current
+
+
+class MatchStore:
+    def __init__(self, client: redis.Redis, finished_ttl_s: int, waiting_ttl_s: int) -> None:
+        self.redis = client
+        self.finished_ttl_s, self.waiting_ttl_s = finished_ttl_s, waiting_ttl_s
+        self._cas = client.register_script(_CAS)
+
+    def ttl_for(self, status: str) -> int:
+        if status in ("finished", "abandoned"):
+            return self.finished_ttl_s
+        if status == "waiting":
+            return self.waiting_ttl_s
+        return 0
+
+    def create(self, meta: dict[str, Any], state: bytes) -> Match:
+        match_id = secrets.token_urlsafe(9).replace("-", "a").replace("_", "b")
+        meta = {**meta, "id": match_id, "created_at": time.time()}
+        entry = {"version": 0, "kind": "created", "seat": None, "to_act": meta["to_act"], "at": time.time()}
+        k = keys(match_id)
+        ok, version = self._cas(keys=k, args=[-1, orjson.dumps(meta), state, orjson.dumps(entry), 0])
+        assert ok == 1
+        # Version -1 -> 0: the creation itself. Apply the waiting TTL now.
+        ttl = self.ttl_for(meta["status"])
+        if ttl:
+            for key in k:
+                self.redis.expire(key, ttl)
+        return Match(match_id, int(version), meta, state)
+
+    def load(self, match_id: str) -> Match | None:
+        version, meta, state = self.redis.mget(keys(match_id)[:3])
+        if version is None or meta is None:
+            return None
+        return Match(match_id, int(version), orjson.loads(meta), state if isinstance(state, bytes) else b"")
+
+    def update(self, match: Match, meta: dict[str, Any], state: bytes | None, entry: dict[str, Any]) -> Match:
+        """Compare-and-set from ``match.version``; raises :class:`StaleVersion` if someone was first."""
+        entry = {**entry, "version": match.version + 1, "at": time.time()}
+        ok, version = self._cas(keys=keys(match.id), args=[
+            match.version, orjson.dumps(meta), state if state is not None else b"", orjson.dumps(entry),
+            self.ttl_for(meta["status"])])
+        if ok != 1:
+            raise StaleVersion(int(version))
+        return Match(match.id, int(version), meta, match.state if state is None else state)
+
+    def log(self, match_id: str, start: int = 0, end: int = -1) -> list[dict[str, Any]]:
+        return [orjson.loads(raw) for raw in self.redis.lrange(keys(match_id)[3], start, end)]
+
+    def wait_for_version(self, match_id: str, after: int, wait_s: float) -> None:
+        """Block until the match passes version ``after`` (or ``wait_s`` elapses)."""
+        if wait_s <= 0:
+            return
+        self.redis.xread({keys(match_id)[4]: f"{after}-1"}, count=1, block=int(wait_s * 1000))
+
+    # -- idempotency -------------------------------------------------------------------------------
+    def idempotent_get(self, match_id: str, key: str) -> dict[str, Any] | None:
+        raw = self.redis.get(f"match:{{{match_id}}}:idem:{key}")
+        return orjson.loads(raw) if raw else None
+
+    def idempotent_put(self, match_id: str, key: str, record: dict[str, Any], ttl_s: int = 24 * 3600) -> None:
+        self.redis.set(f"match:{{{match_id}}}:idem:{key}", orjson.dumps(record), ex=ttl_s, nx=True)
+
+    # -- rate limiting -------------------------------------------------------------------------------
+    def hit(self, ident: str, window_s: int = 60) -> tuple[int, int]:
+        """Fixed-window counter: (requests in this window, seconds until it resets)."""
+        window = int(time.time() // window_s)
+        key = f"ratelimit:{{{ident}}}:{window}"
+        pipe = self.redis.pipeline()
+        pipe.incr(key)
+        pipe.expire(key, window_s)
+        count, _ = pipe.execute()
+        return int(count), window_s - int(time.time()) % window_s

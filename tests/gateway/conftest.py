@@ -1,0 +1,151 @@
+"""Real parts for gateway tests: a redis-server and a gRPC rules server on free ports, the gateway over HTTP.
+
+Every JSON response a test receives through :class:`Api` is validated against the OpenAPI document.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+import pytest
+import redis
+import requests
+from jsonschema import Draft202012Validator
+from werkzeug.serving import BaseWSGIServer, make_server
+
+from services.gateway.app import create_app
+from services.gateway.config import GatewayConfig
+from services.gateway.openapi import document
+from services.rules.server import serve, shutdown
+from services.stack import free_port, redis_server_binary
+
+OPENAPI = document()
+
+
+def _operation(method: str, path: str) -> dict[str, Any] | None:
+    for template, ops in OPENAPI["paths"].items():
+        pattern = "^" + re.sub(r"\{[^}]+\}", "[^/]+", template) + "$"
+        if re.match(pattern, path) and method.lower() in ops:
+            op: dict[str, Any] = ops[method.lower()]
+            return op
+    return None
+
+
+def check_against_openapi(method: str, url: str, response: requests.Response) -> None:
+    """The response's status must be documented and its JSON body must match the documented schema."""
+    path = "/" + url.split("/", 3)[3].split("?")[0]
+    op = _operation(method, path)
+    assert op is not None, f"{method} {path} is not in the OpenAPI document"
+    spec = op["responses"].get(str(response.status_code))
+    assert spec is not None, f"{method} {path} returned undocumented status {response.status_code}: {response.text}"
+    content = spec.get("content", {}).get("application/json")
+    if content is None:
+        return
+    schema = {**content["schema"], "components": OPENAPI["components"]}
+    Draft202012Validator(schema).validate(response.json())
+
+
+@dataclass
+class Api:
+    """A tiny HTTP client that validates every response against the OpenAPI document."""
+
+    base: str
+    session: requests.Session = field(default_factory=requests.Session)
+    checked: int = 0
+
+    def call(self, method: str, path: str, token: str | None = None, **kwargs: Any) -> requests.Response:
+        headers = dict(kwargs.pop("headers", {}))
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        response = self.session.request(method, self.base + path, headers=headers, timeout=40, **kwargs)
+        check_against_openapi(method, self.base + path, response)
+        self.checked += 1
+        return response
+
+    def get(self, path: str, token: str | None = None, **kw: Any) -> requests.Response:
+        return self.call("GET", path, token, **kw)
+
+    def post(self, path: str, token: str | None = None, **kw: Any) -> requests.Response:
+        return self.call("POST", path, token, **kw)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    port = free_port()
+    with tempfile.TemporaryDirectory() as data:
+        proc = subprocess.Popen([redis_server_binary(), "--port", str(port), "--bind", "127.0.0.1", "--dir", data,
+                                 "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
+        client = redis.Redis(port=port)
+        for _ in range(100):
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+        proc.terminate()
+        proc.wait(10)
+
+
+@dataclass
+class RulesProcess:
+    """A real rules server that tests can stop and start again on the same port."""
+
+    port: int
+    server: grpc.Server | None = None
+
+    def start(self) -> None:
+        self.server, _ = serve(f"127.0.0.1:{self.port}")
+
+    def stop(self) -> None:
+        if self.server is not None:
+            shutdown(self.server, grace=0.2)
+            self.server = None
+
+
+@pytest.fixture(scope="session")
+def rules() -> Iterator[RulesProcess]:
+    proc = RulesProcess(free_port())
+    proc.start()
+    yield proc
+    proc.stop()
+
+
+@dataclass
+class GatewayServer:
+    url: str
+    server: BaseWSGIServer
+    thread: threading.Thread
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.thread.join(5)
+
+
+def start_gateway(redis_url: str, rules_port: int, **overrides: Any) -> GatewayServer:
+    config = GatewayConfig(redis_url=redis_url, rules_addr=f"127.0.0.1:{rules_port}", rules_timeout_s=2.0,
+                           rules_retries=2, rate_limit_per_minute=100_000, **overrides)
+    server = make_server("127.0.0.1", 0, create_app(config), threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    return GatewayServer(f"http://127.0.0.1:{server.server_port}", server, thread)
+
+
+@pytest.fixture(scope="session")
+def gateway_server(redis_url: str, rules: RulesProcess) -> Iterator[GatewayServer]:
+    gw = start_gateway(redis_url, rules.port)
+    yield gw
+    gw.stop()
+
+
+@pytest.fixture()
+def api(gateway_server: GatewayServer) -> Api:
+    return Api(gateway_server.url)

@@ -1,0 +1,286 @@
+"""End to end over real HTTP, a real gRPC rules server and a real redis-server."""
+
+from __future__ import annotations
+
+import random
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import orjson
+import pytest
+import redis
+from openapi_spec_validator import validate
+
+from services.gateway.openapi import document
+from services.gateway.store import keys
+from services.rules.games import GAMES
+from services.rules.games.base import leaked_secrets
+
+from .conftest import Api, RulesProcess, start_gateway
+
+ANY = next(iter(GAMES))
+
+
+def stored_state(redis_url: str, match_id: str) -> Any:
+    raw = redis.Redis.from_url(redis_url).get(keys(match_id)[2])
+    assert raw is not None
+    return raw
+
+
+def new_match(api: Api, game: str = ANY, players: int | None = None, **extra: Any) -> tuple[str, list[str]]:
+    """A match with every seat joined by a human; returns its id and the seat tokens."""
+    players = players or max(GAMES[game].min_players, 2)
+    created = api.post("/v1/matches", json={"game": game, "players": players, "seed": 5, "join": True, **extra})
+    assert created.status_code == 201, created.text
+    body = created.json()
+    tokens = [body["token"]]
+    for _ in range(players - 1):
+        joined = api.post(f"/v1/matches/{body['id']}/join", json={})
+        assert joined.status_code == 200, joined.text
+        tokens.append(joined.json()["token"])
+    return body["id"], tokens
+
+
+def test_openapi_document_is_valid_and_served(api: Api) -> None:
+    validate(document())
+    assert api.get("/v1/openapi.json").json() == document()
+    page = api.session.get(api.base + "/docs")
+    assert page.status_code == 200 and "openapi.json" in page.text and "https://" not in page.text
+
+
+def test_catalogue_lists_every_registered_game(api: Api) -> None:
+    games = api.get("/v1/games").json()["games"]
+    assert [g["id"] for g in games] == list(GAMES)
+
+
+@pytest.mark.parametrize("gid", list(GAMES))
+def test_humans_play_a_complete_game_through_rest_and_never_see_hidden_cards(
+    api: Api, redis_url: str, gid: str
+) -> None:
+    game = GAMES[gid]
+    players = max(game.min_players, 2)
+    match_id, tokens = new_match(api, gid, players)
+    rng = random.Random(3)
+    version = 0
+    status: dict[str, Any] = api.get(f"/v1/matches/{match_id}", tokens[0]).json()
+    version = status["version"]
+
+    def check(seat: int, body: Any) -> None:
+        state = game.decode(stored_state(redis_url, match_id))
+        assert leaked_secrets(game, state, seat, body) == set(), f"seat {seat} received hidden ids"
+
+    while status["status"] == "active":
+        seat = rng.choice(status["to_act"])
+        legal = api.get(f"/v1/matches/{match_id}/legal-moves", tokens[seat])
+        check(seat, legal.json())
+        move = rng.choice(legal.json()["moves"])
+        reply = api.post(f"/v1/matches/{match_id}/moves", tokens[seat], json={"move": move, "version": version})
+        assert reply.status_code == 200, reply.text
+        check(seat, reply.json())
+        status = reply.json()
+        version = status["version"]
+        other = (seat + 1) % players
+        seen = api.get(f"/v1/matches/{match_id}", tokens[other]).json()
+        check(other, seen)
+        assert seen["view"] == game.view(game.decode(stored_state(redis_url, match_id)), other)
+    assert status["status"] == "finished"
+    assert status["result"] == game.result(game.decode(stored_state(redis_url, match_id)))
+    replay = api.get(f"/v1/matches/{match_id}/replay").json()
+    assert replay["seed"] == 5
+    assert sum(1 for e in replay["log"] if e["kind"] == "move") == version - (players - 1)  # creation (with seat 0) + one join per other seat
+
+
+def test_twenty_concurrent_submissions_of_the_same_move_apply_once(api: Api, redis_url: str) -> None:
+    match_id, tokens = new_match(api)
+    status = api.get(f"/v1/matches/{match_id}", tokens[0]).json()
+    seat = status["to_act"][0]
+    move = api.get(f"/v1/matches/{match_id}/legal-moves", tokens[seat]).json()["moves"][0]
+    barrier = threading.Barrier(20)
+
+    def submit(_: int) -> int:
+        barrier.wait()
+        return int(api.post(f"/v1/matches/{match_id}/moves", tokens[seat],
+                            json={"move": move, "version": status["version"]}).status_code)
+
+    with ThreadPoolExecutor(20) as pool:
+        codes = list(pool.map(submit, range(20)))
+    assert codes.count(200) == 1, codes
+    assert set(codes) <= {200, 409}
+    log = api.get(f"/v1/matches/{match_id}/replay", tokens[seat]).json()["log"]
+    assert sum(1 for e in log if e["kind"] == "move") == 1
+
+
+def test_idempotency_key_returns_the_original_response_and_rejects_another_body(api: Api) -> None:
+    match_id, tokens = new_match(api)
+    status = api.get(f"/v1/matches/{match_id}", tokens[0]).json()
+    seat = status["to_act"][0]
+    moves = api.get(f"/v1/matches/{match_id}/legal-moves", tokens[seat]).json()["moves"]
+    body = {"move": moves[0], "version": status["version"]}
+    first = api.post(f"/v1/matches/{match_id}/moves", tokens[seat], json=body, headers={"Idempotency-Key": "k1"})
+    again = api.post(f"/v1/matches/{match_id}/moves", tokens[seat], json=body, headers={"Idempotency-Key": "k1"})
+    assert first.status_code == again.status_code == 200
+    assert first.json() == again.json()
+    other = {"move": moves[-1], "version": status["version"] + 5}
+    clash = api.post(f"/v1/matches/{match_id}/moves", tokens[seat], json=other, headers={"Idempotency-Key": "k1"})
+    assert clash.status_code == 422 and clash.json()["error"]["code"] == "idempotency_key_reused"
+    assert api.get(f"/v1/matches/{match_id}").json()["version"] == first.json()["version"]
+
+
+def test_stale_version_is_409_and_changes_nothing(api: Api) -> None:
+    match_id, tokens = new_match(api)
+    status = api.get(f"/v1/matches/{match_id}", tokens[0]).json()
+    seat = status["to_act"][0]
+    move = api.get(f"/v1/matches/{match_id}/legal-moves", tokens[seat]).json()["moves"][0]
+    done = api.post(f"/v1/matches/{match_id}/moves", tokens[seat], json={"move": move, "version": status["version"]})
+    assert done.status_code == 200
+    # The seat decided again on the picture before its own move: that decision no longer fits.
+    reply = api.post(f"/v1/matches/{match_id}/moves", tokens[seat], json={"move": move, "version": status["version"]})
+    assert reply.status_code == 409 and reply.json()["error"]["code"] == "stale_version"
+    assert api.get(f"/v1/matches/{match_id}").json()["version"] == status["version"] + 1
+
+
+def test_a_move_out_of_turn_is_409_and_an_illegal_move_is_422(api: Api) -> None:
+    match_id, tokens = new_match(api)
+    status = api.get(f"/v1/matches/{match_id}", tokens[0]).json()
+    idle = [s for s in range(len(tokens)) if s not in status["to_act"]]
+    seat = status["to_act"][0]
+    move = api.get(f"/v1/matches/{match_id}/legal-moves", tokens[seat]).json()["moves"][0]
+    if idle:
+        reply = api.post(f"/v1/matches/{match_id}/moves", tokens[idle[0]],
+                         json={"move": move, "version": status["version"]})
+        assert reply.status_code == 409, reply.text
+    reply = api.post(f"/v1/matches/{match_id}/moves", tokens[seat],
+                     json={"move": {"type": "no_such_move"}, "version": status["version"]})
+    assert reply.status_code == 400 and reply.json()["error"]["code"] == "malformed_move"
+    assert api.get(f"/v1/matches/{match_id}").json()["version"] == status["version"]
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        (b"{not json", 400, "malformed_json"),
+        (b"[1, 2]", 400, "malformed_json"),
+        (orjson.dumps({"game": ANY, "players": 2, "colour": "red"}), 400, "unknown_field"),
+        (orjson.dumps({"game": ANY, "players": "two"}), 400, "wrong_type"),
+        (orjson.dumps({"game": ANY}), 400, "missing_field"),
+        (orjson.dumps({"game": "chess", "players": 2}), 400, "unknown_game"),
+        (orjson.dumps({"game": ANY, "players": 2, "options": {"nope": True}}), 400, "invalid_options"),
+        (orjson.dumps({"game": ANY, "players": 2, "seats": [{"kind": "alien"}]}), 400, "bad_seats"),
+        (b'{"game": "' + b"x" * 70_000 + b'"}', 413, "body_too_large"),
+    ],
+)
+def test_bad_create_requests_get_precise_errors(api: Api, body: bytes, status: int, code: str) -> None:
+    reply = api.post("/v1/matches", data=body, headers={"Content-Type": "application/json"})
+    assert reply.status_code == status, reply.text
+    assert reply.json()["error"]["code"] == code
+    assert "Traceback" not in reply.text
+
+
+def test_tokens_are_checked(api: Api) -> None:
+    match_id, tokens = new_match(api)
+    assert api.get(f"/v1/matches/{match_id}/legal-moves").status_code == 401
+    assert api.get(f"/v1/matches/{match_id}/legal-moves", "forged-token").status_code == 403
+    assert api.get(f"/v1/matches/{match_id}/legal-moves", headers={"Authorization": "Basic x"}).status_code == 401
+    assert api.get("/v1/matches/does-not-exist").status_code == 404
+    assert api.get(f"/v1/matches/{match_id}/legal-moves", tokens[0]).status_code == 200
+
+
+def test_tokens_are_stored_hashed(api: Api, redis_url: str) -> None:
+    match_id, tokens = new_match(api)
+    meta = redis.Redis.from_url(redis_url).get(keys(match_id)[1])
+    assert meta is not None
+    for token in tokens:
+        assert token.encode() not in meta
+
+
+def test_long_poll_returns_as_soon_as_a_move_happens(api: Api) -> None:
+    match_id, tokens = new_match(api)
+    status = api.get(f"/v1/matches/{match_id}", tokens[0]).json()
+    seat = status["to_act"][0]
+    move = api.get(f"/v1/matches/{match_id}/legal-moves", tokens[seat]).json()["moves"][0]
+    watcher = (seat + 1) % len(tokens)
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(api.get, f"/v1/matches/{match_id}/events?after={status['version']}&wait=20",
+                             tokens[watcher])
+        api.post(f"/v1/matches/{match_id}/moves", tokens[seat], json={"move": move, "version": status["version"]})
+        events = future.result(timeout=10).json()
+    assert events["version"] == status["version"] + 1
+    assert [e["version"] for e in events["events"]] == [status["version"] + 1]
+    assert "move" not in events["events"][0]  # another seat's move may hide cards: only the view is sent
+    assert events["view"] is not None
+    too_long = api.get(f"/v1/matches/{match_id}/events?wait=31")
+    assert too_long.status_code == 400
+
+
+def test_seed_is_revealed_only_after_the_end(api: Api) -> None:
+    match_id, tokens = new_match(api)
+    assert api.get(f"/v1/matches/{match_id}/replay").json()["seed"] is None
+
+
+def test_two_gateways_serve_one_match_interleaved(api: Api, redis_url: str, rules: RulesProcess) -> None:
+    second = start_gateway(redis_url, rules.port)
+    try:
+        other = Api(second.url)
+        match_id, tokens = new_match(api)
+        rng = random.Random(1)
+        moves = 0
+        status = api.get(f"/v1/matches/{match_id}").json()
+        while status["status"] == "active" and moves < 40:
+            client = (api, other)[moves % 2]
+            seat = rng.choice(status["to_act"])
+            legal = client.get(f"/v1/matches/{match_id}/legal-moves", tokens[seat]).json()["moves"]
+            reply = client.post(f"/v1/matches/{match_id}/moves", tokens[seat],
+                                json={"move": rng.choice(legal), "version": status["version"]})
+            assert reply.status_code == 200, reply.text
+            status = reply.json()
+            moves += 1
+        log = other.get(f"/v1/matches/{match_id}/replay", tokens[0]).json()["log"]
+        assert [e["version"] for e in log] == list(range(len(log)))
+        assert sum(1 for e in log if e["kind"] == "move") == moves
+    finally:
+        second.stop()
+
+
+def test_dead_rules_service_gives_503_and_the_match_continues(api: Api, rules: RulesProcess) -> None:
+    match_id, tokens = new_match(api)
+    status = api.get(f"/v1/matches/{match_id}", tokens[0]).json()
+    seat = status["to_act"][0]
+    move = api.get(f"/v1/matches/{match_id}/legal-moves", tokens[seat]).json()["moves"][0]
+    rules.stop()
+    try:
+        reply = api.post(f"/v1/matches/{match_id}/moves", tokens[seat],
+                         json={"move": move, "version": status["version"]})
+        assert reply.status_code == 503 and reply.json()["error"]["code"] == "rules_unavailable"
+        assert api.get("/readyz").status_code == 503
+    finally:
+        rules.start()
+    reply = api.post(f"/v1/matches/{match_id}/moves", tokens[seat], json={"move": move, "version": status["version"]})
+    assert reply.status_code == 200, reply.text
+
+
+def test_restarting_the_gateway_loses_nothing(redis_url: str, rules: RulesProcess) -> None:
+    first = start_gateway(redis_url, rules.port)
+    match_id, tokens = new_match(Api(first.url))
+    before = Api(first.url).get(f"/v1/matches/{match_id}", tokens[0]).json()
+    first.stop()
+    second = start_gateway(redis_url, rules.port)
+    try:
+        after = Api(second.url).get(f"/v1/matches/{match_id}", tokens[0]).json()
+        assert after == before
+    finally:
+        second.stop()
+
+
+def test_rate_limit_gives_429_with_retry_after(redis_url: str, rules: RulesProcess) -> None:
+    limited = start_gateway(redis_url, rules.port)
+    limited.server.app.extensions["meeple"].config = type(limited.server.app.extensions["meeple"].config)(
+        redis_url=redis_url, rules_addr=f"127.0.0.1:{rules.port}", rate_limit_per_minute=3)
+    try:
+        api = Api(limited.url)
+        codes = [api.get("/v1/games", headers={"Authorization": "Bearer rate-test"}).status_code for _ in range(5)]
+        assert codes[:3] == [200, 200, 200] and codes[3:] == [429, 429]
+        reply = api.get("/v1/games", headers={"Authorization": "Bearer rate-test"})
+        assert int(reply.headers["Retry-After"]) > 0
+    finally:
+        limited.stop()
