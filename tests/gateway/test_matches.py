@@ -88,7 +88,8 @@ def test_humans_play_a_complete_game_through_rest_and_never_see_hidden_cards(
     assert status["result"] == game.result(game.decode(stored_state(redis_url, match_id)))
     replay = api.get(f"/v1/matches/{match_id}/replay").json()
     assert replay["seed"] == 5
-    assert sum(1 for e in replay["log"] if e["kind"] == "move") == version - (players - 1)  # creation (with seat 0) + one join per other seat
+    # version 0 is the creation (seat 0 joined with it), then one join per other seat, then the moves
+    assert sum(1 for e in replay["log"] if e["kind"] == "move") == version - (players - 1)
 
 
 def test_twenty_concurrent_submissions_of_the_same_move_apply_once(api: Api, redis_url: str) -> None:
@@ -214,7 +215,7 @@ def test_long_poll_returns_as_soon_as_a_move_happens(api: Api) -> None:
 
 
 def test_seed_is_revealed_only_after_the_end(api: Api) -> None:
-    match_id, tokens = new_match(api)
+    match_id, _ = new_match(api)
     assert api.get(f"/v1/matches/{match_id}/replay").json()["seed"] is None
 
 

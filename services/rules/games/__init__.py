@@ -9,8 +9,8 @@ from .base import Game, IllegalMove, InvalidOptions, InvalidState, RulesError
 
 #: Modules of the registered games, in catalogue order.
 _MODULES: tuple[str, ...] = (
-
-
+    "fierce_women",
+    "clash",
 )
 
 
