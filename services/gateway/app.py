@@ -9,7 +9,7 @@ import redis
 from flask import Flask, Response, g, request
 from prometheus_client import CollectorRegistry, Histogram
 
-from .api import events, games, matches, ops
+from .api import events, games, matches, matchmaking, ops
 from .config import GatewayConfig
 from .context import Gateway
 from .errors import register_error_handlers
@@ -38,7 +38,7 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
         latency=latency,
     )
     register_error_handlers(app)
-    for blueprint in (games.bp, matches.bp, events.bp, ops.bp):
+    for blueprint in (games.bp, matches.bp, events.bp, matchmaking.bp, ops.bp):
         app.register_blueprint(blueprint)
 
     @app.before_request

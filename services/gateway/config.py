@@ -22,6 +22,8 @@ class GatewayConfig:
     max_body_bytes: int = 64 * 1024
     rate_limit_per_minute: int = 600
     long_poll_max_s: int = 30
+    #: Matchmaking fills empty seats with bots after this many seconds (0 = wait for humans forever).
+    bot_fill_s: int = 0
     cors_origins: tuple[str, ...] = field(default_factory=tuple)
 
     @classmethod
@@ -37,5 +39,6 @@ class GatewayConfig:
             max_body_bytes=_int("MEEPLE_MAX_BODY_BYTES", cls.max_body_bytes),
             rate_limit_per_minute=_int("MEEPLE_RATE_LIMIT_PER_MINUTE", cls.rate_limit_per_minute),
             long_poll_max_s=_int("MEEPLE_LONG_POLL_MAX_S", cls.long_poll_max_s),
+            bot_fill_s=_int("MEEPLE_BOT_FILL_S", cls.bot_fill_s),
             cors_origins=origins,
         )

@@ -49,6 +49,14 @@ _REPLAY = {"type": "object", "required": ["id", "game", "players", "options", "s
     "version": {"type": "integer"}, "result": {"type": ["object", "null"]},
     "log": {"type": "array", "items": {"type": "object", "required": ["version", "kind", "seat"]}}}}
 
+_TICKET = {"type": "object",
+           "required": ["ticket", "status", "game", "players", "options", "match_id", "seat", "token"],
+           "properties": {"ticket": {"type": "string"},
+                          "status": {"enum": ["waiting", "matched", "cancelled"]},
+                          "game": {"type": "string"}, "players": {"type": "integer"}, "options": {"type": "object"},
+                          "match_id": {"type": ["string", "null"]}, "seat": {"type": ["integer", "null"]},
+                          "token": {"type": ["string", "null"], "description": "the seat token once matched"}}}
+
 _GAMES = {"type": "object", "required": ["games"], "properties": {"games": {"type": "array", "items": {
     "type": "object", "required": ["id", "title", "min_players", "max_players", "simultaneous", "options"],
     "properties": {"id": {"type": "string"}, "title": {"type": "string"}, "min_players": {"type": "integer"},
@@ -70,6 +78,7 @@ def _errors(*statuses: int) -> dict[str, Any]:
 
 _COMMON = (400, 429, 503)
 _MATCH_ID = {"name": "match_id", "in": "path", "required": True, "schema": {"type": "string"}}
+_TICKET_ID = {"name": "ticket", "in": "path", "required": True, "schema": {"type": "string"}}
 _AUTH: list[dict[str, list[str]]] = [{"bearer": []}]
 
 
@@ -94,7 +103,7 @@ def document() -> dict[str, Any]:
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
                                            "description": "the seat token returned once by create/join"}},
             "schemas": {"Error": _ERROR, "Seat": _SEAT, "Match": _MATCH, "Events": _EVENTS, "LegalMoves": _LEGAL,
-                        "Replay": _REPLAY, "Games": _GAMES},
+                        "Replay": _REPLAY, "Games": _GAMES, "Ticket": _TICKET},
         },
         "paths": {
             "/v1/games": {"get": {"summary": "The game catalogue", "responses": {
@@ -136,6 +145,17 @@ def document() -> dict[str, Any]:
             "/v1/matches/{match_id}/leave": {"post": {
                 "summary": "Leave the match", "parameters": [_MATCH_ID], "security": _AUTH,
                 "responses": {"200": _json("Match", "left"), **_errors(401, 403, 404, 409, *_COMMON)}}},
+            "/v1/matchmaking": {"post": {
+                "summary": "Queue for a game; humans are grouped as they arrive", "requestBody": _body({
+                    "type": "object", "required": ["game", "players"], "additionalProperties": False,
+                    "properties": {"game": {"type": "string"}, "players": {"type": "integer"},
+                                   "options": {"type": "object"}}}),
+                "responses": {"201": _json("Ticket", "queued or matched at once"), **_errors(*_COMMON, 413)}}},
+            "/v1/matchmaking/{ticket}": {
+                "get": {"summary": "Poll a ticket (the seat token appears once matched)", "parameters": [_TICKET_ID],
+                        "responses": {"200": _json("Ticket", "ticket"), **_errors(404, *_COMMON)}},
+                "delete": {"summary": "Leave the queue", "parameters": [_TICKET_ID],
+                           "responses": {"200": _json("Ticket", "cancelled"), **_errors(404, 409, *_COMMON)}}},
             "/healthz": {"get": {"summary": "Liveness", "responses": {"200": {"description": "alive"}}}},
             "/readyz": {"get": {"summary": "Readiness (Redis and rules service)", "responses": {
                 "200": {"description": "ready"}, **_errors(503)}}},

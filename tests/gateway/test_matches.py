@@ -285,3 +285,26 @@ def test_rate_limit_gives_429_with_retry_after(redis_url: str, rules: RulesProce
         assert int(reply.headers["Retry-After"]) > 0
     finally:
         limited.stop()
+
+
+def test_matchmaking_groups_humans_as_they_arrive(api: Api) -> None:
+    game = GAMES[ANY]
+    players = max(game.min_players, 2)
+    tickets = [api.post("/v1/matchmaking", json={"game": ANY, "players": players, "options": {}}).json()
+               for _ in range(players)]
+    assert all(t["status"] == "waiting" for t in tickets[:-1]) and tickets[-1]["status"] == "matched"
+    polled = [api.get(f"/v1/matchmaking/{t['ticket']}").json() for t in tickets]
+    assert {p["match_id"] for p in polled} == {tickets[-1]["match_id"]}
+    assert sorted(p["seat"] for p in polled) == list(range(players))
+    match = api.get(f"/v1/matches/{polled[0]['match_id']}", polled[0]["token"]).json()
+    assert match["status"] == "active" and match["you"] == polled[0]["seat"]
+
+
+def test_matchmaking_ticket_can_be_cancelled(api: Api) -> None:
+    ticket = api.post("/v1/matchmaking", json={"game": ANY, "players": GAMES[ANY].max_players}).json()
+    assert ticket["status"] == "waiting"
+    assert api.call("DELETE", f"/v1/matchmaking/{ticket['ticket']}").json()["status"] == "cancelled"
+    assert api.call("DELETE", f"/v1/matchmaking/{ticket['ticket']}").status_code == 409
+    assert api.get("/v1/matchmaking/nope").status_code == 404
+    bad = api.post("/v1/matchmaking", json={"game": ANY, "players": 99})
+    assert bad.status_code == 400

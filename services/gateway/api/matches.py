@@ -80,9 +80,6 @@ def create_match() -> tuple[Response, int]:
         raise ApiError(400, "wrong_type", "seed must be an integer from 0 to 2^63-1")
     if not 1 <= body["players"] <= 16:
         raise ApiError(400, "invalid_options", "players out of range")
-    gw = gateway()
-    seed = body.get("seed", secrets.randbits(63))
-    game = gw.rules.new_game(body["game"], body["players"], seed, body.get("options", {}))
     seats = parse_seats(body.get("seats"), body["players"])
     token = None
     if body.get("join"):
@@ -90,16 +87,25 @@ def create_match() -> tuple[Response, int]:
             raise ApiError(400, "bad_seats", "join needs seat 0 to be a human seat")
         token = new_token()
         seats[0]["token_hash"] = hash_token(token)
-    options = body.get("options", {})
-    meta = {"game": body["game"], "players": body["players"], "options": options, "seed": seed,
-            "seats": seats, "seat_count": game.seats, "to_act": game.to_act,
-            "status": "active" if all_seated(seats) else "waiting", "result": None}
-    match = gw.store.create(meta, game.state)
-    notify_bots(match)
+    match = create(body["game"], body["players"], body.get("options", {}), body.get("seed"), seats)
     doc = status_doc(match, 0 if token else None, None)
     if token:
         doc["token"] = token
     return jsonify(doc), 201
+
+
+def create(game_id: str, players: int, options: dict[str, Any], seed: int | None,
+           seats: list[dict[str, Any]]) -> Match:
+    """A new match in the store (the rules service sets it up); shared by create and matchmaking."""
+    gw = gateway()
+    seed = secrets.randbits(63) if seed is None else seed
+    game = gw.rules.new_game(game_id, players, seed, options)
+    meta = {"game": game_id, "players": players, "options": options, "seed": seed,
+            "seats": seats, "seat_count": game.seats, "to_act": game.to_act,
+            "status": "active" if all_seated(seats) else "waiting", "result": None}
+    match = gw.store.create(meta, game.state)
+    notify_bots(match)
+    return match
 
 
 @bp.post("/v1/matches/<match_id>/join")
