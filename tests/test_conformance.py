@@ -332,3 +332,16 @@ def test_determinize_keeps_everything_the_seat_sees(gid: str, players: int, opti
                     assert game.is_over(final)
     if any(game.secrets(s, 0) for s in states_of(game, players, options, seed=6, every=5)):
         assert hidden_changed, "determinize never re-sampled anything although the game hides information"
+
+
+@pytest.mark.parametrize(("gid", "players", "options"), CONFIGS, ids=CONFIG_IDS)
+def test_determinize_depends_only_on_what_the_seat_sees(gid: str, players: int, options: dict[str, Any]) -> None:
+    """Two states a seat cannot tell apart determinize identically: this is why bots cannot peek."""
+    game = GAMES[gid]
+    for state in states_of(game, players, options, seed=12, every=4):
+        for seat in range(game.seat_count(state)):
+            twin = game.determinize(state, seat, random.Random(99))
+            assert game.view(twin, seat) == game.view(state, seat)
+            first = game.determinize(state, seat, random.Random(5))
+            second = game.determinize(twin, seat, random.Random(5))
+            assert game.encode(first) == game.encode(second)
