@@ -1,0 +1,465 @@
+"""CLASH flow: setup and drafts, turn resolution, end of a game and of the match, move validation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..base import (
+    IllegalMove,
+    JSONDict,
+    Move,
+    is_int,
+)
+from .board import (
+    BLUE_TILES,
+    COLOUR_SEAT,
+    COLOURS,
+    DIRECTIONS,
+    EFFECT_KEYSETS,
+    FIELDS,
+    GREEN_TILES,
+    KABOOM,
+    NAMES,
+    NEUTRALS,
+    NO_EFFECT,
+    NOBEL,
+    ORDER,
+    PATTERNS,
+    SECRET_STEPS,
+    START,
+    ClashState,
+    blocked_by,
+    canon,
+    cell_doc,
+    describe,
+    draw,
+    face_up_count,
+    field_index,
+    field_name,
+    insert_canon,
+    make_public,
+    secured,
+    stabilised,
+)
+from .effects import (
+    HANDLERS,
+    check_effect,
+)
+
+# -- setup ------------------------------------------------------------------------------------------------
+
+
+def start_game(st: ClashState, f: int) -> None:
+    o = st.options
+    st.game_no += 1
+    st.first_player = st.current = f
+    st.move_no = 0
+    st.tile, st.cov, st.sup, st.down = [None] * 9, [None] * 9, [0] * 9, [-1] * 9
+    st.removed = []
+    st.start_placed = False
+    st.open = [list(BLUE_TILES), list(GREEN_TILES)]
+    st.hidden = [[], []]
+    st.neutral = []
+    st.know = [{"slots": [], "in_pool": []}, {"slots": [], "in_pool": []}]
+    st.draft = None
+    st.phase, st.to_act = "play", [f]
+    dealt: list[list[str] | None] = [None, None]
+    if o["random_support"]:
+        for s in (f, 1 - f):
+            got = draw(st, 2)
+            dealt[s] = got
+            if o["hidden_support"]:
+                st.hidden[s].extend(got)
+            else:
+                st.open[s] = canon(st.open[s] + got)
+        if o["hidden_support"]:
+            for s in (0, 1):
+                st.know[s]["slots"] = [None] * len(st.hidden[1 - s])
+    elif o["secret_draft"]:
+        st.phase = "secret_draft"
+        st.draft = {"step": 0, "seat": f, "offer": [], "returned": [], "passed": []}
+        advance_secret(st)
+    elif not o["beginner"]:
+        st.neutral = canon(draw(st, 5))
+        if o["draft"]:
+            order = [f, 1 - f, f, 1 - f, 1 - f][: len(st.neutral)]
+            st.draft = {"order": order, "index": 0}
+            st.phase = "draft"
+    st.log.append({"event": "setup", "game": st.game_no, "first_player": f, "neutral_zone": list(st.neutral),
+                   "dealt": dealt, "private": bool(o["hidden_support"])})
+    if st.phase == "draft":
+        advance_open_draft(st)
+
+
+def advance_open_draft(st: ClashState) -> None:
+    d = st.draft
+    assert d is not None
+    rest = d["order"][d["index"]:]
+    if st.neutral and len(set(rest)) == 1:
+        seat = rest[0]
+        for t in st.neutral:
+            insert_canon(st.open[seat], t)
+            st.log.append({"event": "pick", "seat": seat, "tile": t})
+        st.neutral = []
+    if not st.neutral:
+        st.phase, st.to_act, st.draft = "play", [st.first_player], None
+    else:
+        st.to_act = [rest[0]]
+
+
+def advance_secret(st: ClashState) -> None:
+    """Move to the next secret-draft step needing a decision (empty offers skip, 1-tile offers auto-pick)."""
+    d = st.draft
+    assert d is not None
+    f = st.first_player
+    while True:
+        if d["offer"] and len(d["offer"]) > 1:
+            st.to_act = [d["seat"]]
+            return
+        if d["offer"]:
+            secret_pick(st, d["offer"][0])
+            continue
+        if d["step"] >= 4:
+            st.pool = canon(st.pool + d["returned"])
+            st.draft = None
+            st.phase, st.to_act = "play", [f]
+            return
+        d["step"] += 1
+        d["seat"] = f if SECRET_STEPS[d["step"]] == 0 else 1 - f
+        d["offer"] = canon(draw(st, 4)) if d["step"] in (1, 3) else d["passed"]
+        d["passed"] = []
+        if d["offer"]:
+            st.log.append({"event": "offer", "step": d["step"], "seat": d["seat"], "tiles": list(d["offer"]),
+                           "private": d["step"] in (1, 3)})
+
+
+def secret_pick(st: ClashState, tile: str) -> None:
+    d = st.draft
+    assert d is not None
+    step, seat = d["step"], d["seat"]
+    offer = list(d["offer"])
+    rest = [t for t in offer if t != tile]
+    st.hidden[seat].append(tile)
+    if step in (1, 3):
+        st.know[1 - seat]["slots"].append(None)
+        d["passed"] = rest
+    else:
+        st.know[1 - seat]["slots"].append(offer)
+        st.know[seat]["in_pool"].extend(rest)
+        d["returned"].extend(rest)
+    d["offer"] = []
+    st.log.append({"event": "pick", "seat": seat, "tile": tile, "private": True})
+
+
+# -- flow ---------------------------------------------------------------------------------------------------
+
+
+def can_place(st: ClashState, seat: int) -> bool:
+    tiles = st.open[seat] + st.hidden[seat] + st.neutral
+    if any(t != NOBEL for t in tiles):
+        return None in st.tile
+    if not tiles:
+        return False
+    return any(st.tile[i] is not None and st.down[i] < 0 and st.sup[i] == seat and not secured(st, i)
+               for i in range(9))
+
+
+def end_game(st: ClashState, reason: str, stuck: int | None) -> None:
+    tiles = [0, 0]
+    kaboom = None
+    for i in range(9):
+        if st.tile[i] is not None and st.down[i] < 0:
+            tiles[st.sup[i]] += 1
+            if st.tile[i] == KABOOM:
+                kaboom = st.sup[i]
+    if kaboom is not None:
+        winner: int | None = 1 - kaboom
+    elif stuck is not None:
+        winner = 1 - stuck
+    else:
+        winner = 0 if tiles[0] > tiles[1] else 1 if tiles[1] > tiles[0] else None
+    pts = list(tiles)
+    if kaboom is not None:
+        pts[kaboom] = 0
+    record = {"game": st.game_no, "first_player": st.first_player, "reason": reason, "stuck": stuck,
+              "tiles": tiles, "kaboom": kaboom, "winner": winner, "points": pts, "moves": st.move_no,
+              "final_board": [[cell_doc(st, r * 3 + c) for c in range(3)] for r in range(3)],
+              "final_zones": [{"open": list(st.open[s]), "hidden": list(st.hidden[s])} for s in (0, 1)]}
+    st.games.append(record)
+    if winner is not None:
+        st.wins[winner] += 1
+    st.points = [st.points[0] + pts[0], st.points[1] + pts[1]]
+    st.log.append({"event": "game_end", "record": record})
+    if not st.options["beginner"]:
+        st.set_aside = [t for t in NEUTRALS if t not in st.pool]
+    o = st.options
+    n = len(st.games)
+    if o["match"] == "single":
+        over = True
+    elif o["match"] == "best_of_3":
+        over = max(st.wins) >= 2 or n >= 3
+    else:
+        over = n >= o["games"]
+    if over:
+        st.phase, st.to_act = "match_over", []
+        st.result = result_doc(st)
+    else:
+        st.phase = "choose_first"
+        st.to_act = [1 - winner if winner is not None else 1 - st.first_player]
+
+
+def result_doc(st: ClashState) -> JSONDict:
+    scores = list(st.points) if st.options["match"] == "points" else list(st.wins)
+    ranking = sorted(({"seat": s, "score": scores[s], "rank": 1 + sum(1 for x in scores if x > scores[s])}
+                      for s in (0, 1)), key=lambda e: (e["rank"], e["seat"]))
+    return {"finished": st.phase == "match_over", "match": st.options["match"], "games": list(st.games),
+            "wins": list(st.wins), "points": list(st.points), "scores": scores, "ranking": ranking,
+            "winners": [e["seat"] for e in ranking if e["rank"] == 1]}
+
+
+# -- moves --------------------------------------------------------------------------------------------------
+
+
+def _malformed(message: str) -> IllegalMove:
+    return IllegalMove("malformed_move", message)
+
+
+def _is_field(v: Any) -> bool:
+    return (type(v) is list and len(v) == 2 and is_int(v[0]) and is_int(v[1])
+            and 0 <= v[0] <= 2 and 0 <= v[1] <= 2)
+
+
+def _check_effect_shape(eff: Any, depth: int) -> None:
+    if type(eff) is not dict:
+        raise _malformed("effect must be null or an object")
+    if depth > 3:
+        raise _malformed("effect nesting is deeper than 3 objects")
+    if frozenset(eff) not in EFFECT_KEYSETS:
+        raise _malformed(f"effect keys {sorted(eff)} are not a known effect shape")
+    for k, v in eff.items():
+        if k in ("target", "to"):
+            if not _is_field(v):
+                raise _malformed(f"effect {k} must be [r, c] with r, c in 0..2")
+        elif k == "direction":
+            if type(v) is not str or v not in DIRECTIONS:
+                raise _malformed("direction must be north, east, south or west")
+        elif k == "pattern":
+            if type(v) is not str or v not in PATTERNS:
+                raise _malformed("pattern must be orthogonal or diagonal")
+        elif k == "hidden":
+            if not is_int(v) or v < 0:
+                raise _malformed("hidden must be a slot number >= 0")
+        elif k == "tile":
+            if type(v) is not str or v not in ORDER:
+                raise _malformed(f"unknown tile id {v!r}")
+        elif k == "effect":
+            if v is None:
+                raise _malformed("a nested effect may not be null")
+            _check_effect_shape(v, depth + 1)
+
+
+PLACE_FIELDS = frozenset({"type", "tile", "from", "field", "supports", "effect"})
+
+
+def check_shape(move: Any) -> str:
+    if type(move) is not dict:
+        raise _malformed("a move must be a JSON object with a 'type'")
+    kind = move.get("type")
+    if kind == "place":
+        if frozenset(move) != PLACE_FIELDS:
+            raise _malformed("place needs exactly: tile, from, field, supports, effect")
+        if type(move["tile"]) is not str or move["tile"] not in ORDER:
+            raise _malformed(f"unknown tile id {move['tile']!r}")
+        if type(move["from"]) is not str or move["from"] not in ("own", "neutral", "start"):
+            raise _malformed("from must be own, neutral or start")
+        if not _is_field(move["field"]):
+            raise _malformed("field must be [r, c] with r, c in 0..2")
+        if type(move["supports"]) is not str or move["supports"] not in COLOUR_SEAT:
+            raise _malformed("supports must be blue or green")
+        if move["effect"] is not None:
+            _check_effect_shape(move["effect"], 1)
+    elif kind == "pick":
+        if frozenset(move) != {"type", "tile"}:
+            raise _malformed("pick needs exactly: tile")
+        if type(move["tile"]) is not str or move["tile"] not in ORDER:
+            raise _malformed(f"unknown tile id {move['tile']!r}")
+    elif kind == "choose_first":
+        if frozenset(move) != {"type", "seat"}:
+            raise _malformed("choose_first needs exactly: seat")
+        if not is_int(move["seat"]) or move["seat"] not in (0, 1):
+            raise _malformed("seat must be 0 or 1")
+    else:
+        raise _malformed(f"unknown move type {kind!r}; expected place, pick or choose_first")
+    return kind  # type: ignore[no-any-return]
+
+
+PHASE_MOVES = {"draft": "pick", "secret_draft": "pick", "play": "place", "choose_first": "choose_first"}
+
+
+def _place(st: ClashState, m: int, move: Move) -> None:
+    """Validate the whole placement (on a tentatively placed tile), then resolve Flow steps 1-6."""
+    t, frm, eff = move["tile"], move["from"], move["effect"]
+    i = field_index(move["field"])
+    s = COLOUR_SEAT[move["supports"]]
+    if not st.start_placed and (t != START or frm != "start"):
+        raise IllegalMove("start_tile_required", "the first move of a game places Mustafa (M0) from the start spot")
+    if frm == "start":
+        ok = t == START and not st.start_placed
+    elif frm == "own":
+        ok = t in st.open[m] or t in st.hidden[m]
+    else:
+        ok = t in st.neutral
+    if not ok:
+        raise IllegalMove("tile_not_available", f"{t} is not available from {frm}")
+    if t == NOBEL:
+        if not (st.tile[i] is not None and st.down[i] < 0 and st.sup[i] == m and not secured(st, i)):
+            raise IllegalMove("bad_cover", "Nobel prize must cover a face-up tile that supports you without "
+                              f"Security; {describe(st, i)} does not qualify")
+        if s != m:
+            raise IllegalMove("bad_support", f"Nobel prize must support {COLOURS[m]}")
+    elif st.tile[i] is not None:
+        raise IllegalMove("field_occupied", f"the field {field_name(i)} is occupied by {st.tile[i]}")
+    if eff is not None:
+        if t in NO_EFFECT:
+            raise IllegalMove("no_effect_to_use", f"{NAMES[t]} ({t}) has no immediate effect: use effect null")
+        b = blocked_by(st, i)
+        if b >= 0 and not stabilised(st, i):
+            raise IllegalMove("effect_blocked", f"the field {field_name(i)} is blocked by {describe(st, b)}: "
+                              "place with effect null")
+        old_sup = st.sup[i]
+        st.tile[i], st.sup[i], st.down[i], st.cov[i] = t, s, -1, None
+        try:  # validated on the tentatively placed tile (the effect sees the state after step 1)
+            destroys = check_effect(st, i, m, eff, [i])
+        finally:
+            st.tile[i], st.sup[i] = None, old_sup
+        if destroys and face_up_count(st) == 8:
+            raise IllegalMove("last_field_no_destroy", f"{t} fills the last field: nothing may be destroyed")
+    # -- mutate
+    if frm == "start":
+        st.start_placed = True
+    elif frm == "own":
+        if t in st.open[m]:
+            st.open[m].remove(t)
+        else:
+            k = st.hidden[m].index(t)
+            del st.hidden[m][k]
+            del st.know[1 - m]["slots"][k]
+            make_public(st, t)
+    else:
+        st.neutral.remove(t)
+    covered = None
+    if t == NOBEL:
+        covered = st.cov[i] = st.tile[i]
+        st.tile[i] = NOBEL
+    else:
+        st.tile[i], st.sup[i], st.down[i], st.cov[i] = t, s, -1, None
+    st.log.append({"event": "place", "game": st.game_no, "move": st.move_no + 1, "seat": m, "tile": t,
+                   "from": frm, "field": FIELDS[i], "supports": COLOURS[s], "covered": covered})
+    if eff is not None:
+        HANDLERS[t].run(st, i, m, eff)
+    if frm == "neutral" and st.options["long_game"]:
+        for x in draw(st, 1):
+            insert_canon(st.neutral, x)
+            make_public(st, x)
+            st.log.append({"event": "refill", "tile": x})
+    st.move_no += 1
+    gone = []
+    for j in range(9):
+        if st.tile[j] is not None and st.down[j] == 1 - m:
+            if st.cov[j] is not None:
+                gone.append(st.cov[j])
+            gone.append(st.tile[j])
+            st.tile[j] = st.cov[j] = None
+            st.down[j] = -1
+    if gone:
+        st.removed.extend(gone)  # type: ignore[arg-type]
+        st.log.append({"event": "removed", "tiles": gone})
+    if face_up_count(st) == 9:
+        end_game(st, "board_full", None)
+    elif st.move_no >= st.options["max_moves"]:
+        end_game(st, "move_limit", None)
+    elif not can_place(st, 1 - m):
+        end_game(st, "no_placement", 1 - m)
+    else:
+        st.current = 1 - m
+        st.to_act = [1 - m]
+
+
+def _pick(st: ClashState, m: int, move: Move) -> None:
+    t = move["tile"]
+    if st.phase == "draft":
+        if t not in st.neutral:
+            raise IllegalMove("tile_not_offered", f"{t} is not in the neutral zone")
+        st.neutral.remove(t)
+        insert_canon(st.open[m], t)
+        st.log.append({"event": "pick", "seat": m, "tile": t})
+        st.draft["index"] += 1  # type: ignore[index]
+        advance_open_draft(st)
+    else:
+        if t not in st.draft["offer"]:  # type: ignore[index]
+            raise IllegalMove("tile_not_offered", f"{t} is not in your offer")
+        secret_pick(st, t)
+        advance_secret(st)
+
+
+def _choose_first(st: ClashState, m: int, move: Move) -> None:
+    st.log.append({"event": "choose_first", "chooser": m, "seat": move["seat"]})
+    start_game(st, move["seat"])
+
+
+MOVES: dict[str, Callable[[ClashState, int, Move], None]] = {
+    "place": _place, "pick": _pick, "choose_first": _choose_first}
+
+
+def legal_places(st: ClashState, m: int) -> list[Move]:
+    if not st.start_placed:
+        return [{"type": "place", "tile": START, "from": "start", "field": FIELDS[i], "supports": c, "effect": None}
+                for i in range(9) for c in COLOURS]
+    avail = [(t, "own") for t in st.open[m]] + [(t, "own") for t in st.hidden[m]] + [(t, "neutral") for t in st.neutral]
+    avail.sort(key=lambda x: ORDER[x[0]])
+    tile, down, sup, cov = st.tile, st.down, st.sup, st.cov
+    empty = [i for i in range(9) if tile[i] is None]
+    eight = face_up_count(st) == 8
+    out: list[Move] = []
+    blocked = {i: blocked_by(st, i) >= 0 and not stabilised(st, i) for i in empty}
+    occupied = {i for i in range(9) if tile[i] is not None and down[i] < 0 and not secured(st, i)}
+    aff_by_field = {i: occupied | {i} if not stabilised(st, i) else occupied for i in empty}
+    for t, frm in avail:
+        if t == NOBEL:
+            col = COLOURS[m]
+            out.extend({"type": "place", "tile": t, "from": frm, "field": FIELDS[i], "supports": col, "effect": None}
+                       for i in range(9)
+                       if tile[i] is not None and down[i] < 0 and sup[i] == m and not secured(st, i))
+            continue
+        h = HANDLERS.get(t)
+        if h is None:
+            out += [{"type": "place", "tile": t, "from": frm, "field": FIELDS[i], "supports": c, "effect": None}
+                    for i in empty for c in COLOURS]
+            continue
+        for i in empty:
+            f = FIELDS[i]
+            if blocked[i]:
+                out.append({"type": "place", "tile": t, "from": frm, "field": f, "supports": "blue", "effect": None})
+                out.append({"type": "place", "tile": t, "from": frm, "field": f, "supports": "green", "effect": None})
+                continue
+            st.aff = aff_by_field[i]
+            if h.orient or h.reads_source:
+                old_sup = sup[i]
+                tile[i], sup[i], down[i], cov[i] = t, 0, -1, None
+                effs = [None, *h.enum(st, i, m, [i], eight)]
+                if h.orient:
+                    sup[i] = 1
+                    effs1 = [None, *h.enum(st, i, m, [i], eight)]
+                else:
+                    effs1 = effs
+                tile[i], sup[i] = None, old_sup
+            else:  # symmetric scope around an empty centre: the tile need not be placed to enumerate
+                effs = effs1 = [None, *h.enum(st, i, m, [i], eight)]
+            out += [{"type": "place", "tile": t, "from": frm, "field": f, "supports": "blue", "effect": e}
+                    for e in effs]
+            out += [{"type": "place", "tile": t, "from": frm, "field": f, "supports": "green", "effect": e}
+                    for e in effs1]
+    return out
+
+
