@@ -13,16 +13,16 @@ from typing import Any
 import orjson
 from flask import Blueprint, Response, jsonify, request
 
-from ..bots_seam import on_bot_turn
 from ..context import gateway
 from ..errors import ApiError
+from ..moves import MAX_REBASES, apply_move, notify_bots
 from ..store import Match, StaleVersion, hash_token, new_token
 from .common import caller_seat, json_body, load_match, rate_limit
 
 bp = Blueprint("matches", __name__)
 
 BOT_LEVELS = ("easy", "normal", "hard")
-MAX_REBASES = 8
+
 
 
 def seats_public(match: Match) -> list[dict[str, Any]]:
@@ -64,13 +64,6 @@ def all_seated(seats: list[dict[str, Any]]) -> bool:
     return all(s["kind"] == "bot" or s.get("token_hash") for s in seats)
 
 
-def notify_bots(match: Match) -> None:
-    bots = [s for s in match.meta["to_act"] if s < len(match.meta["seats"]) and
-            match.meta["seats"][s]["kind"] == "bot"]
-    if bots and match.meta["status"] == "active":
-        on_bot_turn(gateway().store, match.id, match.game, match.version, bots)
-
-
 @bp.post("/v1/matches")
 def create_match() -> tuple[Response, int]:
     rate_limit()
@@ -104,7 +97,7 @@ def create(game_id: str, players: int, options: dict[str, Any], seed: int | None
             "seats": seats, "seat_count": game.seats, "to_act": game.to_act,
             "status": "active" if all_seated(seats) else "waiting", "result": None}
     match = gw.store.create(meta, game.state)
-    notify_bots(match)
+    notify_bots(gateway().store, match)
     return match
 
 
@@ -136,7 +129,7 @@ def join(match_id: str) -> tuple[Response, int]:
             match = gw.store.update(match, meta, None, {"kind": "joined", "seat": seat, "to_act": meta["to_act"]})
         except StaleVersion:
             continue
-        notify_bots(match)
+        notify_bots(gateway().store, match)
         return jsonify({**status_doc(match, seat, None), "seat": seat, "token": token}), 200
     raise ApiError(409, "busy", "the match changed too often; retry")
 
@@ -160,21 +153,6 @@ def legal_moves(match_id: str) -> Response:
     return jsonify({"version": match.version, "seat": seat, "moves": moves})
 
 
-def _fits_pending_decision(match: Match, seat: int, client_version: int) -> bool:
-    """May a move made at ``client_version`` be applied at the current version instead?
-
-    Yes when the seat was already to act then, is still to act now, and made no move in between: its
-    pending decision is the same one (others acting in a simultaneous step or a window do not make it
-    stale). Otherwise the client decided on a picture that no longer holds: 409.
-    """
-    if not 0 <= client_version < match.version or seat not in match.meta["to_act"]:
-        return False
-    entries = gateway().store.log(match.id, client_version, match.version)
-    if not entries or seat not in entries[0]["to_act"]:
-        return False
-    return all(e.get("seat") != seat or e["kind"] != "move" for e in entries[1:])
-
-
 @bp.post("/v1/matches/<match_id>/moves")
 def submit_move(match_id: str) -> tuple[Response, int]:
     rate_limit()
@@ -194,7 +172,8 @@ def submit_move(match_id: str) -> tuple[Response, int]:
                 raise ApiError(422, "idempotency_key_reused", "that Idempotency-Key was used with another request")
             return jsonify(done["body"]), done["status"]
     try:
-        doc = _apply(match, seat, body["move"], body["version"])
+        updated, view = apply_move(gw.store, gw.rules, match, seat, body["move"], body["version"])
+        doc = status_doc(updated, seat, view)
     except ApiError as err:
         if key is not None and err.status in (409, 422) and err.code != "stale_version":
             gw.store.idempotent_put(match_id, key, {"fingerprint": fingerprint, "status": err.status,
@@ -207,30 +186,6 @@ def submit_move(match_id: str) -> tuple[Response, int]:
     if key is not None:
         gw.store.idempotent_put(match_id, key, {"fingerprint": fingerprint, "status": 200, "body": doc})
     return jsonify(doc), 200
-
-
-def _apply(match: Match, seat: int, move: dict[str, Any], version: int) -> dict[str, Any]:
-    gw = gateway()
-    for _ in range(MAX_REBASES):
-        status = match.meta["status"]
-        if status == "waiting":
-            raise ApiError(409, "match_not_started", "waiting for players to join")
-        if status == "abandoned":
-            raise ApiError(409, "match_abandoned", "the match was abandoned")
-        if version != match.version and not _fits_pending_decision(match, seat, version):
-            raise ApiError(409, "stale_version", f"the match is at version {match.version}; reload and decide again")
-        applied = gw.rules.apply_move(match.game, match.state, seat, move, [seat])
-        meta = {**match.meta, "to_act": applied.to_act, "status": "finished" if applied.finished else "active",
-                "result": applied.result}
-        entry = {"kind": "move", "seat": seat, "move": move, "to_act": applied.to_act}
-        try:
-            updated = gw.store.update(match, meta, applied.state, entry)
-        except StaleVersion:
-            match = load_match(match.id)
-            continue
-        notify_bots(updated)
-        return {**status_doc(updated, seat, applied.views[seat])}
-    raise ApiError(409, "busy", "the match changed too often; retry")
 
 
 @bp.get("/v1/matches/<match_id>/replay")
