@@ -103,7 +103,10 @@ def document() -> dict[str, Any]:
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
                                            "description": "the seat token returned once by create/join"}},
             "schemas": {"Error": _ERROR, "Seat": _SEAT, "Match": _MATCH, "Events": _EVENTS, "LegalMoves": _LEGAL,
-                        "Replay": _REPLAY, "Games": _GAMES, "Ticket": _TICKET},
+                        "Replay": _REPLAY, "Games": _GAMES, "Ticket": _TICKET,
+                        "Hint": {"type": "object", "required": ["version", "seat", "move"], "properties": {
+                            "version": {"type": "integer"}, "seat": {"type": "integer"},
+                            "move": {"type": "object", "required": ["type"]}}}},
         },
         "paths": {
             "/v1/games": {"get": {"summary": "The game catalogue", "responses": {
@@ -121,6 +124,10 @@ def document() -> dict[str, Any]:
             "/v1/matches/{match_id}/legal-moves": {"get": {
                 "summary": "The caller's legal moves", "parameters": [_MATCH_ID], "security": _AUTH,
                 "responses": {"200": _json("LegalMoves", "moves"), **_errors(401, 403, 404, *_COMMON)}}},
+            "/v1/matches/{match_id}/hint": {"get": {
+                "summary": "The bot's suggested move for the caller's own seat", "parameters": [_MATCH_ID],
+                "security": _AUTH, "responses": {"200": _json("Hint", "a legal move"),
+                                                 **_errors(401, 403, 404, 409, *_COMMON)}}},
             "/v1/matches/{match_id}/moves": {"post": {
                 "summary": "Submit a move", "parameters": [_MATCH_ID, {
                     "name": "Idempotency-Key", "in": "header", "required": False, "schema": {"type": "string"}}],

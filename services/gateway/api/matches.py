@@ -229,3 +229,23 @@ def leave(match_id: str) -> Response:
             continue
         return jsonify(status_doc(match, None, None))
     raise ApiError(409, "busy", "the match changed too often; retry")
+
+
+@bp.get("/v1/matches/<match_id>/hint")
+def hint(match_id: str) -> Response:
+    """The bot's suggestion for the caller's own seat (an ``easy`` search, so it answers quickly).
+
+    The search determinizes from the caller's seat, so a hint can never reveal another seat's cards.
+    """
+    rate_limit()
+    match = load_match(match_id)
+    seat = caller_seat(match, required=True)
+    assert seat is not None
+    if match.meta["status"] != "active" or seat not in match.meta["to_act"]:
+        raise ApiError(409, "not_your_turn", "there is no decision of yours to hint at")
+    from ai.bot import choose_move  # the search runs here, beside the request, on the seat's information only
+    from services.rules.games import get_game
+
+    game = get_game(match.game)
+    move = choose_move(game, game.decode(match.state), seat, level="easy", seed=match.version, seconds=0.5)
+    return jsonify({"version": match.version, "seat": seat, "move": move})

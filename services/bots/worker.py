@@ -1,0 +1,175 @@
+"""Bot worker: plays the bot seats of every match.
+
+The gateway puts one job per bot seat to act on the Redis Stream ``bots:jobs``. Workers share it through
+the consumer group ``bots``: each job goes to one worker, which loads the match, lets an ISMCTS bot pick
+a move for that seat (the search determinizes from the seat's view, so it never peeks) and submits it
+through the same compare-and-set path as a human's move. A job a worker took but never acknowledged (the
+worker crashed mid-think) is re-claimed by another worker after ``claim_idle_ms``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+from typing import Any
+
+import orjson
+import redis
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+
+from ai.bot import Bot
+from services.gateway.bots_seam import BOT_JOBS_STREAM
+from services.gateway.errors import ApiError
+from services.gateway.moves import apply_move
+from services.gateway.rules_client import RulesClient
+from services.gateway.store import MatchStore
+from services.rules.games import get_game
+
+log = logging.getLogger("meeple.bots")
+GROUP = "bots"
+THINK_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.5, 5.0, 10.0)
+
+
+class BotMetrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        self.think = Histogram("meeple_bot_think_seconds", "Bot think time per move", ["game", "level"],
+                               buckets=THINK_BUCKETS, registry=self.registry)
+        self.iterations = Counter("meeple_bot_iterations_total", "ISMCTS iterations", ["game", "level"],
+                                  registry=self.registry)
+        self.jobs = Counter("meeple_bot_jobs_total", "Bot jobs by outcome", ["outcome"], registry=self.registry)
+        self.pending = Gauge("meeple_bot_jobs_pending", "Jobs taken by a worker but not yet acknowledged",
+                             registry=self.registry)
+        self.claimed = Counter("meeple_bot_jobs_reclaimed_total", "Jobs re-claimed from a silent worker",
+                               registry=self.registry)
+        self.queue = Gauge("meeple_bot_queue_length", "Entries in the bot job stream", registry=self.registry)
+
+
+class Worker:
+    def __init__(self, redis_url: str, rules_addr: str, name: str | None = None, claim_idle_ms: int = 30_000,
+                 metrics: BotMetrics | None = None) -> None:
+        self.redis = redis.Redis.from_url(redis_url, socket_timeout=30)
+        self.store = MatchStore(self.redis, finished_ttl_s=int(os.environ.get("MEEPLE_FINISHED_TTL_S", 7 * 86400)),
+                                waiting_ttl_s=int(os.environ.get("MEEPLE_WAITING_TTL_S", 86400)))
+        self.rules = RulesClient(rules_addr)
+        self.name = name or f"{socket.gethostname()}-{os.getpid()}"
+        self.claim_idle_ms = claim_idle_ms
+        self.metrics = metrics or BotMetrics()
+        self.stopping = threading.Event()
+        try:
+            self.redis.xgroup_create(BOT_JOBS_STREAM, GROUP, id="0", mkstream=True)
+        except redis.ResponseError as err:
+            if "BUSYGROUP" not in str(err):
+                raise
+
+    def handle(self, job: dict[str, Any]) -> str:
+        """Play the job's move if it is still due; returns the outcome for metrics."""
+        match = self.store.load(job["match_id"])
+        if match is None:
+            return "expired"
+        seat = job["seat"]
+        seats = match.meta["seats"]
+        if (match.version != job["version"] or match.meta["status"] != "active" or seat not in match.meta["to_act"]
+                or seats[seat]["kind"] != "bot"):
+            return "stale"
+        game = get_game(match.game)
+        state = game.decode(match.state)
+        level = seats[seat].get("level") or "normal"
+        seed = int.from_bytes(hashlib.sha256(f"{match.id}:{match.version}:{seat}".encode()).digest()[:8], "big")
+        bot = Bot(level, seed=seed)
+        start = time.perf_counter()
+        move = bot.choose(game, state, seat)
+        self.metrics.think.labels(game.id, level).observe(time.perf_counter() - start)
+        self.metrics.iterations.labels(game.id, level).inc(bot.stats.iterations)
+        try:
+            apply_move(self.store, self.rules, match, seat, move, match.version)
+        except ApiError as err:
+            if err.status == 503:
+                raise  # leave the job pending: it will be retried
+            log.info("bot move for %s seat %d not applied: %s", match.id, seat, err.message)
+            return "rejected"
+        return "played"
+
+    def _process(self, entry_id: bytes, fields: dict[bytes, bytes]) -> None:
+        try:
+            outcome = self.handle(orjson.loads(fields[b"job"]))
+        except ApiError as err:  # dependency down: keep it pending for a retry or a re-claim
+            log.warning("job %s postponed: %s", entry_id, err.message)
+            self.metrics.jobs.labels("postponed").inc()
+            return
+        except Exception:
+            log.exception("job %s failed", entry_id)
+            outcome = "failed"
+        self.redis.xack(BOT_JOBS_STREAM, GROUP, entry_id)
+        self.metrics.jobs.labels(outcome).inc()
+
+    def run_once(self, block_ms: int = 2000) -> int:
+        """Re-claim jobs abandoned by silent workers, then take new ones; returns how many were handled."""
+        handled = 0
+        reply: Any = self.redis.xautoclaim(BOT_JOBS_STREAM, GROUP, self.name, self.claim_idle_ms,
+                                           start_id="0-0", count=10)
+        claimed: list[Any] = reply[1]
+        for entry_id, fields in claimed:
+            if fields:
+                self.metrics.claimed.inc()
+                self._process(entry_id, fields)
+                handled += 1
+        fresh: Any = self.redis.xreadgroup(GROUP, self.name, {BOT_JOBS_STREAM: ">"}, count=1, block=block_ms)
+        for _, entries in fresh or []:
+            for entry_id, fields in entries:
+                self._process(entry_id, fields)
+                handled += 1
+        pending = self.redis.xpending(BOT_JOBS_STREAM, GROUP)
+        self.metrics.pending.set(pending["pending"] if isinstance(pending, dict) else 0)
+        self.metrics.queue.set(self.redis.xlen(BOT_JOBS_STREAM))
+        return handled
+
+    def run(self) -> None:
+        log.info("bot worker %s taking jobs from %s", self.name, BOT_JOBS_STREAM)
+        while not self.stopping.is_set():
+            try:
+                self.run_once()
+            except redis.ConnectionError as err:
+                log.warning("redis unavailable: %s", err)
+                time.sleep(1)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--metrics-port", type=int, default=int(os.environ.get("MEEPLE_BOTS_METRICS_PORT", "9102")))
+    parser.add_argument("--claim-idle-ms", type=int, default=int(os.environ.get("MEEPLE_BOTS_CLAIM_IDLE_MS", "30000")),
+                        help="re-claim a job another worker took but did not finish after this long")
+    parser.add_argument("--name", default=None, help="consumer name (default host-pid)")
+
+
+def add_parser(sub: Any) -> None:
+    parser = sub.add_parser("bots", help="a bot worker process")
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    metrics = BotMetrics()
+    start_http_server(args.metrics_port, registry=metrics.registry)
+    worker = Worker(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
+                    os.environ.get("MEEPLE_RULES_ADDR", "127.0.0.1:50051"), args.name, args.claim_idle_ms, metrics)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: worker.stopping.set())
+    worker.run()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="meeple serve bots", description=__doc__)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,114 @@
+"""Bot seats end to end: gateway -> Redis Stream -> worker -> the same compare-and-set path as humans."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from services.bots.worker import GROUP, Worker
+from services.gateway.bots_seam import BOT_JOBS_STREAM
+from services.rules.games import GAMES
+
+from .conftest import Api, RulesProcess
+
+GAME = "clash" if "clash" in GAMES else next(iter(GAMES))
+
+
+@pytest.fixture()
+def worker(redis_url: str, rules: RulesProcess) -> Iterator[Worker]:
+    bot = Worker(redis_url, f"127.0.0.1:{rules.port}", name="test-worker", claim_idle_ms=60_000)
+    thread = threading.Thread(target=bot.run, daemon=True)
+    thread.start()
+    yield bot
+    bot.stopping.set()
+    thread.join(10)
+
+
+def wait_for(predicate: object, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():  # type: ignore[operator]
+            return
+        time.sleep(0.05)
+    raise AssertionError("condition not reached in time")
+
+
+def test_a_human_plays_a_whole_game_against_a_bot(api: Api, worker: Worker) -> None:
+    players = max(GAMES[GAME].min_players, 2)
+    seats = [{"kind": "human"}] + [{"kind": "bot", "level": "easy"}] * (players - 1)
+    created = api.post("/v1/matches", json={"game": GAME, "players": players, "seats": seats, "join": True,
+                                            "options": {"match": "single"} if GAME == "clash" else {}})
+    assert created.status_code == 201, created.text
+    match_id, token = created.json()["id"], created.json()["token"]
+    rng = random.Random(2)
+    status = created.json()
+    while status["status"] == "active" or status["status"] == "waiting":
+        if 0 in status["to_act"]:
+            moves = api.get(f"/v1/matches/{match_id}/legal-moves", token).json()["moves"]
+            reply = api.post(f"/v1/matches/{match_id}/moves", token,
+                             json={"move": rng.choice(moves), "version": status["version"]})
+            assert reply.status_code == 200, reply.text
+            status = reply.json()
+        else:
+            status = api.get(f"/v1/matches/{match_id}/events?after={status['version']}&wait=20", token).json()
+    assert status["status"] == "finished"
+    log = api.get(f"/v1/matches/{match_id}/replay").json()["log"]
+    assert any(e["kind"] == "move" and e["seat"] == 1 for e in log)
+    assert worker.metrics.jobs.labels("played")._value.get() > 0
+
+
+def test_a_job_of_a_worker_killed_mid_think_is_reclaimed(api: Api, redis_url: str, rules: RulesProcess) -> None:
+    env = {**os.environ, "REDIS_URL": redis_url, "MEEPLE_RULES_ADDR": f"127.0.0.1:{rules.port}"}
+    doomed = subprocess.Popen([sys.executable, "-m", "services.bots.worker", "--metrics-port", "0",
+                               "--name", "doomed", "--claim-idle-ms", "600000"], env=env)
+    client = redis.Redis.from_url(redis_url)
+    try:
+        seats = [{"kind": "bot", "level": "hard"}, {"kind": "human"}]
+        created = api.post("/v1/matches", json={"game": GAME, "players": 2, "seats": seats})
+        assert created.status_code == 201, created.text
+        match_id = created.json()["id"]
+        api.post(f"/v1/matches/{match_id}/join", json={})
+        # The doomed worker takes the job and starts thinking (hard bots think for seconds).
+
+        def doomed_holds_a_job() -> bool:
+            info = client.xpending_range(BOT_JOBS_STREAM, GROUP, "-", "+", 50, consumername="doomed")
+            return bool(info)
+
+        wait_for(doomed_holds_a_job, 30)
+        doomed.send_signal(signal.SIGKILL)
+        doomed.wait(10)
+        rescuer = Worker(redis_url, f"127.0.0.1:{rules.port}", name="rescuer", claim_idle_ms=200)
+        time.sleep(0.3)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and api.get(f"/v1/matches/{match_id}").json()["version"] < 2:
+            rescuer.run_once(block_ms=200)
+        assert api.get(f"/v1/matches/{match_id}").json()["version"] >= 2  # the bot's move landed
+        assert rescuer.metrics.claimed._value.get() >= 1
+    finally:
+        if doomed.poll() is None:
+            doomed.kill()
+
+
+def test_hint_suggests_a_legal_move_for_the_callers_own_seat(api: Api) -> None:
+    players = max(GAMES[GAME].min_players, 2)
+    created = api.post("/v1/matches", json={"game": GAME, "players": players, "join": True}).json()
+    tokens = [created["token"]] + [api.post(f"/v1/matches/{created['id']}/join", json={}).json()["token"]
+                                   for _ in range(players - 1)]
+    status = api.get(f"/v1/matches/{created['id']}").json()
+    seat = status["to_act"][0]
+    hint = api.get(f"/v1/matches/{created['id']}/hint", tokens[seat])
+    assert hint.status_code == 200, hint.text
+    legal = api.get(f"/v1/matches/{created['id']}/legal-moves", tokens[seat]).json()["moves"]
+    assert hint.json()["move"] in legal
+    idle = [s for s in range(players) if s not in status["to_act"]]
+    if idle:
+        assert api.get(f"/v1/matches/{created['id']}/hint", tokens[idle[0]]).status_code == 409
