@@ -1,0 +1,1017 @@
+"""Fierce Women (Strašne žene): the spec ``shared/rules/fierce-women.md``, section by section.
+
+Cards are ids; a woman's categories are a 6-bit mask in canonical category order, so a column's common
+set is the AND of its women's masks and "defined" means exactly one bit.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import random
+from collections.abc import Mapping
+from importlib import resources
+from typing import Any, ClassVar
+
+from .base import (
+    Game,
+    IllegalMove,
+    InvalidOptions,
+    InvalidState,
+    JSONDict,
+    Move,
+    OptionSpec,
+    Outcome,
+    check_move_shape,
+    dump_document,
+    is_int,
+    load_document,
+    move_type,
+    require,
+    resolve_options,
+    rng_dump,
+    rng_load,
+)
+
+GAME_ID = "fierce-women"
+
+# -- Components -------------------------------------------------------------------------------------
+
+_DATA = json.loads(resources.files(__package__).joinpath("data/fierce-women.json").read_text())
+CATEGORIES: list[str] = _DATA["categories"]
+CAT_BIT = {c: 1 << i for i, c in enumerate(CATEGORIES)}
+WOMEN: dict[str, int] = {w["id"]: sum(CAT_BIT[c] for c in w["categories"]) for w in _DATA["women"]}
+ACTIONS: dict[str, str] = {a["id"]: a["key"] for a in _DATA["actions"]}
+WOMAN_IDS = sorted(WOMEN)
+ACTION_IDS = sorted(ACTIONS)
+ALL_IDS = frozenset(WOMAN_IDS) | frozenset(ACTION_IDS)
+COLUMN_ACTIONS = frozenset(a for a, k in ACTIONS.items() if k in ("any_min", "solo_max", "double_by_count"))
+PHASES = ("draw", "play", "remove_column", "remove_cards", "rearrange", "game_over")
+MOVE_TYPES = ("draw", "place", "play_action", "discard", "remove_column", "remove_cards", "rearrange")
+PHASE_MOVES = {"draw": ("draw",), "play": ("place", "play_action", "discard"), "remove_column": ("remove_column",),
+               "remove_cards": ("remove_cards",), "rearrange": ("rearrange",), "game_over": ()}
+
+
+def cats_of(mask: int) -> list[str]:
+    return [c for i, c in enumerate(CATEGORIES) if mask >> i & 1]
+
+
+def single(mask: int) -> bool:
+    return mask != 0 and mask & (mask - 1) == 0
+
+
+def common(column: list[str]) -> int:
+    """Intersection of the women's categories; action cards are ignored (D11)."""
+    mask = 63
+    for card in column:
+        w = WOMEN.get(card)
+        if w is not None:
+            mask &= w
+    return mask
+
+
+def women_in(column: list[str]) -> int:
+    return sum(1 for c in column if c in WOMEN)
+
+
+def locked(column: list[str]) -> bool:
+    return any(c in ACTIONS for c in column)
+
+
+# -- State ------------------------------------------------------------------------------------------
+
+
+class State:
+    """Plain data, as the spec's "State fields"; ``known`` lists the drawn (public) cards in each hand."""
+
+    __slots__ = ("automa_last", "automa_placed", "collect_five_plus_one", "current", "discard", "hands", "known",
+                 "options", "out_of_game", "overrides", "pending", "phase", "piles", "players", "popular_min",
+                 "rng", "tables", "turn")
+
+    players: int
+    options: dict[str, Any]
+    phase: str
+    current: int
+    turn: int
+    piles: list[list[str]]
+    hands: list[list[str]]
+    known: list[list[str]]
+    tables: list[list[list[str]]]
+    discard: list[str]
+    out_of_game: list[str]
+    overrides: dict[str, dict[str, Any]]
+    popular_min: bool
+    collect_five_plus_one: int | None
+    pending: dict[str, Any] | None
+    automa_placed: list[str] | None
+    automa_last: dict[str, Any] | None
+    rng: random.Random
+
+    @property
+    def seats(self) -> int:
+        return 3 if self.players == 2 else self.players
+
+    @property
+    def automa(self) -> int | None:
+        return 2 if self.players == 2 else None
+
+
+def clone_state(s: State) -> State:
+    t = State.__new__(State)
+    t.players, t.options, t.phase, t.current, t.turn = s.players, s.options, s.phase, s.current, s.turn
+    t.piles = [p[:] for p in s.piles]
+    t.hands = [h[:] for h in s.hands]
+    t.known = [k[:] for k in s.known]
+    t.tables = [[c[:] for c in table] for table in s.tables]
+    t.discard = s.discard[:]
+    t.out_of_game = s.out_of_game  # never changes after setup
+    t.overrides = dict(s.overrides)
+    t.popular_min, t.collect_five_plus_one = s.popular_min, s.collect_five_plus_one
+    t.pending = None if s.pending is None else {**s.pending, "queue": s.pending["queue"][:]}
+    t.automa_placed = None if s.automa_placed is None else s.automa_placed[:]
+    t.automa_last = s.automa_last
+    t.rng = s.rng  # used only by the setup shuffle; never drawn from afterwards
+    return t
+
+
+# -- Setup ------------------------------------------------------------------------------------------
+
+
+def setup(players: int, options: dict[str, Any], deck: list[str], rng: random.Random) -> State:
+    """Deal from an already shuffled deck (d0 = top): 3 rounds to the real seats, then the piles."""
+    s = State.__new__(State)
+    s.players, s.options, s.rng = players, options, rng
+    real = 2 if players == 2 else players
+    s.hands = [[] for _ in range(s.seats)]
+    s.known = [[] for _ in range(s.seats)]
+    pos = 0
+    for _ in range(3):
+        for seat in range(real):
+            s.hands[seat].append(deck[pos])
+            pos += 1
+    sizes = [10, 10, 10] if s.seats <= 3 else [14, 13, 13]
+    s.piles = []
+    for size in sizes:
+        s.piles.append(deck[pos:pos + size])
+        pos += size
+    s.out_of_game = deck[pos:]
+    s.tables = [[] for _ in range(s.seats)]
+    s.discard, s.overrides, s.popular_min, s.collect_five_plus_one, s.pending = [], {}, False, None, None
+    s.automa_placed = [] if players == 2 else None
+    s.automa_last = None
+    s.turn, s.current, s.phase = 0, 0, "draw"
+    start_turn(s, 0)
+    return s
+
+
+# -- Flow -------------------------------------------------------------------------------------------
+
+
+def start_turn(s: State, seat: int) -> None:
+    while True:
+        if not any(s.piles):
+            s.phase = "game_over"
+            s.pending = None
+            return
+        s.turn += 1
+        if seat == s.automa:
+            automa_turn(s)
+            seat = (seat + 1) % s.seats
+            continue
+        s.current, s.phase = seat, "draw"
+        return
+
+
+def end_turn(s: State) -> None:
+    s.pending = None
+    start_turn(s, (s.current + 1) % s.seats)
+
+
+def to_act(s: State) -> list[int]:
+    if s.phase == "game_over":
+        return []
+    if s.phase in ("remove_column", "remove_cards"):
+        assert s.pending is not None
+        return [s.pending["queue"][0]]
+    return [s.current]
+
+
+def has_removable(s: State, seat: int, action: str) -> bool:
+    table = s.tables[seat]
+    if action == "remove_column":
+        return bool(table)
+    return any(c in WOMEN for col in table for c in col)
+
+
+def advance_queue(s: State) -> None:
+    """Skip seats with nothing to remove, let the automa choose, stop at the next deciding seat."""
+    assert s.pending is not None
+    queue, action = s.pending["queue"], s.pending["action"]
+    while queue:
+        head = queue[0]
+        if not has_removable(s, head, action):
+            queue.pop(0)
+        elif head == s.automa:
+            AUTOMA_REMOVALS[action](s)
+            queue.pop(0)
+        else:
+            s.phase = action
+            return
+    end_turn(s)
+
+
+# -- Column rule (E2) --------------------------------------------------------------------------------
+
+
+def defined_categories(table: list[list[str]], skip: int | None = None) -> int:
+    mask = 0
+    for i, col in enumerate(table):
+        if i != skip:
+            k = common(col)
+            if single(k):
+                mask |= k
+    return mask
+
+
+def placement_error(table: list[list[str]], card: str, column: int | str) -> tuple[str, str] | None:
+    w = WOMEN[card]
+    if column == "new":
+        if single(w) and defined_categories(table) & w:
+            return ("category_already_collected",
+                    f"{card} cannot start a new column: you already collect {cats_of(w)[0]}")
+        return None
+    assert isinstance(column, int)
+    k = common(table[column]) & w
+    if not k:
+        return ("no_common_category", f"{card} shares no category with column {column}")
+    if single(k) and defined_categories(table, skip=column) & k:
+        return ("category_already_collected",
+                f"{card} cannot go in column {column}: you already collect {cats_of(k)[0]} in another column")
+    return None
+
+
+def legal_columns(masks: list[int], defined: int, w: int) -> list[int | str]:
+    """E2 for a card of categories ``w``, given the column masks and the categories already collected.
+
+    Defined columns have distinct categories, so "another column collects X" is ``defined`` minus the
+    column's own category.
+    """
+    out: list[int | str] = []
+    for i, m in enumerate(masks):
+        k = m & w
+        if not k:
+            continue
+        if k & (k - 1) == 0:
+            others = defined & ~m if m & (m - 1) == 0 else defined
+            if others & k:
+                continue
+        out.append(i)
+    if w & (w - 1) or not defined & w:
+        out.append("new")
+    return out
+
+
+# -- Automa (E8) -------------------------------------------------------------------------------------
+
+
+def automa_turn(s: State) -> None:
+    seat = 2
+    pile = next(i for i, p in enumerate(s.piles) if p)
+    card = s.piles[pile].pop(0)
+    column: int | None = None
+    if card in ACTIONS:
+        s.discard.append(card)
+    else:
+        table = s.tables[seat]
+        column = next((i for i in range(len(table)) if placement_error(table, card, i) is None), None)
+        if column is None:
+            table.append([card])
+            column = len(table) - 1
+        else:
+            table[column].append(card)
+        assert s.automa_placed is not None
+        s.automa_placed.append(card)
+    s.automa_last = {"turn": s.turn, "pile": pile, "card": card, "column": column}
+
+
+def automa_remove_column(s: State) -> None:
+    remove_column(s, 2, len(s.tables[2]) - 1)
+
+
+def automa_remove_cards(s: State) -> None:
+    placed = s.automa_placed or []
+    on_table = {c for col in s.tables[2] for c in col}
+    recent = [c for c in reversed(placed) if c in on_table][:2]
+    remove_cards(s, 2, recent)
+
+
+AUTOMA_REMOVALS = {"remove_column": automa_remove_column, "remove_cards": automa_remove_cards}
+
+
+# -- Effects -----------------------------------------------------------------------------------------
+
+
+def remove_column(s: State, seat: int, column: int) -> None:
+    """E4: the whole column to the discard pile; later columns shift left."""
+    cards = s.tables[seat].pop(column)
+    s.discard.extend(cards)
+    if seat == s.automa and s.automa_placed is not None:
+        s.automa_placed = [c for c in s.automa_placed if c not in cards]
+
+
+def remove_cards(s: State, seat: int, cards: list[str]) -> None:
+    """E4: the women to the discard pile as listed; columns left without women go too."""
+    table = s.tables[seat]
+    gone = set(cards)
+    s.discard.extend(cards)
+    kept: list[list[str]] = []
+    for col in table:
+        rest = [c for c in col if c not in gone]
+        if any(c in WOMEN for c in rest):
+            kept.append(rest)
+        else:
+            s.discard.extend(rest)
+    s.tables[seat] = kept
+    if seat == s.automa and s.automa_placed is not None:
+        s.automa_placed = [c for c in s.automa_placed if c not in gone]
+
+
+def take_from_hand(s: State, seat: int, card: str) -> None:
+    s.hands[seat].remove(card)
+    if card in s.known[seat]:
+        s.known[seat].remove(card)
+
+
+def _override(value_of: Any) -> Any:
+    def effect(s: State, seat: int, card: str, column: int | None) -> None:
+        assert column is not None
+        s.tables[seat][column].append(card)
+        category = cats_of(common(s.tables[seat][column]))[0]
+        s.overrides[category] = {"value": value_of(s), "card": card, "seat": seat}
+        end_turn(s)
+    return effect
+
+
+def _double_by_count(s: State, seat: int, card: str, column: int | None) -> None:
+    assert column is not None
+    s.tables[seat][column].append(card)
+    end_turn(s)
+
+
+def _removal(action: str) -> Any:
+    def effect(s: State, seat: int, card: str, column: int | None) -> None:
+        s.discard.append(card)
+        s.pending = {"action": action, "actor": seat, "queue": [(seat + i) % s.seats for i in range(s.seats)]}
+        advance_queue(s)
+    return effect
+
+
+def _popular_min(s: State, seat: int, card: str, column: int | None) -> None:
+    s.discard.append(card)
+    s.popular_min = True
+    end_turn(s)
+
+
+def _collect_five(s: State, seat: int, card: str, column: int | None) -> None:
+    s.discard.append(card)
+    s.collect_five_plus_one = seat
+    end_turn(s)
+
+
+def _reshuffle(s: State, seat: int, card: str, column: int | None) -> None:
+    s.discard.append(card)
+    if free_cards(s.tables[seat]):
+        s.phase = "rearrange"
+    else:
+        end_turn(s)
+
+
+#: E3: what each action card does when played, by its data-file key.
+EFFECTS = {
+    "any_min": _override(lambda s: 1),
+    "solo_max": _override(lambda s: s.seats),
+    "double_by_count": _double_by_count,
+    "remove_column": _removal("remove_column"),
+    "remove_cards": _removal("remove_cards"),
+    "popular_min": _popular_min,
+    "collect_five_plus_one": _collect_five,
+    "reshuffle": _reshuffle,
+}
+
+
+# -- Rearrange (E6, E7) ------------------------------------------------------------------------------
+
+
+def free_cards(table: list[list[str]]) -> list[str]:
+    return [c for col in table if not locked(col) for c in col]
+
+
+def arrangement_error(table: list[list[str]], columns: list[list[str]]) -> str | None:
+    free = free_cards(table)
+    submitted = [c for col in columns for c in col]
+    if sorted(submitted) != sorted(free):
+        extra = sorted(set(submitted) - set(free))
+        missing = sorted(set(free) - set(submitted))
+        return (f"{extra[0]} is not a card of your free columns" if extra
+                else f"{missing[0]} is missing from the arrangement")
+    seen = 0
+    for col in [c for c in table if locked(c)] + columns:
+        k = common(col)
+        if not k:
+            return f"column {col} has no common category"
+        if single(k):
+            if seen & k:
+                return f"two columns would collect {cats_of(k)[0]}"
+            seen |= k
+    return None
+
+
+def best_arrangement(table: list[list[str]]) -> list[list[str]]:
+    """E7, exactly: the most defined columns, then the most cards in them, then the lowest categories."""
+    best = _best_for(tuple(sorted(free_cards(table))), defined_categories([c for c in table if locked(c)]))
+    return [list(col) for col in best]
+
+
+@functools.lru_cache(maxsize=4096)
+def _best_for(free: tuple[str, ...], taken: int) -> tuple[tuple[str, ...], ...]:
+    """E7 depends only on the free cards and the locked categories: searches repeat it, so cache it."""
+    cards = list(free)
+    avail = [i for i in range(len(CATEGORIES)) if not taken >> i & 1]
+    candidates = []
+    for size in range(len(avail), -1, -1):
+        for combo in itertools.combinations(avail, size):
+            dmask = sum(1 << i for i in combo)
+            covered = sum(1 for c in cards if WOMEN[c] & dmask)
+            candidates.append((-size, -covered, list(combo), dmask))
+    candidates.sort()
+    for _, _, subset, dmask in candidates:
+        if any(not any(WOMEN[c] >> x & 1 for c in cards) for x in subset):
+            continue  # some category of D is on no free card
+        cover = _first_cover([c for c in cards if WOMEN[c] & dmask], subset)
+        if cover is None:
+            continue
+        columns = [sorted(cover[x]) for x in subset]
+        rest: list[list[str]] = []
+        for c in cards:
+            if WOMEN[c] & dmask:
+                continue
+            for col in rest:
+                if bin(common(col) & WOMEN[c]).count("1") >= 2:
+                    col.append(c)
+                    break
+            else:
+                rest.append([c])
+        return tuple(tuple(col) for col in columns + rest)
+    raise AssertionError("the empty set always has a cover")
+
+
+def _first_cover(cards: list[str], subset: list[int]) -> dict[int, list[str]] | None:
+    groups: dict[int, list[str]] = {x: [] for x in subset}
+
+    def ok() -> bool:
+        return all(groups[x] and common(groups[x]) == 1 << x for x in subset)
+
+    left = {x: [sum(1 for c in cards[i:] if WOMEN[c] >> x & 1) for i in range(len(cards) + 1)] for x in subset}
+
+    def dfs(i: int) -> bool:
+        if i == len(cards):
+            return ok()
+        if any(not groups[x] and not left[x][i] for x in subset):
+            return False  # a category of D can no longer get a card
+        for x in subset:
+            if WOMEN[cards[i]] >> x & 1:
+                groups[x].append(cards[i])
+                if dfs(i + 1):
+                    return True
+                groups[x].pop()
+        return False
+
+    return groups if dfs(0) else None
+
+
+# -- End and scoring ---------------------------------------------------------------------------------
+
+
+def score(s: State) -> JSONDict:
+    n = s.seats
+    counts = {c: 0 for c in CATEGORIES}
+    for table in s.tables:
+        for col in table:
+            k = common(col)
+            if single(k):
+                counts[cats_of(k)[0]] += 1
+    values = dict(counts)
+    if s.popular_min:
+        for c in CATEGORIES:
+            if counts[c] == n:
+                values[c] = 1
+    for c, o in s.overrides.items():
+        values[c] = o["value"]
+    k_count = next((women_in(col) for table in s.tables for col in table
+                    if any(ACTIONS.get(x) == "double_by_count" for x in col)), None)
+    breakdown, scores = [], []
+    for seat, table in enumerate(s.tables):
+        defined_n = sum(1 for col in table if single(common(col)))
+        bonus_on = s.collect_five_plus_one == seat and defined_n >= 5
+        rows, total = [], 0
+        for i, col in enumerate(table):
+            k = common(col)
+            w = women_in(col)
+            if single(k):
+                cat = cats_of(k)[0]
+                value = values[cat]
+                doubled = k_count is not None and w == k_count
+                base = w * value * (2 if doubled else 1)
+                bonus = w if bonus_on else 0
+                rows.append({"column": i, "category": cat, "women": w, "value": value, "doubled": doubled,
+                             "bonus": bonus, "points": base + bonus})
+                total += base + bonus
+            else:
+                rows.append({"column": i, "category": None, "women": w, "value": 0, "doubled": False, "bonus": 0,
+                             "points": 0})
+        breakdown.append(rows)
+        scores.append(total)
+    ranking = sorted(({"seat": i, "score": sc, "rank": 1 + sum(1 for o in scores if o > sc)}
+                      for i, sc in enumerate(scores)), key=lambda r: (-r["score"], r["seat"]))
+    return {"scores": scores, "category_columns": counts,
+            "category_values": {c: values[c] if counts[c] or c in s.overrides else 0 for c in CATEGORIES},
+            "double_count": k_count, "breakdown": breakdown, "ranking": ranking,
+            "winners": [r["seat"] for r in ranking if r["rank"] == 1]}
+
+
+# -- The game ----------------------------------------------------------------------------------------
+
+
+class FierceWomen(Game[State]):
+    id: ClassVar[str] = GAME_ID
+    title: ClassVar[str] = "Fierce Women"
+    min_players: ClassVar[int] = 2
+    max_players: ClassVar[int] = 5
+    options: ClassVar[tuple[OptionSpec, ...]] = (
+        OptionSpec("action_cards", "bool", False, "include the 8 action cards A1-A8"),
+    )
+    #: rearrange: any valid grouping; remove_cards: the listed pair in either order (the spec lists it sorted).
+    open_move_types: ClassVar[frozenset[str]] = frozenset({"rearrange", "remove_cards"})
+
+    def new_game(self, players: int, seed: int, options: Mapping[str, Any] | None = None) -> State:
+        if not is_int(players) or not 2 <= players <= 5:
+            raise InvalidOptions(f"Fierce Women is for 2 to 5 players, not {players}")
+        opts = resolve_options(self, options)
+        deck = WOMAN_IDS + (ACTION_IDS if opts["action_cards"] else [])
+        rng = random.Random(seed)
+        rng.shuffle(deck)
+        return setup(players, opts, deck, rng)
+
+    def to_act(self, state: State) -> list[int]:
+        return to_act(state)
+
+    def is_over(self, state: State) -> bool:
+        return state.phase == "game_over"
+
+    def clone(self, state: State) -> State:
+        return clone_state(state)
+
+    def seat_count(self, state: State) -> int:
+        return state.seats
+
+    # -- Moves --------------------------------------------------------------------------------------
+
+    def legal_moves(self, state: State, seat: int) -> list[Move]:
+        s = state
+        if seat not in to_act(s):
+            return []
+        table = s.tables[seat]
+        if s.phase == "draw":
+            return [{"type": "draw", "pile": i} for i, p in enumerate(s.piles) if p]
+        if s.phase == "play":
+            hand = sorted(s.hands[seat])
+            masks = [common(col) for col in table]
+            defined = 0
+            for m in masks:
+                if m & (m - 1) == 0:
+                    defined |= m
+            moves: list[Move] = []
+            for card in hand:
+                w = WOMEN.get(card)
+                if w is not None:
+                    moves.extend({"type": "place", "card": card, "column": col}
+                                 for col in legal_columns(masks, defined, w))
+            for card in hand:
+                if card in ACTIONS:
+                    if card in COLUMN_ACTIONS:
+                        elsewhere = 0
+                        if ACTIONS[card] == "solo_max":
+                            for other in range(s.seats):
+                                if other != seat:
+                                    elsewhere |= defined_categories(s.tables[other])
+                        moves.extend({"type": "play_action", "card": card, "column": i}
+                                     for i, m in enumerate(masks) if m & (m - 1) == 0 and not m & elsewhere)
+                    else:
+                        moves.append({"type": "play_action", "card": card})
+            if not moves:
+                moves = [{"type": "discard", "card": c} for c in hand if c in ACTIONS]
+            return moves
+        if s.phase == "remove_column":
+            return [{"type": "remove_column", "column": i} for i in range(len(table))]
+        if s.phase == "remove_cards":
+            women = sorted(c for col in table for c in col if c in WOMEN)
+            return [{"type": "remove_cards", "cards": list(combo)}
+                    for combo in itertools.combinations(women, min(2, len(women)))]
+        if s.phase == "rearrange":
+            keep = [col[:] for col in table if not locked(col)]
+            best = best_arrangement(table)
+            return [{"type": "rearrange", "columns": keep}] + ([] if best == keep else
+                                                              [{"type": "rearrange", "columns": best}])
+        return []
+
+    def _action_column_error(self, s: State, seat: int, card: str, column: int) -> tuple[str, str] | None:
+        table = s.tables[seat]
+        if column >= len(table):
+            return ("no_such_column", f"you have no column {column}")
+        k = common(table[column])
+        if not single(k):
+            return ("column_not_defined", f"{card} needs a defined column; column {column} is not defined")
+        if ACTIONS[card] == "solo_max":
+            others = [o for o in range(s.seats) if o != seat and defined_categories(s.tables[o]) & k]
+            if others:
+                return ("category_not_solo",
+                        f"{card} needs a category no one else collects; seat {others[0]} collects {cats_of(k)[0]}")
+        return None
+
+    def apply_in_place(self, state: State, seat: int, move: Move) -> None:
+        kind = move_type(move, MOVE_TYPES)
+        self._check_shape(kind, move)
+        s = state
+        if s.phase == "game_over":
+            raise IllegalMove("game_over", "the game is over")
+        if seat not in to_act(s):
+            raise IllegalMove("not_your_turn", f"it is not seat {seat}'s turn (waiting for seat {to_act(s)[0]})")
+        if kind not in PHASE_MOVES[s.phase]:
+            raise IllegalMove("wrong_phase", f"{kind} is not allowed now: the phase is {s.phase}")
+        MOVES[kind](self, s, seat, move)
+
+    @staticmethod
+    def _check_shape(kind: str, move: Move) -> None:
+        """Validation step 1: malformed regardless of state."""
+        if kind == "draw":
+            check_move_shape(move, {"pile": int}, kind)
+            if not 0 <= move["pile"] <= 2:
+                raise IllegalMove("malformed_move", "pile must be 0, 1 or 2")
+        elif kind == "place":
+            check_move_shape(move, {"card": str, "column": (int, str)}, kind)
+            _known_card(move["card"])
+            if not (move["column"] == "new" or (is_int(move["column"]) and move["column"] >= 0)):
+                raise IllegalMove("malformed_move", "column must be a column index or \"new\"")
+        elif kind == "play_action":
+            if not isinstance(move.get("card"), str):
+                raise IllegalMove("malformed_move", "play_action needs a card")
+            card = move["card"]
+            _known_card(card)
+            if card in WOMEN:
+                fields: dict[str, Any] = {"card": str, "column": int} if "column" in move else {"card": str}
+            elif card in COLUMN_ACTIONS:
+                fields = {"card": str, "column": int}
+            else:
+                fields = {"card": str}
+            check_move_shape(move, fields, kind)
+            if "column" in move and move["column"] < 0:
+                raise IllegalMove("malformed_move", "column must not be negative")
+        elif kind == "discard":
+            check_move_shape(move, {"card": str}, kind)
+            _known_card(move["card"])
+        elif kind == "remove_column":
+            check_move_shape(move, {"column": int}, kind)
+            if move["column"] < 0:
+                raise IllegalMove("malformed_move", "column must not be negative")
+        elif kind == "remove_cards":
+            check_move_shape(move, {"cards": list}, kind)
+            _card_list(move["cards"])
+        elif kind == "rearrange":
+            check_move_shape(move, {"columns": list}, kind)
+            cols = move["columns"]
+            if not cols or not all(isinstance(c, list) and c for c in cols):
+                raise IllegalMove("malformed_move", "columns must be a non-empty list of non-empty lists")
+            _card_list([c for col in cols for c in col])
+
+    def _draw(self, s: State, seat: int, move: Move) -> None:
+        pile = s.piles[move["pile"]]
+        if not pile:
+            raise IllegalMove("empty_pile", f"pile {move['pile']} is empty")
+        card = pile.pop(0)
+        s.hands[seat].append(card)
+        s.known[seat].append(card)
+        s.phase = "play"
+
+    def _place(self, s: State, seat: int, move: Move) -> None:
+        card, column = move["card"], move["column"]
+        if card in ACTIONS:
+            raise IllegalMove("not_a_woman_card", f"{card} is an action card: play it with play_action")
+        if card not in s.hands[seat]:
+            raise IllegalMove("card_not_in_hand", f"{card} is not in your hand")
+        table = s.tables[seat]
+        if column != "new" and column >= len(table):
+            raise IllegalMove("no_such_column", f"you have no column {column}")
+        error = placement_error(table, card, column)
+        if error:
+            raise IllegalMove(*error)
+        take_from_hand(s, seat, card)
+        if column == "new":
+            table.append([card])
+        else:
+            table[column].append(card)
+        end_turn(s)
+
+    def _play_action(self, s: State, seat: int, move: Move) -> None:
+        card = move["card"]
+        if card in WOMEN:
+            raise IllegalMove("not_an_action_card", f"{card} is a woman card: place it in a column")
+        if card not in s.hands[seat]:
+            raise IllegalMove("card_not_in_hand", f"{card} is not in your hand")
+        column = move.get("column")
+        if card in COLUMN_ACTIONS:
+            assert column is not None
+            error = self._action_column_error(s, seat, card, column)
+            if error:
+                raise IllegalMove(*error)
+        take_from_hand(s, seat, card)
+        EFFECTS[ACTIONS[card]](s, seat, card, column)
+
+    def _discard(self, s: State, seat: int, move: Move) -> None:
+        card = move["card"]
+        if card in WOMEN:
+            raise IllegalMove("not_an_action_card", f"{card} is a woman card: only action cards can be discarded")
+        if card not in s.hands[seat]:
+            raise IllegalMove("card_not_in_hand", f"{card} is not in your hand")
+        if any(m["type"] != "discard" for m in self.legal_moves(s, seat)):
+            raise IllegalMove("discard_not_allowed", f"{card} cannot be discarded: you have a card you can play")
+        take_from_hand(s, seat, card)
+        s.discard.append(card)
+        end_turn(s)
+
+    def _remove_column(self, s: State, seat: int, move: Move) -> None:
+        if move["column"] >= len(s.tables[seat]):
+            raise IllegalMove("no_such_column", f"you have no column {move['column']}")
+        remove_column(s, seat, move["column"])
+        assert s.pending is not None
+        s.pending["queue"].pop(0)
+        advance_queue(s)
+
+    def _remove_cards(self, s: State, seat: int, move: Move) -> None:
+        cards = move["cards"]
+        mine = {c for col in s.tables[seat] for c in col if c in WOMEN}
+        need = min(2, len(mine))
+        if len(cards) != need:
+            raise IllegalMove("bad_removal", f"remove exactly {need} woman card{'s' if need != 1 else ''}")
+        for card in cards:
+            if card not in mine:
+                raise IllegalMove("bad_removal", f"{card} is not a woman card on your table")
+        remove_cards(s, seat, cards)
+        assert s.pending is not None
+        s.pending["queue"].pop(0)
+        advance_queue(s)
+
+    def _rearrange(self, s: State, seat: int, move: Move) -> None:
+        table = s.tables[seat]
+        error = arrangement_error(table, move["columns"])
+        if error:
+            raise IllegalMove("bad_arrangement", error)
+        s.tables[seat] = [col for col in table if locked(col)] + [col[:] for col in move["columns"]]
+        end_turn(s)
+
+    # -- Hidden information ----------------------------------------------------------------------
+
+    def view(self, state: State, seat: int | None) -> JSONDict:
+        s = state
+        over = s.phase == "game_over"
+        hands = []
+        for i, hand in enumerate(s.hands):
+            entry: JSONDict = {"size": len(hand), "known": s.known[i][:]}
+            if (over and i != s.automa) or (seat == i and seat is not None and i != s.automa):
+                entry["cards"] = hand[:]
+            hands.append(entry)
+        doc: JSONDict = {
+            "game": GAME_ID, "viewer": seat, "players": s.players, "seats": s.seats, "automa_seat": s.automa,
+            "options": dict(s.options), "phase": s.phase, "current": s.current, "to_act": to_act(s),
+            "turn": s.turn, "piles": [{"size": len(p), "top": p[0] if p else None} for p in s.piles],
+            "out_of_game_count": len(s.out_of_game), "hands": hands,
+            "tables": [[{"cards": col[:], "common": cats_of(common(col)),
+                         "category": cats_of(common(col))[0] if single(common(col)) else None} for col in table]
+                       for table in s.tables],
+            "discard": s.discard[:], "overrides": {k: dict(v) for k, v in s.overrides.items()},
+            "popular_min": s.popular_min, "collect_five_plus_one": s.collect_five_plus_one,
+            "pending": None if s.pending is None else {**s.pending, "queue": s.pending["queue"][:]},
+            "automa_placed": None if s.automa_placed is None else s.automa_placed[:],
+            "automa_last": None if s.automa_last is None else dict(s.automa_last),
+            "result": score(s) if over else None,
+        }
+        if over:
+            doc["out_of_game"] = s.out_of_game[:]
+        return doc
+
+    def secrets(self, state: State, seat: int | None) -> set[str]:
+        s = state
+        if s.phase == "game_over":
+            return set()
+        hidden = set(s.out_of_game)
+        for p in s.piles:
+            hidden.update(p[1:])
+        for i, hand in enumerate(s.hands):
+            if i != seat:
+                hidden.update(c for c in hand if c not in s.known[i])
+        return hidden
+
+    def determinize(self, state: State, seat: int, rng: random.Random) -> State:
+        """Re-deal every card ``seat`` cannot see, from the unseen cards in a canonical order."""
+        s = clone_state(state)
+        s.rng = random.Random(rng.getrandbits(64))
+        if s.phase == "game_over":
+            return s
+        slots: list[tuple[list[str], int]] = []
+        for i, hand in enumerate(s.hands):
+            if i != seat:
+                hidden_n = len(hand) - len(s.known[i])
+                slots.extend((hand, j) for j in range(hidden_n))
+        for p in s.piles:
+            slots.extend((p, j) for j in range(1, len(p)))
+        out = s.out_of_game = s.out_of_game[:]
+        slots.extend((out, j) for j in range(len(out)))
+        unseen = sorted(lst[j] for lst, j in slots)
+        rng.shuffle(unseen)
+        for (lst, j), card in zip(slots, unseen, strict=True):
+            lst[j] = card
+        return s
+
+    # -- Scoring -----------------------------------------------------------------------------------
+
+    def result(self, state: State) -> JSONDict | None:
+        return score(state) if state.phase == "game_over" else None
+
+    def outcome(self, state: State) -> Outcome:
+        doc = score(state)
+        return Outcome([float(x) for x in doc["scores"]], list(doc["winners"]))
+
+    # -- Transport ---------------------------------------------------------------------------------
+
+    _FIELDS = ("players", "options", "phase", "current", "turn", "piles", "hands", "known", "tables", "discard",
+               "out_of_game", "overrides", "popular_min", "collect_five_plus_one", "pending", "automa_placed",
+               "automa_last", "rng")
+
+    def encode(self, state: State) -> bytes:
+        body = {f: getattr(state, f) for f in self._FIELDS if f != "rng"}
+        body["rng"] = rng_dump(state.rng)
+        return dump_document(GAME_ID, 1, body)
+
+    def decode(self, data: bytes) -> State:
+        doc = load_document(data, GAME_ID, 1, self._FIELDS)
+        try:
+            return _validated(doc)
+        except InvalidState:
+            raise
+        except (TypeError, KeyError, ValueError, AttributeError, IndexError) as exc:
+            raise InvalidState(f"malformed state: {exc}") from None
+
+
+def _known_card(card: str) -> None:
+    if card not in ALL_IDS:
+        raise IllegalMove("malformed_move", f"{card!r} is not a card of this game")
+
+
+def _card_list(cards: list[Any]) -> None:
+    if not all(isinstance(c, str) for c in cards):
+        raise IllegalMove("malformed_move", "cards must be card ids")
+    for c in cards:
+        _known_card(c)
+    if len(set(cards)) != len(cards):
+        raise IllegalMove("malformed_move", "a card is listed twice")
+
+
+def _str_list(value: Any, what: str) -> list[str]:
+    require(isinstance(value, list) and all(isinstance(c, str) and c in ALL_IDS for c in value),
+            f"{what} must be a list of card ids")
+    return list(value)
+
+
+def _validated(doc: dict[str, Any]) -> State:
+    """Every field checked: types, ranges, each card exactly once, phase consistent with the rest."""
+    s = State.__new__(State)
+    players = doc["players"]
+    require(is_int(players) and 2 <= players <= 5, "players out of range")
+    s.players = players
+    options = doc["options"]
+    require(isinstance(options, dict) and set(options) == {"action_cards"} and
+            isinstance(options["action_cards"], bool), "bad options")
+    s.options = dict(options)
+    require(doc["phase"] in PHASES, "unknown phase")
+    s.phase = doc["phase"]
+    n = s.seats
+    require(is_int(doc["current"]) and 0 <= doc["current"] < n and doc["current"] != s.automa, "bad current seat")
+    require(is_int(doc["turn"]) and 0 <= doc["turn"] <= 100, "bad turn")
+    s.current, s.turn = doc["current"], doc["turn"]
+    require(isinstance(doc["piles"], list) and len(doc["piles"]) == 3, "there must be 3 piles")
+    s.piles = [_str_list(p, "pile") for p in doc["piles"]]
+    require(isinstance(doc["hands"], list) and len(doc["hands"]) == n, "one hand per seat")
+    s.hands = [_str_list(h, "hand") for h in doc["hands"]]
+    require(isinstance(doc["known"], list) and len(doc["known"]) == n, "one known list per seat")
+    s.known = [_str_list(k, "known") for k in doc["known"]]
+    for hand, known in zip(s.hands, s.known, strict=True):
+        require(len(hand) <= 4 and hand[len(hand) - len(known):] == known, "known cards must end the hand")
+    require(not s.known[s.current] or s.phase != "draw" or len(s.hands[s.current]) == 3, "bad hand")
+    require(isinstance(doc["tables"], list) and len(doc["tables"]) == n, "one table per seat")
+    s.tables = []
+    for table in doc["tables"]:
+        require(isinstance(table, list), "table must be a list")
+        cols = [_str_list(c, "column") for c in table]
+        require(all(women_in(c) >= 1 for c in cols), "every column holds a woman card")
+        s.tables.append(cols)
+    s.discard = _str_list(doc["discard"], "discard")
+    s.out_of_game = _str_list(doc["out_of_game"], "out_of_game")
+    everything = [c for p in s.piles for c in p] + [c for h in s.hands for c in h] + \
+        [c for t in s.tables for col in t for c in col] + s.discard + s.out_of_game
+    deck = set(WOMAN_IDS) | (set(ACTION_IDS) if s.options["action_cards"] else set())
+    require(len(everything) == len(deck) and set(everything) == deck, "every card must be in exactly one place")
+    overrides = doc["overrides"]
+    require(isinstance(overrides, dict) and set(overrides) <= set(CATEGORIES), "bad overrides")
+    for o in overrides.values():
+        require(isinstance(o, dict) and set(o) == {"value", "card", "seat"} and o["value"] in (1, n) and
+                o["card"] in COLUMN_ACTIONS and is_int(o["seat"]) and 0 <= o["seat"] < n, "bad override")
+    s.overrides = {k: dict(v) for k, v in overrides.items()}
+    require(isinstance(doc["popular_min"], bool), "bad popular_min")
+    s.popular_min = doc["popular_min"]
+    c5 = doc["collect_five_plus_one"]
+    require(c5 is None or (is_int(c5) and 0 <= c5 < n), "bad collect_five_plus_one")
+    s.collect_five_plus_one = c5
+    pending = doc["pending"]
+    if s.phase in ("remove_column", "remove_cards"):
+        require(isinstance(pending, dict) and set(pending) == {"action", "actor", "queue"} and
+                pending["action"] == s.phase and is_int(pending["actor"]) and 0 <= pending["actor"] < n and
+                isinstance(pending["queue"], list) and bool(pending["queue"]) and
+                all(is_int(q) and 0 <= q < n and q != s.automa for q in pending["queue"][:1]) and
+                all(is_int(q) and 0 <= q < n for q in pending["queue"]), "bad pending removal")
+        s.pending = {"action": pending["action"], "actor": pending["actor"], "queue": list(pending["queue"])}
+    else:
+        require(pending is None, "pending must be null outside removal phases")
+        s.pending = None
+    placed = doc["automa_placed"]
+    if s.automa is None:
+        require(placed is None and doc["automa_last"] is None, "no automa in this game")
+        s.automa_placed, s.automa_last = None, None
+    else:
+        s.automa_placed = _str_list(placed, "automa_placed")
+        on_table = [c for col in s.tables[2] for c in col if c in WOMEN]
+        require(len(set(s.automa_placed)) == len(s.automa_placed) and set(s.automa_placed) == set(on_table),
+                "automa_placed must list exactly the automa's women")
+        last = doc["automa_last"]
+        require(last is None or (isinstance(last, dict) and set(last) == {"turn", "pile", "card", "column"} and
+                                 last["card"] in ALL_IDS), "bad automa_last")
+        s.automa_last = None if last is None else dict(last)
+        require(not s.hands[2], "the automa has no hand")
+    if s.phase == "game_over":
+        require(not any(s.piles), "the game ends only when the piles are empty")
+    else:
+        require(len(s.hands[s.current]) == (4 if s.phase == "play" else 3), "hand size does not fit the phase")
+    if s.phase == "rearrange":
+        require(bool(free_cards(s.tables[s.current])), "nothing to rearrange")
+    s.rng = rng_load(doc["rng"])
+    return s
+
+
+MOVES = {
+    "draw": FierceWomen._draw,
+    "place": FierceWomen._place,
+    "play_action": FierceWomen._play_action,
+    "discard": FierceWomen._discard,
+    "remove_column": FierceWomen._remove_column,
+    "remove_cards": FierceWomen._remove_cards,
+    "rearrange": FierceWomen._rearrange,
+}
+
+GAME = FierceWomen()
+
+
+def position(players: int = 3, *, tables: list[list[list[str]]] | None = None,
+             hands: list[list[str]] | None = None, piles: list[list[str]] | None = None, current: int = 0,
+             phase: str = "play", action_cards: bool = True, **fields: Any) -> State:
+    """A position in the spec's test notation (``T[s]``, ``H[s]``, piles top first).
+
+    Cards not mentioned go out of the game, so the state stays a valid deal; ``fields`` sets any other
+    state field (``overrides``, ``popular_min``, ``automa_placed``, ...).
+    """
+    s = State.__new__(State)
+    s.players, s.options, s.rng = players, {"action_cards": action_cards}, random.Random(0)
+    n = s.seats
+    s.tables = [[list(c) for c in t] for t in (tables or [[] for _ in range(n)])]
+    s.hands = [list(h) for h in (hands or [[] for _ in range(n)])]
+    s.known = [[] for _ in range(n)]
+    s.piles = [list(p) for p in (piles or [[], [], ["W56"]])]
+    s.discard, s.overrides, s.popular_min, s.collect_five_plus_one, s.pending = [], {}, False, None, None
+    s.automa_placed = [c for col in s.tables[2] for c in col if c in WOMEN] if players == 2 else None
+    s.automa_last = None
+    s.phase, s.current, s.turn = phase, current, 1
+    for name, value in fields.items():
+        setattr(s, name, value)
+    used = {c for p in s.piles for c in p} | {c for h in s.hands for c in h} | set(s.discard) | \
+        {c for t in s.tables for col in t for c in col}
+    deck = WOMAN_IDS + (ACTION_IDS if action_cards else [])
+    s.out_of_game = [c for c in deck if c not in used]
+    return s
