@@ -1,4 +1,8 @@
-"""``meeple arena``: bots against each other, seats rotated fairly, win rates with 95% intervals."""
+"""``meeple arena``: bots against each other, seats rotated fairly, win rates with 95% Wilson intervals.
+
+Only seats that are ever in ``to_act`` need a player (Fierce Women's 2-player automa is seat 2 and is
+played by the engine), so ``--seats`` lists exactly ``--players`` specs and results list only those.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +14,21 @@ import sys
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
-from services.rules.games import GAMES, get_game
-from services.rules.games.base import Game, Move
-
 from .bot import LEVELS, Bot
+from .ismcts import Move
+
+if TYPE_CHECKING:
+    from services.rules.games.base import Game
+
+HELP = ("Play bots against each other with seat assignment rotated across games. Prints, per distinct "
+        "seat spec, the win rate with a 95%% Wilson interval, the mean score and think time per move "
+        "(mean, p95). A shared win counts as a win for each winner, so the rates can add up to more "
+        "than 1. Seat specs: random, mcts:easy|normal|hard, optionally with an exploration constant "
+        "override such as mcts:normal@c=0.5.")
 
 
 class Player(Protocol):
@@ -25,6 +36,8 @@ class Player(Protocol):
 
 
 class RandomPlayer:
+    """Uniformly random legal moves (the baseline)."""
+
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
 
@@ -33,19 +46,36 @@ class RandomPlayer:
         return legal[self.rng.randrange(len(legal))]
 
 
-def make_player(spec: str, seed: int) -> Player:
-    """``random`` or ``mcts:<level>[@c=<float>]``."""
+def parse_spec(spec: str) -> tuple[str, str | None, float | None]:
+    """``random`` -> ("random", None, None); ``mcts:normal@c=0.5`` -> ("mcts", "normal", 0.5)."""
     if spec == "random":
-        return RandomPlayer(seed)
+        return ("random", None, None)
     kind, _, rest = spec.partition(":")
     level, _, extra = rest.partition("@")
+    c: float | None = None
+    if extra:
+        name, _, value = extra.partition("=")
+        try:
+            c = float(value)
+        except ValueError:
+            c = None
+        if name != "c" or c is None or c < 0:
+            raise ValueError(f"bad override {extra!r} in {spec!r}: use @c=<number>")
     if kind != "mcts" or level not in LEVELS:
-        raise argparse.ArgumentTypeError(f"unknown seat spec {spec!r}: use random or mcts:{'|'.join(LEVELS)}")
-    c = float(extra.split("=", 1)[1]) if extra.startswith("c=") else None
+        raise ValueError(f"unknown seat spec {spec!r}: use random or mcts:{'|'.join(LEVELS)}[@c=0.7]")
+    return ("mcts", level, c)
+
+
+def make_player(spec: str, seed: int) -> Player:
+    kind, level, c = parse_spec(spec)
+    if kind == "random":
+        return RandomPlayer(seed)
+    assert level is not None
     return Bot(level, seed=seed, c=c)
 
 
 def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval: sensible at rates near 0 or 1 and for small n (unlike p +- 2 sd)."""
     if n == 0:
         return (0.0, 1.0)
     p = wins / n
@@ -64,10 +94,13 @@ class Tally:
 
 def play_one(game: Game[Any], players: int, options: dict[str, Any], seat_specs: list[str], seed: int,
              tallies: dict[str, Tally]) -> None:
+    """One game; every pending seat (simultaneous steps included) is asked in seat order."""
     state = game.new_game(players, seed, options)
-    actors = {seat: make_player(spec, seed * 31 + seat) for seat, spec in enumerate(seat_specs)}
+    actors = {seat: make_player(spec, seed * 1009 + seat) for seat, spec in enumerate(seat_specs)}
     while not game.is_over(state):
-        seat = game.to_act(state)[0]
+        seat = min(game.to_act(state))
+        if seat not in actors:
+            raise RuntimeError(f"{game.id}: seat {seat} is to act but only {players} seats have players")
         start = time.perf_counter()
         move = actors[seat].choose(game, state, seat)
         tallies[seat_specs[seat]].think_ms.append((time.perf_counter() - start) * 1000)
@@ -80,15 +113,22 @@ def play_one(game: Game[Any], players: int, options: dict[str, Any], seat_specs:
         tally.scores.append(outcome.scores[seat])
 
 
-def run_arena(game_id: str, players: int, specs: list[str], games: int, seed: int = 0,
-              options: dict[str, Any] | None = None, progress: bool = True) -> dict[str, Any]:
-    game = get_game(game_id)
+def p95(values: list[float]) -> float:
+    ordered = sorted(values) or [0.0]
+    return ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
+
+
+def arena(game: Game[Any], players: int, specs: list[str], games: int, seed: int = 0,
+          options: dict[str, Any] | None = None, progress: bool = True) -> dict[str, Any]:
+    """Play ``games`` games and return the report (the ``--json`` document)."""
     if len(specs) != players:
-        raise SystemExit(f"--seats needs {players} specs, got {len(specs)}")
+        raise ValueError(f"--seats needs {players} specs (one per player), got {len(specs)}")
+    for spec in specs:
+        parse_spec(spec)
     tallies: dict[str, Tally] = defaultdict(Tally)
     for i in range(games):
         shift = i % players  # rotate who sits where, so no spec keeps an advantageous seat
-        seating = specs[-shift:] + specs[:-shift] if shift else list(specs)
+        seating = specs[shift:] + specs[:shift]
         play_one(game, players, options or {}, seating, seed + i, tallies)
         if progress:
             done = int(30 * (i + 1) / games)
@@ -99,39 +139,63 @@ def run_arena(game_id: str, players: int, specs: list[str], games: int, seed: in
     for spec in dict.fromkeys(specs):
         tally = tallies[spec]
         lo, hi = wilson(tally.wins, tally.games)
-        think = sorted(tally.think_ms) or [0.0]
         results.append({"seats": spec, "win_rate": tally.wins / max(tally.games, 1), "ci95": [lo, hi],
                         "mean_score": statistics.fmean(tally.scores) if tally.scores else 0.0,
-                        "think_ms_mean": statistics.fmean(think),
-                        "think_ms_p95": think[min(len(think) - 1, int(0.95 * len(think)))]})
-    return {"game": game_id, "players": players, "games": games, "results": results}
+                        "think_ms_mean": statistics.fmean(tally.think_ms) if tally.think_ms else 0.0,
+                        "think_ms_p95": p95(tally.think_ms)})
+    return {"game": game.id, "players": players, "games": games, "results": results}
 
 
-def add_parser(sub: Any) -> None:
-    parser = sub.add_parser(
-        "arena", help="play bots against each other",
-        description="Play bots against each other with seats rotated fairly. Win rates are per seat spec, "
-                    "with 95%% Wilson intervals; a shared win counts as a win for each winner (so rates of "
-                    "all specs can add up to more than 1). Seat specs: random, mcts:easy|normal|hard, "
-                    "optionally mcts:normal@c=0.5.")
-    parser.add_argument("--game", required=True, choices=list(GAMES))
+def add_arena_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add ``arena`` to a subparsers object (``meeple arena``)."""
+    parser: argparse.ArgumentParser = sub.add_parser("arena", help="play bots against each other",
+                                                     description=HELP)
+    configure(parser)
+    return parser
+
+
+#: services/cli.py adds optional subcommands through ``add_parser(sub)``.
+add_parser = add_arena_parser
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--game", required=True, help="game id, e.g. clash")
     parser.add_argument("--players", type=int, required=True)
-    parser.add_argument("--seats", required=True, help="comma-separated seat specs, one per player")
+    parser.add_argument("--seats", required=True,
+                        help="comma-separated seat specs, one per player: random, mcts:normal, mcts:hard@c=0.5")
     parser.add_argument("--games", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--options", type=orjson.loads, default={}, help="game options as JSON")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.set_defaults(func=main)
+    parser.add_argument("--options", type=orjson.loads, default={}, help="game options as a JSON object")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.set_defaults(func=run_arena)
 
 
-def main(args: argparse.Namespace) -> int:
-    report = run_arena(args.game, args.players, args.seats.split(","), args.games, args.seed, args.options)
+def run_arena(args: argparse.Namespace) -> int:
+    from services.rules.games import get_game
+
+    try:
+        game = get_game(args.game)
+        report = arena(game, args.players, args.seats.split(","), args.games, args.seed, args.options)
+    except (KeyError, ValueError) as exc:
+        print(f"meeple arena: {exc}", file=sys.stderr)
+        return 2
     if args.json:
-        print(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
+        print(orjson.dumps(report).decode())
         return 0
     print(f"{report['game']}, {report['players']} players, {report['games']} games")
-    print(f"{'seats':<16} {'win rate':>8} {'95% CI':>15} {'mean score':>10} {'think ms':>9} {'p95 ms':>8}")
+    print(f"{'seats':<20} {'win rate':>8} {'95% CI':>13} {'mean score':>10} {'think ms':>9} {'p95 ms':>8}")
     for r in report["results"]:
-        print(f"{r['seats']:<16} {r['win_rate']:>8.2f} {r['ci95'][0]:>7.2f}-{r['ci95'][1]:<7.2f} "
-              f"{r['mean_score']:>10.2f} {r['think_ms_mean']:>9.1f} {r['think_ms_p95']:>8.1f}")
+        ci = f"{r['ci95'][0]:.2f}-{r['ci95'][1]:.2f}"
+        print(f"{r['seats']:<20} {r['win_rate']:>8.2f} {ci:>13} {r['mean_score']:>10.2f} "
+              f"{r['think_ms_mean']:>9.1f} {r['think_ms_p95']:>8.1f}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ai.arena", description=HELP)
+    configure(parser)
+    return run_arena(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,10 +1,23 @@
 """Information-set Monte Carlo tree search over the engine protocol (Cowling, Powley & Whitehouse 2012).
 
-Each iteration starts from ``game.determinize(state, seat, rng)``: a full state re-sampled from what the
-searching seat can see, so the bot never uses hidden information. Nodes are keyed by moves; a move's
-statistics are shared by every determinization in which it is legal ("availability" counts replace the
-parent's visit count in UCB, the SO-ISMCTS rule). Rewards are per seat, so any number of seats, teams,
-simultaneous steps and decision windows work the same way: at each node the seat to act picks.
+Why it cannot cheat: every iteration starts from ``game.determinize(state, seat, rng)``, a full state
+re-sampled from what the searching seat can see, and nothing else of ``state`` is read (the root's legal
+moves are the seat's own, which its view shows). Nodes are keyed by moves (canonical JSON); a move's
+statistics are shared by every determinization in which it is legal, and UCB uses the child's
+*availability* count (how often it was legal when its parent was visited) instead of the parent's visit
+count: the SO-ISMCTS rule.
+
+Seats: rewards are per seat, so any number of seats, teams, automata, decision windows and simultaneous
+steps work alike: at every node the seat that acts picks for itself. In a simultaneous step the pending
+seats act in seat order (the searching seat first at the root); each later seat chooses in a
+determinization where the earlier seats' submissions are whatever ``determinize`` sampled, so no seat
+"sees" another's choice.
+
+Reward of a finished game, per seat, in [0, 1]:
+``0.75 * win_share + 0.25 * (score - min_score) / (max_score - min_score)``, where ``win_share`` is
+``1 / len(winners)`` for a winner (a shared win is split) and 0 otherwise. The win dominates (a winner
+always gets more than a loser); the normalised score margin keeps lost lines informative and breaks
+ties between equally winning ones. A rollout cut off at ``max_rollout`` moves scores 0.5 for every seat.
 """
 
 from __future__ import annotations
@@ -14,17 +27,20 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from services.rules.games.base import Game, Move
+if TYPE_CHECKING:  # the core depends on the protocol's shape only, not on the registry being importable
+    from services.rules.games.base import Game
 
-#: A rollout policy picks one of the legal moves of ``seat`` in ``state``.
-Policy = Callable[[Game[Any], Any, int, list[Move], random.Random], Move]
+Move = dict[str, Any]
+#: A rollout policy picks one of the legal moves of ``seat`` in ``state`` (a determinization).
+Policy = Callable[["Game[Any]", Any, int, list[Move], random.Random], Move]
 
 
 def move_key(move: Move) -> bytes:
+    """Canonical identity of a move: the same move from two determinizations shares one node."""
     return orjson.dumps(move, option=orjson.OPT_SORT_KEYS)
 
 
@@ -33,10 +49,7 @@ def uniform(game: Game[Any], state: Any, seat: int, legal: list[Move], rng: rand
 
 
 def rewards(game: Game[Any], state: Any) -> list[float]:
-    """Per-seat reward in [0, 1]: mostly the win (shared wins split), partly the normalised score.
-
-    The score term breaks ties between equally winning lines and keeps losing lines informative.
-    """
+    """Per-seat reward in [0, 1] of a finished game (see the module docstring)."""
     outcome = game.outcome(state)
     scores = outcome.scores
     low, high = min(scores), max(scores)
@@ -49,7 +62,6 @@ def rewards(game: Game[Any], state: Any) -> list[float]:
 @dataclass
 class Node:
     actor: int = -1  # the seat that made the move leading here
-    move: Move | None = None
     visits: int = 0
     total: float = 0.0
     available: int = 0
@@ -67,68 +79,70 @@ class SearchResult:
     visits: dict[bytes, int]
 
 
-def _actor(game: Game[Any], state: Any, root_seat: int, at_root: bool) -> int:
-    to_act = game.to_act(state)
+def _actor(to_act: list[int], root_seat: int, at_root: bool) -> int:
     if at_root and root_seat in to_act:
         return root_seat
-    return to_act[0]
+    return min(to_act)
 
 
 def search(game: Game[Any], state: Any, seat: int, *, iterations: int, seconds: float | None = None,
            c: float = 0.7, rng: random.Random | None = None, policy: Policy = uniform,
            max_rollout: int = 5000) -> SearchResult:
-    """The move ``seat`` should play in ``state``, from at most ``iterations`` iterations / ``seconds``."""
+    """The move ``seat`` should play in ``state``, from at most ``iterations`` iterations / ``seconds``.
+
+    Reproducible for a given ``rng`` seed when the iteration budget, not the clock, ends the search
+    (``seconds=None``); the clock is a safety net for slow positions.
+    """
     rng = rng or random.Random(0)
-    root = Node(actor=-1)
     legal_root = game.legal_moves(state, seat)
     if not legal_root:
         raise ValueError(f"seat {seat} has no decision to make")
-    if len(legal_root) == 1:
-        return SearchResult(legal_root[0], 0, 0.0, {move_key(legal_root[0]): 0})
+    legal_keys = {move_key(m): m for m in legal_root}
+    if len(legal_keys) == 1:
+        return SearchResult(legal_root[0], 0, 0.0, {})
+    root = Node()
     start = time.perf_counter()
     deadline = start + seconds if seconds else math.inf
     done = 0
-    while done < iterations and time.perf_counter() < deadline:
+    while done < iterations and (done == 0 or time.perf_counter() < deadline):
         det = game.determinize(state, seat, rng)
         node, path, at_root = root, [root], True
         # Selection and expansion over the moves legal in this determinization.
         while not game.is_over(det):
-            actor = _actor(game, det, seat, at_root)
+            actor = _actor(game.to_act(det), seat, at_root)
             at_root = False
-            legal = game.legal_moves(det, actor)
-            keyed = [(move_key(m), m) for m in legal]
-            untried = [(k, m) for k, m in keyed if k not in node.children]
-            for k, _ in keyed:
-                child = node.children.get(k)
-                if child is not None:
+            keyed = [(move_key(m), m) for m in game.legal_moves(det, actor)]
+            untried = []
+            for key, move in keyed:
+                child = node.children.get(key)
+                if child is None:
+                    untried.append((key, move))
+                else:
                     child.available += 1
             if untried:
                 key, move = untried[rng.randrange(len(untried))]
-                child = Node(actor=actor, move=move, available=1)
+                child = Node(actor=actor, available=1)
                 node.children[key] = child
+                node = child
                 game.apply_in_place(det, actor, move)
-                path.append(child)
+                path.append(node)
                 break
             key, move = max(keyed, key=lambda km: node.children[km[0]].ucb(c))
             node = node.children[key]
             game.apply_in_place(det, actor, move)
             path.append(node)
-        # Rollout.
+        # Rollout with the game's light policy.
         steps = 0
         while not game.is_over(det) and steps < max_rollout:
-            actor = game.to_act(det)[0]
-            legal = game.legal_moves(det, actor)
-            game.apply_in_place(det, actor, policy(game, det, actor, legal, rng))
+            actor = min(game.to_act(det))
+            game.apply_in_place(det, actor, policy(game, det, actor, game.legal_moves(det, actor), rng))
             steps += 1
-        if not game.is_over(det):
-            continue
-        reward = rewards(game, det)
+        reward = rewards(game, det) if game.is_over(det) else None
         for visited in path:
             visited.visits += 1
             if visited.actor >= 0:
-                visited.total += reward[visited.actor]
+                visited.total += reward[visited.actor] if reward is not None else 0.5
         done += 1
-    legal_keys = {move_key(m): m for m in legal_root}
     best = max(legal_keys, key=lambda k: (root.children[k].visits if k in root.children else -1, k))
     return SearchResult(legal_keys[best], done, time.perf_counter() - start,
                         {k: root.children[k].visits for k in legal_keys if k in root.children})

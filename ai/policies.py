@@ -1,21 +1,26 @@
-"""Light rollout policies, per game, where uniform random play is too weak to guide the search.
+"""Light rollout policies, chosen by game id, where uniform random play is too weak to guide the search.
 
-A policy only ranks the legal moves it is given; it never looks at hidden information (the rollout
-state is already a determinization).
+A policy only ranks the legal moves it is given and must stay cheap (it runs at every rollout step).
+It never sees hidden information: the rollout state is already a determinization.
 """
 
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from services.rules.games.base import Game, Move
+from .ismcts import Move, Policy, uniform
 
-from .ismcts import Policy, uniform
+if TYPE_CHECKING:
+    from services.rules.games.base import Game
 
 
 def prefer_existing_columns(game: Game[Any], state: Any, seat: int, legal: list[Move], rng: random.Random) -> Move:
-    """Fierce Women: growing a column scores more than opening new ones, so favour it 3:1."""
+    """Fierce Women: growing a column toward a defined one beats opening new columns, so favour it 3:1.
+
+    Moves are matched by their spec shape ({"type": "place", "column": int | "new"}); any other move
+    set falls back to uniform choice.
+    """
     grow = [m for m in legal if m.get("type") == "place" and m.get("column") != "new"]
     if grow and rng.random() < 0.75:
         return grow[rng.randrange(len(grow))]
@@ -28,4 +33,5 @@ POLICIES: dict[str, Policy] = {
 
 
 def policy_for(game_id: str) -> Policy:
+    """The rollout policy of ``game_id``; uniform random for games without a heuristic."""
     return POLICIES.get(game_id, uniform)

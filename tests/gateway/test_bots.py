@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Iterator
 
+import orjson
 import pytest
 import redis
 
@@ -77,13 +78,21 @@ def test_a_job_of_a_worker_killed_mid_think_is_reclaimed(api: Api, redis_url: st
         assert created.status_code == 201, created.text
         match_id = created.json()["id"]
         api.post(f"/v1/matches/{match_id}/join", json={})
-        # The doomed worker takes the job and starts thinking (hard bots think for seconds).
+        # The doomed worker takes our match's job and starts thinking (hard bots think for seconds). The
+        # session's Redis is shared with other tests, so look for this match's job among the doomed one's.
 
-        def doomed_holds_a_job() -> bool:
-            info = client.xpending_range(BOT_JOBS_STREAM, GROUP, "-", "+", 50, consumername="doomed")
-            return bool(info)
+        def doomed_holds_our_job() -> bool:
+            try:
+                held = client.xpending_range(BOT_JOBS_STREAM, GROUP, "-", "+", 100, consumername="doomed")
+            except redis.ResponseError:  # the worker has not created the group yet
+                return False
+            for entry in held:
+                for _, fields in client.xrange(BOT_JOBS_STREAM, entry["message_id"], entry["message_id"]):
+                    if orjson.loads(fields[b"job"])["match_id"] == match_id:
+                        return True
+            return False
 
-        wait_for(doomed_holds_a_job, 30)
+        wait_for(doomed_holds_our_job, 90)
         doomed.send_signal(signal.SIGKILL)
         doomed.wait(10)
         rescuer = Worker(redis_url, f"127.0.0.1:{rules.port}", name="rescuer", claim_idle_ms=200)

@@ -1,0 +1,71 @@
+"""The same guarantees on every registered engine (the list grows as engines land)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from ai.arena import main as arena_main
+from ai.ismcts import move_key, rewards
+from tests.ai.conftest import REGISTERED, positions, small_bot
+
+GIDS = sorted(REGISTERED)
+
+
+def players_of(gid: str) -> int:
+    return max(REGISTERED[gid].min_players, 2)
+
+
+@pytest.mark.parametrize("gid", GIDS)
+def test_bot_plays_legal_moves_for_every_seat_to_act(gid: str) -> None:
+    game = REGISTERED[gid]
+    for state in positions(game, players_of(gid), count=3):
+        for seat in game.to_act(state):
+            move = small_bot(iterations=8).choose(game, state, seat)
+            assert move_key(move) in {move_key(m) for m in game.legal_moves(state, seat)}
+
+
+@pytest.mark.parametrize("gid", GIDS)
+def test_same_state_and_seed_give_the_same_move(gid: str) -> None:
+    game = REGISTERED[gid]
+    for state in positions(game, players_of(gid), count=2):
+        seat = game.to_act(state)[0]
+        assert small_bot(7, 8).choose(game, state, seat) == small_bot(7, 8).choose(game, state, seat)
+
+
+@pytest.mark.parametrize("gid", GIDS)
+def test_bot_cannot_tell_states_with_the_same_view_apart(gid: str) -> None:
+    """A real state and a determinization of it for the bot's own seat: equal views, so the same move."""
+    game = REGISTERED[gid]
+    states = positions(game, players_of(gid), count=4, seed=5)
+    differed = 0
+    for i, state in enumerate(states):
+        for seat in game.to_act(state):
+            twin = game.determinize(state, seat, random.Random(100 + i))
+            assert game.view(twin, seat) == game.view(state, seat)
+            differed += game.encode(twin) != game.encode(state)
+            assert small_bot(11, 8).choose(game, state, seat) == small_bot(11, 8).choose(game, twin, seat)
+    if any(game.secrets(s, seat) for s in states for seat in game.to_act(s)):
+        assert differed, "no twin differed in hidden information: the test proved nothing"
+
+
+@pytest.mark.parametrize("gid", GIDS)
+def test_rewards_are_in_unit_range(gid: str) -> None:
+    game = REGISTERED[gid]
+    state, rng = game.new_game(players_of(gid), 4, {}), random.Random(4)
+    while not game.is_over(state):
+        seat = min(game.to_act(state))
+        game.apply_in_place(state, seat, rng.choice(game.legal_moves(state, seat)))
+    assert all(0.0 <= r <= 1.0 for r in rewards(game, state))
+
+
+@pytest.mark.parametrize("gid", GIDS[:1])
+def test_arena_cli_json(gid: str, capsys: pytest.CaptureFixture[str]) -> None:
+    import orjson
+
+    n = players_of(gid)
+    assert arena_main(["--game", gid, "--players", str(n), "--seats", ",".join(["random"] * n),
+                       "--games", "2", "--json"]) == 0
+    report = orjson.loads(capsys.readouterr().out)
+    assert report["games"] == 2 and [r["seats"] for r in report["results"]] == ["random"]
