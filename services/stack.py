@@ -27,6 +27,8 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 ROOT = Path(__file__).resolve().parent.parent
+#: Multiprocess Prometheus metrics across the gateway's workers (see that module).
+GUNICORN_CONF = "python:services.gateway.gunicorn_conf"
 
 
 def free_port() -> int:
@@ -91,8 +93,15 @@ class StackConfig:
     rules_replicas: int = 1
     gateway_workers: int = 2
     bot_workers: int = 1
+    gateway_threads: int = 8
     redis_url: str | None = None
+    #: False: always start a fresh embedded Redis, even if ``REDIS_URL`` is set (the load test's own store).
+    use_env_redis: bool = True
     data_dir: Path = field(default_factory=lambda: ROOT / "var")
+    #: Extra environment for every process (e.g. ``MEEPLE_RATE_LIMIT_PER_MINUTE``).
+    env: dict[str, str] = field(default_factory=dict)
+    #: Where each process's output goes (``<name>.log``); None = this terminal.
+    log_dir: Path | None = None
 
 
 @dataclass
@@ -106,16 +115,27 @@ class Stack:
     metrics: dict[str, str] = field(default_factory=dict)
     gateway_url: str | None = None
     notes: list[str] = field(default_factory=list)
+    temp_dirs: list[Path] = field(default_factory=list)
 
     def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, **(env or {})}, start_new_session=True)
+        out: Any = None
+        if self.config.log_dir is not None:
+            self.config.log_dir.mkdir(parents=True, exist_ok=True)
+            out = open(self.config.log_dir / f"{name}.log", "ab")  # noqa: SIM115  (the child owns it)
+        try:
+            proc = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, **self.config.env, **(env or {})},
+                                    start_new_session=True, stdout=out, stderr=subprocess.STDOUT if out else None)
+        finally:
+            if out is not None:
+                out.close()
         self.procs.append((name, proc))
         return proc
 
     def start(self) -> Stack:
         cfg = self.config
         cfg.data_dir.mkdir(parents=True, exist_ok=True)
-        self.redis_url = cfg.redis_url or os.environ.get("REDIS_URL", "") or self._start_redis()
+        self.redis_url = (cfg.redis_url or (os.environ.get("REDIS_URL", "") if cfg.use_env_redis else "")
+                          or self._start_redis())
         for i in range(cfg.rules_replicas):
             port = cfg.rules_port + i if cfg.rules_port else free_port()
             metrics_port = free_port()
@@ -128,11 +148,14 @@ class Stack:
         env = {"REDIS_URL": self.redis_url, "MEEPLE_RULES_ADDR": ",".join(self.rules_addresses)}
         if importlib.util.find_spec("services.gateway.wsgi") is not None:
             prom_dir = Path(tempfile.mkdtemp(prefix="meeple-prom-"))
-            proc = self._spawn("gateway", [sys.executable, "-m", "gunicorn", "--workers", str(cfg.gateway_workers),
-                                    "--threads", "8", "--bind", f"{cfg.host}:{cfg.http_port}",
-                                    "--graceful-timeout", "10", "services.gateway.wsgi:app"],
-                        {**env, "PROMETHEUS_MULTIPROC_DIR": str(prom_dir)})
-            self.gateway_url = f"http://{cfg.host}:{cfg.http_port}"
+            self.temp_dirs.append(prom_dir)
+            http_port = cfg.http_port or free_port()
+            proc = self._spawn("gateway", [sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONF,
+                                           "--workers", str(cfg.gateway_workers), "--threads", str(cfg.gateway_threads),
+                                           "--bind", f"{cfg.host}:{http_port}", "--graceful-timeout", "10",
+                                           "services.gateway.wsgi:app"],
+                               {**env, "PROMETHEUS_MULTIPROC_DIR": str(prom_dir)})
+            self.gateway_url = f"http://{cfg.host}:{http_port}"
             wait_until(lambda: http_ok(f"{self.gateway_url}/healthz"), "gateway", proc)
             self.metrics["gateway"] = f"{self.gateway_url}/metrics"
         else:
@@ -176,15 +199,22 @@ class Stack:
                 return f"{name} exited with code {proc.returncode}"
         return None
 
-    def stop(self) -> None:
-        for _, proc in reversed(self.procs):
+    def stop(self, keep: tuple[str, ...] = ()) -> None:
+        """Stop every process (but those named in ``keep``: the load test audits Redis after the rest)."""
+        stopping = [proc for name, proc in reversed(self.procs) if name not in keep]
+        for proc in stopping:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
-        for _, proc in reversed(self.procs):
+        for proc in stopping:
             try:
                 proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 proc.kill()
+                proc.wait()
+        if keep:
+            return
+        for directory in self.temp_dirs:
+            shutil.rmtree(directory, ignore_errors=True)
 
 
 def add_parser(sub: Any) -> None:

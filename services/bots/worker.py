@@ -26,6 +26,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, star
 from ai.bot import Bot
 from services.gateway.bots_seam import BOT_JOBS_STREAM
 from services.gateway.errors import ApiError
+from services.gateway.metrics import RedisMetrics, timed_redis
 from services.gateway.moves import apply_move
 from services.gateway.rules_client import RulesClient
 from services.gateway.store import MatchStore
@@ -33,7 +34,10 @@ from services.rules.games import get_game
 
 log = logging.getLogger("meeple.bots")
 GROUP = "bots"
-THINK_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.5, 5.0, 10.0)
+THINK_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.5, 5.0, 10.0)
+#: The queue-depth gauges are refreshed at most this often (two extra round trips each time).
+DEPTH_EVERY_S = 1.0
+DEPTH_CAP = 10_000
 
 
 class BotMetrics:
@@ -48,19 +52,22 @@ class BotMetrics:
                              registry=self.registry)
         self.claimed = Counter("meeple_bot_jobs_reclaimed_total", "Jobs re-claimed from a silent worker",
                                registry=self.registry)
-        self.queue = Gauge("meeple_bot_queue_length", "Entries in the bot job stream", registry=self.registry)
+        self.queue = Gauge("meeple_bot_queue_length", "Bot jobs no worker has taken yet (the queue's depth)",
+                           registry=self.registry)
+        self.redis = RedisMetrics(self.registry)
 
 
 class Worker:
     def __init__(self, redis_url: str, rules_addr: str, name: str | None = None, claim_idle_ms: int = 30_000,
                  metrics: BotMetrics | None = None) -> None:
-        self.redis = redis.Redis.from_url(redis_url, socket_timeout=30)
+        self.metrics = metrics or BotMetrics()
+        self.redis = timed_redis(redis_url, self.metrics.redis, socket_timeout=30)
         self.store = MatchStore(self.redis, finished_ttl_s=int(os.environ.get("MEEPLE_FINISHED_TTL_S", 7 * 86400)),
                                 waiting_ttl_s=int(os.environ.get("MEEPLE_WAITING_TTL_S", 86400)))
         self.rules = RulesClient(rules_addr)
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.claim_idle_ms = claim_idle_ms
-        self.metrics = metrics or BotMetrics()
+        self._depth_at = 0.0
         self.stopping = threading.Event()
         try:
             self.redis.xgroup_create(BOT_JOBS_STREAM, GROUP, id="0", mkstream=True)
@@ -125,10 +132,30 @@ class Worker:
             for entry_id, fields in entries:
                 self._process(entry_id, fields)
                 handled += 1
-        pending = self.redis.xpending(BOT_JOBS_STREAM, GROUP)
-        self.metrics.pending.set(pending["pending"] if isinstance(pending, dict) else 0)
-        self.metrics.queue.set(self.redis.xlen(BOT_JOBS_STREAM))
+        if time.monotonic() - self._depth_at >= DEPTH_EVERY_S:
+            self._depth_at = time.monotonic()
+            pending = self.redis.xpending(BOT_JOBS_STREAM, GROUP)
+            self.metrics.pending.set(pending["pending"] if isinstance(pending, dict) else 0)
+            self.metrics.queue.set(self.queue_depth())
         return handled
+
+    def queue_depth(self) -> int:
+        """Jobs the group has not handed to any worker yet.
+
+        The stream keeps acknowledged entries (up to its MAXLEN), so its length is not the depth: count
+        the entries after the group's last delivered id (Redis 6.2 has no ``lag`` field), up to a cap.
+        """
+        groups: Any = self.redis.xinfo_groups(BOT_JOBS_STREAM)
+        for group in groups:
+            name = group["name"].decode() if isinstance(group["name"], bytes) else group["name"]
+            if name == GROUP:
+                if group.get("lag") is not None:
+                    return int(group["lag"])
+                last = group["last-delivered-id"]
+                last = last.decode() if isinstance(last, bytes) else str(last)
+                waiting: Any = self.redis.xrange(BOT_JOBS_STREAM, min=f"({last}", count=DEPTH_CAP)
+                return len(waiting)
+        return 0
 
     def run(self) -> None:
         log.info("bot worker %s taking jobs from %s", self.name, BOT_JOBS_STREAM)

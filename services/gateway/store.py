@@ -9,6 +9,8 @@ One key family per match, all with the hash tag ``{id}`` so a match lives in one
 * ``match:{id}:events``  — a stream with one entry per version (id ``<version>-1``) for long-polls and SSE;
 * ``match:{id}:idem:<key>`` — the stored response of an ``Idempotency-Key`` request.
 
+``stats:matches`` (a hash, outside every match's slot) counts matches per ``<status>:<game>`` for the metrics.
+
 Every update is one Lua script: compare the version, write everything, bump the version, append the log
 and the event — atomically, so concurrent gateways can never lose or duplicate a move.
 """
@@ -25,6 +27,8 @@ import orjson
 import redis
 
 KEY_SUFFIXES = ("version", "meta", "state", "log", "events")
+#: Per-game match counters: ``active:<game>`` now, ``created|finished|abandoned:<game>`` ever.
+MATCH_STATS_KEY = "stats:matches"
 
 _CAS = """
 local v = tonumber(redis.call('GET', KEYS[1]) or '-1')
@@ -107,6 +111,7 @@ class MatchStore:
         if ttl:
             for key in k:
                 self.redis.expire(key, ttl)
+        self.count_transition(meta["game"], None, meta["status"])
         return Match(match_id, int(version), meta, state)
 
     def load(self, match_id: str) -> Match | None:
@@ -123,7 +128,27 @@ class MatchStore:
             self.ttl_for(meta["status"])])
         if ok != 1:
             raise StaleVersion(int(version))
+        self.count_transition(str(meta["game"]), match.meta["status"], meta["status"])
         return Match(match.id, int(version), meta, match.state if state is None else state)
+
+    def count_transition(self, game: str, before: str | None, after: str) -> None:
+        """Keep the match counters the metrics read: one extra round trip, only when a status changes.
+
+        Outside the compare-and-set (the hash is in another Cluster slot), so a crash in between can
+        leave a count off by one; the matches themselves are never affected.
+        """
+        if before == after:
+            return
+        pipe = self.redis.pipeline(transaction=False)
+        if before is None:
+            pipe.hincrby(MATCH_STATS_KEY, f"created:{game}", 1)
+        if before == "active":
+            pipe.hincrby(MATCH_STATS_KEY, f"active:{game}", -1)
+        if after == "active":
+            pipe.hincrby(MATCH_STATS_KEY, f"active:{game}", 1)
+        if after in ("finished", "abandoned"):
+            pipe.hincrby(MATCH_STATS_KEY, f"{after}:{game}", 1)
+        pipe.execute()
 
     def log(self, match_id: str, start: int = 0, end: int = -1) -> list[dict[str, Any]]:
         return [orjson.loads(raw) for raw in self.redis.lrange(keys(match_id)[3], start, end)]

@@ -55,7 +55,8 @@ def long_poll(match_id: str) -> Response:
     after = _int_arg("after", match.version, 0, 2**31)
     wait = _int_arg("wait", 0, 0, gw.config.long_poll_max_s)
     if match.version <= after and wait:
-        gw.store.wait_for_version(match_id, after, wait)
+        with gw.metrics.events_waiting.track_inprogress():
+            gw.store.wait_for_version(match_id, after, wait)
         match = load_match(match_id)
     return jsonify(events_since(match, seat, after))
 
@@ -85,7 +86,8 @@ def stream(match_id: str) -> Response:
                 if current.meta["status"] in ("finished", "abandoned"):
                     return
             else:
-                gw.store.wait_for_version(match_id, after, 15)
+                with gw.metrics.events_waiting.track_inprogress():
+                    gw.store.wait_for_version(match_id, after, 15)
                 yield ": heartbeat\n\n"
 
     return Response(stream_with_context(generate()), mimetype="text/event-stream",

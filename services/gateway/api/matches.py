@@ -175,6 +175,7 @@ def submit_move(match_id: str) -> tuple[Response, int]:
         updated, view = apply_move(gw.store, gw.rules, match, seat, body["move"], body["version"])
         doc = status_doc(updated, seat, view)
     except ApiError as err:
+        gw.metrics.moves.labels(match.game, err.code).inc()
         if key is not None and err.status in (409, 422) and err.code != "stale_version":
             gw.store.idempotent_put(match_id, key, {"fingerprint": fingerprint, "status": err.status,
                                                     "body": {"error": {"code": err.code, "message": err.message}}})
@@ -183,6 +184,7 @@ def submit_move(match_id: str) -> tuple[Response, int]:
             if done is not None and done["fingerprint"] == fingerprint:
                 return jsonify(done["body"]), done["status"]
         raise
+    gw.metrics.moves.labels(match.game, "applied").inc()
     if key is not None:
         gw.store.idempotent_put(match_id, key, {"fingerprint": fingerprint, "status": 200, "body": doc})
     return jsonify(doc), 200

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from importlib import resources
 
 from flask import Blueprint, Response, jsonify
@@ -10,6 +9,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 
 from ..context import gateway
 from ..errors import error_response
+from ..metrics import MatchStatsCollector, multiprocess_enabled
 from ..openapi import document
 
 bp = Blueprint("ops", __name__)
@@ -36,11 +36,13 @@ def readyz() -> Response:
 
 @bp.get("/metrics")
 def metrics() -> Response:
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # gunicorn workers: aggregate every process's files
+    gw = gateway()
+    if multiprocess_enabled():  # gunicorn workers: add up every worker's files, whichever worker answers
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
+        registry.register(MatchStatsCollector(gw.store.redis))
     else:
-        registry = gateway().registry
+        registry = gw.metrics.registry
     return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
 
 

@@ -1,0 +1,224 @@
+"""Locust scenarios for the Meeple REST API: people playing whole matches, the way clients do.
+
+* :class:`BotMatchPlayer` creates a match against bots and plays it to the end with legal moves, waiting
+  for the bots with long-polls.
+* :class:`MatchmadePlayer` queues through matchmaking; two of them (or as many as the game needs) are
+  grouped into one match and play it against each other.
+* :class:`Spectator` follows a running match with long-polls, without a token.
+* :class:`Baseline` calls ``/healthz`` (no Redis, no gRPC) at a steady pace in the same run, so the report
+  can show what the real endpoints cost above the bare HTTP stack.
+
+Games come from ``GET /v1/games``, so every registered game takes part. Simultaneous steps need no special
+case: a seat plays whenever it is in ``to_act``. The move submission is the request named ``move``; waiting
+for bots or another person is a separate request (``events (wait for turn)``), so think time never counts
+as move latency.
+
+Bounded by construction: the host must be a loopback address, the runner passes ``--run-time``, and a
+request cap per user and for the whole run stops users (``MEEPLE_LOAD_MAX_REQUESTS*``). Settings come
+from the environment (``MEEPLE_LOAD_*``), see ``SETTINGS``.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import json
+import os
+import random
+import time
+import urllib.parse
+from typing import Any
+
+from locust import FastHttpUser, constant, events, task
+from locust.env import Environment
+from locust.exception import StopUser
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def _env_json(name: str, default: Any) -> Any:
+    raw = os.environ.get(name)
+    return json.loads(raw) if raw else default
+
+
+SETTINGS: dict[str, Any] = {
+    "bot_level": os.environ.get("MEEPLE_LOAD_BOT_LEVEL", "easy"),
+    "max_requests": int(os.environ.get("MEEPLE_LOAD_MAX_REQUESTS", "2000000")),
+    "max_requests_per_user": int(os.environ.get("MEEPLE_LOAD_MAX_REQUESTS_PER_USER", "100000")),
+    #: Per-game options, e.g. {"clash": {"match": "single"}}; games not named play their defaults.
+    "options": _env_json("MEEPLE_LOAD_OPTIONS", {}),
+    #: A person's think time before a move, uniform in [low, high] seconds.
+    "think_s": tuple(_env_json("MEEPLE_LOAD_THINK_S", [0.0, 0.1])),
+    "wait_s": int(os.environ.get("MEEPLE_LOAD_WAIT_S", "10")),
+    #: Give up on a matchmaking ticket after this long (the gateway fills seats with bots before that).
+    "matchmaking_timeout_s": float(os.environ.get("MEEPLE_LOAD_MATCHMAKING_TIMEOUT_S", "60")),
+    "spectator_polls": int(os.environ.get("MEEPLE_LOAD_SPECTATOR_POLLS", "30")),
+    "weights": _env_json("MEEPLE_LOAD_WEIGHTS", {"bots": 3, "pairs": 3, "spectators": 1}),
+}
+
+_requests = itertools.count(1)
+_matches = itertools.count()
+_queue_games: collections.deque[dict[str, Any]] = collections.deque()
+#: Matches people are playing now, for spectators to follow.
+RECENT: collections.deque[str] = collections.deque(maxlen=200)
+
+
+@events.test_start.add_listener
+def _only_loopback(environment: Environment, **_: Any) -> None:
+    """Refuse to send load anywhere but this machine."""
+    host = urllib.parse.urlsplit(environment.host or "").hostname
+    if host not in LOOPBACK:
+        raise SystemExit(f"refusing to load {environment.host!r}: only a local stack on loopback may be loaded")
+
+
+class MeepleUser(FastHttpUser):
+    abstract = True
+    wait_time = constant(0)
+    network_timeout = 60.0
+    connection_timeout = 10.0
+    games: list[dict[str, Any]] = []  # the catalogue, fetched once per process
+
+    def on_start(self) -> None:
+        self.requests = 0
+        self.rng = random.Random()
+        if not MeepleUser.games:
+            MeepleUser.games = self.call("GET", "/v1/games", "games")["games"]
+
+    # -- one request, counted against the caps; None unless it succeeded ------------------------------
+    def call(self, method: str, path: str, name: str, token: str | None = None, body: Any = None,
+             headers: dict[str, str] | None = None) -> Any:
+        self.requests += 1
+        if next(_requests) > SETTINGS["max_requests"]:
+            self.environment.runner.quit()  # type: ignore[union-attr]
+            raise StopUser()
+        if self.requests > SETTINGS["max_requests_per_user"]:
+            raise StopUser()
+        headers = dict(headers or {})
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        response = self.client.request(method, path, name=name, json=body, headers=headers)
+        if not 200 <= response.status_code < 300:
+            return None
+        return response.json()
+
+    def options_for(self, game: dict[str, Any]) -> dict[str, Any]:
+        options: dict[str, Any] = SETTINGS["options"].get(game["id"], {})
+        return options
+
+    def think(self) -> None:
+        low, high = SETTINGS["think_s"]
+        if high > 0:
+            time.sleep(self.rng.uniform(low, high))
+
+    # -- playing one seat of a match to the end ----------------------------------------------------------
+    def play(self, match_id: str, seat: int, token: str, status: dict[str, Any]) -> None:
+        RECENT.append(match_id)
+        base = f"/v1/matches/{match_id}"
+        version = status["version"]
+        while status["status"] in ("active", "waiting"):
+            if status["status"] == "active" and seat in status["to_act"]:
+                legal = self.call("GET", f"{base}/legal-moves", "legal-moves", token)
+                if legal is None:
+                    self.call("POST", f"{base}/leave", "leave (after a failure)", token, {})
+                    return
+                if not legal["moves"]:  # no decision of ours after all: wait for the match to move on
+                    status = self.wait_turn(base, token, legal["version"]) or status
+                    continue
+                self.think()
+                move = self.rng.choice(legal["moves"])
+                reply = self.call("POST", f"{base}/moves", "move", token, {"move": move, "version": legal["version"]},
+                                  {"Idempotency-Key": f"{match_id}-{seat}-{legal['version']}"})
+            else:
+                reply = self.wait_turn(base, token, version)
+            if reply is None:  # the failure is recorded; free the others rather than leave them waiting
+                self.call("POST", f"{base}/leave", "leave (after a failure)", token, {})
+                return
+            status = reply
+            version = status["version"]
+
+    def wait_turn(self, base: str, token: str, after: int) -> dict[str, Any] | None:
+        """Long-poll until the match passes version ``after`` (someone else's move, or a bot's)."""
+        doc: dict[str, Any] | None = self.call(
+            "GET", f"{base}/events?after={after}&wait={SETTINGS['wait_s']}", "events (wait for turn)", token)
+        return doc
+
+
+class BotMatchPlayer(MeepleUser):
+    """One person against bots: create the match, play it to the end, start another."""
+
+    weight = int(SETTINGS["weights"].get("bots", 0))
+
+    @task
+    def play_against_bots(self) -> None:
+        game = self.games[next(_matches) % len(self.games)]
+        players = self.rng.randint(max(game["min_players"], 2), game["max_players"])
+        seats = [{"kind": "human"}] + [{"kind": "bot", "level": SETTINGS["bot_level"]}] * (players - 1)
+        created = self.call("POST", "/v1/matches", "create match", None,
+                            {"game": game["id"], "players": players, "options": self.options_for(game),
+                             "seats": seats, "join": True})
+        if created is not None:
+            self.play(created["id"], 0, created["token"], created)
+
+
+class MatchmadePlayer(MeepleUser):
+    """People queueing for a game: consecutive tickets ask for the same game, so they are grouped."""
+
+    weight = int(SETTINGS["weights"].get("pairs", 0))
+
+    @staticmethod
+    def next_game(games: list[dict[str, Any]]) -> dict[str, Any]:
+        """Games in turn, each as many times in a row as it has seats: consecutive tickets form a match."""
+        if not _queue_games:
+            for game in games:
+                _queue_games.extend([game] * max(game["min_players"], 2))
+        return _queue_games.popleft()
+
+    @task
+    def play_matchmade(self) -> None:
+        game = self.next_game(self.games)
+        players = max(game["min_players"], 2)
+        ticket = self.call("POST", "/v1/matchmaking", "matchmaking enqueue", None,
+                           {"game": game["id"], "players": players, "options": self.options_for(game)})
+        deadline = time.monotonic() + SETTINGS["matchmaking_timeout_s"]
+        while ticket is not None and ticket["status"] == "waiting":
+            if time.monotonic() > deadline:
+                self.call("DELETE", f"/v1/matchmaking/{ticket['ticket']}", "matchmaking cancel")
+                return
+            time.sleep(0.2)
+            ticket = self.call("GET", f"/v1/matchmaking/{ticket['ticket']}", "matchmaking poll")
+        if ticket is None or ticket["status"] != "matched":
+            return
+        match_id, token, seat = ticket["match_id"], ticket["token"], ticket["seat"]
+        status = self.call("GET", f"/v1/matches/{match_id}", "match status", token)
+        if status is not None:
+            self.play(match_id, seat, token, status)
+
+
+class Spectator(MeepleUser):
+    """Someone watching a match people are playing: status once, then long-polls until it ends."""
+
+    weight = int(SETTINGS["weights"].get("spectators", 0))
+
+    @task
+    def watch(self) -> None:
+        if not RECENT:
+            time.sleep(1.0)
+            return
+        match_id = self.rng.choice(list(RECENT)[-50:])
+        status = self.call("GET", f"/v1/matches/{match_id}", "match status (spectator)")
+        for _ in range(SETTINGS["spectator_polls"]):
+            if status is None or status["status"] not in ("active", "waiting"):
+                return
+            status = self.call("GET", f"/v1/matches/{match_id}/events?after={status['version']}"
+                                      f"&wait={SETTINGS['wait_s']}", "events (spectator)")
+
+
+class Baseline(FastHttpUser):
+    """The trivial endpoint, measured beside the real ones: what any request costs on this stack."""
+
+    fixed_count = 1
+    wait_time = constant(0.1)
+
+    @task
+    def healthz(self) -> None:
+        self.client.get("/healthz", name="baseline")

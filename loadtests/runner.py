@@ -1,0 +1,372 @@
+"""``meeple loadtest``: boot the whole stack, drive it with Locust, and write a report.
+
+The stack is the one ``meeple run`` starts (a fresh embedded Redis of its own, rules replicas, the gateway
+under gunicorn, bot workers), on free loopback ports. Locust runs headless in its own process for
+``--duration`` seconds (and stops earlier at the request cap); meanwhile a progress line shows the
+throughput and the move latency. Afterwards the runner scrapes every process's /metrics, stops the
+writers, replays every match in the store from its seed and move log (``corrupted_matches``), and writes
+``report.md``, Locust's CSVs, ``metrics/*.prom`` and ``plot.png`` to the report directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import math
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import redis
+
+from services.bench import parse_option
+from services.stack import ROOT, Stack, StackConfig, http_ok, wait_until
+
+from . import promtext
+from .audit import Audit, audit_store
+
+LOCUSTFILE = Path(__file__).with_name("locustfile.py")
+MOVE = "move"
+BASELINE = "baseline"
+
+
+@dataclass
+class LoadConfig:
+    users: int = 50
+    spawn_rate: float = 10.0
+    duration_s: int = 180
+    out: Path | None = None
+    gateway_workers: int = 2
+    #: 0 = enough threads for every user to hold a long-poll at once, plus a few.
+    gateway_threads: int = 0
+    rules_replicas: int = 1
+    bot_workers: int = 1
+    bot_level: str = "easy"
+    #: 0 = a generous default from users and duration.
+    max_requests: int = 0
+    max_requests_per_user: int = 100_000
+    think_s: tuple[float, float] = (0.0, 0.1)
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    weights: dict[str, int] = field(default_factory=lambda: {"bots": 3, "pairs": 3, "spectators": 1})
+    bot_fill_s: int = 5
+    quiet: bool = False
+
+    def threads(self) -> int:
+        return self.gateway_threads or max(8, math.ceil(self.users / self.gateway_workers) + 4)
+
+    def request_cap(self) -> int:
+        return self.max_requests or max(10_000, self.users * self.duration_s * 60)
+
+
+@dataclass
+class Progress:
+    """The live figures, from the tail of Locust's history CSV and the bot workers' gauges."""
+
+    queue_depths: list[tuple[float, float]] = field(default_factory=list)
+
+    def line(self, cfg: LoadConfig, elapsed: float, history: Path, bots: list[str]) -> str:
+        rows = last_rows(history)
+        total, move = rows.get("Aggregated", {}), rows.get(MOVE, {})
+        depth = 0.0
+        for url in bots:
+            with contextlib.suppress(OSError):
+                depth = max(depth, promtext.value(promtext.scrape(url, timeout=1), "meeple_bot_queue_length"))
+        self.queue_depths.append((elapsed, depth))
+        return (f"[{elapsed:5.0f}/{cfg.duration_s} s] users {total.get('User Count', '0'):>3}  "
+                f"req/s {_f(total.get('Requests/s')):6.1f}  moves/s {_f(move.get('Requests/s')):6.1f}  "
+                f"move p50 {move.get('50%', 'N/A'):>4} ms p99 {move.get('99%', 'N/A'):>4} ms  "
+                f"failures {total.get('Total Failure Count', '0')}  bot queue {depth:.0f}")
+
+
+def _f(text: str | None) -> float:
+    try:
+        return float(text or 0)
+    except ValueError:
+        return 0.0
+
+
+def last_rows(history: Path) -> dict[str, dict[str, str]]:
+    """The newest row per request name in Locust's ``_stats_history.csv`` (it grows while Locust runs)."""
+    if not history.exists():
+        return {}
+    with history.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    if not rows:
+        return {}
+    newest = rows[-1]["Timestamp"]
+    return {row["Name"]: row for row in rows if row["Timestamp"] == newest}
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds of a process and its live descendants (gunicorn's workers)."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        total = 0.0
+        for proc in [root, *root.children(recursive=True)]:
+            times = proc.cpu_times()
+            total += times.user + times.system
+        return total
+    except psutil.Error:
+        return 0.0
+
+
+def scrape_all(targets: dict[str, str]) -> dict[str, promtext.Samples]:
+    return {name: promtext.scrape(url) for name, url in targets.items()}
+
+
+def raw_metrics(targets: dict[str, str]) -> dict[str, str]:
+    texts = {}
+    for name, url in targets.items():
+        with urllib_open(url) as response:
+            texts[name] = response.read().decode()
+    return texts
+
+
+def urllib_open(url: str) -> Any:
+    import urllib.request
+
+    return urllib.request.urlopen(url, timeout=5)
+
+
+def sustained_rate(history: Path, name: str, users: int) -> float:
+    """Successful requests per second of ``name`` once every user runs (the ramp-up left out)."""
+    if not history.exists():
+        return 0.0
+    with history.open(newline="") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["Name"] == name]
+    steady = [r for r in rows if int(r["User Count"] or 0) >= users] or rows
+    if len(steady) < 2:
+        return 0.0
+    first, last = steady[0], steady[-1]
+    seconds = int(last["Timestamp"]) - int(first["Timestamp"])
+    done = ((int(last["Total Request Count"]) - int(last["Total Failure Count"]))
+            - (int(first["Total Request Count"]) - int(first["Total Failure Count"])))
+    return done / seconds if seconds > 0 else 0.0
+
+
+def read_stats(path: Path) -> dict[str, dict[str, str]]:
+    if not path.exists():
+        return {}
+    with path.open(newline="") as handle:
+        return {row["Name"]: row for row in csv.DictReader(handle)}
+
+
+def read_failures(path: Path) -> list[dict[str, str]]:
+    if not path.exists():
+        return []
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _ms(row: dict[str, str], column: str) -> float | None:
+    raw = row.get(column, "N/A")
+    return None if raw in ("N/A", "", None) else float(raw)
+
+
+def summarize(cfg: LoadConfig, stats: dict[str, dict[str, str]], duration_s: float, moves_per_s: float,
+              corrupted: int) -> dict[str, Any]:
+    """The ``--json`` object."""
+    aggregated = stats.get("Aggregated", {})
+    endpoints = {
+        name: {"p50_ms": _ms(row, "50%"), "p95_ms": _ms(row, "95%"), "p99_ms": _ms(row, "99%"),
+               "rps": round(_f(row.get("Requests/s")), 2)}
+        for name, row in sorted(stats.items()) if name not in ("Aggregated", BASELINE)
+    }
+    base = stats.get(BASELINE, {})
+    return {
+        "users": cfg.users,
+        "duration_s": round(duration_s, 1),
+        "requests": int(aggregated.get("Request Count", 0) or 0),
+        "failures": int(aggregated.get("Failure Count", 0) or 0),
+        "moves_per_s": round(moves_per_s, 2),
+        "endpoints": endpoints,
+        "baseline": {"p50_ms": _ms(base, "50%"), "p99_ms": _ms(base, "99%"),
+                     "rps": round(_f(base.get("Requests/s")), 2)},
+        "corrupted_matches": corrupted,
+    }
+
+
+def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
+    """Boot, drive, measure, audit, report; returns the summary and the report directory."""
+    from .report import write_report
+
+    out = cfg.out or ROOT / "var" / "loadtests" / time.strftime("%Y%m%d-%H%M%S")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "metrics").mkdir(exist_ok=True)
+    data_dir = Path(tempfile.mkdtemp(prefix="meeple-load-"))
+    stack = Stack(StackConfig(
+        http_port=0, rules_port=0, rules_replicas=cfg.rules_replicas, gateway_workers=cfg.gateway_workers,
+        gateway_threads=cfg.threads(), bot_workers=cfg.bot_workers, use_env_redis=False, data_dir=data_dir,
+        log_dir=out / "logs",
+        env={"MEEPLE_RATE_LIMIT_PER_MINUTE": "1000000",  # the limiter still runs (its cost is real); no 429s
+             "MEEPLE_BOT_FILL_S": str(cfg.bot_fill_s)},
+    ))
+    info: dict[str, Any] = {"config": cfg, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+                            "load_before": os.getloadavg(), "cores": os.cpu_count()}
+    try:
+        stack.start()
+        for name, url in stack.metrics.items():
+            wait_until(lambda u=url: http_ok(u), f"{name} metrics")  # type: ignore[misc]
+        assert stack.gateway_url is not None, "the load test needs the gateway"
+        info.update(gateway_url=stack.gateway_url, rules=stack.rules_addresses, threads=cfg.threads())
+        before = scrape_all(stack.metrics)
+        cpu_before = {name: process_cpu(proc.pid) for name, proc in stack.procs}
+        children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        elapsed, stop_reason, progress = drive_locust(cfg, stack, out)
+        children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        texts = raw_metrics(stack.metrics)
+        for name, text in texts.items():
+            (out / "metrics" / f"{name}.prom").write_text(text)
+        after = {name: promtext.parse(text) for name, text in texts.items()}
+        cpu = {name: process_cpu(proc.pid) - cpu_before.get(name, 0.0) for name, proc in stack.procs}
+        cpu["locust"] = ((children_after.ru_utime + children_after.ru_stime)
+                         - (children_before.ru_utime + children_before.ru_stime))
+        # Nothing may write while the matches are replayed: stop everyone but Redis first.
+        stack.stop(keep=("redis",))
+        audits = audit_store(redis.Redis.from_url(stack.redis_url))
+    finally:
+        stack.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+    history = out / "locust_stats_history.csv"
+    stats = read_stats(out / "locust_stats.csv")
+    moves_per_s = sustained_rate(history, MOVE, cfg.users)
+    corrupted = [a for a in audits if not a.ok]
+    summary = summarize(cfg, stats, elapsed, moves_per_s, len(corrupted))
+    info.update(elapsed=elapsed, stop_reason=stop_reason, cpu=cpu, audits=audits, queue_depths=progress.queue_depths)
+    write_report(out, summary, info, stats, read_failures(out / "locust_failures.csv"),
+                 {name: promtext.delta(after[name], before.get(name, {})) for name in after}, history)
+    (out / "summary.json").write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2))
+    return summary, out
+
+
+def drive_locust(cfg: LoadConfig, stack: Stack, out: Path) -> tuple[float, str, Progress]:
+    """Run Locust headless against the stack; print a progress line; returns (seconds, why it stopped)."""
+    env = {**os.environ,
+           "MEEPLE_LOAD_BOT_LEVEL": cfg.bot_level,
+           "MEEPLE_LOAD_MAX_REQUESTS": str(cfg.request_cap()),
+           "MEEPLE_LOAD_MAX_REQUESTS_PER_USER": str(cfg.max_requests_per_user),
+           "MEEPLE_LOAD_OPTIONS": orjson.dumps(cfg.options).decode(),
+           "MEEPLE_LOAD_THINK_S": orjson.dumps(list(cfg.think_s)).decode(),
+           "MEEPLE_LOAD_WEIGHTS": orjson.dumps(cfg.weights).decode()}
+    argv = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless", "--only-summary",
+            "-u", str(cfg.users), "-r", str(cfg.spawn_rate), "-t", f"{cfg.duration_s}s",
+            "--host", str(stack.gateway_url), "--csv", str(out / "locust"), "--csv-full-history",
+            "--stop-timeout", "0", "--exit-code-on-error", "0", "--loglevel", "WARNING"]
+    progress = Progress()
+    bots = [url for name, url in stack.metrics.items() if name.startswith("bots")]
+    tty = sys.stderr.isatty()
+    with (out / "logs" / "locust.log").open("ab") as log:
+        start = time.monotonic()
+        locust = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                  start_new_session=True)
+        reason = "duration reached"
+        last_print = 0.0
+        try:
+            while locust.poll() is None:
+                time.sleep(2.0)
+                elapsed = time.monotonic() - start
+                problem = stack.failed()
+                if problem:
+                    reason = f"aborted: {problem}"
+                    break
+                if elapsed > cfg.duration_s + 60:
+                    reason = "aborted: Locust did not stop on time"
+                    break
+                line = progress.line(cfg, elapsed, out / "locust_stats_history.csv", bots)
+                if not cfg.quiet and (tty or elapsed - last_print >= 10):
+                    print(("\r" if tty else "") + line, end="" if tty else "\n", file=sys.stderr, flush=True)
+                    last_print = elapsed
+        finally:
+            if locust.poll() is None:
+                locust.send_signal(signal.SIGINT)  # Locust writes its CSVs on the way out
+                try:
+                    locust.wait(20)
+                except subprocess.TimeoutExpired:
+                    locust.kill()
+                    locust.wait()
+        elapsed = time.monotonic() - start
+    if not cfg.quiet and tty:
+        print(file=sys.stderr)
+    if reason == "duration reached" and elapsed < cfg.duration_s - 2:
+        reason = "request cap reached" if locust.returncode == 0 else f"Locust exited with {locust.returncode}"
+    return min(elapsed, float(cfg.duration_s)) if reason == "duration reached" else elapsed, reason, progress
+
+
+def parse_weights(text: str) -> dict[str, int]:
+    try:
+        pairs = (part.split("=", 1) for part in text.split(",") if part)
+        weights = {key.strip(): int(value) for key, value in pairs}
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected bots=N,pairs=N,spectators=N, got {text!r}") from None
+    if not set(weights) <= {"bots", "pairs", "spectators"} or not any(weights.values()):
+        raise argparse.ArgumentTypeError("weights are bots, pairs and spectators; at least one above 0")
+    return weights
+
+
+def parse_think(text: str) -> tuple[float, float]:
+    try:
+        low, _, high = text.partition(",")
+        pair = (float(low), float(high or low))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected LOW,HIGH seconds, got {text!r}") from None
+    if not 0 <= pair[0] <= pair[1]:
+        raise argparse.ArgumentTypeError("think time needs 0 <= LOW <= HIGH")
+    return pair
+
+
+def add_parser(sub: Any) -> None:
+    parser = sub.add_parser("loadtest", help="boot the stack, run Locust, write a latency/throughput report",
+                            description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--users", type=int, default=50)
+    parser.add_argument("--spawn-rate", type=float, default=10.0, help="users started per second")
+    parser.add_argument("--duration", type=int, default=180, help="seconds of load (the run stops by itself)")
+    parser.add_argument("--out", type=Path, default=None, help="report directory (default var/loadtests/<time>)")
+    parser.add_argument("--json", action="store_true", help="also print the summary as one JSON object")
+    parser.add_argument("--gateway-workers", type=int, default=2)
+    parser.add_argument("--gateway-threads", type=int, default=0, help="per worker (default: from --users)")
+    parser.add_argument("--rules-replicas", type=int, default=1)
+    parser.add_argument("--bot-workers", type=int, default=1)
+    parser.add_argument("--bot-level", choices=("easy", "normal", "hard"), default="easy")
+    parser.add_argument("--max-requests", type=int, default=0, help="stop the run after this many requests")
+    parser.add_argument("--max-requests-per-user", type=int, default=100_000)
+    parser.add_argument("--think", type=parse_think, default=(0.0, 0.1), metavar="LOW,HIGH",
+                        help="seconds a person thinks before a move (uniform)")
+    parser.add_argument("--option", action="append", type=parse_option, default=[], metavar="GAME:KEY=JSON",
+                        help="game option for the load's matches, e.g. clash:match=\"single\"")
+    parser.add_argument("--weights", type=parse_weights, default={"bots": 3, "pairs": 3, "spectators": 1},
+                        help="user mix, e.g. bots=3,pairs=3,spectators=1")
+    parser.add_argument("--bot-fill", type=int, default=5, help="matchmaking fills seats with bots after S s")
+    parser.add_argument("--quiet", action="store_true", help="no progress line")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    options: dict[str, dict[str, Any]] = {}
+    for gid, key, value in args.option:
+        options.setdefault(gid, {})[key] = value
+    cfg = LoadConfig(users=args.users, spawn_rate=args.spawn_rate, duration_s=args.duration, out=args.out,
+                     gateway_workers=args.gateway_workers, gateway_threads=args.gateway_threads,
+                     rules_replicas=args.rules_replicas, bot_workers=args.bot_workers, bot_level=args.bot_level,
+                     max_requests=args.max_requests, max_requests_per_user=args.max_requests_per_user,
+                     think_s=args.think, options=options, weights=args.weights, bot_fill_s=args.bot_fill,
+                     quiet=args.quiet)
+    summary, out = run_loadtest(cfg)
+    print(f"report: {out / 'report.md'}", file=sys.stderr)
+    if args.json:
+        print(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode())
+    return 1 if summary["corrupted_matches"] else 0
+
+
+__all__ = ["Audit", "LoadConfig", "add_parser", "run_loadtest"]

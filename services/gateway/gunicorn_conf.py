@@ -1,0 +1,31 @@
+"""gunicorn settings for the gateway: ``gunicorn -c python:services.gateway.gunicorn_conf services.gateway.wsgi:app``.
+
+They make Prometheus multiprocess mode hold: ``PROMETHEUS_MULTIPROC_DIR`` is set before prometheus-client is
+imported anywhere (a fresh directory unless the environment names one), the directory holds no files of an
+earlier run when the workers start, and a worker's live gauges disappear when it exits.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="meeple-prom-"))
+
+# must come after the variable is set:
+from prometheus_client import multiprocess
+
+
+def on_starting(server: Any) -> None:
+    """Start from an empty metrics directory: counters of a previous run must not leak into this one."""
+    directory = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.db"):
+        stale.unlink()
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    """Drop a dead worker's live gauges (in-flight requests, waiting long-polls); its counters stay."""
+    multiprocess.mark_process_dead(worker.pid)
