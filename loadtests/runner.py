@@ -349,10 +349,17 @@ def add_parser(sub: Any) -> None:
                         help="user mix, e.g. bots=3,pairs=3,spectators=1")
     parser.add_argument("--bot-fill", type=int, default=5, help="matchmaking fills seats with bots after S s")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
+    parser.add_argument("--profile", action="store_true",
+                        help="instead of a load test: profile the move path (writes profile.md, profile.html)")
+    parser.add_argument("--moves", type=int, default=2000, help="with --profile: moves to measure")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.profile:
+        from .profile_move import main as profile
+
+        return profile(args.moves, args.out or ROOT / "var" / "profiles" / time.strftime("%Y%m%d-%H%M%S"))
     options: dict[str, dict[str, Any]] = {}
     for gid, key, value in args.option:
         options.setdefault(gid, {})[key] = value

@@ -11,6 +11,7 @@ from .api import events, games, matches, matchmaking, ops
 from .config import GatewayConfig
 from .context import Gateway
 from .errors import register_error_handlers
+from .jsonio import OrjsonProvider
 from .metrics import GatewayMetrics, MatchStatsCollector, check_multiprocess, timed_redis
 from .rules_client import RulesClient
 from .store import MatchStore
@@ -22,7 +23,7 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     config = config or GatewayConfig.from_env()
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes
-    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.json = OrjsonProvider(app)
     check_multiprocess()
     metrics = GatewayMetrics()
     client = timed_redis(config.redis_url, metrics.redis, socket_timeout=config.long_poll_max_s + 5,

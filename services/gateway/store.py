@@ -116,9 +116,22 @@ class MatchStore:
 
     def load(self, match_id: str) -> Match | None:
         version, meta, state = self.redis.mget(keys(match_id)[:3])
-        if version is None or meta is None:
-            return None
-        return Match(match_id, int(version), orjson.loads(meta), state if isinstance(state, bytes) else b"")
+        return _match(match_id, version, meta, state)
+
+    def load_counted(self, match_id: str, ident: str, idempotency_key: str | None = None,
+                     window_s: int = 60) -> tuple[Match | None, tuple[int, int], dict[str, Any] | None]:
+        """One round trip for what every match request starts with: count the caller's request (see
+        :meth:`hit`), load the match, and fetch the stored response of ``idempotency_key`` if given."""
+        key, reset = _window(ident, window_s)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.incr(key)
+        pipe.expire(key, window_s)
+        pipe.mget(keys(match_id)[:3])
+        if idempotency_key is not None:
+            pipe.get(f"match:{{{match_id}}}:idem:{idempotency_key}")
+        count, _, (version, meta, state), *idem = pipe.execute()
+        done = orjson.loads(idem[0]) if idem and idem[0] else None
+        return _match(match_id, version, meta, state), (int(count), reset), done
 
     def update(self, match: Match, meta: dict[str, Any], state: bytes | None, entry: dict[str, Any]) -> Match:
         """Compare-and-set from ``match.version``; raises :class:`StaleVersion` if someone was first."""
@@ -170,10 +183,21 @@ class MatchStore:
     # -- rate limiting -------------------------------------------------------------------------------
     def hit(self, ident: str, window_s: int = 60) -> tuple[int, int]:
         """Fixed-window counter: (requests in this window, seconds until it resets)."""
-        window = int(time.time() // window_s)
-        key = f"ratelimit:{{{ident}}}:{window}"
+        key, reset = _window(ident, window_s)
         pipe = self.redis.pipeline()
         pipe.incr(key)
         pipe.expire(key, window_s)
         count, _ = pipe.execute()
-        return int(count), window_s - int(time.time()) % window_s
+        return int(count), reset
+
+
+def _window(ident: str, window_s: int) -> tuple[str, int]:
+    """The fixed-window counter's key for ``ident`` now, and the seconds until the window resets."""
+    now = time.time()
+    return f"ratelimit:{{{ident}}}:{int(now // window_s)}", window_s - int(now) % window_s
+
+
+def _match(match_id: str, version: Any, meta: Any, state: Any) -> Match | None:
+    if version is None or meta is None:
+        return None
+    return Match(match_id, int(version), orjson.loads(meta), state if isinstance(state, bytes) else b"")

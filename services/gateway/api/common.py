@@ -47,7 +47,23 @@ def bearer_token() -> str | None:
 def load_match(match_id: str) -> Match:
     if len(match_id) > 64:
         raise ApiError(404, "match_not_found", "no such match")
-    match = gateway().store.load(match_id)
+    return _found(match_id, gateway().store.load(match_id))
+
+
+def limited_load(match_id: str, idempotency_key: str | None = None) -> tuple[Match, dict[str, Any] | None]:
+    """``rate_limit()`` then ``load_match()`` (and the stored idempotent response) in one Redis round trip."""
+    gw = gateway()
+    limit = gw.config.rate_limit_per_minute
+    if limit <= 0 or len(match_id) > 64:
+        rate_limit()
+        match = load_match(match_id)
+        return match, None if idempotency_key is None else gw.store.idempotent_get(match_id, idempotency_key)
+    found, (count, reset), done = gw.store.load_counted(match_id, _rate_ident(), idempotency_key)
+    _enforce(limit, count, reset)
+    return _found(match_id, found), done
+
+
+def _found(match_id: str, match: Match | None) -> Match:
     if match is None:
         raise ApiError(404, "match_not_found", f"no match {match_id!r} (it may have expired)")
     return match
@@ -71,9 +87,16 @@ def rate_limit() -> None:
     limit = gw.config.rate_limit_per_minute
     if limit <= 0:
         return
+    count, reset = gw.store.hit(_rate_ident())
+    _enforce(limit, count, reset)
+
+
+def _rate_ident() -> str:
     token = request.headers.get("Authorization", "")
-    ident = f"t:{hash_token(token)[:20]}" if token else f"ip:{request.remote_addr}"
-    count, reset = gw.store.hit(ident)
+    return f"t:{hash_token(token)[:20]}" if token else f"ip:{request.remote_addr}"
+
+
+def _enforce(limit: int, count: int, reset: int) -> None:
     if count > limit:
         raise ApiError(429, "rate_limited", f"more than {limit} requests a minute; retry in {reset} s",
                        {"Retry-After": str(reset)})

@@ -12,7 +12,7 @@ from flask import Blueprint, Response, jsonify, request, stream_with_context
 from ..context import gateway
 from ..errors import ApiError
 from ..store import Match
-from .common import caller_seat, load_match, rate_limit
+from .common import caller_seat, limited_load, load_match, rate_limit
 
 bp = Blueprint("events", __name__)
 
@@ -48,9 +48,8 @@ def events_since(match: Match, seat: int | None, after: int) -> dict[str, Any]:
 
 @bp.get("/v1/matches/<match_id>/events")
 def long_poll(match_id: str) -> Response:
-    rate_limit()
     gw = gateway()
-    match = load_match(match_id)
+    match, _ = limited_load(match_id)
     seat = caller_seat(match, required=False)
     after = _int_arg("after", match.version, 0, 2**31)
     wait = _int_arg("wait", 0, 0, gw.config.long_poll_max_s)

@@ -17,7 +17,7 @@ from ..context import gateway
 from ..errors import ApiError
 from ..moves import MAX_REBASES, apply_move, notify_bots
 from ..store import Match, StaleVersion, hash_token, new_token
-from .common import caller_seat, json_body, load_match, rate_limit
+from .common import caller_seat, json_body, limited_load, load_match, rate_limit
 
 bp = Blueprint("matches", __name__)
 
@@ -136,8 +136,7 @@ def join(match_id: str) -> tuple[Response, int]:
 
 @bp.get("/v1/matches/<match_id>")
 def get_match(match_id: str) -> Response:
-    rate_limit()
-    match = load_match(match_id)
+    match, _ = limited_load(match_id)
     seat = caller_seat(match, required=False)
     view = gateway().rules.view(match.game, match.state, seat)
     return jsonify(status_doc(match, seat, view))
@@ -145,8 +144,7 @@ def get_match(match_id: str) -> Response:
 
 @bp.get("/v1/matches/<match_id>/legal-moves")
 def legal_moves(match_id: str) -> Response:
-    rate_limit()
-    match = load_match(match_id)
+    match, _ = limited_load(match_id)
     seat = caller_seat(match, required=True)
     assert seat is not None
     moves = [] if match.meta["status"] != "active" else gateway().rules.legal_moves(match.game, match.state, seat)
@@ -155,22 +153,19 @@ def legal_moves(match_id: str) -> Response:
 
 @bp.post("/v1/matches/<match_id>/moves")
 def submit_move(match_id: str) -> tuple[Response, int]:
-    rate_limit()
-    match = load_match(match_id)
+    key = request.headers.get("Idempotency-Key")
+    if key is not None and not 1 <= len(key) <= 128:
+        raise ApiError(400, "bad_idempotency_key", "Idempotency-Key must be 1 to 128 characters")
+    match, done = limited_load(match_id, key)  # one round trip: rate limit, match, earlier response
     seat = caller_seat(match, required=True)
     assert seat is not None
     body = json_body({"move": dict, "version": int}, required=("move", "version"))
     gw = gateway()
-    key = request.headers.get("Idempotency-Key")
     fingerprint = hashlib.sha256(orjson.dumps([seat, body], option=orjson.OPT_SORT_KEYS)).hexdigest()
-    if key is not None:
-        if not 1 <= len(key) <= 128:
-            raise ApiError(400, "bad_idempotency_key", "Idempotency-Key must be 1 to 128 characters")
-        done = gw.store.idempotent_get(match_id, key)
-        if done is not None:
-            if done["fingerprint"] != fingerprint:
-                raise ApiError(422, "idempotency_key_reused", "that Idempotency-Key was used with another request")
-            return jsonify(done["body"]), done["status"]
+    if done is not None:
+        if done["fingerprint"] != fingerprint:
+            raise ApiError(422, "idempotency_key_reused", "that Idempotency-Key was used with another request")
+        return jsonify(done["body"]), done["status"]
     try:
         updated, view = apply_move(gw.store, gw.rules, match, seat, body["move"], body["version"])
         doc = status_doc(updated, seat, view)
