@@ -1,0 +1,72 @@
+"""``meeple loadtest`` end to end with a tiny bounded run, and the pieces its report is computed from."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+import orjson
+import pytest
+
+from loadtests import promtext
+from loadtests.runner import parse_think, parse_weights
+from services.cli import main
+
+SUMMARY_KEYS = {"users", "duration_s", "requests", "failures", "moves_per_s", "endpoints", "baseline",
+                "corrupted_matches"}
+
+
+def test_a_tiny_run_boots_the_stack_plays_audits_and_reports(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "report"
+    code = main(["loadtest", "--users", "4", "--spawn-rate", "4", "--duration", "8", "--out", str(out), "--json",
+                 "--quiet", "--think", "0,0.05"])
+    summary = orjson.loads(capsys.readouterr().out)
+    assert code == 0
+    assert set(summary) == SUMMARY_KEYS
+    assert summary["users"] == 4 and 7 <= summary["duration_s"] <= 12
+    assert summary["requests"] > 20 and summary["failures"] == 0, (out / "report.md").read_text()
+    assert summary["corrupted_matches"] == 0
+    move = summary["endpoints"]["move"]
+    assert set(move) == {"p50_ms", "p95_ms", "p99_ms", "rps"} and move["p50_ms"] <= move["p99_ms"]
+    assert summary["moves_per_s"] > 0
+    assert set(summary["baseline"]) == {"p50_ms", "p99_ms", "rps"} and summary["baseline"]["rps"] > 0
+    report = (out / "report.md").read_text()
+    for section in ("## Summary", "## Targets", "## Latency and throughput per endpoint", "## Server side",
+                    "## Bot load", "## Where the CPU went", "## Match audit", "p50 / baseline"):
+        assert section in report
+    assert "`/v1/matches/<match_id>/moves`" in report  # the gateway's own histogram, scraped from gunicorn
+    assert "ApplyMove" in report  # the rules service's
+    assert (out / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for name in ("locust_stats.csv", "locust_stats_history.csv", "locust_failures.csv", "summary.json",
+                 "metrics/gateway.prom", "metrics/rules-0.prom", "metrics/bots-0.prom"):
+        assert (out / name).exists(), name
+    assert orjson.loads((out / "summary.json").read_bytes()) == summary
+
+
+def test_histogram_quantiles_interpolate_inside_buckets_like_promql() -> None:
+    buckets = [(0.01, 50.0), (0.02, 90.0), (0.05, 100.0), (math.inf, 100.0)]
+    assert promtext.quantile(0.5, buckets) == pytest.approx(0.01)
+    assert promtext.quantile(0.7, buckets) == pytest.approx(0.015)
+    assert promtext.quantile(0.95, buckets) == pytest.approx(0.035)
+    assert promtext.quantile(1.0, [(0.1, 1.0), (math.inf, 2.0)]) == pytest.approx(0.1)  # +Inf: the last bound
+    assert math.isnan(promtext.quantile(0.5, [(0.1, 0.0), (math.inf, 0.0)]))
+
+
+def test_scrapes_subtract_and_group() -> None:
+    before = promtext.parse('x_total{a="1",b="p"} 2\nx_total{a="1",b="q"} 1\n')
+    after = promtext.parse('x_total{a="1",b="p"} 5\nx_total{a="1",b="q"} 4\nx_total{a="2",b="q"} 1\n')
+    change = promtext.delta(after, before)
+    assert promtext.totals(change, "x_total", ("a",)) == {("1",): 6.0, ("2",): 1.0}
+    assert promtext.value(change, "x_total", {"b": "q"}) == 4.0
+
+
+def test_cli_arguments_are_validated() -> None:
+    assert parse_weights("bots=1,pairs=0") == {"bots": 1, "pairs": 0}
+    assert parse_think("0.2") == (0.2, 0.2)
+    for bad in ("robots=1", "bots=0,pairs=0", "bots=x"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            parse_weights(bad)
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse_think("1,0")
