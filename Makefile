@@ -30,14 +30,14 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python scripts/gen_proto.py --check
 	$(BIN)/ruff check .
-	$(BIN)/mypy services ai
+	$(BIN)/mypy services ai loadtests
 	$(BIN)/pytest -n 2 -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy services ai
+	$(BIN)/mypy services ai loadtests
 
 ## Benchmarks: printed figures, never timed tests.
 bench: $(STAMP)

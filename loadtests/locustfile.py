@@ -29,6 +29,7 @@ import time
 import urllib.parse
 from typing import Any
 
+import gevent
 from locust import FastHttpUser, constant, events, task
 from locust.env import Environment
 from locust.exception import StopUser
@@ -89,7 +90,9 @@ class MeepleUser(FastHttpUser):
              headers: dict[str, str] | None = None) -> Any:
         self.requests += 1
         if next(_requests) > SETTINGS["max_requests"]:
-            self.environment.runner.quit()  # type: ignore[union-attr]
+            # From a greenlet of its own: quit() kills every user greenlet, this one included, before it
+            # stops the runner, so called from here it would never get that far.
+            gevent.spawn(self.environment.runner.quit)  # type: ignore[union-attr]
             raise StopUser()
         if self.requests > SETTINGS["max_requests_per_user"]:
             raise StopUser()

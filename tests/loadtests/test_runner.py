@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from loadtests import promtext
-from loadtests.runner import parse_think, parse_weights
+from loadtests.runner import LoadConfig, parse_think, parse_weights, run_loadtest
 from services.cli import main
 
 SUMMARY_KEYS = {"users", "duration_s", "requests", "failures", "moves_per_s", "endpoints", "baseline",
@@ -43,6 +43,14 @@ def test_a_tiny_run_boots_the_stack_plays_audits_and_reports(tmp_path: Path,
                  "metrics/gateway.prom", "metrics/rules-0.prom", "metrics/bots-0.prom"):
         assert (out / name).exists(), name
     assert orjson.loads((out / "summary.json").read_bytes()) == summary
+
+
+def test_the_request_cap_ends_a_run_before_its_duration(tmp_path: Path) -> None:
+    summary, out = run_loadtest(LoadConfig(users=3, spawn_rate=3, duration_s=120, out=tmp_path, max_requests=60,
+                                           quiet=True))
+    assert summary["duration_s"] < 60
+    assert "(request cap reached)" in (out / "report.md").read_text()
+    assert summary["failures"] == 0 and summary["corrupted_matches"] == 0
 
 
 def test_histogram_quantiles_interpolate_inside_buckets_like_promql() -> None:
