@@ -64,12 +64,24 @@ _queue_games: collections.deque[dict[str, Any]] = collections.deque()
 RECENT: collections.deque[str] = collections.deque(maxlen=200)
 
 
-@events.test_start.add_listener
-def _only_loopback(environment: Environment, **_: Any) -> None:
+def require_loopback(url: str | None) -> None:
     """Refuse to send load anywhere but this machine."""
-    host = urllib.parse.urlsplit(environment.host or "").hostname
-    if host not in LOOPBACK:
-        raise SystemExit(f"refusing to load {environment.host!r}: only a local stack on loopback may be loaded")
+    if urllib.parse.urlsplit(url or "").hostname not in LOOPBACK:
+        raise SystemExit(f"refusing to load {url!r}: only a local stack on loopback may be loaded")
+
+
+@events.init.add_listener
+def _only_loopback(environment: Environment, **_: Any) -> None:
+    require_loopback(environment.host)  # before any user starts: the process exits with the message
+
+
+def _guard(user: Any) -> None:
+    """Each user checks its own host too (a host given another way than --host)."""
+    try:
+        require_loopback(user.host)
+    except SystemExit:
+        gevent.spawn(user.environment.runner.quit)
+        raise StopUser() from None
 
 
 class MeepleUser(FastHttpUser):
@@ -80,6 +92,7 @@ class MeepleUser(FastHttpUser):
     games: list[dict[str, Any]] = []  # the catalogue, fetched once per process
 
     def on_start(self) -> None:
+        _guard(self)
         self.requests = 0
         self.rng = random.Random()
         if not MeepleUser.games:
@@ -221,6 +234,9 @@ class Baseline(FastHttpUser):
 
     fixed_count = 1
     wait_time = constant(0.1)
+
+    def on_start(self) -> None:
+        _guard(self)
 
     @task
     def healthz(self) -> None:

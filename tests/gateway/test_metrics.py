@@ -160,12 +160,18 @@ def test_bot_queue_depth_counts_jobs_no_worker_has_taken(redis_url: str, rules: 
     worker = Worker(redis_url, f"127.0.0.1:{rules.port}", name="depth-test")
     client = redis.Redis.from_url(redis_url)
     before = worker.queue_depth()
-    for n in range(3):
-        client.xadd(BOT_JOBS_STREAM, {"job": b'{"match_id": "gone", "game": "x", "version": %d, "seat": 0}' % n})
-    assert worker.queue_depth() == before + 3
-    taken = client.xreadgroup(GROUP, "depth-test-other", {BOT_JOBS_STREAM: ">"}, count=before + 1)
-    assert taken
-    assert worker.queue_depth() == 2
-    worker.run_once(block_ms=10)  # handles (and acknowledges) one job; the gauge follows
-    assert worker.queue_depth() == 1
-    assert worker.metrics.queue._value.get() == 1
+    try:
+        for n in range(3):
+            client.xadd(BOT_JOBS_STREAM, {"job": b'{"match_id": "gone", "game": "x", "version": %d, "seat": 0}' % n})
+        assert worker.queue_depth() == before + 3
+        taken = client.xreadgroup(GROUP, "depth-test-other", {BOT_JOBS_STREAM: ">"}, count=before + 1)
+        assert taken
+        assert worker.queue_depth() == 2
+        worker.run_once(block_ms=10)  # handles (and acknowledges) one job; the gauge follows
+        assert worker.queue_depth() == 1
+        assert worker.metrics.queue._value.get() == 1
+    finally:  # leave the shared stream as other tests expect it: nothing of ours waiting or pending
+        client.xreadgroup(GROUP, "depth-test-other", {BOT_JOBS_STREAM: ">"}, count=100)
+        held = client.xpending_range(BOT_JOBS_STREAM, GROUP, "-", "+", 1000, consumername="depth-test-other")
+        if held:
+            client.xack(BOT_JOBS_STREAM, GROUP, *[entry["message_id"] for entry in held])

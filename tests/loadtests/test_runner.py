@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
 import pytest
 
 from loadtests import promtext
-from loadtests.runner import LoadConfig, parse_think, parse_weights, run_loadtest
+from loadtests.runner import LOCUSTFILE, LoadConfig, parse_think, parse_weights, run_loadtest
 from services.cli import main
 
 SUMMARY_KEYS = {"users", "duration_s", "requests", "failures", "moves_per_s", "endpoints", "baseline",
@@ -51,6 +53,16 @@ def test_the_request_cap_ends_a_run_before_its_duration(tmp_path: Path) -> None:
     assert summary["duration_s"] < 60
     assert "(request cap reached)" in (out / "report.md").read_text()
     assert summary["failures"] == 0 and summary["corrupted_matches"] == 0
+
+
+def test_locust_refuses_any_host_but_loopback_before_a_user_starts() -> None:
+    # 192.0.2.1 is a documentation address: even a broken guard would reach nobody.
+    out = subprocess.run([sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless", "-u", "1", "-r", "1",
+                          "-t", "5s", "--host", "http://192.0.2.1:9", "--only-summary"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode != 0
+    assert "refusing to load 'http://192.0.2.1:9'" in out.stdout + out.stderr
+    assert "Aggregated" not in out.stdout + out.stderr
 
 
 def test_histogram_quantiles_interpolate_inside_buckets_like_promql() -> None:
