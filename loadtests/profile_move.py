@@ -11,7 +11,9 @@ with random legal moves, and every ``POST /v1/matches/{id}/moves`` is measured t
    RPC is then timed in-process on the very same states and moves (decode, apply, encode, view, result);
 2. **pyinstrument**: a sampling profile of the same loop, whose time inside the move requests is split
    by the innermost library a sample is in (Flask/Werkzeug, Redis client, gRPC, prometheus-client,
-   gateway code); ``profile.html`` is the full tree.
+   gateway code); ``profile.html`` is the full tree;
+3. **py-spy** (if installed): the same play over real HTTP against a gunicorn worker, sampling the
+   worker's and the rules server's Python CPU (see :mod:`loadtests.spy`).
 """
 
 from __future__ import annotations
@@ -221,8 +223,8 @@ def categorize(root: Any, marker: str) -> tuple[dict[str, float], float, int]:
 
 
 @contextmanager
-def parts(workers: int = 4) -> Iterator[tuple[str, str, str]]:
-    """A redis-server and a rules server process on free ports: (redis url, rules address, metrics url)."""
+def parts(workers: int = 4) -> Iterator[tuple[str, str, str, int]]:
+    """A redis-server and a rules server process on free ports: (redis url, rules address, metrics url, pid)."""
     procs: list[subprocess.Popen[bytes]] = []
     with tempfile.TemporaryDirectory() as data:
         try:
@@ -236,7 +238,7 @@ def parts(workers: int = 4) -> Iterator[tuple[str, str, str]]:
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             wait_until(lambda: grpc_serving(f"127.0.0.1:{rules_port}"), "rules service", procs[-1])
             yield (f"redis://127.0.0.1:{redis_port}/0", f"127.0.0.1:{rules_port}",
-                   f"http://127.0.0.1:{metrics_port}/metrics")
+                   f"http://127.0.0.1:{metrics_port}/metrics", procs[-1].pid)
         finally:
             for proc in reversed(procs):
                 proc.terminate()
@@ -248,7 +250,7 @@ def run_profile(moves: int, out: Path, slots: int = 8) -> str:
     from pyinstrument import Profiler
 
     out.mkdir(parents=True, exist_ok=True)
-    with parts() as (redis_url, rules_addr, rules_metrics):
+    with parts() as (redis_url, rules_addr, rules_metrics, rules_pid):
         app = create_app(GatewayConfig(redis_url=redis_url, rules_addr=rules_addr, rate_limit_per_minute=10**9))
         gw = app.extensions["meeple"]
         client = app.test_client()
@@ -290,7 +292,12 @@ def run_profile(moves: int, out: Path, slots: int = 8) -> str:
         (out / "profile.html").write_text(profiler.output_html())
         root = session.root_frame()
         spent, profiled, count = categorize(root, "post_move") if root is not None else ({}, 0.0, 0)
-    text = render(timings, server, engine, spent, profiled, count)
+
+        # Pass 3: the same traffic over HTTP to a real gunicorn worker, sampled with py-spy.
+        from .spy import run_spy
+
+        spied = run_spy(redis_url, rules_addr, rules_pid, out)
+    text = render(timings, server, engine, spent, profiled, count) + "\n" + spied
     (out / "profile.md").write_text(text)
     return text
 
