@@ -44,6 +44,8 @@ def _env_json(name: str, default: Any) -> Any:
 
 SETTINGS: dict[str, Any] = {
     "bot_level": os.environ.get("MEEPLE_LOAD_BOT_LEVEL", "easy"),
+    #: "min": matches against bots have as few seats as the game allows; "max": any size up to full.
+    "bot_players": os.environ.get("MEEPLE_LOAD_BOT_PLAYERS", "min"),
     "max_requests": int(os.environ.get("MEEPLE_LOAD_MAX_REQUESTS", "2000000")),
     "max_requests_per_user": int(os.environ.get("MEEPLE_LOAD_MAX_REQUESTS_PER_USER", "100000")),
     #: Per-game options, e.g. {"clash": {"match": "single"}}; games not named play their defaults.
@@ -167,7 +169,10 @@ class BotMatchPlayer(MeepleUser):
     @task
     def play_against_bots(self) -> None:
         game = self.games[next(_matches) % len(self.games)]
-        players = self.rng.randint(max(game["min_players"], 2), game["max_players"])
+        # As few bots as the game allows: every bot move is an ISMCTS search, and on two shared cores the
+        # bot workers must keep up (MEEPLE_LOAD_BOT_PLAYERS=max plays full tables instead).
+        low = max(game["min_players"], 2)
+        players = low if SETTINGS["bot_players"] == "min" else self.rng.randint(low, game["max_players"])
         seats = [{"kind": "human"}] + [{"kind": "bot", "level": SETTINGS["bot_level"]}] * (players - 1)
         created = self.call("POST", "/v1/matches", "create match", None,
                             {"game": game["id"], "players": players, "options": self.options_for(game),

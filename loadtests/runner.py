@@ -52,6 +52,8 @@ class LoadConfig:
     rules_replicas: int = 1
     bot_workers: int = 1
     bot_level: str = "easy"
+    #: "min": bot matches with as few seats as the game allows; "max": table sizes up to full.
+    bot_players: str = "min"
     #: 0 = a generous default from users and duration.
     max_requests: int = 0
     max_requests_per_user: int = 100_000
@@ -255,6 +257,7 @@ def drive_locust(cfg: LoadConfig, stack: Stack, out: Path) -> tuple[float, str, 
     """Run Locust headless against the stack; print a progress line; returns (seconds, why it stopped)."""
     env = {**os.environ,
            "MEEPLE_LOAD_BOT_LEVEL": cfg.bot_level,
+           "MEEPLE_LOAD_BOT_PLAYERS": cfg.bot_players,
            "MEEPLE_LOAD_MAX_REQUESTS": str(cfg.request_cap()),
            "MEEPLE_LOAD_MAX_REQUESTS_PER_USER": str(cfg.max_requests_per_user),
            "MEEPLE_LOAD_OPTIONS": orjson.dumps(cfg.options).decode(),
@@ -339,6 +342,8 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--rules-replicas", type=int, default=1)
     parser.add_argument("--bot-workers", type=int, default=1)
     parser.add_argument("--bot-level", choices=("easy", "normal", "hard"), default="easy")
+    parser.add_argument("--bot-players", choices=("min", "max"), default="min",
+                        help="matches against bots: as few seats as the game allows, or any size up to full")
     parser.add_argument("--max-requests", type=int, default=0, help="stop the run after this many requests")
     parser.add_argument("--max-requests-per-user", type=int, default=100_000)
     parser.add_argument("--think", type=parse_think, default=(0.0, 0.1), metavar="LOW,HIGH",
@@ -366,6 +371,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = LoadConfig(users=args.users, spawn_rate=args.spawn_rate, duration_s=args.duration, out=args.out,
                      gateway_workers=args.gateway_workers, gateway_threads=args.gateway_threads,
                      rules_replicas=args.rules_replicas, bot_workers=args.bot_workers, bot_level=args.bot_level,
+                     bot_players=args.bot_players,
                      max_requests=args.max_requests, max_requests_per_user=args.max_requests_per_user,
                      think_s=args.think, options=options, weights=args.weights, bot_fill_s=args.bot_fill,
                      quiet=args.quiet)
