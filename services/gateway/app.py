@@ -7,17 +7,16 @@ import time
 
 import redis
 from flask import Flask, Response, g, request
-from prometheus_client import CollectorRegistry, Histogram
 
-from .api import events, games, matches, matchmaking, ops
+from .api import events, games, matches, matchmaking, ops, seats
 from .config import GatewayConfig
 from .context import Gateway
 from .errors import register_error_handlers
+from .metrics import GatewayMetrics
 from .rules_client import RulesClient
 from .store import MatchStore
 
 log = logging.getLogger("meeple.gateway")
-LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.015, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
 def create_app(config: GatewayConfig | None = None) -> Flask:
@@ -27,18 +26,15 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     app.json.sort_keys = False  # type: ignore[attr-defined]
     client = redis.Redis.from_url(config.redis_url, socket_timeout=config.long_poll_max_s + 5,
                                   socket_connect_timeout=2, health_check_interval=30)
-    registry = CollectorRegistry()
-    latency = Histogram("meeple_gateway_request_seconds", "Gateway request latency by route and status",
-                        ["route", "method", "status"], buckets=LATENCY_BUCKETS, registry=registry)
+    metrics = GatewayMetrics()
     app.extensions["meeple"] = Gateway(
         config=config,
         store=MatchStore(client, config.finished_ttl_s, config.waiting_ttl_s),
         rules=RulesClient(config.rules_addr, config.rules_timeout_s, config.rules_retries),
-        registry=registry,
-        latency=latency,
+        metrics=metrics,
     )
     register_error_handlers(app)
-    for blueprint in (games.bp, matches.bp, events.bp, matchmaking.bp, ops.bp):
+    for blueprint in (games.bp, matches.bp, seats.bp, events.bp, matchmaking.bp, ops.bp):
         app.register_blueprint(blueprint)
 
     @app.before_request
@@ -49,7 +45,8 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     def _finish(response: Response) -> Response:
         route = request.url_rule.rule if request.url_rule else "unmatched"
         if hasattr(g, "started"):
-            latency.labels(route, request.method, str(response.status_code)).observe(time.perf_counter() - g.started)
+            elapsed = time.perf_counter() - g.started
+            metrics.latency.labels(route, request.method, str(response.status_code)).observe(elapsed)
         origin = request.headers.get("Origin")
         if origin and ("*" in config.cors_origins or origin in config.cors_origins):
             response.headers["Access-Control-Allow-Origin"] = origin

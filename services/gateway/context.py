@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flask import current_app
-from prometheus_client import CollectorRegistry, Histogram
 
 from .config import GatewayConfig
+from .metrics import GatewayMetrics
 from .rules_client import RulesClient
 from .store import MatchStore
 
@@ -17,8 +17,7 @@ class Gateway:
     config: GatewayConfig
     store: MatchStore
     rules: RulesClient
-    registry: CollectorRegistry
-    latency: Histogram
+    metrics: GatewayMetrics
 
 
 def gateway() -> Gateway:

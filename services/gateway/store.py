@@ -7,7 +7,15 @@ One key family per match, all with the hash tag ``{id}`` so a match lives in one
 * ``match:{id}:state``   — the engine's state bytes (opaque here; only the rules service reads them);
 * ``match:{id}:log``     — one JSON entry per version: who did what, and who is to act after it;
 * ``match:{id}:events``  — a stream with one entry per version (id ``<version>-1``) for long-polls and SSE;
-* ``match:{id}:idem:<key>`` — the stored response of an ``Idempotency-Key`` request.
+* ``match:{id}:idem:<key>`` — the stored response of an ``Idempotency-Key`` request;
+* ``match:{id}:presence`` — hash seat -> until when the seat counts as connected (not versioned: being
+  online is not a change of the match).
+
+Seat-clock deadlines of every match are indexed in one sorted set, ``{clock}:deadlines`` (member
+``<id>|<seat>|<turn>``, score = due time), with ``{clock}:leases`` holding the ones a timekeeper is
+working on (see ``services/timekeeper``). The index is written *before* the compare-and-set that
+starts a clock: an entry whose update lost the race is simply found stale, while the opposite order
+could lose a deadline if the process died between the two writes.
 
 Every update is one Lua script: compare the version, write everything, bump the version, append the log
 and the event — atomically, so concurrent gateways can never lose or duplicate a move.
@@ -18,13 +26,32 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 import redis
 
 KEY_SUFFIXES = ("version", "meta", "state", "log", "events")
+DEADLINES_KEY = "{clock}:deadlines"
+LEASES_KEY = "{clock}:leases"
+
+#: Move due deadlines to the lease set (due again at ``lease_until``) and return them; expired leases
+#: (a timekeeper died holding them) return to the deadlines first. One script, so two timekeepers
+#: never take the same entry.
+_CLAIM = """
+local back = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+for _, m in ipairs(back) do
+  redis.call('ZREM', KEYS[2], m)
+  redis.call('ZADD', KEYS[1], ARGV[1], m)
+end
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+for _, m in ipairs(due) do
+  redis.call('ZREM', KEYS[1], m)
+  redis.call('ZADD', KEYS[2], ARGV[2], m)
+end
+return due
+"""
 
 _CAS = """
 local v = tonumber(redis.call('GET', KEYS[1]) or '-1')
@@ -55,12 +82,23 @@ def new_token() -> str:
     return secrets.token_urlsafe(32)
 
 
+def new_match_id() -> str:
+    """12 URL-safe letters and digits (no '-' or '_', so ids read well in URLs and logs)."""
+    return secrets.token_urlsafe(9).replace("-", "a").replace("_", "b")
+
+
+def presence_key(match_id: str) -> str:
+    return f"match:{{{match_id}}}:presence"
+
+
 @dataclass
 class Match:
     id: str
     version: int
     meta: dict[str, Any]
     state: bytes
+    #: seat -> wall-clock time until which the seat counts as connected
+    presence: dict[int, float] = field(default_factory=dict)
 
     @property
     def game(self) -> str:
@@ -87,16 +125,16 @@ class MatchStore:
         self.redis = client
         self.finished_ttl_s, self.waiting_ttl_s = finished_ttl_s, waiting_ttl_s
         self._cas = client.register_script(_CAS)
+        self._claim = client.register_script(_CLAIM)
 
     def ttl_for(self, status: str) -> int:
-        if status in ("finished", "abandoned"):
+        if status == "finished":
             return self.finished_ttl_s
         if status == "waiting":
             return self.waiting_ttl_s
         return 0
 
-    def create(self, meta: dict[str, Any], state: bytes) -> Match:
-        match_id = secrets.token_urlsafe(9).replace("-", "a").replace("_", "b")
+    def create(self, match_id: str, meta: dict[str, Any], state: bytes) -> Match:
         meta = {**meta, "id": match_id, "created_at": time.time()}
         entry = {"version": 0, "kind": "created", "seat": None, "to_act": meta["to_act"], "at": time.time()}
         k = keys(match_id)
@@ -110,10 +148,46 @@ class MatchStore:
         return Match(match_id, int(version), meta, state)
 
     def load(self, match_id: str) -> Match | None:
-        version, meta, state = self.redis.mget(keys(match_id)[:3])
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.mget(keys(match_id)[:3])
+        pipe.hgetall(presence_key(match_id))
+        (version, meta, state), presence = pipe.execute()
         if version is None or meta is None:
             return None
-        return Match(match_id, int(version), orjson.loads(meta), state if isinstance(state, bytes) else b"")
+        return Match(match_id, int(version), orjson.loads(meta), state if isinstance(state, bytes) else b"",
+                     {int(seat): float(until) for seat, until in presence.items()})
+
+    def delete(self, match_id: str) -> None:
+        """Remove a match that never became visible (a rematch that lost its race)."""
+        self.redis.delete(*keys(match_id), presence_key(match_id))
+
+    # -- presence ----------------------------------------------------------------------------------
+    def touch(self, match: Match, seat: int, until: float) -> None:
+        """Record that ``seat`` counts as connected until ``until`` (skipped if already later)."""
+        if match.presence.get(seat, 0.0) >= until:
+            return
+        match.presence[seat] = until
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hset(presence_key(match.id), str(seat), f"{until:.3f}")
+        pipe.expire(presence_key(match.id), max(self.finished_ttl_s, self.waiting_ttl_s))
+        pipe.execute()
+
+    # -- seat-clock deadlines ----------------------------------------------------------------------
+    def schedule(self, match_id: str, seat: int, turn: int, due: float) -> None:
+        self.redis.zadd(DEADLINES_KEY, {f"{match_id}|{seat}|{turn}": due})
+
+    def claim_due(self, now: float, lease_s: float, count: int = 50) -> list[str]:
+        """Deadlines due at ``now``, leased to the caller for ``lease_s`` seconds."""
+        due = self._claim(keys=[DEADLINES_KEY, LEASES_KEY], args=[now, now + lease_s, count])
+        return [m.decode() if isinstance(m, bytes) else str(m) for m in due]
+
+    def release(self, member: str, due: float | None = None) -> None:
+        """Done with a leased deadline; ``due`` puts it back for later (it was not due yet)."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zrem(LEASES_KEY, member)
+        if due is not None:
+            pipe.zadd(DEADLINES_KEY, {member: due})
+        pipe.execute()
 
     def update(self, match: Match, meta: dict[str, Any], state: bytes | None, entry: dict[str, Any]) -> Match:
         """Compare-and-set from ``match.version``; raises :class:`StaleVersion` if someone was first."""

@@ -40,7 +40,7 @@ def metrics() -> Response:
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
     else:
-        registry = gateway().registry
+        registry = gateway().metrics.registry
     return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
 
 

@@ -197,6 +197,15 @@ class Game(ABC, Generic[S]):
     def seat_count(self, state: S) -> int:
         """Number of seats in the state (Fierce Women's 2-player game has 3: the automa)."""
 
+    def sides(self, state: S) -> list[list[int]]:
+        """The competing sides: one seat each by default, teams where the game has them.
+
+        Seats the engine plays itself (Fierce Women's automa) belong to no side. The gateway uses this
+        to decide what a forfeit means without knowing the game: a side with a forfeited seat cannot
+        win, and once a single side is left the match is over.
+        """
+        return [[seat] for seat in range(self.seat_count(state))]
+
     # -- catalogue -------------------------------------------------------------------------------
     def catalogue(self) -> JSONDict:
         return {

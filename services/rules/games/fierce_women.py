@@ -575,6 +575,10 @@ class FierceWomen(Game[State]):
     def seat_count(self, state: State) -> int:
         return state.seats
 
+    def sides(self, state: State) -> list[list[int]]:
+        """The automa of the 2-player game is played by the engine and competes for no one."""
+        return [[seat] for seat in range(state.seats) if seat != state.automa]
+
     # -- Moves --------------------------------------------------------------------------------------
 
     def legal_moves(self, state: State, seat: int) -> list[Move]:
