@@ -173,7 +173,20 @@ class Game(ABC, Generic[S]):
 
     @abstractmethod
     def determinize(self, state: S, seat: int, rng: random.Random) -> S:
-        """A full state that ``seat`` cannot tell apart from ``state``, hidden parts re-sampled."""
+        """A full state that ``seat`` cannot tell apart from ``state``, hidden parts re-sampled.
+
+        In a simultaneous step the other seats' hidden submissions are withdrawn first (see
+        :meth:`without_others_submissions`): the seat cannot know them, so a search lets them choose again.
+        """
+
+    def without_others_submissions(self, state: S, seat: int) -> S:
+        """``state`` with every other seat's pending, hidden simultaneous submission withdrawn.
+
+        This is what ``determinize`` keeps of a simultaneous step, and what the conformance suite compares
+        a determinization's view with. Games without simultaneous steps have nothing to withdraw and
+        return ``state`` itself.
+        """
+        return state
 
     # -- scoring ---------------------------------------------------------------------------------
     @abstractmethod
