@@ -2,7 +2,9 @@
 
 Figures: full games per second and moves per second on the search's fast path (clone once, then
 ``legal_moves`` + ``apply_in_place``), and the mean cost in microseconds of ``legal_moves``, of
-``apply_in_place`` and of the immutable ``apply`` the rules service uses.
+``apply_in_place`` and of the immutable ``apply`` the rules service uses. For games whose final
+scoring is a real computation and that expose it as ``score_seat(state, seat)`` (Sideboards: exact
+pattern packing), ``scoring_us`` is the mean cost of scoring one seat of a finished game from scratch.
 """
 
 from __future__ import annotations
@@ -78,6 +80,34 @@ def call_costs(game: Game[Any], players: int, options: dict[str, Any], seconds: 
             "apply_us": apply_t / calls * 1e6}
 
 
+def scoring_cost(game: Game[Any], players: int, options: dict[str, Any], seconds: float) -> dict[str, float]:
+    """Mean µs of ``game.score_seat`` over the seats of finished random games ({} if the game has none)."""
+    score_seat = getattr(game, "score_seat", None)
+    if score_seat is None:
+        return {}
+    rng = random.Random(2)
+    finals = []
+    for seed in range(20_000, 20_030):
+        state = game.new_game(players, seed, options)
+        while not game.is_over(state):
+            seat = rng.choice(game.to_act(state))
+            legal = game.legal_moves(state, seat)
+            game.apply_in_place(state, seat, legal[rng.randrange(len(legal))])
+        finals.append(state)
+    perf = time.perf_counter
+    calls = 0
+    total = 0.0
+    deadline = perf() + seconds
+    while perf() < deadline or calls == 0:
+        for state in finals:
+            for seat in range(game.seat_count(state)):
+                t0 = perf()
+                score_seat(state, seat)
+                total += perf() - t0
+                calls += 1
+    return {"scoring_us": total / calls * 1e6}
+
+
 def run_bench(game_ids: list[str], seconds: float, overrides: dict[str, dict[str, Any]]) -> dict[str, Any]:
     report: dict[str, Any] = {}
     for gid in game_ids:
@@ -87,6 +117,7 @@ def run_bench(game_ids: list[str], seconds: float, overrides: dict[str, dict[str
         for players in range(game.min_players, game.max_players + 1):
             figures = playout_rate(game, players, options, seconds)
             figures.update(call_costs(game, players, options, seconds / 2))
+            figures.update(scoring_cost(game, players, options, seconds / 4))
             per_players[str(players)] = {**{k: round(v, 2) for k, v in figures.items()}, "options": options}
             print(f"  {gid} {players}p done", file=sys.stderr)
         report[gid] = per_players
@@ -95,14 +126,17 @@ def run_bench(game_ids: list[str], seconds: float, overrides: dict[str, dict[str
 
 def print_table(report: dict[str, Any]) -> None:
     header = f"{'game':<16} {'players':>7} {'games/s':>10} {'moves/s':>10} {'legal µs':>9} {'apply µs':>9} " \
-             f"{'in-place µs':>11}  options"
+             f"{'in-place µs':>11} {'scoring µs':>10}  options"
     print(header)
     print("-" * len(header))
     for gid, per_players in report.items():
         for players, f in per_players.items():
+            scoring = f"{f['scoring_us']:>10.1f}" if "scoring_us" in f else f"{'-':>10}"
             print(f"{gid:<16} {players:>7} {f['games_per_s']:>10.1f} {f['moves_per_s']:>10.0f} "
-                  f"{f['legal_us']:>9.1f} {f['apply_us']:>9.1f} {f['apply_in_place_us']:>11.1f}  "
+                  f"{f['legal_us']:>9.1f} {f['apply_us']:>9.1f} {f['apply_in_place_us']:>11.1f} {scoring}  "
                   f"{orjson.dumps(f['options']).decode()}")
+    if any("scoring_us" in f for per_players in report.values() for f in per_players.values()):
+        print("scoring µs: final scoring of one seat (a full 8-card dresser in Sideboards), from scratch")
 
 
 def parse_option(text: str) -> tuple[str, str, Any]:

@@ -224,7 +224,7 @@ class Sideboards(Game[State]):
         doc = state.result if state.result is not None else result_doc(state.dressers, state.exchange, state.goals)
         return Outcome([float(e["total"]) for e in doc["scores"]], list(doc["winners"]))
 
-    def score_dresser(self, state: State, seat: int) -> tuple[int, int, int]:
+    def score_seat(self, state: State, seat: int) -> tuple[int, int, int]:
         """(colour count, handle count, R) of one seat, computed from scratch (``meeple bench``'s scoring_us)."""
         return dresser_counts(state.dressers[seat], state.goals)
 

@@ -37,27 +37,52 @@ ROW_GOALS = range(15, 31)
 
 @dataclass(frozen=True, slots=True)
 class Column:
-    """One card in one orientation: drawer attributes by row, and the row of each colour / shape."""
+    """One card in one orientation: drawer attributes by row, the row of each colour / shape, and its
+    index into the pair tables below."""
 
+    index: int
     colours: tuple[int, ...]  # colour index of rows 0..4
     handles: tuple[int, ...]  # shape index of rows 0..4, -1 = no handle
     cpos: tuple[int, ...]  # row of colour 0..4
     hpos: tuple[int, ...]  # row of shape 0..2
 
 
-def _column(drawers: list[dict[str, Any]]) -> Column:
+def _column(index: int, drawers: list[dict[str, Any]]) -> Column:
     colours = tuple(COLOURS.index(d["colour"]) for d in drawers)
     handles = tuple(-1 if d["handle"] is None else HANDLES.index(d["handle"]) for d in drawers)
     assert sorted(colours) == list(range(5)) and sorted(h for h in handles if h >= 0) == [0, 1, 2]
-    return Column(colours, handles, tuple(colours.index(v) for v in range(5)),
+    return Column(index, colours, handles, tuple(colours.index(v) for v in range(5)),
                   tuple(handles.index(v) for v in range(3)))
 
 
 #: ``COLUMNS[(card, orientation)]``: orientation 180 reverses the drawer order (shapes unchanged).
 COLUMNS: dict[tuple[str, int], Column] = {}
 for _card in DATA["cards"]:
-    COLUMNS[(_card["id"], 0)] = _column(_card["drawers"])
-    COLUMNS[(_card["id"], 180)] = _column(_card["drawers"][::-1])
+    COLUMNS[(_card["id"], 0)] = _column(len(COLUMNS), _card["drawers"])
+    COLUMNS[(_card["id"], 180)] = _column(len(COLUMNS), _card["drawers"][::-1])
+_BY_INDEX = sorted(COLUMNS.values(), key=lambda c: c.index)
+
+
+def _pair_table(positions: list[tuple[int, ...]]) -> list[list[tuple[int, ...]]]:
+    """``T[a][b][k + 4]`` = bitmask of the values whose row in column b is k below their row in column a.
+
+    With it, one lookup per extra cell tells, for all colours (or shapes) at once, which values a
+    placement matches: the scoring's inner loop is a few list indexings and an AND.
+    """
+    table = []
+    for pa in positions:
+        row = []
+        for pb in positions:
+            diffs = [0] * 9
+            for v, (ra, rb) in enumerate(zip(pa, pb, strict=True)):
+                diffs[rb - ra + 4] |= 1 << v
+            row.append(tuple(diffs))
+        table.append(row)
+    return table
+
+
+COLOUR_PAIRS = _pair_table([c.cpos for c in _BY_INDEX])
+HANDLE_PAIRS = _pair_table([c.hpos for c in _BY_INDEX])
 
 # -- Goal cards -------------------------------------------------------------------------------------
 
@@ -86,8 +111,8 @@ def matchable(variant: tuple[tuple[int, int], ...]) -> bool:
     return len({x for x, _ in variant}) == len(variant)
 
 
-#: A placement: (column bitmask, ((column, dy), ...)) with cells sorted by column.
-Placement = tuple[int, tuple[tuple[int, int], ...]]
+#: A placement: (column bitmask, first column, ((other column, row offset from the first cell + 4), ...)).
+Placement = tuple[int, int, tuple[tuple[int, int], ...]]
 
 
 def _placements(goal_id: int, width: int) -> list[Placement]:
@@ -101,9 +126,10 @@ def _placements(goal_id: int, width: int) -> list[Placement]:
         if not matchable(variant):
             continue
         w = max(x for x, _ in variant) + 1
+        (x0, y0), *rest = variant  # sorted by column
         for c0 in range(width - w + 1):
-            cells = tuple((c0 + x, y) for x, y in variant)
-            out.append((sum(1 << c for c, _ in cells), cells))
+            mask = sum(1 << (c0 + x) for x, _ in variant)
+            out.append((mask, c0 + x0, tuple((c0 + x, y - y0 + 4) for x, y in rest)))
     return out
 
 

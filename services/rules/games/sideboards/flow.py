@@ -240,6 +240,10 @@ def _orientation(value: Any) -> int:
 
 def well_formed(move: Any) -> Move:
     """Step (1) of the validation order: the move's shape, returned as a fresh normalised copy."""
+    if type(move) is dict and len(move) == 4 and move.get("type") == "place":  # the search's hot path
+        card, side, orientation = move.get("card"), move.get("side"), move.get("orientation")
+        if type(card) is str and card in CARD_SET and type(side) is str and type(orientation) is int:
+            return {"type": "place", "card": card, "side": side, "orientation": orientation}
     kind = move_type(move, MOVE_TYPES)
     if kind == "start":
         check_move_shape(move, {"cards": list, "orientations": list}, "start")

@@ -13,9 +13,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from .components import (
+    COLOUR_PAIRS,
     COLUMNS,
     EXCHANGE_BONUS,
     GOALS,
+    HANDLE_PAIRS,
     PLACEMENTS,
     ROW_RANK_BONUS,
     ROW_RULES,
@@ -71,33 +73,25 @@ def max_packing(masks: list[int]) -> int:
     return f(union)
 
 
-def occurrence_masks(positions: Sequence[Sequence[int]], goal: int, value: int) -> list[int]:
-    """Column masks of the placements of ``goal`` where every cell holds ``value``.
-
-    ``positions[c][value]`` is the row of ``value`` in column ``c``.
-    """
-    rows = [p[value] for p in positions]
-    out: list[int] = []
-    for mask, cells in PLACEMENTS[goal][len(rows)]:
-        (c0, d0), *rest = cells
-        anchor = rows[c0] - d0
-        for c, d in rest:
-            if rows[c] - d != anchor:
-                break
-        else:
-            out.append(mask)
-    return out
-
-
 def pattern_count(cols: Sequence[Column], goal: int) -> int:
-    """The spec's ``count``: maximum number of drawer-disjoint occurrences of pattern goal ``goal``."""
-    if goal <= 7:
-        positions: list[tuple[int, ...]] = [c.cpos for c in cols]
-        values = 5
-    else:
-        positions = [c.hpos for c in cols]
-        values = 3
-    return sum(max_packing(occurrence_masks(positions, goal, v)) for v in range(values))
+    """The spec's ``count``: maximum number of drawer-disjoint occurrences of pattern goal ``goal``.
+
+    Each placement is checked for every value at once (``COLOUR_PAIRS``/``HANDLE_PAIRS``); the matching
+    column masks are then packed per value.
+    """
+    table = COLOUR_PAIRS if goal <= 7 else HANDLE_PAIRS
+    idx = [c.index for c in cols]
+    per_value: dict[int, list[int]] = {}
+    for mask, first, rest in PLACEMENTS[goal][len(idx)]:
+        pairs = table[idx[first]]
+        bits = -1
+        for col, k in rest:
+            bits &= pairs[idx[col]][k]
+        while bits:
+            low = bits & -bits
+            per_value.setdefault(low, []).append(mask)
+            bits ^= low
+    return sum(max_packing(masks) for masks in per_value.values())
 
 
 # -- Row goals (15-30) ------------------------------------------------------------------------------
