@@ -10,7 +10,7 @@ import functools
 import itertools
 import json
 import random
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from importlib import resources
 from typing import Any, ClassVar
 
@@ -433,31 +433,44 @@ def best_arrangement(table: list[list[str]]) -> list[list[str]]:
     return [list(col) for col in best]
 
 
+def _and_of(masks: Iterable[int]) -> int:
+    out = 63
+    for m in masks:
+        out &= m
+    return out
+
+
 @functools.lru_cache(maxsize=4096)
 def _best_for(free: tuple[str, ...], taken: int) -> tuple[tuple[str, ...], ...]:
-    """E7 depends only on the free cards and the locked categories: searches repeat it, so cache it."""
+    """E7 depends only on the free cards and the locked categories: searches repeat it, so cache it.
+
+    A category X can get a defined column only if all free women carrying X, together, have common set
+    {X} (a group's common set only shrinks as cards join it), so D is chosen among those categories
+    only; every other D has no cover and E7 would skip it anyway.
+    """
     cards = list(free)
-    avail = [i for i in range(len(CATEGORIES)) if not taken >> i & 1]
+    masks = [WOMEN[c] for c in cards]
+    viable = [x for x in range(len(CATEGORIES))
+              if not taken >> x & 1 and _and_of(m for m in masks if m >> x & 1) == 1 << x]
     candidates = []
-    for size in range(len(avail), -1, -1):
-        for combo in itertools.combinations(avail, size):
-            dmask = sum(1 << i for i in combo)
-            covered = sum(1 for c in cards if WOMEN[c] & dmask)
-            candidates.append((-size, -covered, list(combo), dmask))
+    for size in range(len(viable), -1, -1):
+        for combo in itertools.combinations(viable, size):
+            dmask = sum(1 << x for x in combo)
+            covered = sum(1 for m in masks if m & dmask)
+            candidates.append((-size, -covered, combo, dmask))
     candidates.sort()
     for _, _, subset, dmask in candidates:
-        if any(not any(WOMEN[c] >> x & 1 for c in cards) for x in subset):
-            continue  # some category of D is on no free card
-        cover = _first_cover([c for c in cards if WOMEN[c] & dmask], subset)
+        chosen = [i for i, m in enumerate(masks) if m & dmask]
+        cover = _first_cover([masks[i] for i in chosen], subset)
         if cover is None:
             continue
-        columns = [sorted(cover[x]) for x in subset]
+        columns = [[cards[chosen[j]] for j, x in enumerate(cover) if x == category] for category in subset]
         rest: list[list[str]] = []
-        for c in cards:
-            if WOMEN[c] & dmask:
+        for c, m in zip(cards, masks, strict=True):
+            if m & dmask:
                 continue
             for col in rest:
-                if bin(common(col) & WOMEN[c]).count("1") >= 2:
+                if bin(common(col) & m).count("1") >= 2:
                     col.append(c)
                     break
             else:
@@ -466,28 +479,36 @@ def _best_for(free: tuple[str, ...], taken: int) -> tuple[tuple[str, ...], ...]:
     raise AssertionError("the empty set always has a cover")
 
 
-def _first_cover(cards: list[str], subset: list[int]) -> dict[int, list[str]] | None:
-    groups: dict[int, list[str]] = {x: [] for x in subset}
+def _first_cover(masks: list[int], subset: tuple[int, ...]) -> list[int] | None:
+    """E7 step 3: the first assignment (card index -> category) in depth-first order, or None.
 
-    def ok() -> bool:
-        return all(groups[x] and common(groups[x]) == 1 << x for x in subset)
-
-    left = {x: [sum(1 for c in cards[i:] if WOMEN[c] >> x & 1) for i in range(len(cards) + 1)] for x in subset}
+    A branch is cut as soon as some X of D could not end with common set {X} even if every remaining card
+    carrying X joined it; that never cuts a valid cover, so the first cover found is E7's.
+    """
+    n = len(masks)
+    reach = {x: [63] * (n + 1) for x in subset}  # reach[x][i]: AND of the masks i.. that carry x
+    for x in subset:
+        for i in range(n - 1, -1, -1):
+            reach[x][i] = reach[x][i + 1] & masks[i] if masks[i] >> x & 1 else reach[x][i + 1]
+    group = dict.fromkeys(subset, 63)  # AND of the masks assigned to each category so far
+    choice = [0] * n
 
     def dfs(i: int) -> bool:
-        if i == len(cards):
-            return ok()
-        if any(not groups[x] and not left[x][i] for x in subset):
-            return False  # a category of D can no longer get a card
+        if any(group[x] & reach[x][i] != 1 << x for x in subset):
+            return False
+        if i == n:
+            return True
         for x in subset:
-            if WOMEN[cards[i]] >> x & 1:
-                groups[x].append(cards[i])
+            if masks[i] >> x & 1:
+                before = group[x]
+                group[x] = before & masks[i]
+                choice[i] = x
                 if dfs(i + 1):
                     return True
-                groups[x].pop()
+                group[x] = before
         return False
 
-    return groups if dfs(0) else None
+    return choice if dfs(0) else None
 
 
 # -- End and scoring ---------------------------------------------------------------------------------
