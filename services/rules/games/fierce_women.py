@@ -51,6 +51,10 @@ PHASES = ("draw", "play", "remove_column", "remove_cards", "rearrange", "game_ov
 MOVE_TYPES = ("draw", "place", "play_action", "discard", "remove_column", "remove_cards", "rearrange")
 PHASE_MOVES = {"draw": ("draw",), "play": ("place", "play_action", "discard"), "remove_column": ("remove_column",),
                "remove_cards": ("remove_cards",), "rearrange": ("rearrange",), "game_over": ()}
+#: Every card's category mask, action cards as "all categories" so that a column's AND ignores them (D11).
+MASK: dict[str, int] = {**WOMEN, **dict.fromkeys(ACTIONS, 63)}
+#: SINGLE[mask]: the mask is exactly one category (a defined column); a table, as it is asked constantly.
+SINGLE: tuple[bool, ...] = tuple(m != 0 and m & (m - 1) == 0 for m in range(64))
 
 
 def cats_of(mask: int) -> list[str]:
@@ -58,16 +62,14 @@ def cats_of(mask: int) -> list[str]:
 
 
 def single(mask: int) -> bool:
-    return mask != 0 and mask & (mask - 1) == 0
+    return SINGLE[mask]
 
 
 def common(column: list[str]) -> int:
     """Intersection of the women's categories; action cards are ignored (D11)."""
     mask = 63
     for card in column:
-        w = WOMEN.get(card)
-        if w is not None:
-            mask &= w
+        mask &= MASK[card]
     return mask
 
 
@@ -188,13 +190,21 @@ def end_turn(s: State) -> None:
     start_turn(s, (s.current + 1) % s.seats)
 
 
-def to_act(s: State) -> list[int]:
-    if s.phase == "game_over":
-        return []
-    if s.phase in ("remove_column", "remove_cards"):
+def actor(s: State) -> int | None:
+    """The one seat to act (decisions are never simultaneous), None once the game is over."""
+    phase = s.phase
+    if phase == "game_over":
+        return None
+    if phase == "remove_column" or phase == "remove_cards":
         assert s.pending is not None
-        return [s.pending["queue"][0]]
-    return [s.current]
+        queue: list[int] = s.pending["queue"]
+        return queue[0]
+    return s.current
+
+
+def to_act(s: State) -> list[int]:
+    seat = actor(s)
+    return [] if seat is None else [seat]
 
 
 def has_removable(s: State, seat: int, action: str) -> bool:
@@ -229,7 +239,7 @@ def defined_categories(table: list[list[str]], skip: int | None = None) -> int:
     for i, col in enumerate(table):
         if i != skip:
             k = common(col)
-            if single(k):
+            if SINGLE[k]:
                 mask |= k
     return mask
 
@@ -254,20 +264,16 @@ def placement_error(table: list[list[str]], card: str, column: int | str) -> tup
 def legal_columns(masks: list[int], defined: int, w: int) -> list[int | str]:
     """E2 for a card of categories ``w``, given the column masks and the categories already collected.
 
-    Defined columns have distinct categories, so "another column collects X" is ``defined`` minus the
-    column's own category.
+    A placement is refused only when it turns the column into a *newly* defined one (K single, K differs
+    from the column's own mask) of a category the seat already collects; a defined column keeps its
+    category under placement and so never conflicts.
     """
     out: list[int | str] = []
     for i, m in enumerate(masks):
         k = m & w
-        if not k:
-            continue
-        if k & (k - 1) == 0:
-            others = defined & ~m if m & (m - 1) == 0 else defined
-            if others & k:
-                continue
-        out.append(i)
-    if w & (w - 1) or not defined & w:
+        if k and (k == m or not SINGLE[k] or not k & defined):
+            out.append(i)
+    if not SINGLE[w] or not defined & w:
         out.append("new")
     return out
 
@@ -561,6 +567,73 @@ def score(s: State) -> JSONDict:
             "winners": [r["seat"] for r in ranking if r["rank"] == 1]}
 
 
+# -- Parameterised moves and legal_moves ------------------------------------------------------------
+
+
+def _legal_draw(s: State, seat: int) -> list[Move]:
+    return [{"type": "draw", "pile": i} for i, p in enumerate(s.piles) if p]
+
+
+def _legal_play(s: State, seat: int) -> list[Move]:
+    """Places (card x column, then "new"), then actions (A1-A3 per legal column), discards only as a last resort."""
+    hand = sorted(s.hands[seat])
+    masks = [common(col) for col in s.tables[seat]]
+    defined = 0
+    for m in masks:
+        if SINGLE[m]:
+            defined |= m
+    moves: list[Move] = []
+    for card in hand:
+        w = WOMEN.get(card)
+        if w is not None:
+            moves.extend({"type": "place", "card": card, "column": col} for col in legal_columns(masks, defined, w))
+    for card in hand:
+        if card not in ACTIONS:
+            continue
+        if card not in COLUMN_ACTIONS:
+            moves.append({"type": "play_action", "card": card})
+            continue
+        elsewhere = 0  # categories other seats collect: Solo -> max may not target them
+        if ACTIONS[card] == "solo_max":
+            for other, table in enumerate(s.tables):
+                if other != seat:
+                    elsewhere |= defined_categories(table)
+        moves.extend({"type": "play_action", "card": card, "column": i}
+                     for i, m in enumerate(masks) if SINGLE[m] and not m & elsewhere)
+    if not moves:
+        moves = [{"type": "discard", "card": c} for c in hand if c in ACTIONS]
+    return moves
+
+
+def _legal_remove_column(s: State, seat: int) -> list[Move]:
+    return [{"type": "remove_column", "column": i} for i in range(len(s.tables[seat]))]
+
+
+def _legal_remove_cards(s: State, seat: int) -> list[Move]:
+    women = sorted(c for col in s.tables[seat] for c in col if c in WOMEN)
+    return [{"type": "remove_cards", "cards": list(combo)}
+            for combo in itertools.combinations(women, min(2, len(women)))]
+
+
+def _legal_rearrange(s: State, seat: int) -> list[Move]:
+    """*keep*, then E7's *best* unless it is the same grouping."""
+    table = s.tables[seat]
+    keep = [col[:] for col in table if not locked(col)]
+    best = best_arrangement(table)
+    return [{"type": "rearrange", "columns": keep}] + ([] if best == keep else [{"type": "rearrange", "columns": best}])
+
+
+#: The spec's table "Parameterised moves and legal_moves", one function per phase.
+LEGAL_MOVES = {
+    "draw": _legal_draw,
+    "play": _legal_play,
+    "remove_column": _legal_remove_column,
+    "remove_cards": _legal_remove_cards,
+    "rearrange": _legal_rearrange,
+    "game_over": lambda s, seat: [],
+}
+
+
 # -- The game ----------------------------------------------------------------------------------------
 
 
@@ -599,52 +672,9 @@ class FierceWomen(Game[State]):
     # -- Moves --------------------------------------------------------------------------------------
 
     def legal_moves(self, state: State, seat: int) -> list[Move]:
-        s = state
-        if seat not in to_act(s):
+        if actor(state) != seat:
             return []
-        table = s.tables[seat]
-        if s.phase == "draw":
-            return [{"type": "draw", "pile": i} for i, p in enumerate(s.piles) if p]
-        if s.phase == "play":
-            hand = sorted(s.hands[seat])
-            masks = [common(col) for col in table]
-            defined = 0
-            for m in masks:
-                if m & (m - 1) == 0:
-                    defined |= m
-            moves: list[Move] = []
-            for card in hand:
-                w = WOMEN.get(card)
-                if w is not None:
-                    moves.extend({"type": "place", "card": card, "column": col}
-                                 for col in legal_columns(masks, defined, w))
-            for card in hand:
-                if card in ACTIONS:
-                    if card in COLUMN_ACTIONS:
-                        elsewhere = 0
-                        if ACTIONS[card] == "solo_max":
-                            for other in range(s.seats):
-                                if other != seat:
-                                    elsewhere |= defined_categories(s.tables[other])
-                        moves.extend({"type": "play_action", "card": card, "column": i}
-                                     for i, m in enumerate(masks) if m & (m - 1) == 0 and not m & elsewhere)
-                    else:
-                        moves.append({"type": "play_action", "card": card})
-            if not moves:
-                moves = [{"type": "discard", "card": c} for c in hand if c in ACTIONS]
-            return moves
-        if s.phase == "remove_column":
-            return [{"type": "remove_column", "column": i} for i in range(len(table))]
-        if s.phase == "remove_cards":
-            women = sorted(c for col in table for c in col if c in WOMEN)
-            return [{"type": "remove_cards", "cards": list(combo)}
-                    for combo in itertools.combinations(women, min(2, len(women)))]
-        if s.phase == "rearrange":
-            keep = [col[:] for col in table if not locked(col)]
-            best = best_arrangement(table)
-            return [{"type": "rearrange", "columns": keep}] + ([] if best == keep else
-                                                              [{"type": "rearrange", "columns": best}])
-        return []
+        return LEGAL_MOVES[state.phase](state, seat)
 
     def _action_column_error(self, s: State, seat: int, card: str, column: int) -> tuple[str, str] | None:
         table = s.tables[seat]
@@ -662,58 +692,15 @@ class FierceWomen(Game[State]):
 
     def apply_in_place(self, state: State, seat: int, move: Move) -> None:
         kind = move_type(move, MOVE_TYPES)
-        self._check_shape(kind, move)
+        SHAPES[kind](move)
         s = state
         if s.phase == "game_over":
             raise IllegalMove("game_over", "the game is over")
-        if seat not in to_act(s):
-            raise IllegalMove("not_your_turn", f"it is not seat {seat}'s turn (waiting for seat {to_act(s)[0]})")
+        if actor(s) != seat:
+            raise IllegalMove("not_your_turn", f"it is not seat {seat}'s turn (waiting for seat {actor(s)})")
         if kind not in PHASE_MOVES[s.phase]:
             raise IllegalMove("wrong_phase", f"{kind} is not allowed now: the phase is {s.phase}")
         MOVES[kind](self, s, seat, move)
-
-    @staticmethod
-    def _check_shape(kind: str, move: Move) -> None:
-        """Validation step 1: malformed regardless of state."""
-        if kind == "draw":
-            check_move_shape(move, {"pile": int}, kind)
-            if not 0 <= move["pile"] <= 2:
-                raise IllegalMove("malformed_move", "pile must be 0, 1 or 2")
-        elif kind == "place":
-            check_move_shape(move, {"card": str, "column": (int, str)}, kind)
-            _known_card(move["card"])
-            if not (move["column"] == "new" or (is_int(move["column"]) and move["column"] >= 0)):
-                raise IllegalMove("malformed_move", "column must be a column index or \"new\"")
-        elif kind == "play_action":
-            if not isinstance(move.get("card"), str):
-                raise IllegalMove("malformed_move", "play_action needs a card")
-            card = move["card"]
-            _known_card(card)
-            if card in WOMEN:
-                fields: dict[str, Any] = {"card": str, "column": int} if "column" in move else {"card": str}
-            elif card in COLUMN_ACTIONS:
-                fields = {"card": str, "column": int}
-            else:
-                fields = {"card": str}
-            check_move_shape(move, fields, kind)
-            if "column" in move and move["column"] < 0:
-                raise IllegalMove("malformed_move", "column must not be negative")
-        elif kind == "discard":
-            check_move_shape(move, {"card": str}, kind)
-            _known_card(move["card"])
-        elif kind == "remove_column":
-            check_move_shape(move, {"column": int}, kind)
-            if move["column"] < 0:
-                raise IllegalMove("malformed_move", "column must not be negative")
-        elif kind == "remove_cards":
-            check_move_shape(move, {"cards": list}, kind)
-            _card_list(move["cards"])
-        elif kind == "rearrange":
-            check_move_shape(move, {"columns": list}, kind)
-            cols = move["columns"]
-            if not cols or not all(isinstance(c, list) and c for c in cols):
-                raise IllegalMove("malformed_move", "columns must be a non-empty list of non-empty lists")
-            _card_list([c for col in cols for c in col])
 
     def _draw(self, s: State, seat: int, move: Move) -> None:
         pile = s.piles[move["pile"]]
@@ -995,6 +982,74 @@ def _validated(doc: dict[str, Any]) -> State:
         require(bool(free_cards(s.tables[s.current])), "nothing to rearrange")
     s.rng = rng_load(doc["rng"])
     return s
+
+
+# -- Moves: validation step 1 (malformed regardless of state) ----------------------------------------
+
+
+def _column_index(move: Move) -> None:
+    if move["column"] < 0:
+        raise IllegalMove("malformed_move", "column must not be negative")
+
+
+def _shape_draw(move: Move) -> None:
+    check_move_shape(move, {"pile": int}, "draw")
+    if not 0 <= move["pile"] <= 2:
+        raise IllegalMove("malformed_move", "pile must be 0, 1 or 2")
+
+
+def _shape_place(move: Move) -> None:
+    check_move_shape(move, {"card": str, "column": (int, str)}, "place")
+    _known_card(move["card"])
+    if not (move["column"] == "new" or (is_int(move["column"]) and move["column"] >= 0)):
+        raise IllegalMove("malformed_move", "column must be a column index or \"new\"")
+
+
+def _shape_play_action(move: Move) -> None:
+    """A1-A3 need ``column``, A4-A8 must not have it; for a woman id either is accepted (not_an_action_card)."""
+    card = move.get("card")
+    if not isinstance(card, str):
+        raise IllegalMove("malformed_move", "play_action needs a card")
+    _known_card(card)
+    if card in COLUMN_ACTIONS or (card in WOMEN and "column" in move):
+        check_move_shape(move, {"card": str, "column": int}, "play_action")
+        _column_index(move)
+    else:
+        check_move_shape(move, {"card": str}, "play_action")
+
+
+def _shape_discard(move: Move) -> None:
+    check_move_shape(move, {"card": str}, "discard")
+    _known_card(move["card"])
+
+
+def _shape_remove_column(move: Move) -> None:
+    check_move_shape(move, {"column": int}, "remove_column")
+    _column_index(move)
+
+
+def _shape_remove_cards(move: Move) -> None:
+    check_move_shape(move, {"cards": list}, "remove_cards")
+    _card_list(move["cards"])
+
+
+def _shape_rearrange(move: Move) -> None:
+    check_move_shape(move, {"columns": list}, "rearrange")
+    cols = move["columns"]
+    if not cols or not all(isinstance(c, list) and c for c in cols):
+        raise IllegalMove("malformed_move", "columns must be a non-empty list of non-empty lists")
+    _card_list([c for col in cols for c in col])
+
+
+SHAPES = {
+    "draw": _shape_draw,
+    "place": _shape_place,
+    "play_action": _shape_play_action,
+    "discard": _shape_discard,
+    "remove_column": _shape_remove_column,
+    "remove_cards": _shape_remove_cards,
+    "rearrange": _shape_rearrange,
+}
 
 
 MOVES = {
