@@ -261,21 +261,26 @@ def placement_error(table: list[list[str]], card: str, column: int | str) -> tup
     return None
 
 
-def legal_columns(masks: list[int], defined: int, w: int) -> list[int | str]:
-    """E2 for a card of categories ``w``, given the column masks and the categories already collected.
+def place_moves(hand: list[str], masks: list[int], defined: int) -> list[Move]:
+    """Every legal ``place`` of the woman cards of ``hand`` (in its order) by E2, given the column masks and
+    the categories the seat already collects.
 
-    A placement is refused only when it turns the column into a *newly* defined one (K single, K differs
-    from the column's own mask) of a category the seat already collects; a defined column keeps its
-    category under placement and so never conflicts.
+    A placement is refused only when it makes the column *newly* defined (K single and not the column's own
+    mask) with a category she already collects; a defined column keeps its category, so never conflicts.
+    Plain loops: this runs for every ``play`` decision of every playout.
     """
-    out: list[int | str] = []
-    for i, m in enumerate(masks):
-        k = m & w
-        if k and (k == m or not SINGLE[k] or not k & defined):
-            out.append(i)
-    if not SINGLE[w] or not defined & w:
-        out.append("new")
-    return out
+    moves: list[Move] = []
+    for card in hand:
+        w = WOMEN.get(card)
+        if w is None:
+            continue
+        for i, m in enumerate(masks):
+            k = m & w
+            if k and (k == m or not SINGLE[k] or not k & defined):
+                moves.append({"type": "place", "card": card, "column": i})
+        if not SINGLE[w] or not w & defined:
+            moves.append({"type": "place", "card": card, "column": "new"})
+    return moves
 
 
 # -- Automa (E8) -------------------------------------------------------------------------------------
@@ -582,11 +587,7 @@ def _legal_play(s: State, seat: int) -> list[Move]:
     for m in masks:
         if SINGLE[m]:
             defined |= m
-    moves: list[Move] = []
-    for card in hand:
-        w = WOMEN.get(card)
-        if w is not None:
-            moves.extend({"type": "place", "card": card, "column": col} for col in legal_columns(masks, defined, w))
+    moves = place_moves(hand, masks, defined)
     for card in hand:
         if card not in ACTIONS:
             continue
@@ -987,19 +988,29 @@ def _validated(doc: dict[str, Any]) -> State:
 # -- Moves: validation step 1 (malformed regardless of state) ----------------------------------------
 
 
+# The fields of each move shape (built once: shapes are checked on every move).
+_PILE: dict[str, Any] = {"pile": int}
+_CARD: dict[str, Any] = {"card": str}
+_CARD_COLUMN: dict[str, Any] = {"card": str, "column": int}
+_CARD_PLACE: dict[str, Any] = {"card": str, "column": (int, str)}
+_COLUMN: dict[str, Any] = {"column": int}
+_CARDS: dict[str, Any] = {"cards": list}
+_COLUMNS: dict[str, Any] = {"columns": list}
+
+
 def _column_index(move: Move) -> None:
     if move["column"] < 0:
         raise IllegalMove("malformed_move", "column must not be negative")
 
 
 def _shape_draw(move: Move) -> None:
-    check_move_shape(move, {"pile": int}, "draw")
+    check_move_shape(move, _PILE, "draw")
     if not 0 <= move["pile"] <= 2:
         raise IllegalMove("malformed_move", "pile must be 0, 1 or 2")
 
 
 def _shape_place(move: Move) -> None:
-    check_move_shape(move, {"card": str, "column": (int, str)}, "place")
+    check_move_shape(move, _CARD_PLACE, "place")
     _known_card(move["card"])
     if not (move["column"] == "new" or (is_int(move["column"]) and move["column"] >= 0)):
         raise IllegalMove("malformed_move", "column must be a column index or \"new\"")
@@ -1012,29 +1023,29 @@ def _shape_play_action(move: Move) -> None:
         raise IllegalMove("malformed_move", "play_action needs a card")
     _known_card(card)
     if card in COLUMN_ACTIONS or (card in WOMEN and "column" in move):
-        check_move_shape(move, {"card": str, "column": int}, "play_action")
+        check_move_shape(move, _CARD_COLUMN, "play_action")
         _column_index(move)
     else:
-        check_move_shape(move, {"card": str}, "play_action")
+        check_move_shape(move, _CARD, "play_action")
 
 
 def _shape_discard(move: Move) -> None:
-    check_move_shape(move, {"card": str}, "discard")
+    check_move_shape(move, _CARD, "discard")
     _known_card(move["card"])
 
 
 def _shape_remove_column(move: Move) -> None:
-    check_move_shape(move, {"column": int}, "remove_column")
+    check_move_shape(move, _COLUMN, "remove_column")
     _column_index(move)
 
 
 def _shape_remove_cards(move: Move) -> None:
-    check_move_shape(move, {"cards": list}, "remove_cards")
+    check_move_shape(move, _CARDS, "remove_cards")
     _card_list(move["cards"])
 
 
 def _shape_rearrange(move: Move) -> None:
-    check_move_shape(move, {"columns": list}, "rearrange")
+    check_move_shape(move, _COLUMNS, "rearrange")
     cols = move["columns"]
     if not cols or not all(isinstance(c, list) and c for c in cols):
         raise IllegalMove("malformed_move", "columns must be a non-empty list of non-empty lists")
