@@ -1,8 +1,9 @@
 """``meeple bench engines``: in-process random playouts per game and player count, on one core.
 
 Figures: full games per second and moves per second on the search's fast path (clone once, then
-``legal_moves`` + ``apply_in_place``), and the mean cost in microseconds of ``legal_moves``, of
-``apply_in_place`` and of the immutable ``apply`` the rules service uses.
+``legal_moves`` + ``apply_in_place``), the largest number of legal moves seen in one position during
+those playouts (``max_branching``: what a search must be ready to expand), and the mean cost in
+microseconds of ``legal_moves``, of ``apply_in_place`` and of the immutable ``apply`` the rules service uses.
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ TARGET_OPTIONS: dict[str, dict[str, Any]] = {
 
 
 def playout_rate(game: Game[Any], players: int, options: dict[str, Any], seconds: float) -> dict[str, float]:
-    """Games and moves per second of uniformly random playouts (fast path)."""
+    """Games and moves per second of uniformly random playouts (fast path), and the widest position seen."""
     rng = random.Random(0)
-    games = moves = 0
+    games = moves = branching = 0
     seed = 0
     deadline = time.perf_counter() + seconds
     start = time.perf_counter()
@@ -40,11 +41,15 @@ def playout_rate(game: Game[Any], players: int, options: dict[str, Any], seconds
             to_act = game.to_act(state)
             seat = to_act[0] if len(to_act) == 1 else to_act[rng.randrange(len(to_act))]
             legal = game.legal_moves(state, seat)
-            game.apply_in_place(state, seat, legal[rng.randrange(len(legal))])
+            width = len(legal)
+            if width > branching:
+                branching = width
+            game.apply_in_place(state, seat, legal[rng.randrange(width)])
             moves += 1
         games += 1
     elapsed = time.perf_counter() - start
-    return {"games_per_s": games / elapsed, "moves_per_s": moves / elapsed, "games": games}
+    return {"games_per_s": games / elapsed, "moves_per_s": moves / elapsed, "games": games,
+            "max_branching": branching}
 
 
 def call_costs(game: Game[Any], players: int, options: dict[str, Any], seconds: float) -> dict[str, float]:
@@ -95,13 +100,14 @@ def run_bench(game_ids: list[str], seconds: float, overrides: dict[str, dict[str
 
 def print_table(report: dict[str, Any]) -> None:
     header = f"{'game':<16} {'players':>7} {'games/s':>10} {'moves/s':>10} {'legal µs':>9} {'apply µs':>9} " \
-             f"{'in-place µs':>11}  options"
+             f"{'in-place µs':>11} {'max_branching':>13}  options"
     print(header)
     print("-" * len(header))
     for gid, per_players in report.items():
         for players, f in per_players.items():
             print(f"{gid:<16} {players:>7} {f['games_per_s']:>10.1f} {f['moves_per_s']:>10.0f} "
-                  f"{f['legal_us']:>9.1f} {f['apply_us']:>9.1f} {f['apply_in_place_us']:>11.1f}  "
+                  f"{f['legal_us']:>9.1f} {f['apply_us']:>9.1f} {f['apply_in_place_us']:>11.1f} "
+                  f"{f['max_branching']:>13}  "
                   f"{orjson.dumps(f['options']).decode()}")
 
 
