@@ -397,3 +397,31 @@ def test_view_matches_the_spec_shape_and_spectators_see_no_cards() -> None:
                           "popular_min", "collect_five_plus_one", "pending", "automa_placed", "automa_last",
                           "result"]
     assert all("cards" not in h for h in GAME.view(s, None)["hands"])
+
+
+# -- Moves: messages name the card, the column and the category (C7) ---------------------------------
+
+
+def message_of(state: Any, seat: int, move: dict[str, Any]) -> str:
+    with pytest.raises(IllegalMove) as err:
+        GAME.apply(state, seat, move)
+    return err.value.message
+
+
+def test_c7_column_rule_messages_name_card_column_and_category() -> None:
+    assert message_of(t3(), 0, {"type": "place", "card": "W48", "column": "new"}) == \
+        "W48 cannot start a new column: you already collect politics in column 1"
+    s = fw.position(3, hands=[["W12", "W01", "W02", "W07"], [], []], action_cards=False,
+                    tables=[[["W04", "W16", "W17", "W10"], ["W46", "W18"], ["W20"], ["W11"], ["W03"]], [], []])
+    assert message_of(s, 0, {"type": "place", "card": "W12", "column": 4}) == \
+        "W12 cannot go in column 4: it would collect science, which you already collect in column 3"
+    message = message_of(t3(), 0, {"type": "place", "card": "W48", "column": 2})
+    assert all(word in message for word in ("W48", "column 2", "politics", "art", "human_rights"))
+
+
+def test_c7_action_messages_name_card_column_and_category() -> None:
+    message = message_of(t5(), 0, {"type": "play_action", "card": "A2", "column": 0})
+    assert all(word in message for word in ("A2", "column 0", "science", "seat 1"))
+    s = fw.position(3, hands=[["A1", "A3", "A6", "W07"], [], []], tables=[[["W04"], ["W46"]], [], []])
+    message = message_of(s, 0, {"type": "play_action", "card": "A1", "column": 0})
+    assert all(word in message for word in ("A1", "column 0", "culture", "feminism"))

@@ -245,20 +245,29 @@ def defined_categories(table: list[list[str]], skip: int | None = None) -> int:
     return mask
 
 
+def collecting_column(table: list[list[str]], category: int, skip: int | None = None) -> int | None:
+    """Index of her column defined with ``category`` (a one-bit mask), other than ``skip``."""
+    return next((i for i, col in enumerate(table) if i != skip and common(col) == category), None)
+
+
 def placement_error(table: list[list[str]], card: str, column: int | str) -> tuple[str, str] | None:
+    """E2 with the spec's error codes; messages name the card, the column and the category (C7)."""
     w = WOMEN[card]
     if column == "new":
-        if single(w) and defined_categories(table) & w:
+        held = collecting_column(table, w) if single(w) else None
+        if held is not None:
             return ("category_already_collected",
-                    f"{card} cannot start a new column: you already collect {cats_of(w)[0]}")
+                    f"{card} cannot start a new column: you already collect {cats_of(w)[0]} in column {held}")
         return None
     assert isinstance(column, int)
     k = common(table[column]) & w
     if not k:
-        return ("no_common_category", f"{card} shares no category with column {column}")
-    if single(k) and defined_categories(table, skip=column) & k:
-        return ("category_already_collected",
-                f"{card} cannot go in column {column}: you already collect {cats_of(k)[0]} in another column")
+        return ("no_common_category", f"{card} ({', '.join(cats_of(w))}) shares no category with column {column} "
+                                      f"({', '.join(cats_of(common(table[column])))})")
+    held = collecting_column(table, k, skip=column) if single(k) else None
+    if held is not None:
+        return ("category_already_collected", f"{card} cannot go in column {column}: it would collect "
+                                              f"{cats_of(k)[0]}, which you already collect in column {held}")
     return None
 
 
@@ -684,12 +693,13 @@ class FierceWomen(Game[State]):
             return ("no_such_column", f"you have no column {column}")
         k = common(table[column])
         if not single(k):
-            return ("column_not_defined", f"{card} needs a defined column; column {column} is not defined")
+            return ("column_not_defined", f"{card} needs a defined column; column {column} is not defined "
+                                          f"(common categories: {', '.join(cats_of(k))})")
         if ACTIONS[card] == "solo_max":
             others = [o for o in range(s.seats) if o != seat and defined_categories(s.tables[o]) & k]
             if others:
-                return ("category_not_solo",
-                        f"{card} needs a category no one else collects; seat {others[0]} collects {cats_of(k)[0]}")
+                return ("category_not_solo", f"{card} needs a category no one else collects; column {column} "
+                                             f"collects {cats_of(k)[0]}, which seat {others[0]} collects too")
         return None
 
     def apply_in_place(self, state: State, seat: int, move: Move) -> None:
