@@ -678,3 +678,33 @@ def test_legal_moves_are_exactly_the_accepted_moves() -> None:
                 checked += 1
             s = G.apply(s, seat, rng.choice(legal))
     assert checked == 4
+
+
+# -- Validation: messages name tiles, fields and the reason ----------------------------------------------
+
+
+def message(state: ClashState, seat: int, move: dict[str, Any]) -> str:
+    with pytest.raises(IllegalMove) as err:
+        G.apply(state, seat, move)
+    return err.value.message
+
+
+def test_messages_say_why_a_target_cannot_be_affected() -> None:
+    assert message(t7(), 1, place("G1", "own", [0, 1], "green", {"target": [1, 1]})) == \
+        "G1 cannot destroy Tourist zone (B7) on [1,1]: it has Security"
+    assert message(t7(), 1, place("G1", "own", [0, 1], "green", {"target": [0, 0]})) == \
+        "G1 cannot destroy the empty field [0,0]: it is empty"
+    assert message(t7(), 1, place("N01", "neutral", [2, 2], "green", {"target": [1, 2]})) == \
+        "N01 cannot destroy Banker (B3) on [1,2]: it has no Security"
+    s = G.apply(t7(), 1, place("G1", "own", [0, 1], "green", {"target": [1, 2]}))
+    assert message(s, 0, place("B4", "own", [0, 2], "blue", {"target": [1, 2]})) == \
+        "B4 cannot flip Banker (B3) on [1,2]: it is face down"
+
+
+def test_messages_say_why_nobel_cannot_cover() -> None:
+    assert message(t6(), 0, place("N13", "neutral", [1, 1], "blue")) == \
+        "Nobel prize must cover a face-up tile that supports you; Imam (G2) on [1,1] supports green"
+    assert message(t6(), 0, place("N13", "neutral", [2, 2], "blue")) == \
+        "Nobel prize must cover a face-up tile that supports you; the field [2,2] is empty"
+    assert message(t6(), 0, place("N13", "neutral", [0, 0], "blue")) == \
+        "Nobel prize must cover a tile without Security; Tourist zone (B7) on [0,0] has Security"

@@ -313,9 +313,16 @@ def _place(st: ClashState, m: int, move: Move) -> None:
     if not ok:
         raise IllegalMove("tile_not_available", f"{t} is not available from {frm}")
     if t == NOBEL:
-        if not (st.tile[i] is not None and st.down[i] < 0 and st.sup[i] == m and not secured(st, i)):
-            raise IllegalMove("bad_cover", "Nobel prize must cover a face-up tile that supports you without "
-                              f"Security; {describe(st, i)} does not qualify")
+        if st.tile[i] is None or st.down[i] >= 0:
+            raise IllegalMove("bad_cover", "Nobel prize must cover a face-up tile that supports you; "
+                              + (f"the field {field_name(i)} is empty" if st.tile[i] is None
+                                 else f"{describe(st, i)} is face down"))
+        if st.sup[i] != m:
+            raise IllegalMove("bad_cover", "Nobel prize must cover a face-up tile that supports you; "
+                              f"{describe(st, i)} supports {COLOURS[st.sup[i]]}")
+        if secured(st, i):
+            raise IllegalMove("bad_cover", f"Nobel prize must cover a tile without Security; {describe(st, i)} "
+                              "has Security")
         if s != m:
             raise IllegalMove("bad_support", f"Nobel prize must support {COLOURS[m]}")
     elif st.tile[i] is not None:
