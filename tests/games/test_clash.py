@@ -926,3 +926,10 @@ def test_knowledge_forgets_placed_hidden_tiles_and_public_pool_tiles() -> None:
     s.rng = random.Random(seed)
     s = G.apply(s, 0, place("N16", "own", [2, 2], "blue", {}))
     assert "N02" in s.open[0] and G.view(s, 1)["known_in_pool"] == ["N03"]
+
+
+def test_log_setup_event_comes_first_in_every_variant() -> None:
+    for options in ({}, {"draft": True}, {"secret_draft": True}, {"random_support": True, "hidden_support": True}):
+        s = G.new_game(2, 1, options)
+        events = [e["event"] for e in G.view(s, 0)["log"]]
+        assert events[0] == "setup" and events.count("setup") == 1, (options, events)

@@ -79,7 +79,6 @@ def start_game(st: ClashState, f: int) -> None:
     elif o["secret_draft"]:
         st.phase = "secret_draft"
         st.draft = {"step": 0, "seat": f, "offer": [], "returned": [], "passed": []}
-        advance_secret(st)
     elif not o["beginner"]:
         st.neutral = canon(draw(st, 5))
         if o["draft"]:
@@ -88,8 +87,10 @@ def start_game(st: ClashState, f: int) -> None:
             st.phase = "draft"
     st.log.append({"event": "setup", "game": st.game_no, "first_player": f, "neutral_zone": list(st.neutral),
                    "dealt": dealt, "private": bool(o["hidden_support"])})
-    if st.phase == "draft":
+    if st.phase == "draft":  # the setup event first, then the draft's own events
         advance_open_draft(st)
+    elif st.phase == "secret_draft":
+        advance_secret(st)
 
 
 def advance_open_draft(st: ClashState) -> None:
