@@ -10,6 +10,7 @@ from .base import Game, IllegalMove, InvalidOptions, InvalidState, RulesError
 #: Modules of the registered games, in catalogue order.
 _MODULES: tuple[str, ...] = (
     "fierce_women",
+    "they_who_were_8",
     "clash",
 )
 

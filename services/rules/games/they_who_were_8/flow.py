@@ -1,0 +1,876 @@
+"""They Who Were 8: Setup, Flow (turns, decision windows, passing, dealing), Moves and Effects.
+
+Action cards resolve through ``ACTION_EFFECTS`` (keyed by the data file's effect ``op``) and god powers
+through ``POWERS`` (keyed by ``power_key``): each power says in which window it lives, when a seat may
+use it there (the spec's eligibility table), its legal parameters, how to check submitted ones and how
+it resolves. Piton is the generic "any other power, used as if you owned it".
+"""
+
+from __future__ import annotations
+
+import bisect
+import random
+from collections.abc import Callable
+from typing import Any
+
+from ..base import IllegalMove, JSONDict, Move, check_move_shape, move_type
+from .model import (
+    CARD_BIT,
+    CARD_IDS,
+    CARDS,
+    GLORY,
+    GOD_IDS,
+    GOD_INDEX,
+    GODS,
+    INFAMY,
+    NAME,
+    PITON,
+    POWER_KEY,
+    RULES,
+    SEATS,
+    SUPPLY_START,
+    TITLE,
+    TOKENS,
+    CardRule,
+    State,
+    k_discard,
+    k_draw,
+    k_gain,
+    k_passing,
+    k_played,
+    k_redeal,
+    mask_of,
+    result_doc,
+)
+
+MOVE_TYPES = ("play", "discard_and_draw", "discard", "use_power", "decline", "endymina_discard", "kymele_take")
+WINDOWS = ("turn_start", "targeted", "passing", "dealing")
+PHASES = ("turn_start", "endymina_discard", "play", "play_after_redraw", "targeted", "passing", "dealing",
+          "kymele_take", "game_over")
+PHASE_MOVES: dict[str, tuple[str, ...]] = {
+    "turn_start": ("use_power", "decline"), "targeted": ("use_power", "decline"),
+    "passing": ("use_power", "decline"), "dealing": ("use_power", "decline"),
+    "endymina_discard": ("endymina_discard",), "kymele_take": ("kymele_take",),
+    "play": ("play", "discard_and_draw"), "play_after_redraw": ("play", "discard"), "game_over": (),
+}
+END_REASONS = ("glory_exhausted", "infamy_exhausted", "both_exhausted", "round_limit")
+GOD_REFS = {g: {"god": g} for g in GOD_IDS}
+
+
+def gid(g: int) -> str:
+    return GOD_IDS[g]
+
+
+def owned(s: State, seat: int) -> list[int]:
+    o = s.owner
+    return [g for g in range(8) if o[g] == seat]
+
+
+# -- Setup ------------------------------------------------------------------------------------------
+
+
+def setup(max_rounds: int, rng: random.Random, gods: list[str], cards: list[str]) -> State:
+    """Setup steps 3-7 from the already shuffled god and card orders (R1, R2)."""
+    s = State.__new__(State)
+    s.max_rounds, s.rng = max_rounds, rng
+    s.owner = [0] * 8
+    for i, g in enumerate(gods):
+        s.owner[GOD_INDEX[g]] = i // 2
+    s.tok = [[0] * 8, [0] * 8]
+    s.used = [False] * 8
+    s.supply = [SUPPLY_START, SUPPLY_START]
+    s.hands = [sorted(cards[2 * i:2 * i + 2]) for i in range(SEATS)]
+    s.pile = sorted(cards[8:])
+    s.current_play, s.window, s.active, s.pending, s.declined = None, None, 0, 0, 0
+    s.keeping = s.dealt = 0
+    s.offer_seat, s.offer, s.end_reason = None, [], None
+    s.round, s.first_player, s.plays, s.turn_seat, s.phase = 1, 0, 0, 0, "turn_start"
+    s.know = []
+    for u in range(SEATS):
+        rest = ((1 << len(CARD_IDS)) - 1) & ~mask_of(s.hands[u])
+        s.know.extend(0 if loc == u else rest for loc in range(5))
+    s.log = [{"event": "round_start", "round": 1, "first_player": 0}]
+    start_turn(s, 0)
+    return s
+
+
+# -- Flow -------------------------------------------------------------------------------------------
+
+
+def to_act(s: State) -> list[int]:
+    return [] if s.phase == "game_over" else [s.pending]
+
+
+def start_turn(s: State, seat: int) -> None:
+    s.turn_seat = seat
+    open_window(s, "turn_start", seat)
+
+
+def open_window(s: State, kind: str, active: int) -> None:
+    s.window, s.active, s.declined = kind, active, 0
+    ask_from(s, active)
+
+
+def ask_from(s: State, first: int) -> None:
+    """D6: the first seat clockwise from ``first`` that has not declined and can use something here."""
+    kind = s.window
+    assert kind is not None
+    candidates = [g for g in WINDOW_CANDIDATES[kind] if not s.used[g]]
+    if candidates:
+        declined = s.declined
+        for k in range(SEATS):
+            seat = (first + k) & 3
+            if not declined >> seat & 1 and _eligible(s, kind, seat, candidates):
+                s.pending, s.phase = seat, kind
+                return
+    s.window = None
+    CLOSE[kind](s)
+
+
+def _eligible(s: State, kind: str, seat: int, candidates: list[int]) -> bool:
+    owner = s.owner
+    for g in candidates:
+        if owner[g] != seat:
+            continue
+        if g == PITON:
+            if any(x != PITON and POWERS[POWER_KEY[x]].row(s, seat) for x in candidates):
+                return True
+        elif POWERS[POWER_KEY[g]].row(s, seat):
+            return True
+    return False
+
+
+def eligible(s: State, seat: int) -> bool:
+    """Whether ``seat`` has a legal ``use_power`` in the open window."""
+    kind = s.window
+    assert kind is not None
+    return _eligible(s, kind, seat, [g for g in WINDOW_CANDIDATES[kind] if not s.used[g]])
+
+
+def _close_turn_start(s: State) -> None:
+    assert s.turn_seat is not None
+    s.phase, s.pending = "play", s.turn_seat
+
+
+def _close_targeted(s: State) -> None:
+    resolve_card(s)
+
+
+def _close_passing(s: State) -> None:
+    do_passing(s)
+    s.first_player = (s.first_player + 1) & 3
+    s.dealt = 0
+    open_window(s, "dealing", s.first_player)
+
+
+def _close_dealing(s: State) -> None:
+    for k in range(SEATS):
+        seat = (s.first_player + k) & 3
+        if not s.dealt >> seat & 1:
+            card = draw(s, seat)
+            s.log.append({"event": "deal", "seat": seat, "card": card})
+    s.dealt = 0
+    s.round += 1
+    s.plays = 0
+    s.log.append({"event": "round_start", "round": s.round, "first_player": s.first_player})
+    start_turn(s, s.first_player)
+
+
+CLOSE: dict[str, Callable[[State], None]] = {
+    "turn_start": _close_turn_start, "targeted": _close_targeted, "passing": _close_passing,
+    "dealing": _close_dealing,
+}
+
+
+def end_turn(s: State) -> None:
+    s.plays += 1
+    assert s.turn_seat is not None
+    if s.plays < SEATS:
+        start_turn(s, (s.turn_seat + 1) & 3)
+        return
+    s.turn_seat = None
+    if s.round >= s.max_rounds:
+        game_over(s, "round_limit")
+        return
+    s.keeping = 0
+    open_window(s, "passing", s.first_player)
+
+
+def end_check(s: State) -> bool:
+    """After every effect: an empty supply ends the game at once (D23)."""
+    g, i = s.supply
+    if g and i:
+        return False
+    game_over(s, "both_exhausted" if not g and not i else "glory_exhausted" if not g else "infamy_exhausted")
+    return True
+
+
+def game_over(s: State, reason: str) -> None:
+    s.phase, s.end_reason = "game_over", reason
+    s.window, s.declined, s.turn_seat, s.current_play = None, 0, None, None
+    s.keeping = s.dealt = 0
+    s.log.append({"event": "game_end", "reason": reason, "result": result_doc(s)})
+
+
+def do_passing(s: State) -> None:
+    """Every seat not keeping gives its card to the next seat clockwise that is not keeping (D14)."""
+    givers = [seat for seat in range(SEATS) if not s.keeping >> seat & 1]
+    s.keeping = 0
+    if len(givers) < 2:
+        return
+    gifts = [(src, givers[(i + 1) % len(givers)], s.hands[src][0]) for i, src in enumerate(givers)]
+    for src, dst, card in gifts:
+        s.hands[dst] = [card]
+        s.log.append({"event": "pass", "from": src, "to": dst, "card": card})
+    k_passing(s.know, gifts)
+
+
+def draw(s: State, seat: int) -> str:
+    """R3: a uniformly random card of the (sorted) pile into ``seat``'s hand."""
+    pile = s.pile
+    card = pile.pop(s.rng.randrange(len(pile)))
+    bisect.insort(s.hands[seat], card)
+    k_draw(s.know, seat, CARD_BIT[card])
+    return card
+
+
+def to_pile(s: State, seat: int, card: str) -> None:
+    """A card of ``seat``'s hand goes face down into the pile."""
+    s.hands[seat].remove(card)
+    bisect.insort(s.pile, card)
+    k_discard(s.know, seat, CARD_BIT[card])
+
+
+# -- Action cards -----------------------------------------------------------------------------------
+
+
+def first_choices(s: State, player: int, rule: CardRule) -> list[int]:
+    owner, need = s.owner, rule.first_needs
+    if need < 0:
+        return [g for g in range(8) if owner[g] != player]
+    tok = s.tok[need]
+    return [g for g in range(8) if owner[g] != player and tok[g]]
+
+
+def second_choices(s: State, player: int, rule: CardRule, first: int) -> list[int]:
+    owner, need = s.owner, rule.second_needs
+    other = owner[first]
+    if need < 0:
+        return [g for g in range(8) if owner[g] != player and owner[g] != other]
+    tok = s.tok[need]
+    return [g for g in range(8) if owner[g] != player and owner[g] != other and tok[g]]
+
+
+def playable(s: State, player: int, card: str) -> bool:
+    """D19: a legal combination of fields exists."""
+    rule = RULES[card]
+    firsts = first_choices(s, player, rule)
+    if rule.second is None or rule.second_needs < 0:
+        return bool(firsts)  # a destination of one of the two remaining players always exists
+    return any(second_choices(s, player, rule, x) for x in firsts)
+
+
+def play_moves(s: State, player: int, card: str) -> list[Move]:
+    rule = RULES[card]
+    second = rule.second
+    if second is None:
+        return [{"type": "play", "card": card, "target": GOD_REFS[GOD_IDS[x]]}
+                for x in first_choices(s, player, rule)]
+    return [{"type": "play", "card": card, "target": GOD_REFS[GOD_IDS[x]], second: GOD_REFS[GOD_IDS[y]]}
+            for x in first_choices(s, player, rule) for y in second_choices(s, player, rule, x)]
+
+
+def target_error(s: State, player: int, card: str, first: int, second: int | None) -> str | None:
+    rule = RULES[card]
+    owner = s.owner
+    x = gid(first)
+    if owner[first] == player:
+        return f"{card} cannot name {x}: it is your own god (cards act only on other players' gods)"
+    if rule.first_needs >= 0 and not s.tok[rule.first_needs][first]:
+        return f"{card} cannot take {TOKENS[rule.first_needs]} from {x}: {x} has no {TOKENS[rule.first_needs]} token"
+    if second is not None:
+        y = gid(second)
+        if owner[second] == player:
+            return f"{card} cannot name {y}: it is your own god"
+        if owner[second] == owner[first]:
+            return f"{card} needs two different players: {x} and {y} both belong to seat {owner[first]}"
+        if rule.second_needs >= 0 and not s.tok[rule.second_needs][second]:
+            kind = TOKENS[rule.second_needs]
+            return f"{card} cannot take {kind} from {y}: {y} has no {kind} token"
+    return None
+
+
+def _add(s: State, effect: JSONDict, play: JSONDict) -> None:
+    g = GOD_INDEX[play["target"]]
+    for kind, name in enumerate(TOKENS):
+        n = min(effect[name], s.supply[kind])
+        s.supply[kind] -= n
+        s.tok[kind][g] += n
+
+
+def _remove(s: State, effect: JSONDict, play: JSONDict) -> None:
+    g, kind = GOD_INDEX[play["target"]], TOKENS.index(effect["token"])
+    if s.tok[kind][g]:
+        s.tok[kind][g] -= 1
+        s.supply[kind] += 1
+
+
+def _move(s: State, effect: JSONDict, play: JSONDict) -> None:
+    g, to, kind = GOD_INDEX[play["target"]], GOD_INDEX[play["to"]], TOKENS.index(effect["token"])
+    if s.tok[kind][g]:
+        s.tok[kind][g] -= 1
+        s.tok[kind][to] += 1
+
+
+def _swap(s: State, effect: JSONDict, play: JSONDict) -> None:
+    """Independent transfers, each judged on the state before the effect (D19)."""
+    moves = [(TOKENS.index(t["token"]), GOD_INDEX[play[t["from"]]], GOD_INDEX[play[t["to"]]])
+             for t in effect["transfers"]]
+    possible = [s.tok[kind][a] >= 1 for kind, a, _ in moves]
+    for (kind, a, b), ok in zip(moves, possible, strict=True):
+        if ok:
+            s.tok[kind][a] -= 1
+            s.tok[kind][b] += 1
+
+
+#: Effects: what an action card does to its final gods, by the data file's ``op``.
+ACTION_EFFECTS: dict[str, Callable[[State, JSONDict, JSONDict], None]] = {
+    "add": _add, "remove": _remove, "move": _move, "swap": _swap,
+}
+
+
+def resolve_card(s: State) -> None:
+    play = s.current_play
+    assert play is not None
+    card = play["card"]
+    named = [GOD_INDEX[play[f]] for f in RULES[card].fields]
+    before = [(s.tok[GLORY][g], s.tok[INFAMY][g]) for g in named]
+    ACTION_EFFECTS[RULES[card].op](s, RULES[card].effect, play)
+    changes = []
+    for g, (g0, i0) in zip(named, before, strict=True):
+        dg, di = s.tok[GLORY][g] - g0, s.tok[INFAMY][g] - i0
+        if dg or di:
+            changes.append({"god": gid(g), "glory": dg, "infamy": di})
+    s.log.append({"event": "resolve", "card": card, "changes": changes,
+                  "supply": {"glory": s.supply[GLORY], "infamy": s.supply[INFAMY]}})
+    s.current_play = None
+    if not end_check(s):
+        end_turn(s)
+
+
+# -- Powers -----------------------------------------------------------------------------------------
+
+
+class Power:
+    """One god power: its window, the eligibility row, legal parameters, checks and resolution.
+
+    ``row(s, seat)`` is the spec's eligibility condition for a seat using this power now (ownership
+    and ``used`` are checked by the caller, so Piton can ask the same question of any god).
+    ``params(s, seat)`` lists the extra move fields of every legal use; ``check`` returns the reason a
+    submitted parameter set is wrong; ``resolve`` applies it and returns True if a follow-up phase
+    now waits for the user.
+    """
+
+    fields: dict[str, Any] = {}
+    window = ""
+
+    def row(self, s: State, seat: int) -> bool:
+        return True
+
+    def params(self, s: State, seat: int) -> list[JSONDict]:
+        return [{}]
+
+    def check(self, s: State, seat: int, move: Move) -> str | None:
+        return None
+
+    def resolve(self, s: State, seat: int, move: Move, event: JSONDict) -> bool:
+        raise NotImplementedError
+
+
+class Anatok(Power):
+    window = "turn_start"
+
+    def resolve(self, s: State, seat: int, move: Move, event: JSONDict) -> bool:
+        """R6: every hand card is shuffled and dealt back, each seat keeping its hand size."""
+        old = [mask_of(h) for h in s.hands]
+        sizes = [len(h) for h in s.hands]
+        cards = sorted(c for h in s.hands for c in h)
+        s.rng.shuffle(cards)
+        pos = 0
+        for i, n in enumerate(sizes):
+            s.hands[i] = sorted(cards[pos:pos + n])
+            pos += n
+        k_redeal(s.know, old, [mask_of(h) for h in s.hands])
+        s.log.append(event)
+        s.log.append({"event": "redeal", "seat": seat, "hands": [h[:] for h in s.hands]})
+        return False
+
+
+def _differ(s: State) -> bool:
+    g, i = s.tok
+    g0, i0 = g[0], i[0]
+    return any(g[x] != g0 or i[x] != i0 for x in range(1, 8))
+
+
+class Arystyfan(Power):
+    window = "turn_start"
+    fields = {"gods": list}
+
+    def row(self, s: State, seat: int) -> bool:
+        return _differ(s)
+
+    def params(self, s: State, seat: int) -> list[JSONDict]:
+        g, i = s.tok
+        return [{"gods": [GOD_IDS[a], GOD_IDS[b]]} for a in range(8) for b in range(a + 1, 8)
+                if g[a] != g[b] or i[a] != i[b]]
+
+    def check(self, s: State, seat: int, move: Move) -> str | None:
+        a, b = move["gods"]
+        if a == b:
+            return f"Arystyfan swaps two different gods, not {a} with itself"
+        x, y = GOD_INDEX[a], GOD_INDEX[b]
+        if s.tok[GLORY][x] == s.tok[GLORY][y] and s.tok[INFAMY][x] == s.tok[INFAMY][y]:
+            return f"{a} and {b} hold the same tokens: swapping them would change nothing"
+        return None
+
+    def resolve(self, s: State, seat: int, move: Move, event: JSONDict) -> bool:
+        a, b = sorted(move["gods"])
+        x, y = GOD_INDEX[a], GOD_INDEX[b]
+        for tok in s.tok:
+            tok[x], tok[y] = tok[y], tok[x]
+        event["gods"] = [a, b]
+        s.log.append(event)
+        return False
+
+
+class Kasana(Power):
+    window = "turn_start"
+    fields = {"target": dict}
+    at_least: int = GODS["G3"]["condition"]["value"]
+
+    def row(self, s: State, seat: int) -> bool:
+        return max(s.tok[GLORY]) >= self.at_least
+
+    def params(self, s: State, seat: int) -> list[JSONDict]:
+        return [{"target": GOD_REFS[g]} for g in GOD_IDS]
+
+    def resolve(self, s: State, seat: int, move: Move, event: JSONDict) -> bool:
+        target = move["target"]["god"]
+        if s.supply[GLORY]:
+            s.supply[GLORY] -= 1
+            s.tok[GLORY][GOD_INDEX[target]] += 1
+        event["target"] = target
+        s.log.append(event)
+        return False
+
+
+class Kymele(Power):
+    window = "dealing"
+
+    def row(self, s: State, seat: int) -> bool:
+        return not s.dealt >> seat & 1
+
+    def resolve(self, s: State, seat: int, move: Move, event: JSONDict) -> bool:
+        """R5: up to 4 random cards leave the pile as the user's private offer."""
+        offer = s.rng.sample(s.pile, min(4, len(s.pile)))
+        for c in offer:
+            s.pile.remove(c)
+        s.offer_seat, s.offer = seat, sorted(offer)
+        k_gain(s.know, seat, mask_of(offer))
+        s.log.append(event)
+        s.log.append({"event": "offer", "seat": seat, "cards": s.offer[:]})
+        s.phase = "kymele_take"
+        return True
+
+
+class Endymina(Power):
+    window = "turn_start"
+
+    def row(self, s: State, seat: int) -> bool:
+        return seat == s.turn_seat
+
+    def resolve(self, s: State, seat: int, move: Move, event: JSONDict) -> bool:
+        """R4: two draws into the hand; the discard of two follows."""
+        s.log.append(event)
+        drawn = [draw(s, seat), draw(s, seat)]
+        s.log.append({"event": "draw", "seat": seat, "cards": drawn, "reason": "endymina"})
+        s.phase = "endymina_discard"
+        return True
+
+
+class Nanos(Power):
+    window = "passing"
+
+    def row(self, s: State, seat: int) -> bool:
+        return not s.keeping >> seat & 1
+
+    def resolve(self, s: State, seat: int, move: Move, event: JSONDict) -> bool:
+        s.keeping |= 1 << seat
+        s.log.append(event)
+        s.log.append({"event": "keep", "seat": seat})
+        return False
+
+
+def _my_role(s: State, seat: int) -> tuple[str, str | None] | None:
+    """The field of the current play that names one of ``seat``'s gods, and the other named god."""
+    play = s.current_play
+    if play is None:
+        return None
+    fields = RULES[play["card"]].fields
+    for f in fields:
+        if s.owner[GOD_INDEX[play[f]]] == seat:
+            others = [play[o] for o in fields if o != f]
+            return f, (others[0] if others else None)
+    return None
+
+
+class Rymon(Power):
+    window = "targeted"
+    fields = {"target": dict}
+
+    def row(self, s: State, seat: int) -> bool:
+        play = s.current_play
+        if play is None:
+            return False
+        owner = s.owner
+        return any(owner[GOD_INDEX[play[f]]] == seat for f in RULES[play["card"]].fields)
+
+    def _choices(self, s: State, seat: int) -> list[int]:
+        role = _my_role(s, seat)
+        assert role is not None
+        other = -1 if role[1] is None else s.owner[GOD_INDEX[role[1]]]
+        return [g for g in range(8) if s.owner[g] != seat and s.owner[g] != other]
+
+    def params(self, s: State, seat: int) -> list[JSONDict]:
+        return [{"target": GOD_REFS[GOD_IDS[g]]} for g in self._choices(s, seat)]
+
+    def check(self, s: State, seat: int, move: Move) -> str | None:
+        target = move["target"]["god"]
+        g = GOD_INDEX[target]
+        if s.owner[g] == seat:
+            return f"Rymon cannot redirect the card to {target}: it is your own god"
+        role = _my_role(s, seat)
+        assert role is not None
+        if role[1] is not None and s.owner[GOD_INDEX[role[1]]] == s.owner[g]:
+            return (f"Rymon cannot redirect to {target}: the card also names {role[1]}, and its two gods must "
+                    f"belong to different players")
+        return None
+
+    def resolve(self, s: State, seat: int, move: Move, event: JSONDict) -> bool:
+        play = s.current_play
+        role = _my_role(s, seat)
+        assert play is not None and role is not None
+        field, new = role[0], move["target"]["god"]
+        redirect = {"seat": seat, "god": event["god"], "as": event["as"], "role": field, "old": play[field],
+                    "new": new}
+        s.current_play = {**play, field: new, "redirects": [*play["redirects"], redirect]}
+        event.update(target=new, role=field, old=play[field], new=new)
+        s.log.append(event)
+        return False
+
+
+class Piton(Power):
+    """Never asked directly: :func:`_eligible` and :func:`power_moves` expand it into the other powers."""
+
+    window = "copied"
+
+
+POWERS: dict[str, Power] = {
+    "anatok_reshuffle": Anatok(), "arystyfan_swap": Arystyfan(), "kasana_extra_glory": Kasana(),
+    "kymele_choose_deal": Kymele(), "endymina_draw_two": Endymina(), "nanos_keep_card": Nanos(),
+    "piton_copy": Piton(), "rymon_redirect": Rymon(),
+}
+assert all(POWERS[POWER_KEY[g]].window == GODS[GOD_IDS[g]]["window"] for g in range(8))
+assert all(set(POWERS[POWER_KEY[g]].fields) == {p["name"] for p in GODS[GOD_IDS[g]]["params"]}
+           for g in range(8) if g != PITON)
+
+#: Per window: the gods whose power (or Piton's copy of one) can be used there.
+WINDOW_CANDIDATES: dict[str, list[int]] = {
+    w: sorted([g for g in range(8) if POWERS[POWER_KEY[g]].window == w] + [PITON]) for w in WINDOWS
+}
+
+
+def power_moves(s: State, seat: int) -> list[Move]:
+    """Every legal ``use_power`` of ``seat`` in the open window, by god, then ``as``, then parameters."""
+    kind = s.window
+    assert kind is not None
+    moves: list[Move] = []
+    candidates = [g for g in WINDOW_CANDIDATES[kind] if not s.used[g]]
+    for g in candidates:
+        if s.owner[g] != seat:
+            continue
+        name = GOD_IDS[g]
+        if g == PITON:
+            for x in candidates:
+                power = POWERS[POWER_KEY[x]]
+                if x != PITON and power.row(s, seat):
+                    as_ = GOD_IDS[x]
+                    moves.extend({"type": "use_power", "god": name, "as": as_, **p} for p in power.params(s, seat))
+        else:
+            power = POWERS[POWER_KEY[g]]
+            if power.row(s, seat):
+                moves.extend({"type": "use_power", "god": name, **p} for p in power.params(s, seat))
+    return moves
+
+
+# -- Moves ------------------------------------------------------------------------------------------
+
+
+def _god_ref(value: Any, what: str) -> None:
+    if not (isinstance(value, dict) and len(value) == 1 and isinstance(value.get("god"), str)
+            and value["god"] in GOD_INDEX):
+        raise IllegalMove("malformed_move", f"{what} must be a god reference like {{\"god\": \"G5\"}}")
+
+
+def _god_id(value: Any, what: str) -> None:
+    if not (isinstance(value, str) and value in GOD_INDEX):
+        raise IllegalMove("malformed_move", f"{what} must be a god id G1-G8")
+
+
+def _card_id(value: Any, what: str) -> None:
+    if not (isinstance(value, str) and value in CARD_BIT):
+        raise IllegalMove("malformed_move", f"{what} must be an action card id A01-A10")
+
+
+def _check_params(move: Move, fields: dict[str, Any], base: dict[str, Any], kind: str) -> None:
+    check_move_shape(move, {**base, **fields}, kind)
+    if "target" in fields:
+        _god_ref(move["target"], "target")
+    if "gods" in fields:
+        gods = move["gods"]
+        if len(gods) != 2:
+            raise IllegalMove("malformed_move", "gods must list exactly two god ids")
+        for g in gods:
+            _god_id(g, "each of gods")
+
+
+def check_shape(move: Any) -> str:
+    """Validation step 1 (malformed_move), independent of the state."""
+    kind = move_type(move, MOVE_TYPES)
+    if kind in ("play",):
+        card = move.get("card")
+        _card_id(card, "card")
+        check_move_shape(move, {"card": str, **{f: dict for f in RULES[card].fields}}, kind)
+        for f in RULES[card].fields:
+            _god_ref(move[f], f)
+    elif kind in ("discard_and_draw", "discard", "kymele_take"):
+        check_move_shape(move, {"card": str}, kind)
+        _card_id(move["card"], "card")
+    elif kind == "decline":
+        check_move_shape(move, {}, kind)
+    elif kind == "endymina_discard":
+        check_move_shape(move, {"cards": list}, kind)
+        if len(move["cards"]) != 2:
+            raise IllegalMove("malformed_move", "endymina_discard needs exactly two cards")
+        for c in move["cards"]:
+            _card_id(c, "each of cards")
+    else:  # use_power
+        god = move.get("god")
+        _god_id(god, "god")
+        g = GOD_INDEX[god]
+        if g != PITON:
+            _check_params(move, POWERS[POWER_KEY[g]].fields, {"god": str}, kind)
+        else:
+            as_ = move.get("as")
+            _god_id(as_, "as")
+            x = GOD_INDEX[as_]
+            if x != PITON:
+                _check_params(move, POWERS[POWER_KEY[x]].fields, {"god": str, "as": str}, kind)
+            else:  # refused later (power_not_available); only its fields' shapes matter here
+                extra = {k: v for k, v in {"gods": list, "target": dict}.items() if k in move}
+                _check_params(move, extra, {"god": str, "as": str}, kind)
+    return kind
+
+
+def do_play(s: State, seat: int, move: Move) -> None:
+    card = move["card"]
+    hand = s.hands[seat]
+    if card not in hand:
+        raise IllegalMove("card_not_in_hand", f"{card} is not in your hand")
+    if not playable(s, seat, card):
+        raise IllegalMove("card_not_playable", f"{card} ({TITLE[card]}) has no legal target now")
+    rule = RULES[card]
+    first = GOD_INDEX[move["target"]["god"]]
+    second = None if rule.second is None else GOD_INDEX[move[rule.second]["god"]]
+    error = target_error(s, seat, card, first, second)
+    if error:
+        raise IllegalMove("invalid_target", error)
+    hand.remove(card)
+    bisect.insort(s.pile, card)
+    k_played(s.know, CARD_BIT[card])
+    play: JSONDict = {"seat": seat, "card": card, "target": GOD_IDS[first], "to": None, "swap_with": None,
+                      "redirects": []}
+    if rule.second is not None:
+        assert second is not None
+        play[rule.second] = GOD_IDS[second]
+    s.current_play = play
+    s.log.append({"event": "play", "seat": seat, "card": card, "target": play["target"], "to": play["to"],
+                  "swap_with": play["swap_with"]})
+    open_window(s, "targeted", seat)
+
+
+def _any_playable(s: State, seat: int) -> bool:
+    return any(playable(s, seat, c) for c in s.hands[seat])
+
+
+def do_discard_and_draw(s: State, seat: int, move: Move) -> None:
+    card = move["card"]
+    if card not in s.hands[seat]:
+        raise IllegalMove("card_not_in_hand", f"{card} is not in your hand")
+    if _any_playable(s, seat):
+        raise IllegalMove("must_play", "you hold a playable card: you must play it")
+    drawn = draw(s, seat)
+    s.log.append({"event": "draw", "seat": seat, "cards": [drawn], "reason": "redraw"})
+    to_pile(s, seat, card)
+    s.log.append({"event": "discard", "seat": seat, "cards": [card], "reason": "redraw"})
+    s.phase = "play_after_redraw"
+
+
+def do_discard(s: State, seat: int, move: Move) -> None:
+    card = move["card"]
+    if card not in s.hands[seat]:
+        raise IllegalMove("card_not_in_hand", f"{card} is not in your hand")
+    if _any_playable(s, seat):
+        raise IllegalMove("must_play", "you hold a playable card: you must play it")
+    to_pile(s, seat, card)
+    s.log.append({"event": "discard", "seat": seat, "cards": [card], "reason": "no_play"})
+    end_turn(s)
+
+
+def do_use_power(s: State, seat: int, move: Move) -> None:
+    name = move["god"]
+    g = GOD_INDEX[name]
+    if s.owner[g] != seat:
+        raise IllegalMove("not_owner", f"{name} ({NAME[name]}) belongs to seat {s.owner[g]}, not to you")
+    if s.used[g]:
+        raise IllegalMove("power_used", f"{name} ({NAME[name]}) has already been used")
+    kind = s.window
+    assert kind is not None
+    as_: str | None = None
+    x = g
+    if g == PITON:
+        as_ = move["as"]
+        x = GOD_INDEX[as_]
+        if x == PITON:
+            raise IllegalMove("power_not_available", "Piton cannot copy itself")
+        if s.used[x]:
+            raise IllegalMove("power_not_available", f"Piton can copy only unturned gods: {as_} has been used")
+    power = POWERS[POWER_KEY[x]]
+    label = NAME[GOD_IDS[x]] if as_ is None else f"Piton as {NAME[GOD_IDS[x]]}"
+    if power.window != kind:
+        raise IllegalMove("power_not_available",
+                          f"{label} is used in the {power.window} window, but this is the {kind} window")
+    if not power.row(s, seat):
+        raise IllegalMove("power_not_available", f"{label} cannot be used by you now: {UNAVAILABLE[POWER_KEY[x]]}")
+    error = power.check(s, seat, move)
+    if error:
+        raise IllegalMove("invalid_power_params", error)
+    s.used[g] = True
+    event: JSONDict = {"event": "power", "seat": seat, "god": name, "as": as_}
+    if power.resolve(s, seat, move, event):
+        return  # a follow-up phase waits for the user
+    after_power(s, seat)
+
+
+UNAVAILABLE = {
+    "arystyfan_swap": "every god holds the same tokens",
+    "kasana_extra_glory": f"no god has {Kasana.at_least} or more glory",
+    "endymina_draw_two": "it is not your turn",
+    "nanos_keep_card": "you already keep your card",
+    "kymele_choose_deal": "you already have your card for this deal",
+    "rymon_redirect": "the card does not name any of your gods",
+}
+
+
+def after_power(s: State, seat: int) -> None:
+    """D6: after a use the window starts again from the user, with nobody's decline remembered."""
+    if end_check(s):
+        return
+    s.declined = 0
+    ask_from(s, seat)
+
+
+def do_decline(s: State, seat: int, move: Move) -> None:
+    s.declined |= 1 << seat
+    s.log.append({"event": "decline", "seat": seat, "window": s.window})
+    ask_from(s, (seat + 1) & 3)
+
+
+def do_endymina_discard(s: State, seat: int, move: Move) -> None:
+    a, b = sorted(move["cards"])
+    if a == b:
+        raise IllegalMove("invalid_power_params", f"discard two different cards, not {a} twice")
+    hand = s.hands[seat]
+    for c in (a, b):
+        if c not in hand:
+            raise IllegalMove("card_not_in_hand", f"{c} is not in your hand")
+    to_pile(s, seat, a)
+    to_pile(s, seat, b)
+    s.log.append({"event": "discard", "seat": seat, "cards": [a, b], "reason": "endymina"})
+    after_power(s, seat)
+
+
+def do_kymele_take(s: State, seat: int, move: Move) -> None:
+    card = move["card"]
+    if card not in s.offer:
+        raise IllegalMove("card_not_in_hand", f"{card} is not among the offered cards {', '.join(s.offer)}")
+    rest = [c for c in s.offer if c != card]
+    bisect.insort(s.hands[seat], card)
+    for c in rest:
+        bisect.insort(s.pile, c)
+    k = s.know
+    k[seat * 5 + 4] |= mask_of(rest)
+    for u in range(SEATS):
+        if u != seat:
+            k[u * 5 + seat] |= k[u * 5 + 4]
+    s.offer_seat, s.offer = None, []
+    s.dealt |= 1 << seat
+    s.log.append({"event": "take", "seat": seat, "card": card})
+    after_power(s, seat)
+
+
+MOVES: dict[str, Callable[[State, int, Move], None]] = {
+    "play": do_play, "discard_and_draw": do_discard_and_draw, "discard": do_discard,
+    "use_power": do_use_power, "decline": do_decline, "endymina_discard": do_endymina_discard,
+    "kymele_take": do_kymele_take,
+}
+
+
+def apply_move(s: State, seat: int, move: Move) -> None:
+    """The spec's check order: malformed_move, game_over, not_your_turn, wrong_phase, then the move's own."""
+    kind = check_shape(move)
+    if s.phase == "game_over":
+        raise IllegalMove("game_over", "the game is over")
+    if seat != s.pending:
+        raise IllegalMove("not_your_turn", f"it is seat {s.pending}'s decision, not seat {seat}'s")
+    if kind not in PHASE_MOVES[s.phase]:
+        raise IllegalMove("wrong_phase", f"{kind} is not accepted now: the phase is {s.phase} "
+                                         f"(accepted: {', '.join(PHASE_MOVES[s.phase])})")
+    MOVES[kind](s, seat, move)
+
+
+def legal_moves(s: State, seat: int) -> list[Move]:
+    if s.phase == "game_over" or seat != s.pending:
+        return []
+    phase = s.phase
+    if phase in ("play", "play_after_redraw"):
+        hand = s.hands[seat]
+        moves: list[Move] = []
+        for card in hand:
+            moves.extend(play_moves(s, seat, card))
+        if not moves:
+            other = "discard_and_draw" if phase == "play" else "discard"
+            moves = [{"type": other, "card": c} for c in hand]
+        return moves
+    if phase == "endymina_discard":
+        hand = s.hands[seat]
+        return [{"type": "endymina_discard", "cards": [a, b]} for i, a in enumerate(hand) for b in hand[i + 1:]]
+    if phase == "kymele_take":
+        return [{"type": "kymele_take", "card": c} for c in s.offer]
+    moves = power_moves(s, seat)
+    moves.append({"type": "decline"})
+    return moves
+
+
+__all__ = ["CARDS", "END_REASONS", "MOVES", "PHASES", "WINDOWS", "apply_move", "eligible", "legal_moves",
+           "setup", "to_act"]

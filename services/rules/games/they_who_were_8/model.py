@@ -1,0 +1,266 @@
+"""They Who Were 8: components, the state, card knowledge and scoring (spec sections Components, Flow
+"State", End and scoring).
+
+Gods are indexed 0..7 (G1..G8) and tokens by kind (0 glory, 1 infamy), so an effect reads
+``s.tok[kind][god]``. Action cards keep their ids (A01..A10); hands, the pile and a Kymele offer are
+sorted lists, because their order carries no information (D3).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from importlib import resources
+from typing import Any
+
+from ..base import JSONDict, rng_copy
+
+GAME_ID = "they-who-were-8"
+
+# -- Components -------------------------------------------------------------------------------------
+
+DATA: dict[str, Any] = json.loads(
+    resources.files(__package__.rsplit(".", 1)[0]).joinpath("data/they-who-were-8.json").read_text())
+
+SEATS = 4
+TEAMS: list[list[int]] = DATA["setup"]["teams"]
+TEAM_OF = [next(t for t, seats in enumerate(TEAMS) if s in seats) for s in range(SEATS)]
+SUPPLY_START: int = DATA["supply"]["glory"]
+TOKENS = ("glory", "infamy")
+GLORY, INFAMY = 0, 1
+
+GOD_IDS: list[str] = [g["id"] for g in DATA["gods"]]
+GOD_INDEX = {g: i for i, g in enumerate(GOD_IDS)}
+GODS: dict[str, JSONDict] = {g["id"]: g for g in DATA["gods"]}
+POWER_KEY = [GODS[g]["power_key"] for g in GOD_IDS]
+PITON = GOD_INDEX[next(g for g in GOD_IDS if GODS[g]["power_key"] == "piton_copy")]
+NAME = {g: GODS[g]["name"] for g in GOD_IDS}
+
+CARD_IDS: list[str] = [a["id"] for a in DATA["actions"]]
+CARD_BIT = {c: 1 << i for i, c in enumerate(CARD_IDS)}
+ALL_CARDS = (1 << len(CARD_IDS)) - 1
+CARDS: dict[str, JSONDict] = {a["id"]: a for a in DATA["actions"]}
+TITLE = {c: CARDS[c]["title"] for c in CARD_IDS}
+
+
+class CardRule:
+    """A card's fields as data: the move fields, each field's token minimum, the effect."""
+
+    __slots__ = ("effect", "fields", "first_needs", "op", "second", "second_needs")
+
+    def __init__(self, doc: JSONDict) -> None:
+        self.effect: JSONDict = doc["effect"]
+        self.op: str = doc["effect"]["op"]
+        self.fields: tuple[str, ...] = tuple(f["name"] for f in doc["fields"])
+        first, *rest = doc["fields"]
+        assert first["name"] == "target" and first["owner"] == "not_player" and len(rest) <= 1
+        self.first_needs = _needs(first["requires"])
+        self.second: str | None = None
+        self.second_needs = -1
+        if rest:
+            assert rest[0]["owner"] == "not_player_not_first_owner"
+            self.second = rest[0]["name"]
+            self.second_needs = _needs(rest[0]["requires"])
+
+
+def _needs(requires: JSONDict | None) -> int:
+    """The token kind a field needs at least one of, or -1."""
+    if requires is None:
+        return -1
+    (kind, count), = requires.items()
+    assert count == 1
+    return TOKENS.index(kind)
+
+
+RULES: dict[str, CardRule] = {c: CardRule(CARDS[c]) for c in CARD_IDS}
+
+#: Knowledge locations: the four hands, then the pile (a Kymele offer of another seat counts as pile).
+PILE = 4
+LOCS = 5
+
+# -- State ------------------------------------------------------------------------------------------
+
+
+class State:
+    """The spec's logical state fields, as plain data.
+
+    ``tok[k][g]`` tokens of kind k on god g; ``supply[k]``; ``keeping``/``dealt``/``declined`` are seat
+    bitmasks; ``current_play`` is replaced, never changed in place, so clones may share it.
+    ``know[u*5+loc]`` is the card bitmask of where seat ``u`` thinks each card it does not hold may be
+    (hands 0-3, pile 4): a sound over-approximation built from the events ``u`` has seen, which
+    ``determinize`` respects.
+    """
+
+    __slots__ = ("active", "current_play", "dealt", "declined", "end_reason", "first_player", "hands", "keeping",
+                 "know", "log", "max_rounds", "offer", "offer_seat", "owner", "pending", "phase", "pile",
+                 "plays", "rng", "round", "supply", "tok", "turn_seat", "used", "window")
+
+    max_rounds: int
+    phase: str
+    round: int
+    first_player: int
+    turn_seat: int | None
+    plays: int
+    owner: list[int]
+    tok: list[list[int]]
+    used: list[bool]
+    supply: list[int]
+    hands: list[list[str]]
+    pile: list[str]
+    current_play: JSONDict | None
+    window: str | None
+    active: int
+    pending: int
+    declined: int
+    keeping: int
+    dealt: int
+    offer_seat: int | None
+    offer: list[str]
+    end_reason: str | None
+    log: list[JSONDict]
+    know: list[int]
+    rng: random.Random
+
+
+def clone_state(s: State) -> State:
+    t = State.__new__(State)
+    t.max_rounds, t.phase, t.round, t.first_player = s.max_rounds, s.phase, s.round, s.first_player
+    t.turn_seat, t.plays = s.turn_seat, s.plays
+    t.owner = s.owner  # fixed for the whole game
+    t.tok = [s.tok[0][:], s.tok[1][:]]
+    t.used = s.used[:]
+    t.supply = s.supply[:]
+    h = s.hands
+    t.hands = [h[0][:], h[1][:], h[2][:], h[3][:]]
+    t.pile = s.pile[:]
+    t.current_play = s.current_play
+    t.window, t.active, t.pending, t.declined = s.window, s.active, s.pending, s.declined
+    t.keeping, t.dealt = s.keeping, s.dealt
+    t.offer_seat, t.offer = s.offer_seat, s.offer  # the offer list is replaced, never changed in place
+    t.end_reason = s.end_reason
+    t.log = s.log[:]
+    t.know = s.know[:]
+    t.rng = rng_copy(s.rng)
+    return t
+
+
+def mask_of(cards: list[str]) -> int:
+    m = 0
+    for c in cards:
+        m |= CARD_BIT[c]
+    return m
+
+
+def cards_of(mask: int) -> list[str]:
+    return [c for c in CARD_IDS if mask & CARD_BIT[c]]
+
+
+# -- Card knowledge (what each seat can infer; used by determinize) ---------------------------------
+
+
+def k_gain(k: list[int], u: int, cb: int) -> None:
+    """Seat ``u`` now holds (or is offered) the cards ``cb``: it knows exactly where they are."""
+    b = u * LOCS
+    nb = ~cb
+    k[b] &= nb
+    k[b + 1] &= nb
+    k[b + 2] &= nb
+    k[b + 3] &= nb
+    k[b + 4] &= nb
+
+
+def k_draw(k: list[int], s: int, cb: int) -> None:
+    """``s`` draws ``cb`` face down: the others learn only that one of the pile's cards went to ``s``."""
+    k_gain(k, s, cb)
+    for u in range(SEATS):
+        if u != s:
+            k[u * LOCS + s] |= k[u * LOCS + PILE]
+
+
+def k_discard(k: list[int], s: int, cb: int) -> None:
+    """``s`` puts ``cb`` face down into the pile: to the others, any card of ``s`` may now be there."""
+    k[s * LOCS + PILE] |= cb
+    for u in range(SEATS):
+        if u != s:
+            k[u * LOCS + PILE] |= k[u * LOCS + s]
+
+
+def k_played(k: list[int], cb: int) -> None:
+    """A played card is shown to everyone and goes into the pile."""
+    nb = ~cb
+    for i in range(SEATS * LOCS):
+        k[i] &= nb
+    k[PILE] |= cb
+    k[LOCS + PILE] |= cb
+    k[2 * LOCS + PILE] |= cb
+    k[3 * LOCS + PILE] |= cb
+
+
+def k_passing(k: list[int], gifts: list[tuple[int, int, str]]) -> None:
+    """All gifts at once: every seat's picture of a giver's hand becomes its picture of the receiver's."""
+    old = k[:]
+    for src, dst, _ in gifts:
+        for u in range(SEATS):
+            k[u * LOCS + dst] = old[u * LOCS + src]
+    for src, dst, card in gifts:
+        k[src * LOCS + dst] = CARD_BIT[card]  # the giver knows where its card went
+    for _, dst, card in gifts:
+        k[dst * LOCS + dst] = 0
+        k_gain(k, dst, CARD_BIT[card])
+
+
+def k_redeal(k: list[int], old_hands: list[int], new_hands: list[int]) -> None:
+    """Anatok: every seat knows its new hand; any card that was in a hand may now be in any other."""
+    for u in range(SEATS):
+        b = u * LOCS
+        mine = new_hands[u]
+        in_hands = old_hands[u] | k[b] | k[b + 1] | k[b + 2] | k[b + 3]
+        for s in range(SEATS):
+            k[b + s] = 0 if s == u else in_hands & ~mine
+        k[b + PILE] &= ~mine
+
+
+def trivial_knowledge(own: list[int]) -> list[int]:
+    """Knowledge of a seat that has seen nothing but its own cards (``own[u]``: hand and offer)."""
+    k = [0] * (SEATS * LOCS)
+    for u in range(SEATS):
+        rest = ALL_CARDS & ~own[u]
+        for loc in range(LOCS):
+            k[u * LOCS + loc] = 0 if loc == u else rest
+    return k
+
+
+# -- End and scoring --------------------------------------------------------------------------------
+
+_SCORING = DATA["scoring"]
+PER_GLORY, PER_INFAMY, PER_POWER = _SCORING["per_glory"], _SCORING["per_infamy"], _SCORING["per_power_used"]
+
+
+def result_doc(s: State) -> JSONDict:
+    """The spec's result document (``finished`` false while the game runs: a provisional score)."""
+    seats = []
+    for seat in range(SEATS):
+        gods = [g for g in range(8) if s.owner[g] == seat]
+        seats.append({"seat": seat, "glory": sum(s.tok[GLORY][g] for g in gods),
+                      "infamy": sum(s.tok[INFAMY][g] for g in gods),
+                      "powers_used": sum(1 for g in gods if s.used[g])})
+    teams = []
+    for t, members in enumerate(TEAMS):
+        g = sum(seats[m]["glory"] for m in members)
+        i = sum(seats[m]["infamy"] for m in members)
+        p = sum(seats[m]["powers_used"] for m in members)
+        teams.append({"team": t, "seats": list(members), "glory": g, "infamy": i, "powers_used": p,
+                      "points": PER_GLORY * g + PER_INFAMY * i + PER_POWER * p})
+    a, b = teams
+    winner: int | None
+    if a["points"] != b["points"]:
+        winner, decided_by = (0 if a["points"] > b["points"] else 1), "points"
+    elif a["glory"] != b["glory"]:
+        winner, decided_by = (0 if a["glory"] > b["glory"] else 1), "glory"
+    else:
+        winner, decided_by = None, "draw"
+    scores = [teams[TEAM_OF[seat]]["points"] for seat in range(SEATS)]
+    ranking = [1 if winner is None or TEAM_OF[seat] == winner else 2 for seat in range(SEATS)]
+    return {"finished": s.phase == "game_over", "end_reason": s.end_reason, "teams": teams,
+            "winner_team": winner, "draw": winner is None, "decided_by": decided_by,
+            "scores": scores, "ranking": ranking, "seats": seats}
