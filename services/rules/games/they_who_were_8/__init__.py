@@ -56,6 +56,7 @@ from .model import (
     clone_state,
     mask_of,
     result_doc,
+    set_owners,
     trivial_knowledge,
 )
 
@@ -197,7 +198,7 @@ class TheyWhoWere8(Game[State]):
         fresh[v * LOCS:(v + 1) * LOCS] = know
         s.know = fresh
         s.log = [_redact(e, v, for_view=False) for e in s.log]
-        s.rng = random.Random(rng.getrandbits(64))
+        s.rng, s.rng_shared = random.Random(rng.getrandbits(64)), False
         return s
 
     # -- Scoring -------------------------------------------------------------------------------------
@@ -388,17 +389,19 @@ def _validated(game: TheyWhoWere8, doc: JSONDict) -> State:
 
     gods = doc["gods"]
     require(isinstance(gods, list) and len(gods) == 8, "gods must list G1-G8")
-    s.owner, s.tok, s.used = [], [[], []], []
+    owner: list[int] = []
+    s.tok, s.used = [[], []], []
     for i, g in enumerate(gods):
         require(isinstance(g, dict) and set(g) == {"id", "owner", "glory", "infamy", "used"} and
                 g["id"] == GOD_IDS[i], f"bad god entry {i}")
         require(_seat(g["owner"]) and _nonneg(g["glory"]) and _nonneg(g["infamy"]) and isinstance(g["used"], bool),
                 f"bad god {g['id']}")
-        s.owner.append(g["owner"])
+        owner.append(g["owner"])
         s.tok[GLORY].append(g["glory"])
         s.tok[INFAMY].append(g["infamy"])
         s.used.append(g["used"])
-    require(all(s.owner.count(seat) == 2 for seat in range(SEATS)), "every seat owns two gods")
+    require(all(owner.count(seat) == 2 for seat in range(SEATS)), "every seat owns two gods")
+    set_owners(s, owner)
     supply = doc["supply"]
     require(isinstance(supply, dict) and set(supply) == {"glory", "infamy"} and
             all(_nonneg(x) for x in supply.values()), "bad supply")
@@ -437,7 +440,7 @@ def _validated(game: TheyWhoWere8, doc: JSONDict) -> State:
     require(doc["history_digest"] == _digest(log), "the log was altered")
     s.log = log
     _load_knowledge(s, doc["knowledge"])
-    s.rng = rng_load(doc["rng"])
+    s.rng, s.rng_shared = rng_load(doc["rng"]), False
     if s.phase in WINDOWS:
         require(eligible(s, s.pending), "the pending seat has nothing to use in this window")
     return s
@@ -597,11 +600,12 @@ def position(owners: Mapping[int, list[str]] | None = None, *, tokens: Mapping[s
     """
     owners = owners or {seat: [f"G{2 * seat + 1}", f"G{2 * seat + 2}"] for seat in range(SEATS)}
     s = State.__new__(State)
-    s.max_rounds, s.rng = max_rounds, random.Random(0)
-    s.owner = [0] * 8
+    s.max_rounds, s.rng, s.rng_shared = max_rounds, random.Random(0), False
+    owner = [0] * 8
     for seat, gods in owners.items():
         for g in gods:
-            s.owner[GOD_INDEX[g]] = seat
+            owner[GOD_INDEX[g]] = seat
+    set_owners(s, owner)
     s.tok = [[0] * 8, [0] * 8]
     for g, (glory, infamy) in (tokens or {}).items():
         s.tok[GLORY][GOD_INDEX[g]], s.tok[INFAMY][GOD_INDEX[g]] = glory, infamy

@@ -41,6 +41,7 @@ from .model import (
     k_redeal,
     mask_of,
     result_doc,
+    set_owners,
 )
 
 MOVE_TYPES = ("play", "discard_and_draw", "discard", "use_power", "decline", "endymina_discard", "kymele_take")
@@ -53,17 +54,10 @@ PHASE_MOVES: dict[str, tuple[str, ...]] = {
     "endymina_discard": ("endymina_discard",), "kymele_take": ("kymele_take",),
     "play": ("play", "discard_and_draw"), "play_after_redraw": ("play", "discard"), "game_over": (),
 }
+PHASE_OF_MOVE = frozenset(MOVE_TYPES)
 END_REASONS = ("glory_exhausted", "infamy_exhausted", "both_exhausted", "round_limit")
 GOD_REFS = {g: {"god": g} for g in GOD_IDS}
-
-
-def gid(g: int) -> str:
-    return GOD_IDS[g]
-
-
-def owned(s: State, seat: int) -> list[int]:
-    o = s.owner
-    return [g for g in range(8) if o[g] == seat]
+GOD_REF_AT = [GOD_REFS[g] for g in GOD_IDS]
 
 
 # -- Setup ------------------------------------------------------------------------------------------
@@ -72,10 +66,11 @@ def owned(s: State, seat: int) -> list[int]:
 def setup(max_rounds: int, rng: random.Random, gods: list[str], cards: list[str]) -> State:
     """Setup steps 3-7 from the already shuffled god and card orders (R1, R2)."""
     s = State.__new__(State)
-    s.max_rounds, s.rng = max_rounds, rng
-    s.owner = [0] * 8
+    s.max_rounds, s.rng, s.rng_shared = max_rounds, rng, False
+    owner = [0] * 8
     for i, g in enumerate(gods):
-        s.owner[GOD_INDEX[g]] = i // 2
+        owner[GOD_INDEX[g]] = i // 2
+    set_owners(s, owner)
     s.tok = [[0] * 8, [0] * 8]
     s.used = [False] * 8
     s.supply = [SUPPLY_START, SUPPLY_START]
@@ -115,36 +110,39 @@ def ask_from(s: State, first: int) -> None:
     """D6: the first seat clockwise from ``first`` that has not declined and can use something here."""
     kind = s.window
     assert kind is not None
-    candidates = [g for g in WINDOW_CANDIDATES[kind] if not s.used[g]]
-    if candidates:
-        declined = s.declined
+    seats = eligible_seats(s, kind) & ~s.declined
+    if seats:
         for k in range(SEATS):
             seat = (first + k) & 3
-            if not declined >> seat & 1 and _eligible(s, kind, seat, candidates):
+            if seats >> seat & 1:
                 s.pending, s.phase = seat, kind
                 return
     s.window = None
     CLOSE[kind](s)
 
 
-def _eligible(s: State, kind: str, seat: int, candidates: list[int]) -> bool:
-    owner = s.owner
-    for g in candidates:
-        if owner[g] != seat:
-            continue
-        if g == PITON:
-            if any(x != PITON and POWERS[POWER_KEY[x]].row(s, seat) for x in candidates):
-                return True
-        elif POWERS[POWER_KEY[g]].row(s, seat):
-            return True
-    return False
+def eligible_seats(s: State, kind: str) -> int:
+    """The seats (bitmask) with a legal ``use_power`` in window ``kind``: the spec's eligibility table."""
+    used, owner = s.used, s.owner
+    seats = 0
+    unused = []
+    for g in WINDOW_GODS[kind]:
+        if not used[g]:
+            unused.append(g)
+            seat = owner[g]
+            if not seats >> seat & 1 and POWER_OF[g].row(s, seat):
+                seats |= 1 << seat
+    if unused and not used[PITON]:
+        seat = owner[PITON]
+        if not seats >> seat & 1 and any(POWER_OF[x].row(s, seat) for x in unused):
+            seats |= 1 << seat
+    return seats
 
 
 def eligible(s: State, seat: int) -> bool:
     """Whether ``seat`` has a legal ``use_power`` in the open window."""
-    kind = s.window
-    assert kind is not None
-    return _eligible(s, kind, seat, [g for g in WINDOW_CANDIDATES[kind] if not s.used[g]])
+    assert s.window is not None
+    return bool(eligible_seats(s, s.window) >> seat & 1)
 
 
 def _close_turn_start(s: State) -> None:
@@ -228,7 +226,7 @@ def do_passing(s: State) -> None:
 def draw(s: State, seat: int) -> str:
     """R3: a uniformly random card of the (sorted) pile into ``seat``'s hand."""
     pile = s.pile
-    card = pile.pop(s.rng.randrange(len(pile)))
+    card = pile.pop(s.gen().randrange(len(pile)))
     bisect.insort(s.hands[seat], card)
     k_draw(s.know, seat, CARD_BIT[card])
     return card
@@ -244,21 +242,21 @@ def to_pile(s: State, seat: int, card: str) -> None:
 # -- Action cards -----------------------------------------------------------------------------------
 
 
-def first_choices(s: State, player: int, rule: CardRule) -> list[int]:
-    owner, need = s.owner, rule.first_needs
+def first_choices(s: State, player: int, rule: CardRule) -> tuple[int, ...] | list[int]:
+    need = rule.first_needs
     if need < 0:
-        return [g for g in range(8) if owner[g] != player]
+        return s.apart[player * 5]
     tok = s.tok[need]
-    return [g for g in range(8) if owner[g] != player and tok[g]]
+    return [g for g in s.apart[player * 5] if tok[g]]
 
 
-def second_choices(s: State, player: int, rule: CardRule, first: int) -> list[int]:
-    owner, need = s.owner, rule.second_needs
-    other = owner[first]
+def second_choices(s: State, player: int, rule: CardRule, first: int) -> tuple[int, ...] | list[int]:
+    need = rule.second_needs
+    gods = s.apart[player * 4 + s.owner[first]]
     if need < 0:
-        return [g for g in range(8) if owner[g] != player and owner[g] != other]
+        return gods
     tok = s.tok[need]
-    return [g for g in range(8) if owner[g] != player and owner[g] != other and tok[g]]
+    return [g for g in gods if tok[g]]
 
 
 def playable(s: State, player: int, card: str) -> bool:
@@ -270,26 +268,51 @@ def playable(s: State, player: int, card: str) -> bool:
     return any(second_choices(s, player, rule, x) for x in firsts)
 
 
+#: Play moves by (card, candidate gods) and (card, first god, candidate second gods): the candidates
+#: depend only on who owns which god, so the move objects are built once and shared (read-only).
+_SINGLE: dict[tuple[str, tuple[int, ...]], list[Move]] = {}
+_PAIR: dict[tuple[str, int, tuple[int, ...]], list[Move]] = {}
+
+
 def play_moves(s: State, player: int, card: str) -> list[Move]:
     rule = RULES[card]
     second = rule.second
+    candidates = s.apart[player * 5]
     if second is None:
-        return [{"type": "play", "card": card, "target": GOD_REFS[GOD_IDS[x]]}
-                for x in first_choices(s, player, rule)]
-    return [{"type": "play", "card": card, "target": GOD_REFS[GOD_IDS[x]], second: GOD_REFS[GOD_IDS[y]]}
-            for x in first_choices(s, player, rule) for y in second_choices(s, player, rule, x)]
+        moves = _SINGLE.get((card, candidates))
+        if moves is None:
+            moves = _SINGLE[card, candidates] = [{"type": "play", "card": card, "target": GOD_REF_AT[x]}
+                                                 for x in candidates]
+        if rule.first_needs < 0:
+            return moves
+        tok = s.tok[rule.first_needs]
+        return [m for x, m in zip(candidates, moves, strict=True) if tok[x]]
+    out: list[Move] = []
+    apart, owner = s.apart, s.owner
+    for x in first_choices(s, player, rule):
+        seconds = apart[player * 4 + owner[x]]
+        moves = _PAIR.get((card, x, seconds))
+        if moves is None:
+            moves = _PAIR[card, x, seconds] = [{"type": "play", "card": card, "target": GOD_REF_AT[x],
+                                                second: GOD_REF_AT[y]} for y in seconds]
+        if rule.second_needs < 0:
+            out.extend(moves)
+        else:
+            tok = s.tok[rule.second_needs]
+            out.extend(m for y, m in zip(seconds, moves, strict=True) if tok[y])
+    return out
 
 
 def target_error(s: State, player: int, card: str, first: int, second: int | None) -> str | None:
     rule = RULES[card]
     owner = s.owner
-    x = gid(first)
+    x = GOD_IDS[first]
     if owner[first] == player:
         return f"{card} cannot name {x}: it is your own god (cards act only on other players' gods)"
     if rule.first_needs >= 0 and not s.tok[rule.first_needs][first]:
         return f"{card} cannot take {TOKENS[rule.first_needs]} from {x}: {x} has no {TOKENS[rule.first_needs]} token"
     if second is not None:
-        y = gid(second)
+        y = GOD_IDS[second]
         if owner[second] == player:
             return f"{card} cannot name {y}: it is your own god"
         if owner[second] == owner[first]:
@@ -300,58 +323,87 @@ def target_error(s: State, player: int, card: str, first: int, second: int | Non
     return None
 
 
-def _add(s: State, effect: JSONDict, play: JSONDict) -> None:
-    g = GOD_INDEX[play["target"]]
-    for kind, name in enumerate(TOKENS):
-        n = min(effect[name], s.supply[kind])
-        s.supply[kind] -= n
-        s.tok[kind][g] += n
+Resolver = Callable[[State, JSONDict], list[JSONDict]]
 
 
-def _remove(s: State, effect: JSONDict, play: JSONDict) -> None:
-    g, kind = GOD_INDEX[play["target"]], TOKENS.index(effect["token"])
-    if s.tok[kind][g]:
-        s.tok[kind][g] -= 1
+def _change(g: int, glory: int, infamy: int) -> JSONDict:
+    return {"god": GOD_IDS[g], "glory": glory, "infamy": infamy}
+
+
+def _add(effect: JSONDict, fields: tuple[str, ...]) -> Resolver:
+    amounts = [effect[name] for name in TOKENS]
+
+    def apply(s: State, play: JSONDict) -> list[JSONDict]:
+        """Up to the supply: a partial effect when it runs short (D19)."""
+        g = GOD_INDEX[play["target"]]
+        supply = s.supply
+        n = [min(amounts[0], supply[0]), min(amounts[1], supply[1])]
+        supply[0] -= n[0]
+        supply[1] -= n[1]
+        s.tok[0][g] += n[0]
+        s.tok[1][g] += n[1]
+        return [_change(g, n[0], n[1])] if n[0] or n[1] else []
+    return apply
+
+
+def _remove(effect: JSONDict, fields: tuple[str, ...]) -> Resolver:
+    kind = TOKENS.index(effect["token"])
+
+    def apply(s: State, play: JSONDict) -> list[JSONDict]:
+        g = GOD_INDEX[play["target"]]
+        tok = s.tok[kind]
+        if not tok[g]:
+            return []
+        tok[g] -= 1
         s.supply[kind] += 1
+        return [_change(g, -1, 0) if kind == GLORY else _change(g, 0, -1)]
+    return apply
 
 
-def _move(s: State, effect: JSONDict, play: JSONDict) -> None:
-    g, to, kind = GOD_INDEX[play["target"]], GOD_INDEX[play["to"]], TOKENS.index(effect["token"])
-    if s.tok[kind][g]:
-        s.tok[kind][g] -= 1
-        s.tok[kind][to] += 1
+def _move(effect: JSONDict, fields: tuple[str, ...]) -> Resolver:
+    kind = TOKENS.index(effect["token"])
+
+    def apply(s: State, play: JSONDict) -> list[JSONDict]:
+        a, b = GOD_INDEX[play["target"]], GOD_INDEX[play["to"]]
+        tok = s.tok[kind]
+        if not tok[a]:
+            return []
+        tok[a] -= 1
+        tok[b] += 1
+        return [_change(a, -1, 0), _change(b, 1, 0)] if kind == GLORY else [_change(a, 0, -1), _change(b, 0, 1)]
+    return apply
 
 
-def _swap(s: State, effect: JSONDict, play: JSONDict) -> None:
-    """Independent transfers, each judged on the state before the effect (D19)."""
-    moves = [(TOKENS.index(t["token"]), GOD_INDEX[play[t["from"]]], GOD_INDEX[play[t["to"]]])
-             for t in effect["transfers"]]
-    possible = [s.tok[kind][a] >= 1 for kind, a, _ in moves]
-    for (kind, a, b), ok in zip(moves, possible, strict=True):
-        if ok:
+def _swap(effect: JSONDict, fields: tuple[str, ...]) -> Resolver:
+    transfers = [(TOKENS.index(t["token"]), t["from"], t["to"]) for t in effect["transfers"]]
+
+    def apply(s: State, play: JSONDict) -> list[JSONDict]:
+        """Independent transfers, each judged on the state before the effect (D19)."""
+        moves = [(kind, GOD_INDEX[play[a]], GOD_INDEX[play[b]]) for kind, a, b in transfers]
+        moves = [(kind, a, b) for kind, a, b in moves if s.tok[kind][a] >= 1]
+        delta: dict[int, list[int]] = {GOD_INDEX[play[f]]: [0, 0] for f in fields}
+        for kind, a, b in moves:
             s.tok[kind][a] -= 1
             s.tok[kind][b] += 1
+            delta[a][kind] -= 1
+            delta[b][kind] += 1
+        return [_change(g, d[0], d[1]) for g, d in delta.items() if d[0] or d[1]]
+    return apply
 
 
-#: Effects: what an action card does to its final gods, by the data file's ``op``.
-ACTION_EFFECTS: dict[str, Callable[[State, JSONDict, JSONDict], None]] = {
+#: Effects: how each kind of action card acts on its final gods, by the data file's ``op``; each
+#: resolver returns the token changes for the log.
+ACTION_EFFECTS: dict[str, Callable[[JSONDict, tuple[str, ...]], Resolver]] = {
     "add": _add, "remove": _remove, "move": _move, "swap": _swap,
 }
+RESOLVE = {c: ACTION_EFFECTS[RULES[c].op](RULES[c].effect, RULES[c].fields) for c in CARD_IDS}
 
 
 def resolve_card(s: State) -> None:
     play = s.current_play
     assert play is not None
-    card = play["card"]
-    named = [GOD_INDEX[play[f]] for f in RULES[card].fields]
-    before = [(s.tok[GLORY][g], s.tok[INFAMY][g]) for g in named]
-    ACTION_EFFECTS[RULES[card].op](s, RULES[card].effect, play)
-    changes = []
-    for g, (g0, i0) in zip(named, before, strict=True):
-        dg, di = s.tok[GLORY][g] - g0, s.tok[INFAMY][g] - i0
-        if dg or di:
-            changes.append({"god": gid(g), "glory": dg, "infamy": di})
-    s.log.append({"event": "resolve", "card": card, "changes": changes,
+    changes = RESOLVE[play["card"]](s, play)
+    s.log.append({"event": "resolve", "card": play["card"], "changes": changes,
                   "supply": {"glory": s.supply[GLORY], "infamy": s.supply[INFAMY]}})
     s.current_play = None
     if not end_check(s):
@@ -395,7 +447,7 @@ class Anatok(Power):
         old = [mask_of(h) for h in s.hands]
         sizes = [len(h) for h in s.hands]
         cards = sorted(c for h in s.hands for c in h)
-        s.rng.shuffle(cards)
+        s.gen().shuffle(cards)
         pos = 0
         for i, n in enumerate(sizes):
             s.hands[i] = sorted(cards[pos:pos + n])
@@ -472,7 +524,7 @@ class Kymele(Power):
 
     def resolve(self, s: State, seat: int, move: Move, event: JSONDict) -> bool:
         """R5: up to 4 random cards leave the pile as the user's private offer."""
-        offer = s.rng.sample(s.pile, min(4, len(s.pile)))
+        offer = s.gen().sample(s.pile, min(4, len(s.pile)))
         for c in offer:
             s.pile.remove(c)
         s.offer_seat, s.offer = seat, sorted(offer)
@@ -570,7 +622,7 @@ class Rymon(Power):
 
 
 class Piton(Power):
-    """Never asked directly: :func:`_eligible` and :func:`power_moves` expand it into the other powers."""
+    """Never asked directly: :func:`eligible_seats` and :func:`power_moves` expand it into the other powers."""
 
     window = "copied"
 
@@ -584,10 +636,9 @@ assert all(POWERS[POWER_KEY[g]].window == GODS[GOD_IDS[g]]["window"] for g in ra
 assert all(set(POWERS[POWER_KEY[g]].fields) == {p["name"] for p in GODS[GOD_IDS[g]]["params"]}
            for g in range(8) if g != PITON)
 
-#: Per window: the gods whose power (or Piton's copy of one) can be used there.
-WINDOW_CANDIDATES: dict[str, list[int]] = {
-    w: sorted([g for g in range(8) if POWERS[POWER_KEY[g]].window == w] + [PITON]) for w in WINDOWS
-}
+POWER_OF = [POWERS[POWER_KEY[g]] for g in range(8)]
+#: Per window: the gods (Piton aside) whose power is used there.
+WINDOW_GODS: dict[str, list[int]] = {w: [g for g in range(8) if POWER_OF[g].window == w] for w in WINDOWS}
 
 
 def power_moves(s: State, seat: int) -> list[Move]:
@@ -595,19 +646,19 @@ def power_moves(s: State, seat: int) -> list[Move]:
     kind = s.window
     assert kind is not None
     moves: list[Move] = []
-    candidates = [g for g in WINDOW_CANDIDATES[kind] if not s.used[g]]
-    for g in candidates:
-        if s.owner[g] != seat:
+    unused = [g for g in WINDOW_GODS[kind] if not s.used[g]]
+    for g in sorted([*unused, PITON]):
+        if s.owner[g] != seat or s.used[g]:
             continue
         name = GOD_IDS[g]
         if g == PITON:
-            for x in candidates:
-                power = POWERS[POWER_KEY[x]]
-                if x != PITON and power.row(s, seat):
+            for x in unused:
+                power = POWER_OF[x]
+                if power.row(s, seat):
                     as_ = GOD_IDS[x]
                     moves.extend({"type": "use_power", "god": name, "as": as_, **p} for p in power.params(s, seat))
         else:
-            power = POWERS[POWER_KEY[g]]
+            power = POWER_OF[g]
             if power.row(s, seat):
                 moves.extend({"type": "use_power", "god": name, **p} for p in power.params(s, seat))
     return moves
@@ -646,9 +697,19 @@ def _check_params(move: Move, fields: dict[str, Any], base: dict[str, Any], kind
 
 def check_shape(move: Any) -> str:
     """Validation step 1 (malformed_move), independent of the state."""
-    kind = move_type(move, MOVE_TYPES)
-    if kind in ("play",):
+    kind = move.get("type") if type(move) is dict else None
+    if kind not in PHASE_OF_MOVE:
+        kind = move_type(move, MOVE_TYPES)
+    if kind == "play":
         card = move.get("card")
+        rule = RULES.get(card) if isinstance(card, str) else None
+        if rule is not None and len(move) == 2 + len(rule.fields):
+            for f in rule.fields:
+                ref = move.get(f)
+                if type(ref) is not dict or len(ref) != 1 or ref.get("god") not in GOD_INDEX:
+                    break
+            else:
+                return kind  # the common case, checked fast; anything else gets the detailed check below
         _card_id(card, "card")
         check_move_shape(move, {"card": str, **{f: dict for f in RULES[card].fields}}, kind)
         for f in RULES[card].fields:
@@ -687,13 +748,13 @@ def do_play(s: State, seat: int, move: Move) -> None:
     hand = s.hands[seat]
     if card not in hand:
         raise IllegalMove("card_not_in_hand", f"{card} is not in your hand")
-    if not playable(s, seat, card):
-        raise IllegalMove("card_not_playable", f"{card} ({TITLE[card]}) has no legal target now")
     rule = RULES[card]
     first = GOD_INDEX[move["target"]["god"]]
     second = None if rule.second is None else GOD_INDEX[move[rule.second]["god"]]
     error = target_error(s, seat, card, first, second)
-    if error:
+    if error:  # legal targets prove the card playable, so this test only runs on a refusal
+        if not playable(s, seat, card):
+            raise IllegalMove("card_not_playable", f"{card} ({TITLE[card]}) has no legal target now")
         raise IllegalMove("invalid_target", error)
     hand.remove(card)
     bisect.insort(s.pile, card)

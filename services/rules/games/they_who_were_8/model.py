@@ -91,9 +91,9 @@ class State:
     ``determinize`` respects.
     """
 
-    __slots__ = ("active", "current_play", "dealt", "declined", "end_reason", "first_player", "hands", "keeping",
-                 "know", "log", "max_rounds", "offer", "offer_seat", "owner", "pending", "phase", "pile",
-                 "plays", "rng", "round", "supply", "tok", "turn_seat", "used", "window")
+    __slots__ = ("active", "apart", "current_play", "dealt", "declined", "end_reason", "first_player", "hands",
+                 "keeping", "know", "log", "max_rounds", "offer", "offer_seat", "owner", "pending", "phase", "pile",
+                 "plays", "rng", "rng_shared", "round", "supply", "tok", "turn_seat", "used", "window")
 
     max_rounds: int
     phase: str
@@ -120,13 +120,30 @@ class State:
     log: list[JSONDict]
     know: list[int]
     rng: random.Random
+    #: True when another state may hold the same generator object: copy it before the next draw.
+    rng_shared: bool
+    #: ``apart[p*4+q]``: the gods owned by neither seat p nor seat q (derived from ``owner``).
+    apart: list[tuple[int, ...]]
+
+    def gen(self) -> random.Random:
+        """The generator, copied first if a clone shares it (clones are cheap; draws are rarer)."""
+        if self.rng_shared:
+            self.rng = rng_copy(self.rng)
+            self.rng_shared = False
+        return self.rng
+
+
+def set_owners(s: State, owner: list[int]) -> None:
+    s.owner = owner
+    s.apart = [tuple(g for g in range(8) if owner[g] != p and owner[g] != q)
+               for p in range(SEATS) for q in range(SEATS)]
 
 
 def clone_state(s: State) -> State:
     t = State.__new__(State)
     t.max_rounds, t.phase, t.round, t.first_player = s.max_rounds, s.phase, s.round, s.first_player
     t.turn_seat, t.plays = s.turn_seat, s.plays
-    t.owner = s.owner  # fixed for the whole game
+    t.owner, t.apart = s.owner, s.apart  # fixed for the whole game
     t.tok = [s.tok[0][:], s.tok[1][:]]
     t.used = s.used[:]
     t.supply = s.supply[:]
@@ -140,7 +157,8 @@ def clone_state(s: State) -> State:
     t.end_reason = s.end_reason
     t.log = s.log[:]
     t.know = s.know[:]
-    t.rng = rng_copy(s.rng)
+    t.rng = s.rng
+    t.rng_shared = s.rng_shared = True
     return t
 
 
@@ -188,8 +206,7 @@ def k_discard(k: list[int], s: int, cb: int) -> None:
 def k_played(k: list[int], cb: int) -> None:
     """A played card is shown to everyone and goes into the pile."""
     nb = ~cb
-    for i in range(SEATS * LOCS):
-        k[i] &= nb
+    k[:] = [x & nb for x in k]
     k[PILE] |= cb
     k[LOCS + PILE] |= cb
     k[2 * LOCS + PILE] |= cb
