@@ -243,7 +243,7 @@ class TheyWhoWere8(Game[State]):
 
 def _gods_doc(s: State) -> list[JSONDict]:
     return [{"id": g, "owner": s.owner[i], "glory": s.tok[GLORY][i], "infamy": s.tok[INFAMY][i],
-             "used": s.used[i]} for i, g in enumerate(GOD_IDS)]
+             "used": bool(s.used >> i & 1)} for i, g in enumerate(GOD_IDS)]
 
 
 def _window_doc(s: State) -> JSONDict | None:
@@ -390,7 +390,7 @@ def _validated(game: TheyWhoWere8, doc: JSONDict) -> State:
     gods = doc["gods"]
     require(isinstance(gods, list) and len(gods) == 8, "gods must list G1-G8")
     owner: list[int] = []
-    s.tok, s.used = [[], []], []
+    s.tok, s.used = [[], []], 0
     for i, g in enumerate(gods):
         require(isinstance(g, dict) and set(g) == {"id", "owner", "glory", "infamy", "used"} and
                 g["id"] == GOD_IDS[i], f"bad god entry {i}")
@@ -399,7 +399,7 @@ def _validated(game: TheyWhoWere8, doc: JSONDict) -> State:
         owner.append(g["owner"])
         s.tok[GLORY].append(g["glory"])
         s.tok[INFAMY].append(g["infamy"])
-        s.used.append(g["used"])
+        s.used |= g["used"] << i
     require(all(owner.count(seat) == 2 for seat in range(SEATS)), "every seat owns two gods")
     set_owners(s, owner)
     supply = doc["supply"]
@@ -474,7 +474,7 @@ def _load_play(s: State, p: Any) -> None:
     for r in redirects:
         require(isinstance(r, dict) and set(r) == {"seat", "god", "as", "role", "old", "new"} and _seat(r["seat"]) and
                 r["god"] in ("G7", "G8") and (r["as"] is None or r["as"] == "G8") and r["role"] in rule.fields and
-                _god(r["old"]) and _god(r["new"]) and s.used[GOD_INDEX[r["god"]]], "bad redirect")
+                _god(r["old"]) and _god(r["new"]) and s.used >> GOD_INDEX[r["god"]] & 1 == 1, "bad redirect")
     s.current_play = {**p, "redirects": [dict(r) for r in redirects]}
 
 
@@ -610,7 +610,7 @@ def position(owners: Mapping[int, list[str]] | None = None, *, tokens: Mapping[s
     for g, (glory, infamy) in (tokens or {}).items():
         s.tok[GLORY][GOD_INDEX[g]], s.tok[INFAMY][GOD_INDEX[g]] = glory, infamy
     s.supply = [SUPPLY_START - sum(s.tok[GLORY]), SUPPLY_START - sum(s.tok[INFAMY])]
-    s.used = [g in used for g in GOD_IDS]
+    s.used = sum(1 << GOD_INDEX[g] for g in used)
     s.hands = [sorted(h) for h in (hands or [["A01", "A02"], ["A03", "A04"], ["A05", "A06"], ["A07", "A08"]])]
     held = {c for h in s.hands for c in h}
     s.pile = sorted(pile) if pile is not None else [c for c in CARD_IDS if c not in held]

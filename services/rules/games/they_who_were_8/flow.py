@@ -72,7 +72,7 @@ def setup(max_rounds: int, rng: random.Random, gods: list[str], cards: list[str]
         owner[GOD_INDEX[g]] = i // 2
     set_owners(s, owner)
     s.tok = [[0] * 8, [0] * 8]
-    s.used = [False] * 8
+    s.used = 0
     s.supply = [SUPPLY_START, SUPPLY_START]
     s.hands = [sorted(cards[2 * i:2 * i + 2]) for i in range(SEATS)]
     s.pile = sorted(cards[8:])
@@ -103,7 +103,11 @@ def start_turn(s: State, seat: int) -> None:
 
 def open_window(s: State, kind: str, active: int) -> None:
     s.window, s.active, s.declined = kind, active, 0
-    ask_from(s, active)
+    if s.used & WINDOW_MASK[kind] == WINDOW_MASK[kind]:  # every power here is used up: no pause
+        s.window = None
+        CLOSE[kind](s)
+    else:
+        ask_from(s, active)
 
 
 def ask_from(s: State, first: int) -> None:
@@ -127,12 +131,12 @@ def eligible_seats(s: State, kind: str) -> int:
     seats = 0
     unused = []
     for g in WINDOW_GODS[kind]:
-        if not used[g]:
+        if not used >> g & 1:
             unused.append(g)
             seat = owner[g]
             if not seats >> seat & 1 and POWER_OF[g].row(s, seat):
                 seats |= 1 << seat
-    if unused and not used[PITON]:
+    if unused and not used >> PITON & 1:
         seat = owner[PITON]
         if not seats >> seat & 1 and any(POWER_OF[x].row(s, seat) for x in unused):
             seats |= 1 << seat
@@ -226,7 +230,8 @@ def do_passing(s: State) -> None:
 def draw(s: State, seat: int) -> str:
     """R3: a uniformly random card of the (sorted) pile into ``seat``'s hand."""
     pile = s.pile
-    card = pile.pop(s.gen().randrange(len(pile)))
+    rng = s.gen() if s.rng_shared else s.rng
+    card = pile.pop(rng.randrange(len(pile)))
     bisect.insort(s.hands[seat], card)
     k_draw(s.know, seat, CARD_BIT[card])
     return card
@@ -641,14 +646,19 @@ POWER_OF = [POWERS[POWER_KEY[g]] for g in range(8)]
 WINDOW_GODS: dict[str, list[int]] = {w: [g for g in range(8) if POWER_OF[g].window == w] for w in WINDOWS}
 
 
+#: Per window: the ``used`` bits that, all set, mean nothing can be used there any more (Piton included:
+#: once the window's own gods are used, it has nothing to copy).
+WINDOW_MASK = {w: sum(1 << g for g in gods) for w, gods in WINDOW_GODS.items()}
+
+
 def power_moves(s: State, seat: int) -> list[Move]:
     """Every legal ``use_power`` of ``seat`` in the open window, by god, then ``as``, then parameters."""
     kind = s.window
     assert kind is not None
     moves: list[Move] = []
-    unused = [g for g in WINDOW_GODS[kind] if not s.used[g]]
+    unused = [g for g in WINDOW_GODS[kind] if not s.used >> g & 1]
     for g in sorted([*unused, PITON]):
-        if s.owner[g] != seat or s.used[g]:
+        if s.owner[g] != seat or s.used >> g & 1:
             continue
         name = GOD_IDS[g]
         if g == PITON:
@@ -749,23 +759,28 @@ def do_play(s: State, seat: int, move: Move) -> None:
     if card not in hand:
         raise IllegalMove("card_not_in_hand", f"{card} is not in your hand")
     rule = RULES[card]
-    first = GOD_INDEX[move["target"]["god"]]
-    second = None if rule.second is None else GOD_INDEX[move[rule.second]["god"]]
-    error = target_error(s, seat, card, first, second)
-    if error:  # legal targets prove the card playable, so this test only runs on a refusal
+    target = move["target"]["god"]
+    first = GOD_INDEX[target]
+    owner, need = s.owner, rule.first_needs
+    ok = owner[first] != seat and (need < 0 or s.tok[need][first] > 0)
+    second: int | None = None
+    if rule.second is not None:
+        other = move[rule.second]["god"]
+        second = GOD_INDEX[other]
+        need = rule.second_needs
+        ok = ok and seat != owner[second] != owner[first] and (need < 0 or s.tok[need][second] > 0)
+    if not ok:  # legal targets prove the card playable, so playability is tested only on a refusal
         if not playable(s, seat, card):
             raise IllegalMove("card_not_playable", f"{card} ({TITLE[card]}) has no legal target now")
-        raise IllegalMove("invalid_target", error)
+        raise IllegalMove("invalid_target", target_error(s, seat, card, first, second) or "bad target")
     hand.remove(card)
     bisect.insort(s.pile, card)
     k_played(s.know, CARD_BIT[card])
-    play: JSONDict = {"seat": seat, "card": card, "target": GOD_IDS[first], "to": None, "swap_with": None,
-                      "redirects": []}
-    if rule.second is not None:
-        assert second is not None
-        play[rule.second] = GOD_IDS[second]
+    play: JSONDict = {"seat": seat, "card": card, "target": target, "to": None, "swap_with": None, "redirects": []}
+    if second is not None:
+        play[rule.second] = other  # type: ignore[index]
     s.current_play = play
-    s.log.append({"event": "play", "seat": seat, "card": card, "target": play["target"], "to": play["to"],
+    s.log.append({"event": "play", "seat": seat, "card": card, "target": target, "to": play["to"],
                   "swap_with": play["swap_with"]})
     open_window(s, "targeted", seat)
 
@@ -803,7 +818,7 @@ def do_use_power(s: State, seat: int, move: Move) -> None:
     g = GOD_INDEX[name]
     if s.owner[g] != seat:
         raise IllegalMove("not_owner", f"{name} ({NAME[name]}) belongs to seat {s.owner[g]}, not to you")
-    if s.used[g]:
+    if s.used >> g & 1:
         raise IllegalMove("power_used", f"{name} ({NAME[name]}) has already been used")
     kind = s.window
     assert kind is not None
@@ -814,7 +829,7 @@ def do_use_power(s: State, seat: int, move: Move) -> None:
         x = GOD_INDEX[as_]
         if x == PITON:
             raise IllegalMove("power_not_available", "Piton cannot copy itself")
-        if s.used[x]:
+        if s.used >> x & 1:
             raise IllegalMove("power_not_available", f"Piton can copy only unturned gods: {as_} has been used")
     power = POWERS[POWER_KEY[x]]
     label = NAME[GOD_IDS[x]] if as_ is None else f"Piton as {NAME[GOD_IDS[x]]}"
@@ -826,7 +841,7 @@ def do_use_power(s: State, seat: int, move: Move) -> None:
     error = power.check(s, seat, move)
     if error:
         raise IllegalMove("invalid_power_params", error)
-    s.used[g] = True
+    s.used |= 1 << g
     event: JSONDict = {"event": "power", "seat": seat, "god": name, "as": as_}
     if power.resolve(s, seat, move, event):
         return  # a follow-up phase waits for the user

@@ -84,8 +84,8 @@ LOCS = 5
 class State:
     """The spec's logical state fields, as plain data.
 
-    ``tok[k][g]`` tokens of kind k on god g; ``supply[k]``; ``keeping``/``dealt``/``declined`` are seat
-    bitmasks; ``current_play`` is replaced, never changed in place, so clones may share it.
+    ``tok[k][g]`` tokens of kind k on god g; ``supply[k]``; ``used`` is a god bitmask (bit g: turned);
+    ``keeping``/``dealt``/``declined`` are seat bitmasks; ``current_play`` is replaced, never changed in place, so clones may share it.
     ``know[u*5+loc]`` is the card bitmask of where seat ``u`` thinks each card it does not hold may be
     (hands 0-3, pile 4): a sound over-approximation built from the events ``u`` has seen, which
     ``determinize`` respects.
@@ -103,7 +103,7 @@ class State:
     plays: int
     owner: list[int]
     tok: list[list[int]]
-    used: list[bool]
+    used: int
     supply: list[int]
     hands: list[list[str]]
     pile: list[str]
@@ -145,7 +145,7 @@ def clone_state(s: State) -> State:
     t.turn_seat, t.plays = s.turn_seat, s.plays
     t.owner, t.apart = s.owner, s.apart  # fixed for the whole game
     t.tok = [s.tok[0][:], s.tok[1][:]]
-    t.used = s.used[:]
+    t.used = s.used
     t.supply = s.supply[:]
     h = s.hands
     t.hands = [h[0][:], h[1][:], h[2][:], h[3][:]]
@@ -260,7 +260,7 @@ def result_doc(s: State) -> JSONDict:
         gods = [g for g in range(8) if s.owner[g] == seat]
         seats.append({"seat": seat, "glory": sum(s.tok[GLORY][g] for g in gods),
                       "infamy": sum(s.tok[INFAMY][g] for g in gods),
-                      "powers_used": sum(1 for g in gods if s.used[g])})
+                      "powers_used": sum(1 for g in gods if s.used >> g & 1)})
     teams = []
     for t, members in enumerate(TEAMS):
         g = sum(seats[m]["glory"] for m in members)
