@@ -591,16 +591,17 @@ def position(owners: Mapping[int, list[str]] | None = None, *, tokens: Mapping[s
              used: Sequence[str] = (), hands: list[list[str]] | None = None, pile: list[str] | None = None,
              phase: str = "play", turn_seat: int = 0, plays: int = 0, round: int = 1,
              first_player: int | None = None, max_rounds: int = 40, keeping: Sequence[int] = (),
-             dealt: Sequence[int] = ()) -> State:
+             dealt: Sequence[int] = (), seed: int = 0, end_reason: str | None = None) -> State:
     """A state in the spec's test notation (fixture F by default: seat s owns G(2s+1), G(2s+2)).
 
     ``tokens`` maps god ids to (glory, infamy); the supply holds the rest. Window phases are opened
     the way the flow opens them (``turn_start`` for ``turn_seat``, ``passing`` from the First Player,
     ``dealing`` from ``first_player``, which then already names the next round's First Player).
+    ``seed`` seeds the state's RNG; ``end_reason`` goes with ``phase="game_over"``.
     """
     owners = owners or {seat: [f"G{2 * seat + 1}", f"G{2 * seat + 2}"] for seat in range(SEATS)}
     s = State.__new__(State)
-    s.max_rounds, s.rng, s.rng_shared = max_rounds, random.Random(0), False
+    s.max_rounds, s.rng, s.rng_shared = max_rounds, random.Random(seed), False
     owner = [0] * 8
     for seat, gods in owners.items():
         for g in gods:
@@ -616,10 +617,10 @@ def position(owners: Mapping[int, list[str]] | None = None, *, tokens: Mapping[s
     s.pile = sorted(pile) if pile is not None else [c for c in CARD_IDS if c not in held]
     s.current_play, s.window, s.active, s.pending, s.declined = None, None, 0, turn_seat, 0
     s.keeping, s.dealt = sum(1 << k for k in keeping), sum(1 << d for d in dealt)
-    s.offer_seat, s.offer, s.end_reason = None, [], None
+    s.offer_seat, s.offer, s.end_reason = None, [], end_reason
     s.round, s.plays, s.phase = round, plays, phase
     s.first_player = (round - 1) % SEATS if first_player is None else first_player
-    s.turn_seat = None if phase in ("passing", "dealing") else turn_seat
+    s.turn_seat = None if phase in ("passing", "dealing", "game_over") else turn_seat
     s.know = trivial_knowledge([mask_of(h) for h in s.hands])
     s.log = []
     if phase == "turn_start":

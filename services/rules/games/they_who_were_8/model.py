@@ -85,7 +85,8 @@ class State:
     """The spec's logical state fields, as plain data.
 
     ``tok[k][g]`` tokens of kind k on god g; ``supply[k]``; ``used`` is a god bitmask (bit g: turned);
-    ``keeping``/``dealt``/``declined`` are seat bitmasks; ``current_play`` is replaced, never changed in place, so clones may share it.
+    ``keeping``/``dealt``/``declined`` are seat bitmasks; ``current_play`` is replaced, never changed
+    in place, so clones may share it.
     ``know[u*5+loc]`` is the card bitmask of where seat ``u`` thinks each card it does not hold may be
     (hands 0-3, pile 4): a sound over-approximation built from the events ``u`` has seen, which
     ``determinize`` respects.
