@@ -54,6 +54,8 @@ from .model import (
     State,
     cards_of,
     clone_state,
+    k_from_lists,
+    k_lists,
     mask_of,
     result_doc,
     set_owners,
@@ -181,7 +183,7 @@ class TheyWhoWere8(Game[State]):
         slots.extend([PILE] * len(s.pile))
         if s.offer_seat is not None and not own_offer:
             slots.extend([LOCS] * len(s.offer))  # another seat's offer came out of the pile
-        know = s.know[v * LOCS:(v + 1) * LOCS]
+        know = k_lists(s.know)[v]
         allowed = [[know[min(loc, PILE)] & CARD_BIT[c] != 0 for loc in range(LOCS + 1)] for c in hidden]
         placed = _sample_assignment(allowed, slots, rng)
         where: dict[int, list[str]] = {loc: [] for loc in range(LOCS + 1)}
@@ -195,8 +197,8 @@ class TheyWhoWere8(Game[State]):
             s.offer = sorted(where[LOCS])
         own = [mask_of(s.hands[u]) | (mask_of(s.offer) if s.offer_seat == u else 0) for u in range(SEATS)]
         fresh = trivial_knowledge(own)
-        fresh[v * LOCS:(v + 1) * LOCS] = know
-        s.know = fresh
+        fresh[v] = know
+        s.know = k_from_lists(fresh)
         s.log = [_redact(e, v, for_view=False) for e in s.log]
         s.rng, s.rng_shared = random.Random(rng.getrandbits(64)), False
         return s
@@ -227,7 +229,7 @@ class TheyWhoWere8(Game[State]):
             "keeping": _seats(s.keeping), "dealt": _seats(s.dealt),
             "offer": None if s.offer_seat is None else {"seat": s.offer_seat, "cards": s.offer},
             "end_reason": s.end_reason, "log": s.log,
-            "knowledge": [s.know[u * LOCS:(u + 1) * LOCS] for u in range(SEATS)],
+            "knowledge": k_lists(s.know),
             "rng": rng_dump(s.rng), "history_digest": _digest(s.log),
         })
 
@@ -532,7 +534,6 @@ def _check_phase(s: State) -> None:
 def _load_knowledge(s: State, k: Any) -> None:
     """Each seat's knowledge must be sound: every card it does not hold is where it may be."""
     require(isinstance(k, list) and len(k) == SEATS, "bad knowledge")
-    flat: list[int] = []
     where = {c: seat for seat, h in enumerate(s.hands) for c in h}
     for u, masks in enumerate(k):
         require(isinstance(masks, list) and len(masks) == LOCS and
@@ -541,8 +542,7 @@ def _load_knowledge(s: State, k: Any) -> None:
         require(masks[u] == 0 and not any(m & own for m in masks), "knowledge of own cards")
         for c in cards_of(ALL_CARDS & ~own):
             require(masks[where.get(c, PILE)] & CARD_BIT[c] != 0, "knowledge contradicts the cards")
-        flat.extend(masks)
-    s.know = flat
+    s.know = k_from_lists(k)
 
 
 # -- determinize: a random assignment of hidden cards to the places they may be ---------------------
@@ -621,7 +621,7 @@ def position(owners: Mapping[int, list[str]] | None = None, *, tokens: Mapping[s
     s.round, s.plays, s.phase = round, plays, phase
     s.first_player = (round - 1) % SEATS if first_player is None else first_player
     s.turn_seat = None if phase in ("passing", "dealing", "game_over") else turn_seat
-    s.know = trivial_knowledge([mask_of(h) for h in s.hands])
+    s.know = k_from_lists(trivial_knowledge([mask_of(h) for h in s.hands]))
     s.log = []
     if phase == "turn_start":
         flow.start_turn(s, turn_seat)

@@ -35,13 +35,16 @@ from .model import (
     State,
     k_discard,
     k_draw,
+    k_from_lists,
     k_gain,
     k_passing,
     k_played,
     k_redeal,
+    k_take,
     mask_of,
     result_doc,
     set_owners,
+    trivial_knowledge,
 )
 
 MOVE_TYPES = ("play", "discard_and_draw", "discard", "use_power", "decline", "endymina_discard", "kymele_take")
@@ -80,10 +83,7 @@ def setup(max_rounds: int, rng: random.Random, gods: list[str], cards: list[str]
     s.keeping = s.dealt = 0
     s.offer_seat, s.offer, s.end_reason = None, [], None
     s.round, s.first_player, s.plays, s.turn_seat, s.phase = 1, 0, 0, 0, "turn_start"
-    s.know = []
-    for u in range(SEATS):
-        rest = ((1 << len(CARD_IDS)) - 1) & ~mask_of(s.hands[u])
-        s.know.extend(0 if loc == u else rest for loc in range(5))
+    s.know = k_from_lists(trivial_knowledge([mask_of(h) for h in s.hands]))
     s.log = [{"event": "round_start", "round": 1, "first_player": 0}]
     start_turn(s, 0)
     return s
@@ -224,7 +224,7 @@ def do_passing(s: State) -> None:
     for src, dst, card in gifts:
         s.hands[dst] = [card]
         s.log.append({"event": "pass", "from": src, "to": dst, "card": card})
-    k_passing(s.know, gifts)
+    s.know = k_passing(s.know, gifts)
 
 
 def draw(s: State, seat: int) -> str:
@@ -233,7 +233,7 @@ def draw(s: State, seat: int) -> str:
     rng = s.gen() if s.rng_shared else s.rng
     card = pile.pop(rng.randrange(len(pile)))
     bisect.insort(s.hands[seat], card)
-    k_draw(s.know, seat, CARD_BIT[card])
+    s.know = k_draw(s.know, seat, CARD_BIT[card])
     return card
 
 
@@ -241,7 +241,7 @@ def to_pile(s: State, seat: int, card: str) -> None:
     """A card of ``seat``'s hand goes face down into the pile."""
     s.hands[seat].remove(card)
     bisect.insort(s.pile, card)
-    k_discard(s.know, seat, CARD_BIT[card])
+    s.know = k_discard(s.know, seat, CARD_BIT[card])
 
 
 # -- Action cards -----------------------------------------------------------------------------------
@@ -457,7 +457,7 @@ class Anatok(Power):
         for i, n in enumerate(sizes):
             s.hands[i] = sorted(cards[pos:pos + n])
             pos += n
-        k_redeal(s.know, old, [mask_of(h) for h in s.hands])
+        s.know = k_redeal(s.know, old, [mask_of(h) for h in s.hands])
         s.log.append(event)
         s.log.append({"event": "redeal", "seat": seat, "hands": [h[:] for h in s.hands]})
         return False
@@ -533,7 +533,7 @@ class Kymele(Power):
         for c in offer:
             s.pile.remove(c)
         s.offer_seat, s.offer = seat, sorted(offer)
-        k_gain(s.know, seat, mask_of(offer))
+        s.know = k_gain(s.know, seat, mask_of(offer))
         s.log.append(event)
         s.log.append({"event": "offer", "seat": seat, "cards": s.offer[:]})
         s.phase = "kymele_take"
@@ -775,7 +775,7 @@ def do_play(s: State, seat: int, move: Move) -> None:
         raise IllegalMove("invalid_target", target_error(s, seat, card, first, second) or "bad target")
     hand.remove(card)
     bisect.insort(s.pile, card)
-    k_played(s.know, CARD_BIT[card])
+    s.know = k_played(s.know, CARD_BIT[card])
     play: JSONDict = {"seat": seat, "card": card, "target": target, "to": None, "swap_with": None, "redirects": []}
     if second is not None:
         play[rule.second] = other  # type: ignore[index]
@@ -894,11 +894,7 @@ def do_kymele_take(s: State, seat: int, move: Move) -> None:
     bisect.insort(s.hands[seat], card)
     for c in rest:
         bisect.insort(s.pile, c)
-    k = s.know
-    k[seat * 5 + 4] |= mask_of(rest)
-    for u in range(SEATS):
-        if u != seat:
-            k[u * 5 + seat] |= k[u * 5 + 4]
+    s.know = k_take(s.know, seat, mask_of(rest))
     s.offer_seat, s.offer = None, []
     s.dealt |= 1 << seat
     s.log.append({"event": "take", "seat": seat, "card": card})

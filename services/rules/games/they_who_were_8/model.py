@@ -87,9 +87,9 @@ class State:
     ``tok[k][g]`` tokens of kind k on god g; ``supply[k]``; ``used`` is a god bitmask (bit g: turned);
     ``keeping``/``dealt``/``declined`` are seat bitmasks; ``current_play`` is replaced, never changed
     in place, so clones may share it.
-    ``know[u*5+loc]`` is the card bitmask of where seat ``u`` thinks each card it does not hold may be
-    (hands 0-3, pile 4): a sound over-approximation built from the events ``u`` has seen, which
-    ``determinize`` respects.
+    ``know`` packs, per seat ``u`` and location (hands 0-3, pile 4), the cards ``u`` does not hold that
+    may be there (see :func:`k_mask`): a sound over-approximation built from the events ``u`` has
+    seen, which ``determinize`` respects.
     """
 
     __slots__ = ("active", "apart", "current_play", "dealt", "declined", "end_reason", "first_player", "hands",
@@ -119,7 +119,7 @@ class State:
     offer: list[str]
     end_reason: str | None
     log: list[JSONDict]
-    know: list[int]
+    know: int
     rng: random.Random
     #: True when another state may hold the same generator object: copy it before the next draw.
     rng_shared: bool
@@ -157,7 +157,7 @@ def clone_state(s: State) -> State:
     t.offer_seat, t.offer = s.offer_seat, s.offer  # the offer list is replaced, never changed in place
     t.end_reason = s.end_reason
     t.log = s.log[:]
-    t.know = s.know[:]
+    t.know = s.know
     t.rng = s.rng
     t.rng_shared = s.rng_shared = True
     return t
@@ -175,77 +175,100 @@ def cards_of(mask: int) -> list[str]:
 
 
 # -- Card knowledge (what each seat can infer; used by determinize) ---------------------------------
+#
+# Seat u's picture of location loc (hands 0-3, pile 4) is a 10-bit card mask at bit offset
+# (u*5 + loc) * 10 of one integer: updates are a few integer operations and copying is free.
+
+W = len(CARD_IDS)
+SLOT_MASK = (1 << W) - 1
 
 
-def k_gain(k: list[int], u: int, cb: int) -> None:
+def _slot(u: int, loc: int) -> int:
+    return (u * LOCS + loc) * W
+
+
+ONES_ALL = sum(1 << _slot(u, loc) for u in range(SEATS) for loc in range(LOCS))
+ONES_PILE = sum(1 << _slot(u, PILE) for u in range(SEATS))
+ONES_SEAT = [sum(1 << _slot(u, loc) for loc in range(LOCS)) for u in range(SEATS)]
+#: All viewers' pictures of location loc.
+LOC_SLOTS = [sum(SLOT_MASK << _slot(u, loc) for u in range(SEATS)) for loc in range(LOCS)]
+OWN_SLOT = [SLOT_MASK << _slot(u, u) for u in range(SEATS)]
+
+
+def k_mask(k: int, u: int, loc: int) -> int:
+    """Where seat ``u`` thinks cards may be at ``loc``: a card bitmask."""
+    return k >> _slot(u, loc) & SLOT_MASK
+
+
+def k_lists(k: int) -> list[list[int]]:
+    return [[k_mask(k, u, loc) for loc in range(LOCS)] for u in range(SEATS)]
+
+
+def k_from_lists(masks: list[list[int]]) -> int:
+    return sum(m << _slot(u, loc) for u, row in enumerate(masks) for loc, m in enumerate(row))
+
+
+def _move_loc(k: int, src: int, dst: int) -> int:
+    """Every viewer's picture of ``src``, moved to the slot of ``dst`` (other slots empty)."""
+    part = k & LOC_SLOTS[src]
+    shift = (dst - src) * W
+    return part << shift if shift >= 0 else part >> -shift
+
+
+def k_gain(k: int, u: int, cb: int) -> int:
     """Seat ``u`` now holds (or is offered) the cards ``cb``: it knows exactly where they are."""
-    b = u * LOCS
-    nb = ~cb
-    k[b] &= nb
-    k[b + 1] &= nb
-    k[b + 2] &= nb
-    k[b + 3] &= nb
-    k[b + 4] &= nb
+    return k & ~(cb * ONES_SEAT[u])
 
 
-def k_draw(k: list[int], s: int, cb: int) -> None:
+def k_draw(k: int, s: int, cb: int) -> int:
     """``s`` draws ``cb`` face down: the others learn only that one of the pile's cards went to ``s``."""
-    k_gain(k, s, cb)
-    for u in range(SEATS):
-        if u != s:
-            k[u * LOCS + s] |= k[u * LOCS + PILE]
+    return k_gain(k | (_move_loc(k, PILE, s) & ~OWN_SLOT[s]), s, cb)
 
 
-def k_discard(k: list[int], s: int, cb: int) -> None:
+def k_discard(k: int, s: int, cb: int) -> int:
     """``s`` puts ``cb`` face down into the pile: to the others, any card of ``s`` may now be there."""
-    k[s * LOCS + PILE] |= cb
-    for u in range(SEATS):
-        if u != s:
-            k[u * LOCS + PILE] |= k[u * LOCS + s]
+    return k | _move_loc(k, s, PILE) | cb << _slot(s, PILE)
 
 
-def k_played(k: list[int], cb: int) -> None:
+def k_played(k: int, cb: int) -> int:
     """A played card is shown to everyone and goes into the pile."""
-    nb = ~cb
-    k[:] = [x & nb for x in k]
-    k[PILE] |= cb
-    k[LOCS + PILE] |= cb
-    k[2 * LOCS + PILE] |= cb
-    k[3 * LOCS + PILE] |= cb
+    return (k & ~(cb * ONES_ALL)) | cb * ONES_PILE
 
 
-def k_passing(k: list[int], gifts: list[tuple[int, int, str]]) -> None:
+def k_take(k: int, s: int, rest: int) -> int:
+    """Kymele: ``s`` took one offered card (a face-down draw to the others); ``rest`` went back."""
+    return (k | (_move_loc(k, PILE, s) & ~OWN_SLOT[s])) | rest << _slot(s, PILE)
+
+
+def k_passing(k: int, gifts: list[tuple[int, int, str]]) -> int:
     """All gifts at once: every seat's picture of a giver's hand becomes its picture of the receiver's."""
-    old = k[:]
+    out = k
+    for _, dst, _ in gifts:
+        out &= ~LOC_SLOTS[dst]
     for src, dst, _ in gifts:
-        for u in range(SEATS):
-            k[u * LOCS + dst] = old[u * LOCS + src]
+        out |= _move_loc(k, src, dst)
     for src, dst, card in gifts:
-        k[src * LOCS + dst] = CARD_BIT[card]  # the giver knows where its card went
+        out |= CARD_BIT[card] << _slot(src, dst)  # the giver knows where its card went (its slot was 0)
     for _, dst, card in gifts:
-        k[dst * LOCS + dst] = 0
-        k_gain(k, dst, CARD_BIT[card])
+        out = k_gain(out & ~OWN_SLOT[dst], dst, CARD_BIT[card])
+    return out
 
 
-def k_redeal(k: list[int], old_hands: list[int], new_hands: list[int]) -> None:
+def k_redeal(k: int, old_hands: list[int], new_hands: list[int]) -> int:
     """Anatok: every seat knows its new hand; any card that was in a hand may now be in any other."""
-    for u in range(SEATS):
-        b = u * LOCS
+    masks = k_lists(k)
+    for u, row in enumerate(masks):
         mine = new_hands[u]
-        in_hands = old_hands[u] | k[b] | k[b + 1] | k[b + 2] | k[b + 3]
+        in_hands = old_hands[u] | row[0] | row[1] | row[2] | row[3]
         for s in range(SEATS):
-            k[b + s] = 0 if s == u else in_hands & ~mine
-        k[b + PILE] &= ~mine
+            row[s] = 0 if s == u else in_hands & ~mine
+        row[PILE] &= ~mine
+    return k_from_lists(masks)
 
 
-def trivial_knowledge(own: list[int]) -> list[int]:
-    """Knowledge of a seat that has seen nothing but its own cards (``own[u]``: hand and offer)."""
-    k = [0] * (SEATS * LOCS)
-    for u in range(SEATS):
-        rest = ALL_CARDS & ~own[u]
-        for loc in range(LOCS):
-            k[u * LOCS + loc] = 0 if loc == u else rest
-    return k
+def trivial_knowledge(own: list[int]) -> list[list[int]]:
+    """Knowledge of seats that have seen nothing but their own cards (``own[u]``: hand and offer)."""
+    return [[0 if loc == u else ALL_CARDS & ~own[u] for loc in range(LOCS)] for u in range(SEATS)]
 
 
 # -- End and scoring --------------------------------------------------------------------------------
