@@ -17,6 +17,7 @@ from ..base import IllegalMove, JSONDict, Move, check_move_shape, move_type
 from .model import (
     CARD_BIT,
     CARD_IDS,
+    CARD_INDEX,
     CARDS,
     GLORY,
     GOD_IDS,
@@ -250,14 +251,14 @@ def to_pile(s: State, seat: int, card: str) -> None:
 def first_choices(s: State, player: int, rule: CardRule) -> tuple[int, ...] | list[int]:
     need = rule.first_needs
     if need < 0:
-        return s.apart[player * 5]
+        return s.cfg.apart[player * 5]
     tok = s.tok[need]
-    return [g for g in s.apart[player * 5] if tok[g]]
+    return [g for g in s.cfg.apart[player * 5] if tok[g]]
 
 
 def second_choices(s: State, player: int, rule: CardRule, first: int) -> tuple[int, ...] | list[int]:
     need = rule.second_needs
-    gods = s.apart[player * 4 + s.owner[first]]
+    gods = s.cfg.apart[player * 4 + s.owner[first]]
     if need < 0:
         return gods
     tok = s.tok[need]
@@ -273,39 +274,41 @@ def playable(s: State, player: int, card: str) -> bool:
     return any(second_choices(s, player, rule, x) for x in firsts)
 
 
-#: Play moves by (card, candidate gods) and (card, first god, candidate second gods): the candidates
-#: depend only on who owns which god, so the move objects are built once and shared (read-only).
-_SINGLE: dict[tuple[str, tuple[int, ...]], list[Move]] = {}
-_PAIR: dict[tuple[str, int, tuple[int, ...]], list[Move]] = {}
+def _candidates(s: State, player: int, card: str) -> tuple[list[Move], list[tuple[int, int, Move]]]:
+    """Seat ``player``'s play moves of ``card`` ignoring tokens, with the gods each one names.
+
+    They depend only on who owns which god, so they are built once per deal and shared (read-only).
+    """
+    i = player * len(CARD_IDS) + CARD_INDEX[card]
+    entries = s.cfg.plays[i]
+    if entries is None:
+        rule, owner, apart = RULES[card], s.owner, s.cfg.apart
+        triples: list[tuple[int, int, Move]] = []
+        for x in apart[player * 5]:
+            if rule.second is None:
+                triples.append((x, -1, {"type": "play", "card": card, "target": GOD_REF_AT[x]}))
+            else:
+                triples.extend((x, y, {"type": "play", "card": card, "target": GOD_REF_AT[x],
+                                       rule.second: GOD_REF_AT[y]}) for y in apart[player * 4 + owner[x]])
+        entries = s.cfg.plays[i] = ([m for _, _, m in triples], triples)
+    return entries  # type: ignore[no-any-return]
 
 
 def play_moves(s: State, player: int, card: str) -> list[Move]:
+    """The legal play moves of ``card``: the candidates whose gods hold the tokens the card needs."""
     rule = RULES[card]
-    second = rule.second
-    candidates = s.apart[player * 5]
-    if second is None:
-        moves = _SINGLE.get((card, candidates))
-        if moves is None:
-            moves = _SINGLE[card, candidates] = [{"type": "play", "card": card, "target": GOD_REF_AT[x]}
-                                                 for x in candidates]
-        if rule.first_needs < 0:
+    moves, triples = _candidates(s, player, card)
+    first, second = rule.first_needs, rule.second_needs
+    if second < 0:
+        if first < 0:
             return moves
-        tok = s.tok[rule.first_needs]
-        return [m for x, m in zip(candidates, moves, strict=True) if tok[x]]
-    out: list[Move] = []
-    apart, owner = s.apart, s.owner
-    for x in first_choices(s, player, rule):
-        seconds = apart[player * 4 + owner[x]]
-        moves = _PAIR.get((card, x, seconds))
-        if moves is None:
-            moves = _PAIR[card, x, seconds] = [{"type": "play", "card": card, "target": GOD_REF_AT[x],
-                                                second: GOD_REF_AT[y]} for y in seconds]
-        if rule.second_needs < 0:
-            out.extend(moves)
-        else:
-            tok = s.tok[rule.second_needs]
-            out.extend(m for y, m in zip(seconds, moves, strict=True) if tok[y])
-    return out
+        t1 = s.tok[first]
+        return [m for x, _, m in triples if t1[x]]
+    t2 = s.tok[second]
+    if first < 0:
+        return [m for _, y, m in triples if t2[y]]
+    t1 = s.tok[first]
+    return [m for x, y, m in triples if t1[x] and t2[y]]
 
 
 def target_error(s: State, player: int, card: str, first: int, second: int | None) -> str | None:
