@@ -17,7 +17,6 @@ from ..base import IllegalMove, JSONDict, Move, check_move_shape, move_type
 from .model import (
     CARD_BIT,
     CARD_IDS,
-    CARD_INDEX,
     CARDS,
     GLORY,
     GOD_IDS,
@@ -117,8 +116,7 @@ def ask_from(s: State, first: int) -> None:
     assert kind is not None
     seats = eligible_seats(s, kind) & ~s.declined
     if seats:
-        for k in range(SEATS):
-            seat = (first + k) & 3
+        for seat in CLOCKWISE[first]:
             if seats >> seat & 1:
                 s.pending, s.phase = seat, kind
                 return
@@ -126,21 +124,31 @@ def ask_from(s: State, first: int) -> None:
     CLOSE[kind](s)
 
 
+CLOCKWISE = [tuple((first + k) % SEATS for k in range(SEATS)) for first in range(SEATS)]
+
+
 def eligible_seats(s: State, kind: str) -> int:
-    """The seats (bitmask) with a legal ``use_power`` in window ``kind``: the spec's eligibility table."""
+    """The seats (bitmask) with a legal ``use_power`` in window ``kind``: the spec's eligibility table.
+
+    An unused god makes its owner eligible when its row holds for the owner, and the Piton owner
+    (Piton unused) when it holds for her.
+    """
     used, owner = s.used, s.owner
     seats = 0
-    unused = []
+    piton = owner[PITON] if not used >> PITON & 1 else -1
     for g in WINDOW_GODS[kind]:
-        if not used >> g & 1:
-            unused.append(g)
-            seat = owner[g]
-            if not seats >> seat & 1 and POWER_OF[g].row(s, seat):
-                seats |= 1 << seat
-    if unused and not used >> PITON & 1:
-        seat = owner[PITON]
-        if not seats >> seat & 1 and any(POWER_OF[x].row(s, seat) for x in unused):
+        if used >> g & 1:
+            continue
+        row = POWER_ROW[g]
+        seat = owner[g]
+        if ANY_SEAT[g]:
+            if row(s, seat):
+                seats |= 1 << seat if piton < 0 else 1 << seat | 1 << piton
+            continue
+        if not seats >> seat & 1 and row(s, seat):
             seats |= 1 << seat
+        if piton >= 0 and not seats >> piton & 1 and row(s, piton):
+            seats |= 1 << piton
     return seats
 
 
@@ -153,10 +161,6 @@ def eligible(s: State, seat: int) -> bool:
 def _close_turn_start(s: State) -> None:
     assert s.turn_seat is not None
     s.phase, s.pending = "play", s.turn_seat
-
-
-def _close_targeted(s: State) -> None:
-    resolve_card(s)
 
 
 def _close_passing(s: State) -> None:
@@ -177,12 +181,6 @@ def _close_dealing(s: State) -> None:
     s.plays = 0
     s.log.append({"event": "round_start", "round": s.round, "first_player": s.first_player})
     start_turn(s, s.first_player)
-
-
-CLOSE: dict[str, Callable[[State], None]] = {
-    "turn_start": _close_turn_start, "targeted": _close_targeted, "passing": _close_passing,
-    "dealing": _close_dealing,
-}
 
 
 def end_turn(s: State) -> None:
@@ -251,14 +249,14 @@ def to_pile(s: State, seat: int, card: str) -> None:
 def first_choices(s: State, player: int, rule: CardRule) -> tuple[int, ...] | list[int]:
     need = rule.first_needs
     if need < 0:
-        return s.cfg.apart[player * 5]
+        return s.apart[player * 5]
     tok = s.tok[need]
-    return [g for g in s.cfg.apart[player * 5] if tok[g]]
+    return [g for g in s.apart[player * 5] if tok[g]]
 
 
 def second_choices(s: State, player: int, rule: CardRule, first: int) -> tuple[int, ...] | list[int]:
     need = rule.second_needs
-    gods = s.cfg.apart[player * 4 + s.owner[first]]
+    gods = s.apart[player * 4 + s.owner[first]]
     if need < 0:
         return gods
     tok = s.tok[need]
@@ -274,41 +272,37 @@ def playable(s: State, player: int, card: str) -> bool:
     return any(second_choices(s, player, rule, x) for x in firsts)
 
 
-def _candidates(s: State, player: int, card: str) -> tuple[list[Move], list[tuple[int, int, Move]]]:
-    """Seat ``player``'s play moves of ``card`` ignoring tokens, with the gods each one names.
+def _play_table(card: str) -> list[list[Move]]:
+    """Every conceivable play move of ``card``, by first god and second god (one column without one)."""
+    rule = RULES[card]
+    if rule.second is None:
+        return [[{"type": "play", "card": card, "target": GOD_REF_AT[x]}] for x in range(8)]
+    return [[{"type": "play", "card": card, "target": GOD_REF_AT[x], rule.second: GOD_REF_AT[y]} for y in range(8)]
+            for x in range(8)]
 
-    They depend only on who owns which god, so they are built once per deal and shared (read-only).
-    """
-    i = player * len(CARD_IDS) + CARD_INDEX[card]
-    entries = s.cfg.plays[i]
-    if entries is None:
-        rule, owner, apart = RULES[card], s.owner, s.cfg.apart
-        triples: list[tuple[int, int, Move]] = []
-        for x in apart[player * 5]:
-            if rule.second is None:
-                triples.append((x, -1, {"type": "play", "card": card, "target": GOD_REF_AT[x]}))
-            else:
-                triples.extend((x, y, {"type": "play", "card": card, "target": GOD_REF_AT[x],
-                                       rule.second: GOD_REF_AT[y]}) for y in apart[player * 4 + owner[x]])
-        entries = s.cfg.plays[i] = ([m for _, _, m in triples], triples)
-    return entries  # type: ignore[no-any-return]
+
+#: The move objects are built once and shared: ``legal_moves`` returns fresh lists of read-only moves.
+PLAY_TABLE = {c: _play_table(c) for c in CARD_IDS}
 
 
 def play_moves(s: State, player: int, card: str) -> list[Move]:
-    """The legal play moves of ``card``: the candidates whose gods hold the tokens the card needs."""
+    """The legal play moves of ``card``: other players' gods holding the tokens the card needs."""
     rule = RULES[card]
-    moves, triples = _candidates(s, player, card)
-    first, second = rule.first_needs, rule.second_needs
-    if second < 0:
-        if first < 0:
-            return moves
-        t1 = s.tok[first]
-        return [m for x, _, m in triples if t1[x]]
-    t2 = s.tok[second]
-    if first < 0:
-        return [m for _, y, m in triples if t2[y]]
-    t1 = s.tok[first]
-    return [m for x, y, m in triples if t1[x] and t2[y]]
+    table = PLAY_TABLE[card]
+    if rule.second is None:
+        return [table[x][0] for x in first_choices(s, player, rule)]
+    apart, owner = s.apart, s.owner
+    need = rule.second_needs
+    out: list[Move] = []
+    for x in first_choices(s, player, rule):
+        row = table[x]
+        seconds = apart[player * 4 + owner[x]]
+        if need < 0:
+            out.extend([row[y] for y in seconds])
+        else:
+            tok = s.tok[need]
+            out.extend([row[y] for y in seconds if tok[y]])
+    return out
 
 
 def target_error(s: State, player: int, card: str, first: int, second: int | None) -> str | None:
@@ -418,6 +412,13 @@ def resolve_card(s: State) -> None:
         end_turn(s)
 
 
+#: What happens when a window closes (the continuations named in the spec's Procedure).
+CLOSE: dict[str, Callable[[State], None]] = {
+    "turn_start": _close_turn_start, "targeted": resolve_card, "passing": _close_passing,
+    "dealing": _close_dealing,
+}
+
+
 # -- Powers -----------------------------------------------------------------------------------------
 
 
@@ -433,6 +434,8 @@ class Power:
 
     fields: dict[str, Any] = {}
     window = ""
+    #: The row does not depend on the seat (it is asked once for the owner and the Piton owner).
+    any_seat = False
 
     def row(self, s: State, seat: int) -> bool:
         return True
@@ -449,6 +452,7 @@ class Power:
 
 class Anatok(Power):
     window = "turn_start"
+    any_seat = True
 
     def resolve(self, s: State, seat: int, move: Move, event: JSONDict) -> bool:
         """R6: every hand card is shuffled and dealt back, each seat keeping its hand size."""
@@ -467,13 +471,14 @@ class Anatok(Power):
 
 
 def _differ(s: State) -> bool:
+    """Some two gods differ in (glory, infamy): not every god holds what G1 holds."""
     g, i = s.tok
-    g0, i0 = g[0], i[0]
-    return any(g[x] != g0 or i[x] != i0 for x in range(1, 8))
+    return g.count(g[0]) != 8 or i.count(i[0]) != 8
 
 
 class Arystyfan(Power):
     window = "turn_start"
+    any_seat = True
     fields = {"gods": list}
 
     def row(self, s: State, seat: int) -> bool:
@@ -505,6 +510,7 @@ class Arystyfan(Power):
 
 class Kasana(Power):
     window = "turn_start"
+    any_seat = True
     fields = {"target": dict}
     at_least: int = GODS["G3"]["condition"]["value"]
 
@@ -645,6 +651,8 @@ assert all(set(POWERS[POWER_KEY[g]].fields) == {p["name"] for p in GODS[GOD_IDS[
            for g in range(8) if g != PITON)
 
 POWER_OF = [POWERS[POWER_KEY[g]] for g in range(8)]
+POWER_ROW = [p.row for p in POWER_OF]
+ANY_SEAT = [p.any_seat for p in POWER_OF]
 #: Per window: the gods (Piton aside) whose power is used there.
 WINDOW_GODS: dict[str, list[int]] = {w: [g for g in range(8) if POWER_OF[g].window == w] for w in WINDOWS}
 
@@ -711,18 +719,21 @@ def _check_params(move: Move, fields: dict[str, Any], base: dict[str, Any], kind
 def check_shape(move: Any) -> str:
     """Validation step 1 (malformed_move), independent of the state."""
     kind = move.get("type") if type(move) is dict else None
-    if kind not in PHASE_OF_MOVE:
+    if type(kind) is not str or kind not in PHASE_OF_MOVE:
         kind = move_type(move, MOVE_TYPES)
-    if kind == "play":
+    if kind == "play":  # the common case, checked fast; anything unusual gets the detailed check below
         card = move.get("card")
-        rule = RULES.get(card) if isinstance(card, str) else None
+        rule = RULES.get(card) if type(card) is str else None
         if rule is not None and len(move) == 2 + len(rule.fields):
             for f in rule.fields:
                 ref = move.get(f)
-                if type(ref) is not dict or len(ref) != 1 or ref.get("god") not in GOD_INDEX:
+                if type(ref) is not dict or len(ref) != 1:
+                    break
+                g = ref.get("god")
+                if type(g) is not str or g not in GOD_INDEX:
                     break
             else:
-                return kind  # the common case, checked fast; anything else gets the detailed check below
+                return kind
         _card_id(card, "card")
         check_move_shape(move, {"card": str, **{f: dict for f in RULES[card].fields}}, kind)
         for f in RULES[card].fields:

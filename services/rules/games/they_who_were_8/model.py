@@ -38,7 +38,6 @@ NAME = {g: GODS[g]["name"] for g in GOD_IDS}
 
 CARD_IDS: list[str] = [a["id"] for a in DATA["actions"]]
 CARD_BIT = {c: 1 << i for i, c in enumerate(CARD_IDS)}
-CARD_INDEX = {c: i for i, c in enumerate(CARD_IDS)}
 ALL_CARDS = (1 << len(CARD_IDS)) - 1
 CARDS: dict[str, JSONDict] = {a["id"]: a for a in DATA["actions"]}
 TITLE = {c: CARDS[c]["title"] for c in CARD_IDS}
@@ -93,7 +92,7 @@ class State:
     seen, which ``determinize`` respects.
     """
 
-    __slots__ = ("active", "cfg", "current_play", "dealt", "declined", "end_reason", "first_player", "hands",
+    __slots__ = ("active", "apart", "current_play", "dealt", "declined", "end_reason", "first_player", "hands",
                  "keeping", "know", "log", "max_rounds", "offer", "offer_seat", "owner", "pending", "phase", "pile",
                  "plays", "rng", "rng_shared", "round", "supply", "tok", "turn_seat", "used", "window")
 
@@ -124,8 +123,8 @@ class State:
     rng: random.Random
     #: True when another state may hold the same generator object: copy it before the next draw.
     rng_shared: bool
-    #: Derived from ``owner`` (see :class:`Owners`).
-    cfg: Owners
+    #: ``apart[p*4+q]``: the gods owned by neither seat p nor seat q (derived from ``owner``).
+    apart: list[tuple[int, ...]]
 
     def gen(self) -> random.Random:
         """The generator, copied first if a clone shares it (clones are cheap; draws are rarer)."""
@@ -135,38 +134,26 @@ class State:
         return self.rng
 
 
-class Owners:
-    """What derives from who owns which god (2520 possible deals, so shared between games).
-
-    ``apart[p*4+q]``: the gods owned by neither seat p nor seat q. ``plays[p*10+c]``: filled lazily by
-    the flow with seat p's candidate play moves of card c (read-only, shared).
-    """
-
-    __slots__ = ("apart", "plays")
-
-    def __init__(self, owner: tuple[int, ...]) -> None:
-        self.apart = [tuple(g for g in range(8) if owner[g] != p and owner[g] != q)
-                      for p in range(SEATS) for q in range(SEATS)]
-        self.plays: list[Any] = [None] * (SEATS * len(CARD_IDS))
-
-
-_OWNERS: dict[tuple[int, ...], Owners] = {}
+#: Per deal of the gods (2520 possible, so shared between games): ``apart[p*4+q]``, the gods owned
+#: by neither seat p nor seat q.
+_APART: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
 
 
 def set_owners(s: State, owner: list[int]) -> None:
     s.owner = owner
     key = tuple(owner)
-    cfg = _OWNERS.get(key)
-    if cfg is None:
-        cfg = _OWNERS[key] = Owners(key)
-    s.cfg = cfg
+    apart = _APART.get(key)
+    if apart is None:
+        apart = _APART[key] = [tuple(g for g in range(8) if owner[g] != p and owner[g] != q)
+                               for p in range(SEATS) for q in range(SEATS)]
+    s.apart = apart
 
 
 def clone_state(s: State) -> State:
     t = State.__new__(State)
     t.max_rounds, t.phase, t.round, t.first_player = s.max_rounds, s.phase, s.round, s.first_player
     t.turn_seat, t.plays = s.turn_seat, s.plays
-    t.owner, t.cfg = s.owner, s.cfg  # fixed for the whole game
+    t.owner, t.apart = s.owner, s.apart  # fixed for the whole game
     t.tok = [s.tok[0][:], s.tok[1][:]]
     t.used = s.used
     t.supply = s.supply[:]
