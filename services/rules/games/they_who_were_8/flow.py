@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..base import IllegalMove, JSONDict, Move, check_move_shape, move_type
@@ -246,21 +246,16 @@ def to_pile(s: State, seat: int, card: str) -> None:
 # -- Action cards -----------------------------------------------------------------------------------
 
 
-def first_choices(s: State, player: int, rule: CardRule) -> tuple[int, ...] | list[int]:
+def first_choices(s: State, player: int, rule: CardRule) -> Iterable[int]:
     need = rule.first_needs
-    if need < 0:
-        return s.apart[player * 5]
-    tok = s.tok[need]
-    return [g for g in s.apart[player * 5] if tok[g]]
+    gods = s.apart[player * 5]
+    return gods if need < 0 else filter(s.tok[need].__getitem__, gods)
 
 
-def second_choices(s: State, player: int, rule: CardRule, first: int) -> tuple[int, ...] | list[int]:
+def second_choices(s: State, player: int, rule: CardRule, first: int) -> Iterable[int]:
     need = rule.second_needs
     gods = s.apart[player * 4 + s.owner[first]]
-    if need < 0:
-        return gods
-    tok = s.tok[need]
-    return [g for g in gods if tok[g]]
+    return gods if need < 0 else filter(s.tok[need].__getitem__, gods)
 
 
 def playable(s: State, player: int, card: str) -> bool:
@@ -268,15 +263,15 @@ def playable(s: State, player: int, card: str) -> bool:
     rule = RULES[card]
     firsts = first_choices(s, player, rule)
     if rule.second is None or rule.second_needs < 0:
-        return bool(firsts)  # a destination of one of the two remaining players always exists
-    return any(second_choices(s, player, rule, x) for x in firsts)
+        return any(True for _ in firsts)  # a destination of one of the two remaining players always exists
+    return any(any(True for _ in second_choices(s, player, rule, x)) for x in firsts)
 
 
 def _play_table(card: str) -> list[list[Move]]:
-    """Every conceivable play move of ``card``, by first god and second god (one column without one)."""
+    """Every conceivable play move of ``card``: ``[x][y]`` for a two-god card, ``[8][x]`` for a one-god card."""
     rule = RULES[card]
-    if rule.second is None:
-        return [[{"type": "play", "card": card, "target": GOD_REF_AT[x]}] for x in range(8)]
+    if rule.second is None:  # one row, by target
+        return [[]] * 8 + [[{"type": "play", "card": card, "target": GOD_REF_AT[x]} for x in range(8)]]
     return [[{"type": "play", "card": card, "target": GOD_REF_AT[x], rule.second: GOD_REF_AT[y]} for y in range(8)]
             for x in range(8)]
 
@@ -290,18 +285,10 @@ def play_moves(s: State, player: int, card: str) -> list[Move]:
     rule = RULES[card]
     table = PLAY_TABLE[card]
     if rule.second is None:
-        return [table[x][0] for x in first_choices(s, player, rule)]
-    apart, owner = s.apart, s.owner
-    need = rule.second_needs
+        return list(map(table[8].__getitem__, first_choices(s, player, rule)))
     out: list[Move] = []
     for x in first_choices(s, player, rule):
-        row = table[x]
-        seconds = apart[player * 4 + owner[x]]
-        if need < 0:
-            out.extend([row[y] for y in seconds])
-        else:
-            tok = s.tok[need]
-            out.extend([row[y] for y in seconds if tok[y]])
+        out.extend(map(table[x].__getitem__, second_choices(s, player, rule, x)))
     return out
 
 
@@ -716,24 +703,31 @@ def _check_params(move: Move, fields: dict[str, Any], base: dict[str, Any], kind
             _god_id(g, "each of gods")
 
 
+def _well_formed_play(move: Any) -> str | None:
+    """The common case, checked fast: a ``play`` with exactly its card's fields, each a god reference."""
+    if type(move) is not dict or move.get("type") != "play":
+        return None
+    card = move.get("card")
+    rule = RULES.get(card) if type(card) is str else None
+    if rule is None or move.keys() != rule.keys:
+        return None
+    for f in rule.fields:
+        ref = move[f]
+        if type(ref) is not dict or len(ref) != 1:
+            return None
+        g = ref.get("god")
+        if type(g) is not str or g not in GOD_INDEX:
+            return None
+    return "play"
+
+
 def check_shape(move: Any) -> str:
     """Validation step 1 (malformed_move), independent of the state."""
     kind = move.get("type") if type(move) is dict else None
     if type(kind) is not str or kind not in PHASE_OF_MOVE:
         kind = move_type(move, MOVE_TYPES)
-    if kind == "play":  # the common case, checked fast; anything unusual gets the detailed check below
+    if kind == "play":
         card = move.get("card")
-        rule = RULES.get(card) if type(card) is str else None
-        if rule is not None and len(move) == 2 + len(rule.fields):
-            for f in rule.fields:
-                ref = move.get(f)
-                if type(ref) is not dict or len(ref) != 1:
-                    break
-                g = ref.get("god")
-                if type(g) is not str or g not in GOD_INDEX:
-                    break
-            else:
-                return kind
         _card_id(card, "card")
         check_move_shape(move, {"card": str, **{f: dict for f in RULES[card].fields}}, kind)
         for f in RULES[card].fields:
@@ -924,7 +918,7 @@ MOVES: dict[str, Callable[[State, int, Move], None]] = {
 
 def apply_move(s: State, seat: int, move: Move) -> None:
     """The spec's check order: malformed_move, game_over, not_your_turn, wrong_phase, then the move's own."""
-    kind = check_shape(move)
+    kind = _well_formed_play(move) or check_shape(move)
     if s.phase == "game_over":
         raise IllegalMove("game_over", "the game is over")
     if seat != s.pending:

@@ -46,12 +46,13 @@ TITLE = {c: CARDS[c]["title"] for c in CARD_IDS}
 class CardRule:
     """A card's fields as data: the move fields, each field's token minimum, the effect."""
 
-    __slots__ = ("effect", "fields", "first_needs", "op", "second", "second_needs")
+    __slots__ = ("effect", "fields", "first_needs", "keys", "op", "second", "second_needs")
 
     def __init__(self, doc: JSONDict) -> None:
         self.effect: JSONDict = doc["effect"]
         self.op: str = doc["effect"]["op"]
         self.fields: tuple[str, ...] = tuple(f["name"] for f in doc["fields"])
+        self.keys = frozenset({"type", "card", *self.fields})  # of a play move
         first, *rest = doc["fields"]
         assert first["name"] == "target" and first["owner"] == "not_player" and len(rest) <= 1
         self.first_needs = _needs(first["requires"])
@@ -202,6 +203,10 @@ ONES_SEAT = [sum(1 << _slot(u, loc) for loc in range(LOCS)) for u in range(SEATS
 #: All viewers' pictures of location loc.
 LOC_SLOTS = [sum(SLOT_MASK << _slot(u, loc) for u in range(SEATS)) for loc in range(LOCS)]
 OWN_SLOT = [SLOT_MASK << _slot(u, u) for u in range(SEATS)]
+#: Shift from every viewer's pile slot to its slot of seat s; bit offset of seat s's own pile slot.
+PILE_SHIFT = [(PILE - s) * W for s in range(SEATS)]
+PILE_AT = [_slot(s, PILE) for s in range(SEATS)]
+SLOT = [[_slot(u, loc) for loc in range(LOCS)] for u in range(SEATS)]
 
 
 def k_mask(k: int, u: int, loc: int) -> int:
@@ -231,12 +236,12 @@ def k_gain(k: int, u: int, cb: int) -> int:
 
 def k_draw(k: int, s: int, cb: int) -> int:
     """``s`` draws ``cb`` face down: the others learn only that one of the pile's cards went to ``s``."""
-    return k_gain(k | (_move_loc(k, PILE, s) & ~OWN_SLOT[s]), s, cb)
+    return (k | ((k & LOC_SLOTS[PILE]) >> PILE_SHIFT[s] & ~OWN_SLOT[s])) & ~(cb * ONES_SEAT[s])
 
 
 def k_discard(k: int, s: int, cb: int) -> int:
     """``s`` puts ``cb`` face down into the pile: to the others, any card of ``s`` may now be there."""
-    return k | _move_loc(k, s, PILE) | cb << _slot(s, PILE)
+    return k | (k & LOC_SLOTS[s]) << PILE_SHIFT[s] | cb << PILE_AT[s]
 
 
 def k_played(k: int, cb: int) -> int:
@@ -246,7 +251,7 @@ def k_played(k: int, cb: int) -> int:
 
 def k_take(k: int, s: int, rest: int) -> int:
     """Kymele: ``s`` took one offered card (a face-down draw to the others); ``rest`` went back."""
-    return (k | (_move_loc(k, PILE, s) & ~OWN_SLOT[s])) | rest << _slot(s, PILE)
+    return k | ((k & LOC_SLOTS[PILE]) >> PILE_SHIFT[s] & ~OWN_SLOT[s]) | rest << PILE_AT[s]
 
 
 def k_passing(k: int, gifts: list[tuple[int, int, str]]) -> int:
@@ -257,9 +262,9 @@ def k_passing(k: int, gifts: list[tuple[int, int, str]]) -> int:
     for src, dst, _ in gifts:
         out |= _move_loc(k, src, dst)
     for src, dst, card in gifts:
-        out |= CARD_BIT[card] << _slot(src, dst)  # the giver knows where its card went (its slot was 0)
+        out |= CARD_BIT[card] << SLOT[src][dst]  # the giver knows where its card went (its slot was 0)
     for _, dst, card in gifts:
-        out = k_gain(out & ~OWN_SLOT[dst], dst, CARD_BIT[card])
+        out &= ~OWN_SLOT[dst] & ~(CARD_BIT[card] * ONES_SEAT[dst])
     return out
 
 
