@@ -171,11 +171,11 @@ def _close_passing(s: State) -> None:
 
 
 def _close_dealing(s: State) -> None:
-    for k in range(SEATS):
-        seat = (s.first_player + k) & 3
-        if not s.dealt >> seat & 1:
-            card = draw(s, seat)
-            s.log.append({"event": "deal", "seat": seat, "card": card})
+    """R7: one R3 draw for each seat not dealt yet, from the new First Player on."""
+    dealt, log = s.dealt, s.log
+    for seat in CLOCKWISE[s.first_player]:
+        if not dealt >> seat & 1:
+            log.append({"event": "deal", "seat": seat, "card": draw(s, seat)})
     s.dealt = 0
     s.round += 1
     s.plays = 0
@@ -187,7 +187,8 @@ def end_turn(s: State) -> None:
     s.plays += 1
     assert s.turn_seat is not None
     if s.plays < SEATS:
-        start_turn(s, (s.turn_seat + 1) & 3)
+        seat = s.turn_seat = (s.turn_seat + 1) & 3
+        open_window(s, "turn_start", seat)
         return
     s.turn_seat = None
     if s.round >= s.max_rounds:
@@ -215,15 +216,24 @@ def game_over(s: State, reason: str) -> None:
 
 def do_passing(s: State) -> None:
     """Every seat not keeping gives its card to the next seat clockwise that is not keeping (D14)."""
-    givers = [seat for seat in range(SEATS) if not s.keeping >> seat & 1]
+    hands, log = s.hands, s.log
+    gifts = [(src, dst, hands[src][0]) for src, dst in PASSES[s.keeping]]
     s.keeping = 0
-    if len(givers) < 2:
-        return
-    gifts = [(src, givers[(i + 1) % len(givers)], s.hands[src][0]) for i, src in enumerate(givers)]
     for src, dst, card in gifts:
-        s.hands[dst] = [card]
-        s.log.append({"event": "pass", "from": src, "to": dst, "card": card})
+        hands[dst] = [card]
+        log.append({"event": "pass", "from": src, "to": dst, "card": card})
     s.know = k_passing(s.know, gifts)
+
+
+def _passes(keeping: int) -> list[tuple[int, int]]:
+    givers = [seat for seat in range(SEATS) if not keeping >> seat & 1]
+    if len(givers) < 2:
+        return []  # a lone seat not keeping keeps its card too
+    return [(src, givers[(i + 1) % len(givers)]) for i, src in enumerate(givers)]
+
+
+#: (giver, receiver) pairs of a passing, by the bitmask of the seats keeping their card.
+PASSES = [_passes(keeping) for keeping in range(1 << SEATS)]
 
 
 def draw(s: State, seat: int) -> str:
@@ -322,16 +332,21 @@ def _change(g: int, glory: int, infamy: int) -> JSONDict:
 def _add(effect: JSONDict, fields: tuple[str, ...]) -> Resolver:
     amounts = [effect[name] for name in TOKENS]
 
+    add_g, add_i = amounts
+
     def apply(s: State, play: JSONDict) -> list[JSONDict]:
         """Up to the supply: a partial effect when it runs short (D19)."""
         g = GOD_INDEX[play["target"]]
         supply = s.supply
-        n = [min(amounts[0], supply[0]), min(amounts[1], supply[1])]
-        supply[0] -= n[0]
-        supply[1] -= n[1]
-        s.tok[0][g] += n[0]
-        s.tok[1][g] += n[1]
-        return [_change(g, n[0], n[1])] if n[0] or n[1] else []
+        sg, si = supply
+        ng = add_g if add_g <= sg else sg
+        ni = add_i if add_i <= si else si
+        if not ng and not ni:
+            return []
+        supply[0], supply[1] = sg - ng, si - ni
+        s.tok[0][g] += ng
+        s.tok[1][g] += ni
+        return [{"god": GOD_IDS[g], "glory": ng, "infamy": ni}]
     return apply
 
 
@@ -389,14 +404,18 @@ RESOLVE = {c: ACTION_EFFECTS[RULES[c].op](RULES[c].effect, RULES[c].fields) for 
 
 
 def resolve_card(s: State) -> None:
+    """The card acts on its final gods (after any redirects), then the end check, then the next turn."""
     play = s.current_play
     assert play is not None
-    changes = RESOLVE[play["card"]](s, play)
-    s.log.append({"event": "resolve", "card": play["card"], "changes": changes,
-                  "supply": {"glory": s.supply[GLORY], "infamy": s.supply[INFAMY]}})
+    card = play["card"]
+    changes = RESOLVE[card](s, play)
+    g, i = s.supply
+    s.log.append({"event": "resolve", "card": card, "changes": changes, "supply": {"glory": g, "infamy": i}})
     s.current_play = None
-    if not end_check(s):
+    if g and i:
         end_turn(s)
+    else:
+        end_check(s)
 
 
 #: What happens when a window closes (the continuations named in the spec's Procedure).
@@ -711,12 +730,12 @@ def _well_formed_play(move: Any) -> str | None:
     rule = RULES.get(card) if type(card) is str else None
     if rule is None or move.keys() != rule.keys:
         return None
-    for f in rule.fields:
-        ref = move[f]
-        if type(ref) is not dict or len(ref) != 1:
-            return None
-        g = ref.get("god")
-        if type(g) is not str or g not in GOD_INDEX:
+    ref = move["target"]
+    if type(ref) is not dict or len(ref) != 1 or type(g := ref.get("god")) is not str or g not in GOD_INDEX:
+        return None
+    if rule.second is not None:
+        ref = move[rule.second]
+        if type(ref) is not dict or len(ref) != 1 or type(g := ref.get("god")) is not str or g not in GOD_INDEX:
             return None
     return "play"
 
@@ -769,14 +788,18 @@ def do_play(s: State, seat: int, move: Move) -> None:
     rule = RULES[card]
     target = move["target"]["god"]
     first = GOD_INDEX[target]
-    owner, need = s.owner, rule.first_needs
+    owner, need, field = s.owner, rule.first_needs, rule.second
     ok = owner[first] != seat and (need < 0 or s.tok[need][first] > 0)
-    second: int | None = None
-    if rule.second is not None:
-        other = move[rule.second]["god"]
+    if field is None:
+        second = None
+        play = {"seat": seat, "card": card, "target": target, "to": None, "swap_with": None, "redirects": []}
+    else:
+        other = move[field]["god"]
         second = GOD_INDEX[other]
         need = rule.second_needs
         ok = ok and seat != owner[second] != owner[first] and (need < 0 or s.tok[need][second] > 0)
+        play = {"seat": seat, "card": card, "target": target, "to": None, "swap_with": None, "redirects": [],
+                field: other}
     if not ok:  # legal targets prove the card playable, so playability is tested only on a refusal
         if not playable(s, seat, card):
             raise IllegalMove("card_not_playable", f"{card} ({TITLE[card]}) has no legal target now")
@@ -784,9 +807,6 @@ def do_play(s: State, seat: int, move: Move) -> None:
     hand.remove(card)
     bisect.insort(s.pile, card)
     s.know = k_played(s.know, CARD_BIT[card])
-    play: JSONDict = {"seat": seat, "card": card, "target": target, "to": None, "swap_with": None, "redirects": []}
-    if second is not None:
-        play[rule.second] = other  # type: ignore[index]
     s.current_play = play
     s.log.append({"event": "play", "seat": seat, "card": card, "target": target, "to": play["to"],
                   "swap_with": play["swap_with"]})

@@ -207,6 +207,8 @@ OWN_SLOT = [SLOT_MASK << _slot(u, u) for u in range(SEATS)]
 PILE_SHIFT = [(PILE - s) * W for s in range(SEATS)]
 PILE_AT = [_slot(s, PILE) for s in range(SEATS)]
 SLOT = [[_slot(u, loc) for loc in range(LOCS)] for u in range(SEATS)]
+#: (left, right) shifts taking every viewer's slot of location a to its slot of location b.
+SHIFT = [[(max(b - a, 0) * W, max(a - b, 0) * W) for b in range(LOCS)] for a in range(LOCS)]
 
 
 def k_mask(k: int, u: int, loc: int) -> int:
@@ -220,13 +222,6 @@ def k_lists(k: int) -> list[list[int]]:
 
 def k_from_lists(masks: list[list[int]]) -> int:
     return sum(m << _slot(u, loc) for u, row in enumerate(masks) for loc, m in enumerate(row))
-
-
-def _move_loc(k: int, src: int, dst: int) -> int:
-    """Every viewer's picture of ``src``, moved to the slot of ``dst`` (other slots empty)."""
-    part = k & LOC_SLOTS[src]
-    shift = (dst - src) * W
-    return part << shift if shift >= 0 else part >> -shift
 
 
 def k_gain(k: int, u: int, cb: int) -> int:
@@ -255,17 +250,15 @@ def k_take(k: int, s: int, rest: int) -> int:
 
 
 def k_passing(k: int, gifts: list[tuple[int, int, str]]) -> int:
-    """All gifts at once: every seat's picture of a giver's hand becomes its picture of the receiver's."""
-    out = k
-    for _, dst, _ in gifts:
-        out &= ~LOC_SLOTS[dst]
-    for src, dst, _ in gifts:
-        out |= _move_loc(k, src, dst)
+    """All gifts at once: every seat's picture of a giver's hand becomes its picture of the receiver's;
+    the giver knows where its card went, the receiver knows its new hand."""
+    cleared = moved = own = 0
     for src, dst, card in gifts:
-        out |= CARD_BIT[card] << SLOT[src][dst]  # the giver knows where its card went (its slot was 0)
-    for _, dst, card in gifts:
-        out &= ~OWN_SLOT[dst] & ~(CARD_BIT[card] * ONES_SEAT[dst])
-    return out
+        left, right = SHIFT[src][dst]
+        cleared |= LOC_SLOTS[dst]
+        moved |= (k & LOC_SLOTS[src]) << left >> right | CARD_BIT[card] << SLOT[src][dst]
+        own |= OWN_SLOT[dst] | CARD_BIT[card] * ONES_SEAT[dst]
+    return (k & ~cleared | moved) & ~own
 
 
 def k_redeal(k: int, old_hands: list[int], new_hands: list[int]) -> int:
