@@ -61,6 +61,8 @@ PHASE_OF_MOVE = frozenset(MOVE_TYPES)
 END_REASONS = ("glory_exhausted", "infamy_exhausted", "both_exhausted", "round_limit")
 GOD_REFS = {g: {"god": g} for g in GOD_IDS}
 GOD_REF_AT = [GOD_REFS[g] for g in GOD_IDS]
+ALL_GODS = list(range(8))
+PAIRS = [(a, b) for a in range(8) for b in range(a + 1, 8)]
 
 
 # -- Setup ------------------------------------------------------------------------------------------
@@ -433,7 +435,8 @@ class Power:
 
     ``row(s, seat)`` is the spec's eligibility condition for a seat using this power now (ownership
     and ``used`` are checked by the caller, so Piton can ask the same question of any god).
-    ``params(s, seat)`` lists the extra move fields of every legal use; ``check`` returns the reason a
+    ``options(s, seat)`` lists the parameters of every legal use as keys of ``spell``, which gives
+    a key's move fields (so the moves themselves are built once); ``check`` returns the reason a
     submitted parameter set is wrong; ``resolve`` applies it and returns True if a follow-up phase
     now waits for the user.
     """
@@ -446,8 +449,12 @@ class Power:
     def row(self, s: State, seat: int) -> bool:
         return True
 
-    def params(self, s: State, seat: int) -> list[JSONDict]:
-        return [{}]
+    def options(self, s: State, seat: int) -> list[Any]:
+        return [None]
+
+    def spells(self) -> list[tuple[Any, JSONDict]]:
+        """Every conceivable parameter key with its move fields."""
+        return [(None, {})]
 
     def check(self, s: State, seat: int, move: Move) -> str | None:
         return None
@@ -490,10 +497,12 @@ class Arystyfan(Power):
     def row(self, s: State, seat: int) -> bool:
         return _differ(s)
 
-    def params(self, s: State, seat: int) -> list[JSONDict]:
+    def options(self, s: State, seat: int) -> list[Any]:
         g, i = s.tok
-        return [{"gods": [GOD_IDS[a], GOD_IDS[b]]} for a in range(8) for b in range(a + 1, 8)
-                if g[a] != g[b] or i[a] != i[b]]
+        return [(a, b) for a, b in PAIRS if g[a] != g[b] or i[a] != i[b]]
+
+    def spells(self) -> list[tuple[Any, JSONDict]]:
+        return [((a, b), {"gods": [GOD_IDS[a], GOD_IDS[b]]}) for a, b in PAIRS]
 
     def check(self, s: State, seat: int, move: Move) -> str | None:
         a, b = move["gods"]
@@ -523,8 +532,11 @@ class Kasana(Power):
     def row(self, s: State, seat: int) -> bool:
         return max(s.tok[GLORY]) >= self.at_least
 
-    def params(self, s: State, seat: int) -> list[JSONDict]:
-        return [{"target": GOD_REFS[g]} for g in GOD_IDS]
+    def options(self, s: State, seat: int) -> list[Any]:
+        return ALL_GODS
+
+    def spells(self) -> list[tuple[Any, JSONDict]]:
+        return [(g, {"target": GOD_REF_AT[g]}) for g in ALL_GODS]
 
     def resolve(self, s: State, seat: int, move: Move, event: JSONDict) -> bool:
         target = move["target"]["god"]
@@ -613,8 +625,11 @@ class Rymon(Power):
         other = -1 if role[1] is None else s.owner[GOD_INDEX[role[1]]]
         return [g for g in range(8) if s.owner[g] != seat and s.owner[g] != other]
 
-    def params(self, s: State, seat: int) -> list[JSONDict]:
-        return [{"target": GOD_REFS[GOD_IDS[g]]} for g in self._choices(s, seat)]
+    def options(self, s: State, seat: int) -> list[Any]:
+        return self._choices(s, seat)
+
+    def spells(self) -> list[tuple[Any, JSONDict]]:
+        return [(g, {"target": GOD_REF_AT[g]}) for g in ALL_GODS]
 
     def check(self, s: State, seat: int, move: Move) -> str | None:
         target = move["target"]["god"]
@@ -659,6 +674,9 @@ assert all(set(POWERS[POWER_KEY[g]].fields) == {p["name"] for p in GODS[GOD_IDS[
 POWER_OF = [POWERS[POWER_KEY[g]] for g in range(8)]
 POWER_ROW = [p.row for p in POWER_OF]
 ANY_SEAT = [p.any_seat for p in POWER_OF]
+#: The fields of a ``use_power`` of each god, and of Piton copying each god.
+USE_KEYS = [frozenset({"type", "god", *POWER_OF[g].fields}) for g in range(8)]
+PITON_KEYS = [frozenset({"type", "god", "as", *POWER_OF[g].fields}) for g in range(8)]
 #: Per window: the gods (Piton aside) whose power is used there.
 WINDOW_GODS: dict[str, list[int]] = {w: [g for g in range(8) if POWER_OF[g].window == w] for w in WINDOWS}
 
@@ -668,26 +686,34 @@ WINDOW_GODS: dict[str, list[int]] = {w: [g for g in range(8) if POWER_OF[g].wind
 WINDOW_MASK = {w: sum(1 << g for g in gods) for w, gods in WINDOW_GODS.items()}
 
 
+def _use_table(g: int, x: int) -> dict[Any, Move]:
+    """Every conceivable ``use_power`` of god ``g`` (as ``x`` for Piton), by parameter key."""
+    head: JSONDict = {"type": "use_power", "god": GOD_IDS[g]}
+    if g == PITON:
+        head["as"] = GOD_IDS[x]
+    return {key: {**head, **fields} for key, fields in POWER_OF[x].spells()}
+
+
+#: The move objects are built once and shared: ``legal_moves`` returns fresh lists of read-only moves.
+USE_TABLE = [[_use_table(g, x) if x != PITON and (g == PITON or x == g) else {} for x in range(8)]
+             for g in range(8)]
+
+
 def power_moves(s: State, seat: int) -> list[Move]:
     """Every legal ``use_power`` of ``seat`` in the open window, by god, then ``as``, then parameters."""
     kind = s.window
     assert kind is not None
     moves: list[Move] = []
-    unused = [g for g in WINDOW_GODS[kind] if not s.used >> g & 1]
+    used, owner = s.used, s.owner
+    unused = [g for g in WINDOW_GODS[kind] if not used >> g & 1]
     for g in sorted([*unused, PITON]):
-        if s.owner[g] != seat or s.used >> g & 1:
+        if owner[g] != seat or used >> g & 1:
             continue
-        name = GOD_IDS[g]
-        if g == PITON:
-            for x in unused:
-                power = POWER_OF[x]
-                if power.row(s, seat):
-                    as_ = GOD_IDS[x]
-                    moves.extend({"type": "use_power", "god": name, "as": as_, **p} for p in power.params(s, seat))
-        else:
-            power = POWER_OF[g]
+        table = USE_TABLE[g]
+        for x in (unused if g == PITON else (g,)):
+            power = POWER_OF[x]
             if power.row(s, seat):
-                moves.extend({"type": "use_power", "god": name, **p} for p in power.params(s, seat))
+                moves.extend(map(table[x].__getitem__, power.options(s, seat)))
     return moves
 
 
@@ -740,6 +766,34 @@ def _well_formed_play(move: Any) -> str | None:
     return "play"
 
 
+def _ref_ok(ref: Any) -> bool:
+    return type(ref) is dict and len(ref) == 1 and type(g := ref.get("god")) is str and g in GOD_INDEX
+
+
+def _well_formed_power(move: Move) -> bool:
+    """The common case of a ``use_power``, checked fast (anything else gets the detailed check)."""
+    god = move.get("god")
+    x = GOD_INDEX.get(god, -1) if type(god) is str else -1
+    if x == PITON:
+        as_ = move.get("as")
+        x = GOD_INDEX.get(as_, PITON) if type(as_) is str else PITON
+        if x == PITON:
+            return False
+        keys = PITON_KEYS[x]
+    elif x >= 0:
+        keys = USE_KEYS[x]
+    else:
+        return False
+    if move.keys() != keys:
+        return False
+    if "target" in keys and not _ref_ok(move["target"]):
+        return False
+    if "gods" in keys:
+        gods = move["gods"]
+        return type(gods) is list and len(gods) == 2 and all(type(g) is str and g in GOD_INDEX for g in gods)
+    return True
+
+
 def check_shape(move: Any) -> str:
     """Validation step 1 (malformed_move), independent of the state."""
     kind = move.get("type") if type(move) is dict else None
@@ -755,14 +809,15 @@ def check_shape(move: Any) -> str:
         check_move_shape(move, {"card": str}, kind)
         _card_id(move["card"], "card")
     elif kind == "decline":
-        check_move_shape(move, {}, kind)
+        if len(move) != 1:
+            check_move_shape(move, {}, kind)
     elif kind == "endymina_discard":
         check_move_shape(move, {"cards": list}, kind)
         if len(move["cards"]) != 2:
             raise IllegalMove("malformed_move", "endymina_discard needs exactly two cards")
         for c in move["cards"]:
             _card_id(c, "each of cards")
-    else:  # use_power
+    elif not _well_formed_power(move):  # use_power
         god = move.get("god")
         _god_id(god, "god")
         g = GOD_INDEX[god]
