@@ -46,9 +46,11 @@ from .model import (
     GOD_INDEX,
     INFAMY,
     LOCS,
+    ONES_SEAT,
     PILE,
     RULES,
     SEATS,
+    SLOT_MASK,
     SUPPLY_START,
     TEAMS,
     State,
@@ -196,9 +198,8 @@ class TheyWhoWere8(Game[State]):
         if s.offer_seat is not None and not own_offer:
             s.offer = sorted(where[LOCS])
         own = [mask_of(s.hands[u]) | (mask_of(s.offer) if s.offer_seat == u else 0) for u in range(SEATS)]
-        fresh = trivial_knowledge(own)
-        fresh[v] = know
-        s.know = k_from_lists(fresh)
+        mine_block = ONES_SEAT[v] * SLOT_MASK  # seat v's five slots
+        s.know = trivial_knowledge(own) & ~mine_block | state.know & mine_block
         s.log = [_redact(e, v, for_view=False) for e in s.log]
         s.rng, s.rng_shared = random.Random(rng.getrandbits(64)), False
         return s
@@ -621,7 +622,7 @@ def position(owners: Mapping[int, list[str]] | None = None, *, tokens: Mapping[s
     s.round, s.plays, s.phase = round, plays, phase
     s.first_player = (round - 1) % SEATS if first_player is None else first_player
     s.turn_seat = None if phase in ("passing", "dealing", "game_over") else turn_seat
-    s.know = k_from_lists(trivial_knowledge([mask_of(h) for h in s.hands]))
+    s.know = trivial_knowledge([mask_of(h) for h in s.hands])
     s.log = []
     if phase == "turn_start":
         flow.start_turn(s, turn_seat)

@@ -35,7 +35,6 @@ from .model import (
     State,
     k_discard,
     k_draw,
-    k_from_lists,
     k_gain,
     k_passing,
     k_played,
@@ -85,7 +84,7 @@ def setup(max_rounds: int, rng: random.Random, gods: list[str], cards: list[str]
     s.keeping = s.dealt = 0
     s.offer_seat, s.offer, s.end_reason = None, [], None
     s.round, s.first_player, s.plays, s.turn_seat, s.phase = 1, 0, 0, 0, "turn_start"
-    s.know = k_from_lists(trivial_knowledge([mask_of(h) for h in s.hands]))
+    s.know = trivial_knowledge([mask_of(h) for h in s.hands])
     s.log = [{"event": "round_start", "round": 1, "first_player": 0}]
     start_turn(s, 0)
     return s

@@ -145,7 +145,10 @@ def set_owners(s: State, owner: list[int]) -> None:
     key = tuple(owner)
     apart = _APART.get(key)
     if apart is None:
-        apart = _APART[key] = [tuple(g for g in range(8) if owner[g] != p and owner[g] != q)
+        gods = [[], [], [], []]  # type: list[list[int]]
+        for g, seat in enumerate(owner):
+            gods[seat].append(g)
+        apart = _APART[key] = [tuple(sorted(g for r in range(SEATS) if r != p and r != q for g in gods[r]))
                                for p in range(SEATS) for q in range(SEATS)]
     s.apart = apart
 
@@ -263,19 +266,19 @@ def k_passing(k: int, gifts: list[tuple[int, int, str]]) -> int:
 
 def k_redeal(k: int, old_hands: list[int], new_hands: list[int]) -> int:
     """Anatok: every seat knows its new hand; any card that was in a hand may now be in any other."""
-    masks = k_lists(k)
-    for u, row in enumerate(masks):
+    out = 0
+    for u in range(SEATS):
         mine = new_hands[u]
-        in_hands = old_hands[u] | row[0] | row[1] | row[2] | row[3]
-        for s in range(SEATS):
-            row[s] = 0 if s == u else in_hands & ~mine
-        row[PILE] &= ~mine
-    return k_from_lists(masks)
+        view = k >> SLOT[u][0]
+        in_hands = (old_hands[u] | view | view >> W | view >> 2 * W | view >> 3 * W) & SLOT_MASK & ~mine
+        out |= (in_hands * ONES_SEAT[u] & ~(SLOT_MASK << SLOT[u][u]) & ~(SLOT_MASK << SLOT[u][PILE])
+                | (view >> PILE * W & SLOT_MASK & ~mine) << SLOT[u][PILE])
+    return out
 
 
-def trivial_knowledge(own: list[int]) -> list[list[int]]:
+def trivial_knowledge(own: list[int]) -> int:
     """Knowledge of seats that have seen nothing but their own cards (``own[u]``: hand and offer)."""
-    return [[0 if loc == u else ALL_CARDS & ~own[u] for loc in range(LOCS)] for u in range(SEATS)]
+    return sum((ALL_CARDS & ~own[u]) * ONES_SEAT[u] & ~OWN_SLOT[u] for u in range(SEATS))
 
 
 # -- End and scoring --------------------------------------------------------------------------------
