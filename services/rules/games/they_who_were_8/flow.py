@@ -291,16 +291,21 @@ def _play_table(card: str) -> list[list[Move]]:
 PLAY_TABLE = {c: _play_table(c) for c in CARD_IDS}
 
 
-def play_moves(s: State, player: int, card: str) -> list[Move]:
-    """The legal play moves of ``card``: other players' gods holding the tokens the card needs."""
+def play_moves(s: State, player: int, card: str, out: list[Move]) -> None:
+    """Appends the legal play moves of ``card`` to ``out``: other players' gods holding the tokens the
+    card needs (first choices, then second choices, as :func:`first_choices` and :func:`second_choices`)."""
     rule = RULES[card]
     table = PLAY_TABLE[card]
+    apart, need = s.apart, rule.first_needs
+    firsts = apart[player * 5] if need < 0 else filter(s.tok[need].__getitem__, apart[player * 5])
     if rule.second is None:
-        return list(map(table[8].__getitem__, first_choices(s, player, rule)))
-    out: list[Move] = []
-    for x in first_choices(s, player, rule):
-        out.extend(map(table[x].__getitem__, second_choices(s, player, rule, x)))
-    return out
+        out.extend(map(table[8].__getitem__, firsts))
+        return
+    owner, need = s.owner, rule.second_needs
+    tok = s.tok[need] if need >= 0 else None
+    for x in firsts:
+        seconds = apart[player * 4 + owner[x]]
+        out.extend(map(table[x].__getitem__, seconds if tok is None else filter(tok.__getitem__, seconds)))
 
 
 def target_error(s: State, player: int, card: str, first: int, second: int | None) -> str | None:
@@ -1003,27 +1008,42 @@ def apply_move(s: State, seat: int, move: Move) -> None:
     MOVES[kind](s, seat, move)
 
 
-def legal_moves(s: State, seat: int) -> list[Move]:
-    if s.phase == "game_over" or seat != s.pending:
-        return []
-    phase = s.phase
-    if phase in ("play", "play_after_redraw"):
-        hand = s.hands[seat]
-        moves: list[Move] = []
-        for card in hand:
-            moves.extend(play_moves(s, seat, card))
-        if not moves:
-            other = "discard_and_draw" if phase == "play" else "discard"
-            moves = [{"type": other, "card": c} for c in hand]
-        return moves
-    if phase == "endymina_discard":
-        hand = s.hands[seat]
-        return [{"type": "endymina_discard", "cards": [a, b]} for i, a in enumerate(hand) for b in hand[i + 1:]]
-    if phase == "kymele_take":
-        return [{"type": "kymele_take", "card": c} for c in s.offer]
+def _legal_play(s: State, seat: int) -> list[Move]:
+    hand = s.hands[seat]
+    moves: list[Move] = []
+    for card in hand:
+        play_moves(s, seat, card, moves)
+    if not moves:
+        other = "discard_and_draw" if s.phase == "play" else "discard"
+        moves = [{"type": other, "card": c} for c in hand]
+    return moves
+
+
+def _legal_window(s: State, seat: int) -> list[Move]:
     moves = power_moves(s, seat)
     moves.append({"type": "decline"})
     return moves
+
+
+def _legal_endymina(s: State, seat: int) -> list[Move]:
+    hand = s.hands[seat]
+    return [{"type": "endymina_discard", "cards": [a, b]} for i, a in enumerate(hand) for b in hand[i + 1:]]
+
+
+def _legal_kymele(s: State, seat: int) -> list[Move]:
+    return [{"type": "kymele_take", "card": c} for c in s.offer]
+
+
+LEGAL: dict[str, Callable[[State, int], list[Move]]] = {
+    "play": _legal_play, "play_after_redraw": _legal_play, "endymina_discard": _legal_endymina,
+    "kymele_take": _legal_kymele, **{w: _legal_window for w in WINDOWS},
+}
+
+
+def legal_moves(s: State, seat: int) -> list[Move]:
+    if seat != s.pending or s.phase == "game_over":
+        return []
+    return LEGAL[s.phase](s, seat)
 
 
 __all__ = ["CARDS", "END_REASONS", "MOVES", "PHASES", "WINDOWS", "apply_move", "eligible", "legal_moves",
