@@ -103,12 +103,18 @@ def start_turn(s: State, seat: int) -> None:
 
 
 def open_window(s: State, kind: str, active: int) -> None:
+    """D6, from the active seat; a window where every power is used up closes without a scan."""
     s.window, s.active, s.declined = kind, active, 0
-    if s.used & WINDOW_MASK[kind] == WINDOW_MASK[kind]:  # every power here is used up: no pause
-        s.window = None
-        CLOSE[kind](s)
-    else:
-        ask_from(s, active)
+    mask = WINDOW_MASK[kind]
+    if s.used & mask != mask:
+        seats = eligible_seats(s, kind)
+        if seats:
+            for seat in CLOCKWISE[active]:
+                if seats >> seat & 1:
+                    s.pending, s.phase = seat, kind
+                    return
+    s.window = None
+    CLOSE[kind](s)
 
 
 def ask_from(s: State, first: int) -> None:
@@ -136,13 +142,12 @@ def eligible_seats(s: State, kind: str) -> int:
     """
     used, owner = s.used, s.owner
     seats = 0
-    piton = owner[PITON] if not used >> PITON & 1 else -1
-    for g in WINDOW_GODS[kind]:
-        if used >> g & 1:
+    piton = -1 if used & PITON_BIT else owner[PITON]
+    for g, bit, row, any_seat in WINDOW_ENTRIES[kind]:
+        if used & bit:
             continue
-        row = POWER_ROW[g]
         seat = owner[g]
-        if ANY_SEAT[g]:
+        if any_seat:
             if row(s, seat):
                 seats |= 1 << seat if piton < 0 else 1 << seat | 1 << piton
             continue
@@ -685,6 +690,9 @@ PITON_KEYS = [frozenset({"type", "god", "as", *POWER_OF[g].fields}) for g in ran
 WINDOW_GODS: dict[str, list[int]] = {w: [g for g in range(8) if POWER_OF[g].window == w] for w in WINDOWS}
 
 
+#: Per window: (god, its ``used`` bit, its eligibility row, whether the row ignores the seat).
+WINDOW_ENTRIES = {w: [(g, 1 << g, POWER_ROW[g], ANY_SEAT[g]) for g in gods] for w, gods in WINDOW_GODS.items()}
+PITON_BIT = 1 << PITON
 #: Per window: the ``used`` bits that, all set, mean nothing can be used there any more (Piton included:
 #: once the window's own gods are used, it has nothing to copy).
 WINDOW_MASK = {w: sum(1 << g for g in gods) for w, gods in WINDOW_GODS.items()}
@@ -752,22 +760,24 @@ def _check_params(move: Move, fields: dict[str, Any], base: dict[str, Any], kind
             _god_id(g, "each of gods")
 
 
-def _well_formed_play(move: Any) -> str | None:
-    """The common case, checked fast: a ``play`` with exactly its card's fields, each a god reference."""
-    if type(move) is not dict or move.get("type") != "play":
-        return None
+def _parse_play(move: Any) -> tuple[str, CardRule, str, str | None] | None:
+    """A ``play`` with exactly its card's fields, each a god reference: (card, rule, target, second god).
+
+    This is the common case, checked fast; anything else gets the detailed check of :func:`check_shape`.
+    """
     card = move.get("card")
     rule = RULES.get(card) if type(card) is str else None
     if rule is None or move.keys() != rule.keys:
         return None
     ref = move["target"]
-    if type(ref) is not dict or len(ref) != 1 or type(g := ref.get("god")) is not str or g not in GOD_INDEX:
+    if type(ref) is not dict or len(ref) != 1 or type(target := ref.get("god")) is not str or target not in GOD_INDEX:
         return None
-    if rule.second is not None:
-        ref = move[rule.second]
-        if type(ref) is not dict or len(ref) != 1 or type(g := ref.get("god")) is not str or g not in GOD_INDEX:
-            return None
-    return "play"
+    if rule.second is None:
+        return card, rule, target, None
+    ref = move[rule.second]
+    if type(ref) is not dict or len(ref) != 1 or type(other := ref.get("god")) is not str or other not in GOD_INDEX:
+        return None
+    return card, rule, target, other
 
 
 def _ref_ok(ref: Any) -> bool:
@@ -840,20 +850,23 @@ def check_shape(move: Any) -> str:
 
 
 def do_play(s: State, seat: int, move: Move) -> None:
-    card = move["card"]
+    parsed = _parse_play(move)
+    assert parsed is not None  # check_shape accepted it
+    _play(s, seat, *parsed)
+
+
+def _play(s: State, seat: int, card: str, rule: CardRule, target: str, other: str | None) -> None:
     hand = s.hands[seat]
     if card not in hand:
         raise IllegalMove("card_not_in_hand", f"{card} is not in your hand")
-    rule = RULES[card]
-    target = move["target"]["god"]
     first = GOD_INDEX[target]
     owner, need, field = s.owner, rule.first_needs, rule.second
     ok = owner[first] != seat and (need < 0 or s.tok[need][first] > 0)
-    if field is None:
+    if other is None:
         second = None
         play = {"seat": seat, "card": card, "target": target, "to": None, "swap_with": None, "redirects": []}
     else:
-        other = move[field]["god"]
+        assert field is not None
         second = GOD_INDEX[other]
         need = rule.second_needs
         ok = ok and seat != owner[second] != owner[first] and (need < 0 or s.tok[need][second] > 0)
@@ -997,15 +1010,24 @@ MOVES: dict[str, Callable[[State, int, Move], None]] = {
 
 def apply_move(s: State, seat: int, move: Move) -> None:
     """The spec's check order: malformed_move, game_over, not_your_turn, wrong_phase, then the move's own."""
-    kind = _well_formed_play(move) or check_shape(move)
-    if s.phase == "game_over":
+    if type(move) is dict and move.get("type") == "play" and (parsed := _parse_play(move)) is not None:
+        _check_turn(s, seat, "play")
+        _play(s, seat, *parsed)
+        return
+    kind = check_shape(move)
+    _check_turn(s, seat, kind)
+    MOVES[kind](s, seat, move)
+
+
+def _check_turn(s: State, seat: int, kind: str) -> None:
+    phase = s.phase
+    if phase == "game_over":
         raise IllegalMove("game_over", "the game is over")
     if seat != s.pending:
         raise IllegalMove("not_your_turn", f"it is seat {s.pending}'s decision, not seat {seat}'s")
-    if kind not in PHASE_MOVES[s.phase]:
-        raise IllegalMove("wrong_phase", f"{kind} is not accepted now: the phase is {s.phase} "
-                                         f"(accepted: {', '.join(PHASE_MOVES[s.phase])})")
-    MOVES[kind](s, seat, move)
+    if kind not in PHASE_MOVES[phase]:
+        raise IllegalMove("wrong_phase", f"{kind} is not accepted now: the phase is {phase} "
+                                         f"(accepted: {', '.join(PHASE_MOVES[phase])})")
 
 
 def _legal_play(s: State, seat: int) -> list[Move]:
