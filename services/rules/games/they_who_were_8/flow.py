@@ -57,6 +57,7 @@ PHASE_MOVES: dict[str, tuple[str, ...]] = {
     "play": ("play", "discard_and_draw"), "play_after_redraw": ("play", "discard"), "game_over": (),
 }
 PHASE_OF_MOVE = frozenset(MOVE_TYPES)
+PLAY_PHASES = frozenset(p for p, moves in PHASE_MOVES.items() if "play" in moves)
 END_REASONS = ("glory_exhausted", "infamy_exhausted", "both_exhausted", "round_limit")
 GOD_REFS = {g: {"god": g} for g in GOD_IDS}
 GOD_REF_AT = [GOD_REFS[g] for g in GOD_IDS]
@@ -769,13 +770,13 @@ def _parse_play(move: Any) -> tuple[str, CardRule, str, str | None] | None:
     rule = RULES.get(card) if type(card) is str else None
     if rule is None or move.keys() != rule.keys:
         return None
-    ref = move["target"]
-    if type(ref) is not dict or len(ref) != 1 or type(target := ref.get("god")) is not str or target not in GOD_INDEX:
+    ref = move["target"]  # exactly {"god": <a god id>}
+    if type(ref) is not dict or type(target := ref.get("god")) is not str or GOD_REFS.get(target) != ref:
         return None
     if rule.second is None:
         return card, rule, target, None
     ref = move[rule.second]
-    if type(ref) is not dict or len(ref) != 1 or type(other := ref.get("god")) is not str or other not in GOD_INDEX:
+    if type(ref) is not dict or type(other := ref.get("god")) is not str or GOD_REFS.get(other) != ref:
         return None
     return card, rule, target, other
 
@@ -1010,8 +1011,8 @@ MOVES: dict[str, Callable[[State, int, Move], None]] = {
 
 def apply_move(s: State, seat: int, move: Move) -> None:
     """The spec's check order: malformed_move, game_over, not_your_turn, wrong_phase, then the move's own."""
-    if type(move) is dict and move.get("type") == "play" and (parsed := _parse_play(move)) is not None:
-        _check_turn(s, seat, "play")
+    if (type(move) is dict and move.get("type") == "play" and (parsed := _parse_play(move)) is not None
+            and seat == s.pending and s.phase in PLAY_PHASES):
         _play(s, seat, *parsed)
         return
     kind = check_shape(move)
