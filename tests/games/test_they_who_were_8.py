@@ -11,6 +11,7 @@ import pytest
 
 from services.rules.games.base import IllegalMove, InvalidOptions, InvalidState
 from services.rules.games.they_who_were_8 import GAME, State, flow, position
+from services.rules.games.they_who_were_8.model import DATA
 
 G = GAME
 F2 = {0: ["G1", "G2"], 1: ["G3", "G4"], 2: ["G5", "G8"], 3: ["G6", "G7"]}
@@ -666,3 +667,107 @@ def test_state_round_trips_mid_window_and_mid_follow_up() -> None:
         back = G.decode(G.encode(s))
         assert G.encode(back) == G.encode(s)
         assert G.legal_moves(back, G.to_act(s)[0]) == G.legal_moves(s, G.to_act(s)[0])
+
+
+# -- Piton and several powers in one window (D7, D15) -------------------------------------------------------
+
+
+def test_piton_copies_a_power_of_any_owner_and_only_piton_is_turned() -> None:
+    # seat 3 owns G7: Piton as Anatok (seat 0's god) in the first window of the game
+    s = position(phase="turn_start", tokens={"G1": (1, 0)})
+    s = G.apply(s, 0, DECLINE)
+    assert G.to_act(s) == [3]
+    assert {m["as"] for m in G.legal_moves(s, 3) if m.get("god") == "G7"} == {"G1", "G2"}
+    r = G.apply(s, 3, power("G7", **{"as": "G2"}, gods=["G1", "G8"]))
+    assert used(r) == ["G7"] and gods(r)["G8"] == (1, 0) and gods(r)["G1"] == (0, 0)
+    event = next(e for e in r.log if e["event"] == "power")
+    assert event == {"event": "power", "seat": 3, "god": "G7", "as": "G2", "gods": ["G1", "G8"]}
+    # the window asks seat 3 again first, then goes on; seat 0 may still use the copied god itself
+    assert G.to_act(r) == [0] and power("G2", gods=["G1", "G8"]) in G.legal_moves(r, 0)
+
+
+def test_one_seat_may_use_several_powers_in_one_window() -> None:
+    owners = {0: ["G5", "G7"], 1: ["G1", "G2"], 2: ["G3", "G4"], 3: ["G6", "G8"]}
+    s = position(owners, phase="turn_start")
+    assert G.to_act(s) == [0] and len(s.pile) == 2
+    t = G.apply(s, 0, power("G7", **{"as": "G5"}))
+    assert t.phase == "endymina_discard" and len(t.hands[0]) == 4 and used(t) == ["G7"]
+    t = G.apply(t, 0, G.legal_moves(t, 0)[0])
+    assert G.to_act(t) == [0] and G.legal_moves(t, 0) == [power("G5"), DECLINE]
+    t = G.apply(t, 0, power("G5"))
+    assert t.phase == "endymina_discard" and used(t) == ["G5", "G7"]
+
+
+def test_piton_as_kasana_needs_the_kasana_condition() -> None:
+    s = position(phase="turn_start", tokens={"G1": (5, 0)}, used=["G1", "G2"])
+    assert G.to_act(s) == [1]  # seat 0 has nothing left to use; Kasana's owner is next
+    s = G.apply(s, 1, DECLINE)
+    assert G.to_act(s) == [3]
+    assert {m["as"] for m in G.legal_moves(s, 3) if m.get("god") == "G7"} == {"G3"}
+    r = G.apply(s, 3, power("G7", **{"as": "G3"}, target=ref("G8")))
+    assert gods(r)["G8"] == (1, 0) and used(r) == ["G1", "G2", "G7"]
+
+
+# -- D14 several keepers --------------------------------------------------------------------------------
+
+
+def test_d14_with_two_keepers_the_other_two_swap_and_with_three_nobody_passes() -> None:
+    assert flow.PASSES[0b0101] == [(1, 3), (3, 1)]
+    assert flow.PASSES[0b0111] == [] and flow.PASSES[0] == [(0, 1), (1, 2), (2, 3), (3, 0)]
+    s = position(hands=[["A01"], ["A02"], ["A03"], ["A04"]], phase="passing", plays=4, keeping=[0])
+    t = G.apply(s, 2, power("G6"))  # seats 0 and 2 keep: 1 and 3 swap
+    assert t.hands == [["A01"], ["A04"], ["A03"], ["A02"]]
+
+
+# -- RNG reference procedure R3, R5, R6, R7 -------------------------------------------------------------
+
+
+def test_r6_anatok_shuffles_the_sorted_hand_cards_and_deals_them_back_by_seat() -> None:
+    s = t6_state()
+    s = G.apply(G.apply(s, 2, DECLINE), 3, DECLINE)
+    probe = random.Random()
+    probe.setstate(s.rng.getstate())
+    h = sorted(c for hand in s.hands for c in hand)
+    probe.shuffle(h)
+    r = G.apply(s, 0, power("G1"))
+    assert r.hands == [sorted(h[0:1]), sorted(h[1:2]), sorted(h[2:4]), sorted(h[4:6])]
+
+
+def test_r7_the_deal_starts_at_the_new_first_player_and_draws_from_the_sorted_pile() -> None:
+    t = G.apply(t5_dealing(), 1, DECLINE)
+    t = G.apply(t, 3, DECLINE)
+    probe = random.Random()
+    pile = ["A05", "A06", "A07", "A08", "A09", "A10"]
+    dealt = [e for e in t.log if e["event"] == "deal"]
+    assert [e["seat"] for e in dealt] == [1, 2, 3, 0]
+    # replay R3 four times from the generator state before the deal
+    s = t5_dealing()
+    probe.setstate(s.rng.getstate())
+    expected = []
+    for _ in range(4):
+        expected.append(pile.pop(probe.randrange(len(pile))))
+    assert [e["card"] for e in dealt] == expected
+
+
+# -- malformed input never crashes ----------------------------------------------------------------------
+
+JUNK: list[Any] = [None, 1, True, "G1", "A01", "ZZ", [], ["G1"], ["G1", "G2"], {}, {"god": "G1"}, {"god": ["G1"]},
+                   {"god": "G1", "x": 1}, {"god": None}, 2.5]
+
+
+@pytest.mark.parametrize("kind", ["play", "discard_and_draw", "discard", "use_power", "decline",
+                                  "endymina_discard", "kymele_take"])
+def test_any_junk_in_a_move_field_is_a_clean_refusal(kind: str) -> None:
+    states = [t1_state("A06", {"G3": (2, 0)}), t2_targeted(), t6_state(), t4_passing()]
+    fields = ["card", "cards", "target", "to", "swap_with", "god", "as", "gods"]
+    rng = random.Random(1)
+    for _ in range(400):
+        move: dict[str, Any] = {"type": kind}
+        for f in rng.sample(fields, rng.randrange(4)):
+            move[f] = rng.choice(JUNK)
+        for s in states:
+            for seat in range(4):
+                try:
+                    G.apply(s, seat, move)
+                except IllegalMove as err:
+                    assert err.code in DATA["error_codes"] and err.message

@@ -476,7 +476,7 @@ def _load_play(s: State, p: Any) -> None:
     require(isinstance(redirects, list) and len(redirects) <= 2, "bad redirects")
     for r in redirects:
         require(isinstance(r, dict) and set(r) == {"seat", "god", "as", "role", "old", "new"} and _seat(r["seat"]) and
-                r["god"] in ("G7", "G8") and (r["as"] is None or r["as"] == "G8") and r["role"] in rule.fields and
+                (r["god"], r["as"]) in (("G8", None), ("G7", "G8")) and r["role"] in rule.fields and
                 _god(r["old"]) and _god(r["new"]) and s.used >> GOD_INDEX[r["god"]] & 1 == 1, "bad redirect")
     s.current_play = {**p, "redirects": [dict(r) for r in redirects]}
 
