@@ -153,16 +153,14 @@ class TheyWhoWere8(Game[State]):
             seen.update(s.hands[seat])
             if s.offer_seat == seat:
                 seen.update(s.offer)
-        for e in s.log:
-            r = _redact(e, seat, for_view=False)
+        for e in s.log:  # what the seat was shown: played cards, its own draws, discards, gifts...
+            r = _redact(e, seat, for_view=True)
             for key in ("card", "cards", "hand"):
                 value = r.get(key)
                 if isinstance(value, str):
                     seen.add(value)
                 elif isinstance(value, list):
                     seen.update(v for v in value if isinstance(v, str))
-            if e["event"] == "redeal" and seat is not None:
-                seen.update(e["hands"][seat])
         return set(CARD_IDS) - seen
 
     def determinize(self, state: State, seat: int, rng: random.Random) -> State:

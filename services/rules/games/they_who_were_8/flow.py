@@ -18,6 +18,7 @@ from .model import (
     CARD_BIT,
     CARD_IDS,
     CARDS,
+    DATA,
     GLORY,
     GOD_IDS,
     GOD_INDEX,
@@ -46,19 +47,14 @@ from .model import (
     trivial_knowledge,
 )
 
-MOVE_TYPES = ("play", "discard_and_draw", "discard", "use_power", "decline", "endymina_discard", "kymele_take")
-WINDOWS = ("turn_start", "targeted", "passing", "dealing")
-PHASES = ("turn_start", "endymina_discard", "play", "play_after_redraw", "targeted", "passing", "dealing",
-          "kymele_take", "game_over")
-PHASE_MOVES: dict[str, tuple[str, ...]] = {
-    "turn_start": ("use_power", "decline"), "targeted": ("use_power", "decline"),
-    "passing": ("use_power", "decline"), "dealing": ("use_power", "decline"),
-    "endymina_discard": ("endymina_discard",), "kymele_take": ("kymele_take",),
-    "play": ("play", "discard_and_draw"), "play_after_redraw": ("play", "discard"), "game_over": (),
-}
+MOVE_TYPES: tuple[str, ...] = tuple(DATA["move_types"])
+PHASES: tuple[str, ...] = tuple(p["name"] for p in DATA["phases"])
+#: The phases' accepted move types (the spec's Phases table, from the data file).
+PHASE_MOVES: dict[str, tuple[str, ...]] = {p["name"]: tuple(p["moves"]) for p in DATA["phases"]}
+WINDOWS: tuple[str, ...] = tuple(p["name"] for p in DATA["phases"] if p["kind"] == "window")
+END_REASONS: tuple[str, ...] = tuple(DATA["end_reasons"])
 PHASE_OF_MOVE = frozenset(MOVE_TYPES)
 PLAY_PHASES = frozenset(p for p, moves in PHASE_MOVES.items() if "play" in moves)
-END_REASONS = ("glory_exhausted", "infamy_exhausted", "both_exhausted", "round_limit")
 GOD_REFS = {g: {"god": g} for g in GOD_IDS}
 GOD_REF_AT = [GOD_REFS[g] for g in GOD_IDS]
 ALL_GODS = list(range(8))
@@ -215,6 +211,7 @@ def end_check(s: State) -> bool:
 
 
 def game_over(s: State, reason: str) -> None:
+    """No more turns, windows, passing or dealing; the result goes into the log."""
     s.phase, s.end_reason = "game_over", reason
     s.window, s.declined, s.turn_seat, s.current_play = None, 0, None, None
     s.keeping = s.dealt = 0
@@ -342,9 +339,7 @@ def _change(g: int, glory: int, infamy: int) -> JSONDict:
 
 
 def _add(effect: JSONDict, fields: tuple[str, ...]) -> Resolver:
-    amounts = [effect[name] for name in TOKENS]
-
-    add_g, add_i = amounts
+    add_g, add_i = (effect[name] for name in TOKENS)
 
     def apply(s: State, play: JSONDict) -> list[JSONDict]:
         """Up to the supply: a partial effect when it runs short (D19)."""
@@ -358,7 +353,7 @@ def _add(effect: JSONDict, fields: tuple[str, ...]) -> Resolver:
         supply[0], supply[1] = sg - ng, si - ni
         s.tok[0][g] += ng
         s.tok[1][g] += ni
-        return [{"god": GOD_IDS[g], "glory": ng, "infamy": ni}]
+        return [_change(g, ng, ni)]
     return apply
 
 
@@ -445,7 +440,7 @@ class Power:
 
     ``row(s, seat)`` is the spec's eligibility condition for a seat using this power now (ownership
     and ``used`` are checked by the caller, so Piton can ask the same question of any god).
-    ``options(s, seat)`` lists the parameters of every legal use as keys of ``spell``, which gives
+    ``options(s, seat)`` lists the parameters of every legal use as keys of ``spells``, which gives
     a key's move fields (so the moves themselves are built once); ``check`` returns the reason a
     submitted parameter set is wrong; ``resolve`` applies it and returns True if a follow-up phase
     now waits for the user.
