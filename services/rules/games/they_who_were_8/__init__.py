@@ -93,7 +93,7 @@ class TheyWhoWere8(Game[State]):
     # -- Flow ----------------------------------------------------------------------------------------
 
     def to_act(self, state: State) -> list[int]:
-        return to_act(state)
+        return [] if state.phase == "game_over" else [state.pending]
 
     def is_over(self, state: State) -> bool:
         return state.phase == "game_over"

@@ -11,6 +11,8 @@ from __future__ import annotations
 import bisect
 import random
 from collections.abc import Callable, Iterable
+from itertools import compress
+from operator import ne
 from typing import Any
 
 from ..base import IllegalMove, JSONDict, Move, check_move_shape, move_type
@@ -59,6 +61,7 @@ GOD_REFS = {g: {"god": g} for g in GOD_IDS}
 GOD_REF_AT = [GOD_REFS[g] for g in GOD_IDS]
 ALL_GODS = list(range(8))
 PAIRS = [(a, b) for a in range(8) for b in range(a + 1, 8)]
+PAIR_A, PAIR_B = [a for a, _ in PAIRS], [b for _, b in PAIRS]
 
 
 # -- Setup ------------------------------------------------------------------------------------------
@@ -504,7 +507,8 @@ class Arystyfan(Power):
 
     def options(self, s: State, seat: int) -> list[Any]:
         g, i = s.tok
-        return [(a, b) for a, b in PAIRS if g[a] != g[b] or i[a] != i[b]]
+        held = [x << 8 | y for x, y in zip(g, i, strict=True)]  # (glory, infamy) as one number per god
+        return list(compress(PAIRS, map(ne, map(held.__getitem__, PAIR_A), map(held.__getitem__, PAIR_B))))
 
     def spells(self) -> list[tuple[Any, JSONDict]]:
         return [((a, b), {"gods": [GOD_IDS[a], GOD_IDS[b]]}) for a, b in PAIRS]

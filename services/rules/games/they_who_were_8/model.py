@@ -135,22 +135,17 @@ class State:
         return self.rng
 
 
-#: Per deal of the gods (2520 possible, so shared between games): ``apart[p*4+q]``, the gods owned
-#: by neither seat p nor seat q.
-_APART: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
+#: The gods of a god bitmask, as a sorted tuple.
+GODS_OF_MASK = [tuple(g for g in range(8) if mask >> g & 1) for mask in range(256)]
+PAIR_SEATS = [(p, q) for p in range(SEATS) for q in range(SEATS)]
 
 
 def set_owners(s: State, owner: list[int]) -> None:
     s.owner = owner
-    key = tuple(owner)
-    apart = _APART.get(key)
-    if apart is None:
-        gods = [[], [], [], []]  # type: list[list[int]]
-        for g, seat in enumerate(owner):
-            gods[seat].append(g)
-        apart = _APART[key] = [tuple(sorted(g for r in range(SEATS) if r != p and r != q for g in gods[r]))
-                               for p in range(SEATS) for q in range(SEATS)]
-    s.apart = apart
+    seat_mask = [0, 0, 0, 0]
+    for g, seat in enumerate(owner):
+        seat_mask[seat] |= 1 << g
+    s.apart = [GODS_OF_MASK[255 & ~(seat_mask[p] | seat_mask[q])] for p, q in PAIR_SEATS]
 
 
 def clone_state(s: State) -> State:
@@ -289,12 +284,13 @@ PER_GLORY, PER_INFAMY, PER_POWER = _SCORING["per_glory"], _SCORING["per_infamy"]
 
 def result_doc(s: State) -> JSONDict:
     """The spec's result document (``finished`` false while the game runs: a provisional score)."""
-    seats = []
-    for seat in range(SEATS):
-        gods = [g for g in range(8) if s.owner[g] == seat]
-        seats.append({"seat": seat, "glory": sum(s.tok[GLORY][g] for g in gods),
-                      "infamy": sum(s.tok[INFAMY][g] for g in gods),
-                      "powers_used": sum(1 for g in gods if s.used >> g & 1)})
+    glory, infamy = s.tok
+    seats = [{"seat": seat, "glory": 0, "infamy": 0, "powers_used": 0} for seat in range(SEATS)]
+    for g, seat in enumerate(s.owner):
+        row = seats[seat]
+        row["glory"] += glory[g]
+        row["infamy"] += infamy[g]
+        row["powers_used"] += s.used >> g & 1
     teams = []
     for t, members in enumerate(TEAMS):
         g = sum(seats[m]["glory"] for m in members)
