@@ -553,6 +553,10 @@ def test_t15_rng_reference_procedure_r0_r2() -> None:
         assert s.hands == [sorted(a[2 * i:2 * i + 2]) for i in range(4)] and s.pile == sorted(a[8:])
 
 
+def test_d1_the_sides_are_the_two_teams_of_partners() -> None:
+    assert G.sides(G.new_game(4, 1, {})) == [[0, 2], [1, 3]]
+
+
 def test_t15_only_four_players_and_known_options() -> None:
     for players in (2, 3, 5):
         with pytest.raises(InvalidOptions):

@@ -101,6 +101,10 @@ class TheyWhoWere8(Game[State]):
     def seat_count(self, state: State) -> int:
         return SEATS
 
+    def sides(self, state: State) -> list[list[int]]:
+        """The two teams of partners (seats 0 + 2 against 1 + 3): a forfeit costs the whole team."""
+        return [list(team) for team in TEAMS]
+
     def clone(self, state: State) -> State:
         return clone_state(state)
 
