@@ -177,11 +177,16 @@ def _close_passing(s: State) -> None:
 
 
 def _close_dealing(s: State) -> None:
-    """R7: one R3 draw for each seat not dealt yet, from the new First Player on."""
-    dealt, log = s.dealt, s.log
+    """R7: one R3 draw for each seat not dealt yet, from the new First Player on (as :func:`draw`)."""
+    dealt, log, pile, hands, know = s.dealt, s.log, s.pile, s.hands, s.know
+    rng = s.gen() if s.rng_shared else s.rng
     for seat in CLOCKWISE[s.first_player]:
         if not dealt >> seat & 1:
-            log.append({"event": "deal", "seat": seat, "card": draw(s, seat)})
+            card = pile.pop(rng.randrange(len(pile)))
+            bisect.insort(hands[seat], card)
+            know = k_draw(know, seat, CARD_BIT[card])
+            log.append({"event": "deal", "seat": seat, "card": card})
+    s.know = know
     s.dealt = 0
     s.round += 1
     s.plays = 0
@@ -1009,11 +1014,15 @@ MOVES: dict[str, Callable[[State, int, Move], None]] = {
 
 
 def apply_move(s: State, seat: int, move: Move) -> None:
-    """The spec's check order: malformed_move, game_over, not_your_turn, wrong_phase, then the move's own."""
-    if (type(move) is dict and move.get("type") == "play" and (parsed := _parse_play(move)) is not None
-            and seat == s.pending and s.phase in PLAY_PHASES):
-        _play(s, seat, *parsed)
-        return
+    """The spec's check order: malformed_move, game_over, not_your_turn, wrong_phase, then the move's own.
+
+    A well-formed play by the seat to act, the most common move, is recognised first and goes straight on.
+    """
+    if type(move) is dict and move.get("type") == "play" and seat == s.pending and s.phase in PLAY_PHASES:
+        parsed = _parse_play(move)
+        if parsed is not None:
+            _play(s, seat, *parsed)
+            return
     kind = check_shape(move)
     _check_turn(s, seat, kind)
     MOVES[kind](s, seat, move)

@@ -205,6 +205,9 @@ OWN_SLOT = [SLOT_MASK << _slot(u, u) for u in range(SEATS)]
 PILE_SHIFT = [(PILE - s) * W for s in range(SEATS)]
 PILE_AT = [_slot(s, PILE) for s in range(SEATS)]
 SLOT = [[_slot(u, loc) for loc in range(LOCS)] for u in range(SEATS)]
+HAND_SLOTS_012 = LOC_SLOTS[0] | LOC_SLOTS[1] | LOC_SLOTS[2]
+HAND_SLOTS = HAND_SLOTS_012 | LOC_SLOTS[3]
+ALL_OWN_SLOTS = OWN_SLOT[0] | OWN_SLOT[1] | OWN_SLOT[2] | OWN_SLOT[3]
 #: (left, right) shifts taking every viewer's slot of location a to its slot of location b.
 SHIFT = [[(max(b - a, 0) * W, max(a - b, 0) * W) for b in range(LOCS)] for a in range(LOCS)]
 
@@ -250,6 +253,15 @@ def k_take(k: int, s: int, rest: int) -> int:
 def k_passing(k: int, gifts: list[tuple[int, int, str]]) -> int:
     """All gifts at once: every seat's picture of a giver's hand becomes its picture of the receiver's;
     the giver knows where its card went, the receiver knows its new hand."""
+    if len(gifts) == SEATS:  # nobody keeps: every hand moves one seat on, in a couple of shifts
+        cleared = HAND_SLOTS
+        moved = (k & HAND_SLOTS_012) << W | (k & LOC_SLOTS[3]) >> 3 * W
+        own = ALL_OWN_SLOTS
+        for src, dst, card in gifts:
+            bit = CARD_BIT[card]
+            moved |= bit << SLOT[src][dst]
+            own |= bit * ONES_SEAT[dst]
+        return (k & ~cleared | moved) & ~own
     cleared = moved = own = 0
     for src, dst, card in gifts:
         left, right = SHIFT[src][dst]
