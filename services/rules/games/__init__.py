@@ -11,6 +11,7 @@ from .base import Game, IllegalMove, InvalidOptions, InvalidState, RulesError
 _MODULES: tuple[str, ...] = (
     "fierce_women",
     "sideboards",
+    "they_who_were_8",
     "clash",
 )
 

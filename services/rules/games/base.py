@@ -150,6 +150,14 @@ class Game(ABC, Generic[S]):
         the state as it was.
         """
 
+    def canonical_move(self, move: Move) -> Move:
+        """The spelling ``legal_moves`` uses for a move that ``apply`` also accepts in other spellings.
+
+        Most games have one spelling per move (the identity); They Who Were 8 accepts an unordered
+        pair in either order and lists it sorted. Must not raise, whatever ``move`` is.
+        """
+        return move
+
     @abstractmethod
     def clone(self, state: S) -> S:
         """A cheap independent copy (bots copy states millions of times: no deepcopy)."""
