@@ -44,6 +44,13 @@ def move_key(move: Move) -> bytes:
     return orjson.dumps(move, option=orjson.OPT_SORT_KEYS)
 
 
+def edge_key(actor: int, move: Move) -> bytes:
+    """A tree edge: who moves, and what. Which seat acts at a node can depend on hidden information
+    (a decision window opens for whoever holds a power), so a bare move would let two seats share one
+    child and credit one seat's rewards to the other."""
+    return bytes((actor,)) + move_key(move)
+
+
 def uniform(game: Game[Any], state: Any, seat: int, legal: list[Move], rng: random.Random) -> Move:
     return legal[rng.randrange(len(legal))]
 
@@ -97,7 +104,7 @@ def search(game: Game[Any], state: Any, seat: int, *, iterations: int, seconds: 
     legal_root = game.legal_moves(state, seat)
     if not legal_root:
         raise ValueError(f"seat {seat} has no decision to make")
-    legal_keys = {move_key(m): m for m in legal_root}
+    legal_keys = {edge_key(seat, m): m for m in legal_root}
     if len(legal_keys) == 1:
         return SearchResult(legal_root[0], 0, 0.0, {})
     root = Node()
@@ -111,7 +118,7 @@ def search(game: Game[Any], state: Any, seat: int, *, iterations: int, seconds: 
         while not game.is_over(det):
             actor = _actor(game.to_act(det), seat, at_root)
             at_root = False
-            keyed = [(move_key(m), m) for m in game.legal_moves(det, actor)]
+            keyed = [(edge_key(actor, m), m) for m in game.legal_moves(det, actor)]
             untried = []
             for key, move in keyed:
                 child = node.children.get(key)
@@ -143,6 +150,13 @@ def search(game: Game[Any], state: Any, seat: int, *, iterations: int, seconds: 
             if visited.actor >= 0:
                 visited.total += reward[visited.actor] if reward is not None else 0.5
         done += 1
-    best = max(legal_keys, key=lambda k: (root.children[k].visits if k in root.children else -1, k))
+    best = max(legal_keys, key=lambda k: _robustness(root.children.get(k)))
     return SearchResult(legal_keys[best], done, time.perf_counter() - start,
-                        {k: root.children[k].visits for k in legal_keys if k in root.children})
+                        {k[1:]: root.children[k].visits for k in legal_keys if k in root.children})
+
+
+def _robustness(node: Node | None) -> tuple[int, float]:
+    """The most visited child wins; among equally visited ones (wide roots on small budgets), the best mean."""
+    if node is None:
+        return (-1, 0.0)
+    return (node.visits, node.total / node.visits if node.visits else 0.0)

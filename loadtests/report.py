@@ -190,7 +190,7 @@ def _server_side(deltas: dict[str, promtext.Samples], elapsed: float) -> list[st
                          _ms(h.p99)))
     lines += _table(["client", "command", "calls", "per s", "mean ms", "p50 ms", "p99 ms"], rows)
 
-    matches = [(status, game, f"{n:.0f}") for status in ("created", "active", "finished", "abandoned")
+    matches = [(status, game, f"{n:.0f}") for status in ("created", "active", "finished")
                for (game,), n in sorted(promtext.totals(
                    gateway, f"meeple_matches_{status}{'' if status == 'active' else '_total'}", ("game",)).items())]
     lines += ["### Matches (from the store's counters)", ""]

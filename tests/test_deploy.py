@@ -15,8 +15,7 @@ from services.rules.server import RulesMetrics
 
 DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
 #: Read from Redis at scrape time (MatchStatsCollector), so not in any registry here.
-STORE_METRICS = {"meeple_matches_active", "meeple_matches_created", "meeple_matches_finished",
-                 "meeple_matches_abandoned"}
+STORE_METRICS = {"meeple_matches_active", "meeple_matches_created", "meeple_matches_finished"}
 
 
 def exported() -> set[str]:

@@ -24,6 +24,7 @@ import redis
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 from ai.bot import Bot
+from services.gateway import control
 from services.gateway.bots_seam import BOT_JOBS_STREAM
 from services.gateway.errors import ApiError
 from services.gateway.metrics import RedisMetrics, timed_redis
@@ -81,13 +82,12 @@ class Worker:
         if match is None:
             return "expired"
         seat = job["seat"]
-        seats = match.meta["seats"]
         if (match.version != job["version"] or match.meta["status"] != "active" or seat not in match.meta["to_act"]
-                or seats[seat]["kind"] != "bot"):
+                or not control.bot_plays(match.meta["seats"][seat])):
             return "stale"
         game = get_game(match.game)
         state = game.decode(match.state)
-        level = seats[seat].get("level") or "normal"
+        level = control.bot_level(match.meta, seat)
         seed = int.from_bytes(hashlib.sha256(f"{match.id}:{match.version}:{seat}".encode()).digest()[:8], "big")
         bot = Bot(level, seed=seed)
         start = time.perf_counter()
@@ -95,7 +95,7 @@ class Worker:
         self.metrics.think.labels(game.id, level).observe(time.perf_counter() - start)
         self.metrics.iterations.labels(game.id, level).inc(bot.stats.iterations)
         try:
-            apply_move(self.store, self.rules, match, seat, move, match.version)
+            apply_move(self.store, self.rules, match, seat, move, match.version, by_bot=True)
         except ApiError as err:
             if err.status == 503:
                 raise  # leave the job pending: it will be retried

@@ -7,7 +7,7 @@ import time
 
 from flask import Flask, Response, g, request
 
-from .api import events, games, matches, matchmaking, ops
+from .api import events, games, matches, matchmaking, ops, seats
 from .config import GatewayConfig
 from .context import Gateway
 from .errors import register_error_handlers
@@ -36,7 +36,7 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
         metrics=metrics,
     )
     register_error_handlers(app)
-    for blueprint in (games.bp, matches.bp, events.bp, matchmaking.bp, ops.bp):
+    for blueprint in (games.bp, matches.bp, seats.bp, events.bp, matchmaking.bp, ops.bp):
         app.register_blueprint(blueprint)
 
     @app.before_request

@@ -24,6 +24,8 @@ class GatewayConfig:
     long_poll_max_s: int = 30
     #: Matchmaking fills empty seats with bots after this many seconds (0 = wait for humans forever).
     bot_fill_s: int = 0
+    #: A seat counts as connected this long after its last authenticated request (or long-poll/stream).
+    presence_s: float = 30.0
     cors_origins: tuple[str, ...] = field(default_factory=tuple)
 
     @classmethod
@@ -40,5 +42,6 @@ class GatewayConfig:
             rate_limit_per_minute=_int("MEEPLE_RATE_LIMIT_PER_MINUTE", cls.rate_limit_per_minute),
             long_poll_max_s=_int("MEEPLE_LONG_POLL_MAX_S", cls.long_poll_max_s),
             bot_fill_s=_int("MEEPLE_BOT_FILL_S", cls.bot_fill_s),
+            presence_s=float(os.environ.get("MEEPLE_PRESENCE_S", cls.presence_s)),
             cors_origins=origins,
         )

@@ -65,6 +65,14 @@ class GatewayMetrics:
                                     "Long-polls and event streams waiting for a match to change",
                                     registry=self.registry, multiprocess_mode="livesum")
         self.redis = RedisMetrics(self.registry)
+        r = self.registry
+        self.takeovers = Counter("meeple_seat_takeovers_total", "Human seats handed to a bot, by reason",
+                                 ["reason"], registry=r)
+        self.reclaims = Counter("meeple_seat_reclaims_total", "Seats taken back by their owner from a bot",
+                                registry=r)
+        self.seats_filled = Counter("meeple_seats_filled_total",
+                                    "Seats of matches that started, by who filled them (the seat-fill ratio is "
+                                    "human / (human + bot))", ["filled_by"], registry=r)
 
 
 class TimedPipeline(redis.client.Pipeline):
@@ -112,7 +120,7 @@ def timed_redis(url: str, metrics: RedisMetrics, **kwargs: Any) -> TimedRedis:
 
 
 class MatchStatsCollector(Collector):
-    """Matches by game: active now, and created/finished/abandoned since the store began (read at scrape).
+    """Matches by game: active now, and created/finished since the store began (read at scrape).
 
     Every gateway reports the same global numbers: aggregate with ``max by (game)``, not ``sum``.
     """
@@ -123,7 +131,7 @@ class MatchStatsCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         active = GaugeMetricFamily("meeple_matches_active", "Matches being played now", labels=["game"])
         totals = {status: CounterMetricFamily(f"meeple_matches_{status}", f"Matches {status}", labels=["game"])
-                  for status in ("created", "finished", "abandoned")}
+                  for status in ("created", "finished")}
         try:
             counts: dict[bytes, bytes] = self.client.hgetall(MATCH_STATS_KEY)  # type: ignore[assignment]
         except redis.RedisError:

@@ -1,9 +1,17 @@
-"""Applying a move: the one compare-and-set path that humans (via HTTP) and bot workers share."""
+"""How a match changes: the one compare-and-set path that HTTP handlers, bot workers and the timekeeper share.
+
+:func:`commit` is every update (join, move, timeout, reclaim, leave, rematch link): seat clocks advance,
+the deadlines that start are indexed, the match is compare-and-set, and bot seats now to act get a job.
+:func:`apply_move` validates a move through the rules service and commits it, re-basing on concurrent
+updates while the seat's decision is still the one it made.
+"""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+from . import clocks, control
 from .bots_seam import on_bot_turn
 from .errors import ApiError
 from .rules_client import RulesClient
@@ -13,11 +21,29 @@ MAX_REBASES = 8
 
 
 def notify_bots(store: MatchStore, match: Match) -> None:
-    """Enqueue a job for every bot seat now to act."""
+    """Enqueue a job for every seat now to act that a bot plays (bot seats and taken-over ones)."""
     seats = match.meta["seats"]
-    bots = [s for s in match.meta["to_act"] if s < len(seats) and seats[s]["kind"] == "bot"]
+    bots = [s for s in match.meta["to_act"] if s < len(seats) and control.bot_plays(seats[s])]
     if bots and match.meta["status"] == "active":
         on_bot_turn(store, match.id, match.game, match.version, bots)
+
+
+def commit(store: MatchStore, match: Match, meta: dict[str, Any], state: bytes | None, entry: dict[str, Any],
+           *, mover: int | None = None, now: float | None = None) -> Match:
+    """Compare-and-set ``match`` to ``meta``/``state``; raises :class:`StaleVersion` if someone was first."""
+    now = time.time() if now is None else now
+    version = match.version + 1
+    clock = meta.get("clock")
+    if clock is not None:
+        pending = meta["to_act"] if meta["status"] == "active" else []
+        clock = clocks.advance(clock, timed=control.timed(meta), to_act=pending, mover=mover, version=version,
+                               now=now)
+        meta = {**meta, "clock": clock}
+        for seat, due in clocks.started(clock, version):
+            store.schedule(match.id, seat, version, due)
+    updated = store.update(match, meta, state, entry)
+    notify_bots(store, updated)
+    return updated
 
 
 def fits_pending_decision(store: MatchStore, match: Match, seat: int, client_version: int) -> bool:
@@ -35,29 +61,44 @@ def fits_pending_decision(store: MatchStore, match: Match, seat: int, client_ver
     return all(e.get("seat") != seat or e["kind"] != "move" for e in entries[1:])
 
 
+def check_controller(match: Match, seat: int, by_bot: bool) -> None:
+    """A bot may move only for a seat a bot plays, and the owner only for a seat they play themselves."""
+    info = match.meta["seats"][seat]
+    if by_bot and not control.bot_plays(info):
+        raise ApiError(409, "seat_reclaimed", f"seat {seat} is played by its owner again")
+    if not by_bot and control.bot_plays(info):
+        why = "forfeited" if info.get("forfeited") else "timed out"
+        raise ApiError(409, "seat_under_bot_control",
+                       f"a bot plays seat {seat} since it {why}; reclaim it with "
+                       f"POST /v1/matches/{match.id}/seats/{seat}/reclaim")
+
+
 def apply_move(store: MatchStore, rules: RulesClient, match: Match, seat: int, move: dict[str, Any],
-               version: int) -> tuple[Match, Any]:
-    """Validate through the rules service, then compare-and-set; returns the new match and the seat's view."""
+               version: int, by_bot: bool = False) -> tuple[Match, Any]:
+    """Validate through the rules service, then commit; returns the new match and the seat's view."""
     for _ in range(MAX_REBASES):
         status = match.meta["status"]
         if status == "waiting":
             raise ApiError(409, "match_not_started", "waiting for players to join")
-        if status == "abandoned":
-            raise ApiError(409, "match_abandoned", "the match was abandoned")
+        if status == "finished":
+            raise ApiError(409, "match_closed", "the match is over")
+        check_controller(match, seat, by_bot)
         if version != match.version and not fits_pending_decision(store, match, seat, version):
             raise ApiError(409, "stale_version", f"the match is at version {match.version}; reload and decide again")
         applied = rules.apply_move(match.game, match.state, seat, move, [seat])
         meta = {**match.meta, "to_act": applied.to_act, "status": "finished" if applied.finished else "active",
                 "result": applied.result}
-        entry = {"kind": "move", "seat": seat, "move": move, "to_act": applied.to_act}
+        if applied.finished:
+            meta["outcome"] = control.final(meta["sides"], control.forfeited(meta), applied.scores, applied.winners)
+        entry = {"kind": "move", "seat": seat, "move": move, "to_act": applied.to_act,
+                 "by": "bot" if by_bot else "human"}
         try:
-            updated = store.update(match, meta, applied.state, entry)
+            updated = commit(store, match, meta, applied.state, entry, mover=seat)
         except StaleVersion:
             reloaded = store.load(match.id)
             if reloaded is None:
                 raise ApiError(404, "match_not_found", "the match expired") from None
             match = reloaded
             continue
-        notify_bots(store, updated)
         return updated, applied.views[seat]
     raise ApiError(409, "busy", "the match changed too often; retry")

@@ -11,15 +11,41 @@ _ERROR = {"type": "object", "required": ["error"], "additionalProperties": False
     "error": {"type": "object", "required": ["code", "message"], "additionalProperties": False,
               "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}}}
 
-_SEAT = {"type": "object", "required": ["seat", "kind", "level", "taken"], "properties": {
+_SEAT = {"type": "object", "required": ["seat", "kind", "level", "taken", "control", "connected", "forfeited", "left"],
+         "properties": {
     "seat": {"type": "integer"}, "kind": {"enum": ["human", "bot"]},
-    "level": {"type": ["string", "null"]}, "taken": {"type": "boolean"}}}
+    "level": {"type": ["string", "null"]}, "taken": {"type": "boolean"},
+    "control": {"enum": ["human", "bot"], "description": "who plays the seat now: a bot after a timeout "
+                                                         "(until reclaimed), a forfeit or a leave"},
+    "connected": {"type": "boolean", "description": "a human seat with a live long-poll/stream or a recent request"},
+    "forfeited": {"type": "boolean"}, "left": {"type": "boolean"}}}
+
+_CLOCK = {"type": "object", "required": ["mode", "on_timeout", "seats"], "properties": {
+    "mode": {"enum": ["none", "per_move", "fischer", "correspondence"]},
+    "on_timeout": {"enum": ["bot", "forfeit"]},
+    "seconds": {"type": "number"}, "base_s": {"type": "number"}, "increment_s": {"type": "number"},
+    "hours": {"type": "number"},
+    "seats": {"type": "array", "items": {"type": "object", "required": ["seat", "running", "remaining_s", "deadline"],
+                                         "properties": {"seat": {"type": "integer"}, "running": {"type": "boolean"},
+                                                        "remaining_s": {"type": ["number", "null"]},
+                                                        "deadline": {"type": ["number", "null"],
+                                                                     "description": "Unix time"}}}}}}
+
+_OUTCOME = {"type": ["object", "null"], "required": ["ended_by", "winners", "forfeited", "scores"], "properties": {
+    "ended_by": {"enum": ["game", "forfeit"]}, "winners": {"type": "array", "items": {"type": "integer"}},
+    "forfeited": {"type": "array", "items": {"type": "integer"}},
+    "scores": {"type": ["array", "null"], "items": {"type": "number"}}}}
 
 _MATCH = {"type": "object", "required": ["id", "game", "players", "options", "status", "version", "seats", "to_act",
-                                         "you", "view", "result"], "properties": {
+                                         "you", "view", "result", "outcome", "clock", "takeover_level", "rematch"],
+          "properties": {
     "id": {"type": "string"}, "game": {"type": "string"}, "players": {"type": "integer"},
     "options": {"type": "object"},
-    "status": {"enum": ["waiting", "active", "finished", "abandoned"]},
+    "status": {"enum": ["waiting", "active", "finished"]},
+    "outcome": {"$ref": "#/components/schemas/Outcome"},
+    "clock": {"oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/Clock"}]},
+    "takeover_level": {"enum": ["easy", "normal", "hard"]},
+    "rematch": {"type": ["string", "null"], "description": "id of the rematch once someone asked for it"},
     "version": {"type": "integer", "minimum": 0},
     "seats": {"type": "array", "items": {"$ref": "#/components/schemas/Seat"}},
     "to_act": {"type": "array", "items": {"type": "integer"}},
@@ -34,6 +60,7 @@ _EVENTS = {"type": "object", "required": ["version", "status", "to_act", "events
     "to_act": {"type": "array", "items": {"type": "integer"}},
     "events": {"type": "array", "items": {"type": "object", "required": ["version", "kind", "seat", "to_act"],
                                           "properties": {"version": {"type": "integer"}, "kind": {"type": "string"},
+                                                         "by": {"enum": ["human", "bot"]},
                                                          "seat": {"type": ["integer", "null"]},
                                                          "to_act": {"type": "array"}, "move": {"type": "object"}}}},
     "view": {"type": ["object", "null"]}, "result": {"type": ["object", "null"]}}}
@@ -92,7 +119,16 @@ def document() -> dict[str, Any]:
         "seed": {"type": "integer", "minimum": 0},
         "seats": {"type": "array", "items": {"type": "object", "properties": {
             "kind": {"enum": ["human", "bot"]}, "level": {"enum": ["easy", "normal", "hard"]}}}},
-        "join": {"type": "boolean", "description": "take seat 0 at once; the response carries its token"}}}
+        "join": {"type": "boolean", "description": "take seat 0 at once; the response carries its token"},
+        "clock": {"type": "object", "description": "seat clocks (default none): {mode: per_move, seconds} | "
+                                                   "{mode: fischer, base_s, increment_s} | {mode: correspondence, "
+                                                   "hours}, plus on_timeout: bot (default) | forfeit",
+                  "properties": {"mode": {"enum": ["none", "per_move", "fischer", "correspondence"]},
+                                 "on_timeout": {"enum": ["bot", "forfeit"]}, "seconds": {"type": "number"},
+                                 "base_s": {"type": "number"}, "increment_s": {"type": "number"},
+                                 "hours": {"type": "number"}}},
+        "takeover_level": {"enum": ["easy", "normal", "hard"],
+                           "description": "the bot that plays a seat after a timeout or a leave (default normal)"}}}
     move = {"type": "object", "required": ["move", "version"], "additionalProperties": False, "properties": {
         "move": {"type": "object", "required": ["type"]}, "version": {"type": "integer"}}}
     return {
@@ -104,6 +140,7 @@ def document() -> dict[str, Any]:
                                            "description": "the seat token returned once by create/join"}},
             "schemas": {"Error": _ERROR, "Seat": _SEAT, "Match": _MATCH, "Events": _EVENTS, "LegalMoves": _LEGAL,
                         "Replay": _REPLAY, "Games": _GAMES, "Ticket": _TICKET,
+                        "Clock": _CLOCK, "Outcome": _OUTCOME,
                         "Hint": {"type": "object", "required": ["version", "seat", "move"], "properties": {
                             "version": {"type": "integer"}, "seat": {"type": "integer"},
                             "move": {"type": "object", "required": ["type"]}}}},
@@ -150,8 +187,21 @@ def document() -> dict[str, Any]:
                 "summary": "The move log; the seed once the match is over", "parameters": [_MATCH_ID],
                 "responses": {"200": _json("Replay", "log"), **_errors(401, 403, 404, *_COMMON)}}},
             "/v1/matches/{match_id}/leave": {"post": {
-                "summary": "Leave the match", "parameters": [_MATCH_ID], "security": _AUTH,
+                "summary": "Leave the match (a running one: a bot takes the seat for good)", "parameters": [_MATCH_ID],
+                "security": _AUTH,
                 "responses": {"200": _json("Match", "left"), **_errors(401, 403, 404, 409, *_COMMON)}}},
+            "/v1/matches/{match_id}/seats/{seat}/reclaim": {"post": {
+                "summary": "Take your seat back from the bot that played it since your clock ran out",
+                "parameters": [_MATCH_ID, {"name": "seat", "in": "path", "required": True,
+                                           "schema": {"type": "integer"}}],
+                "security": _AUTH,
+                "responses": {"200": _json("Match", "reclaimed (or already yours)"),
+                              **_errors(401, 403, 404, 409, *_COMMON)}}},
+            "/v1/matches/{match_id}/rematch": {"post": {
+                "summary": "The next match with the same seats: each human takes theirs (and a new token) here",
+                "parameters": [_MATCH_ID], "security": _AUTH,
+                "responses": {"200": _json("Match", "your seat in the rematch, with its token"),
+                              **_errors(401, 403, 404, 409, *_COMMON)}}},
             "/v1/matchmaking": {"post": {
                 "summary": "Queue for a game; humans are grouped as they arrive", "requestBody": _body({
                     "type": "object", "required": ["game", "players"], "additionalProperties": False,

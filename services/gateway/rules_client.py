@@ -38,6 +38,9 @@ class Applied:
     seats: int
     result: Any
     views: dict[int, Any]
+    sides: list[list[int]]
+    scores: list[float]
+    winners: list[int]
 
 
 class RulesClient:
@@ -121,4 +124,6 @@ class RulesClient:
 def _applied(reply: rules_pb2.GameState) -> Applied:
     return Applied(state=reply.state, to_act=list(reply.to_act), finished=reply.finished, seats=reply.seats,
                    result=orjson.loads(reply.result_json) if reply.result_json else None,
-                   views={v.seat: orjson.loads(v.view_json) for v in reply.views})
+                   views={v.seat: orjson.loads(v.view_json) for v in reply.views},
+                   sides=[list(side.seats) for side in reply.sides], scores=list(reply.scores),
+                   winners=list(reply.winners))

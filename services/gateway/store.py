@@ -7,7 +7,15 @@ One key family per match, all with the hash tag ``{id}`` so a match lives in one
 * ``match:{id}:state``   — the engine's state bytes (opaque here; only the rules service reads them);
 * ``match:{id}:log``     — one JSON entry per version: who did what, and who is to act after it;
 * ``match:{id}:events``  — a stream with one entry per version (id ``<version>-1``) for long-polls and SSE;
-* ``match:{id}:idem:<key>`` — the stored response of an ``Idempotency-Key`` request.
+* ``match:{id}:idem:<key>`` — the stored response of an ``Idempotency-Key`` request;
+* ``match:{id}:presence`` — hash seat -> until when the seat counts as connected (not versioned: being
+  online is not a change of the match).
+
+Seat-clock deadlines of every match are indexed in one sorted set, ``{clock}:deadlines`` (member
+``<id>|<seat>|<turn>``, score = due time), with ``{clock}:leases`` holding the ones a timekeeper is
+working on (see ``services/timekeeper``). The index is written *before* the compare-and-set that
+starts a clock: an entry whose update lost the race is simply found stale, while the opposite order
+could lose a deadline if the process died between the two writes.
 
 ``stats:matches`` (a hash, outside every match's slot) counts matches per ``<status>:<game>`` for the metrics.
 
@@ -20,15 +28,34 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 import redis
 
 KEY_SUFFIXES = ("version", "meta", "state", "log", "events")
-#: Per-game match counters: ``active:<game>`` now, ``created|finished|abandoned:<game>`` ever.
+#: Per-game match counters: ``active:<game>`` now, ``created|finished:<game>`` ever.
 MATCH_STATS_KEY = "stats:matches"
+DEADLINES_KEY = "{clock}:deadlines"
+LEASES_KEY = "{clock}:leases"
+
+#: Move due deadlines to the lease set (due again at ``lease_until``) and return them; expired leases
+#: (a timekeeper died holding them) return to the deadlines first. One script, so two timekeepers
+#: never take the same entry.
+_CLAIM = """
+local back = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+for _, m in ipairs(back) do
+  redis.call('ZREM', KEYS[2], m)
+  redis.call('ZADD', KEYS[1], ARGV[1], m)
+end
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+for _, m in ipairs(due) do
+  redis.call('ZREM', KEYS[1], m)
+  redis.call('ZADD', KEYS[2], ARGV[2], m)
+end
+return due
+"""
 
 _CAS = """
 local v = tonumber(redis.call('GET', KEYS[1]) or '-1')
@@ -59,12 +86,23 @@ def new_token() -> str:
     return secrets.token_urlsafe(32)
 
 
+def new_match_id() -> str:
+    """12 URL-safe letters and digits (no '-' or '_', so ids read well in URLs and logs)."""
+    return secrets.token_urlsafe(9).replace("-", "a").replace("_", "b")
+
+
+def presence_key(match_id: str) -> str:
+    return f"match:{{{match_id}}}:presence"
+
+
 @dataclass
 class Match:
     id: str
     version: int
     meta: dict[str, Any]
     state: bytes
+    #: seat -> wall-clock time until which the seat counts as connected
+    presence: dict[int, float] = field(default_factory=dict)
 
     @property
     def game(self) -> str:
@@ -91,16 +129,16 @@ class MatchStore:
         self.redis = client
         self.finished_ttl_s, self.waiting_ttl_s = finished_ttl_s, waiting_ttl_s
         self._cas = client.register_script(_CAS)
+        self._claim = client.register_script(_CLAIM)
 
     def ttl_for(self, status: str) -> int:
-        if status in ("finished", "abandoned"):
+        if status == "finished":
             return self.finished_ttl_s
         if status == "waiting":
             return self.waiting_ttl_s
         return 0
 
-    def create(self, meta: dict[str, Any], state: bytes) -> Match:
-        match_id = secrets.token_urlsafe(9).replace("-", "a").replace("_", "b")
+    def create(self, match_id: str, meta: dict[str, Any], state: bytes) -> Match:
         meta = {**meta, "id": match_id, "created_at": time.time()}
         entry = {"version": 0, "kind": "created", "seat": None, "to_act": meta["to_act"], "at": time.time()}
         k = keys(match_id)
@@ -115,8 +153,11 @@ class MatchStore:
         return Match(match_id, int(version), meta, state)
 
     def load(self, match_id: str) -> Match | None:
-        version, meta, state = self.redis.mget(keys(match_id)[:3])
-        return _match(match_id, version, meta, state)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.mget(keys(match_id)[:3])
+        pipe.hgetall(presence_key(match_id))
+        (version, meta, state), presence = pipe.execute()
+        return _match(match_id, version, meta, state, presence)
 
     def load_counted(self, match_id: str, ident: str, idempotency_key: str | None = None,
                      window_s: int = 60) -> tuple[Match | None, tuple[int, int], dict[str, Any] | None]:
@@ -127,11 +168,44 @@ class MatchStore:
         pipe.incr(key)
         pipe.expire(key, window_s)
         pipe.mget(keys(match_id)[:3])
+        pipe.hgetall(presence_key(match_id))
         if idempotency_key is not None:
             pipe.get(f"match:{{{match_id}}}:idem:{idempotency_key}")
-        count, _, (version, meta, state), *idem = pipe.execute()
+        count, _, (version, meta, state), presence, *idem = pipe.execute()
         done = orjson.loads(idem[0]) if idem and idem[0] else None
-        return _match(match_id, version, meta, state), (int(count), reset), done
+        return _match(match_id, version, meta, state, presence), (int(count), reset), done
+
+    def delete(self, match_id: str) -> None:
+        """Remove a match that never became visible (a rematch that lost its race)."""
+        self.redis.delete(*keys(match_id), presence_key(match_id))
+
+    # -- presence ----------------------------------------------------------------------------------
+    def touch(self, match: Match, seat: int, until: float) -> None:
+        """Record that ``seat`` counts as connected until ``until`` (skipped if already later)."""
+        if match.presence.get(seat, 0.0) >= until:
+            return
+        match.presence[seat] = until
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hset(presence_key(match.id), str(seat), f"{until:.3f}")
+        pipe.expire(presence_key(match.id), max(self.finished_ttl_s, self.waiting_ttl_s))
+        pipe.execute()
+
+    # -- seat-clock deadlines ----------------------------------------------------------------------
+    def schedule(self, match_id: str, seat: int, turn: int, due: float) -> None:
+        self.redis.zadd(DEADLINES_KEY, {f"{match_id}|{seat}|{turn}": due})
+
+    def claim_due(self, now: float, lease_s: float, count: int = 50) -> list[str]:
+        """Deadlines due at ``now``, leased to the caller for ``lease_s`` seconds."""
+        due = self._claim(keys=[DEADLINES_KEY, LEASES_KEY], args=[now, now + lease_s, count])
+        return [m.decode() if isinstance(m, bytes) else str(m) for m in due]
+
+    def release(self, member: str, due: float | None = None) -> None:
+        """Done with a leased deadline; ``due`` puts it back for later (it was not due yet)."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zrem(LEASES_KEY, member)
+        if due is not None:
+            pipe.zadd(DEADLINES_KEY, {member: due})
+        pipe.execute()
 
     def update(self, match: Match, meta: dict[str, Any], state: bytes | None, entry: dict[str, Any]) -> Match:
         """Compare-and-set from ``match.version``; raises :class:`StaleVersion` if someone was first."""
@@ -159,8 +233,8 @@ class MatchStore:
             pipe.hincrby(MATCH_STATS_KEY, f"active:{game}", -1)
         if after == "active":
             pipe.hincrby(MATCH_STATS_KEY, f"active:{game}", 1)
-        if after in ("finished", "abandoned"):
-            pipe.hincrby(MATCH_STATS_KEY, f"{after}:{game}", 1)
+        if after == "finished":
+            pipe.hincrby(MATCH_STATS_KEY, f"finished:{game}", 1)
         pipe.execute()
 
     def log(self, match_id: str, start: int = 0, end: int = -1) -> list[dict[str, Any]]:
@@ -197,7 +271,8 @@ def _window(ident: str, window_s: int) -> tuple[str, int]:
     return f"ratelimit:{{{ident}}}:{int(now // window_s)}", window_s - int(now) % window_s
 
 
-def _match(match_id: str, version: Any, meta: Any, state: Any) -> Match | None:
+def _match(match_id: str, version: Any, meta: Any, state: Any, presence: dict[Any, Any]) -> Match | None:
     if version is None or meta is None:
         return None
-    return Match(match_id, int(version), orjson.loads(meta), state if isinstance(state, bytes) else b"")
+    return Match(match_id, int(version), orjson.loads(meta), state if isinstance(state, bytes) else b"",
+                 {int(seat): float(until) for seat, until in presence.items()})

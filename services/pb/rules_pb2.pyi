@@ -47,7 +47,7 @@ class NewGameRequest(_message.Message):
     def __init__(self, game: _Optional[str] = ..., players: _Optional[int] = ..., seed: _Optional[int] = ..., options_json: _Optional[str] = ..., view_seats: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class GameState(_message.Message):
-    __slots__ = ("game", "state", "to_act", "finished", "seats", "result_json", "views")
+    __slots__ = ("game", "state", "to_act", "finished", "seats", "result_json", "views", "sides", "scores", "winners")
     GAME_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     TO_ACT_FIELD_NUMBER: _ClassVar[int]
@@ -55,6 +55,9 @@ class GameState(_message.Message):
     SEATS_FIELD_NUMBER: _ClassVar[int]
     RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
     VIEWS_FIELD_NUMBER: _ClassVar[int]
+    SIDES_FIELD_NUMBER: _ClassVar[int]
+    SCORES_FIELD_NUMBER: _ClassVar[int]
+    WINNERS_FIELD_NUMBER: _ClassVar[int]
     game: str
     state: bytes
     to_act: _containers.RepeatedScalarFieldContainer[int]
@@ -62,7 +65,16 @@ class GameState(_message.Message):
     seats: int
     result_json: str
     views: _containers.RepeatedCompositeFieldContainer[SeatView]
-    def __init__(self, game: _Optional[str] = ..., state: _Optional[bytes] = ..., to_act: _Optional[_Iterable[int]] = ..., finished: _Optional[bool] = ..., seats: _Optional[int] = ..., result_json: _Optional[str] = ..., views: _Optional[_Iterable[_Union[SeatView, _Mapping]]] = ...) -> None: ...
+    sides: _containers.RepeatedCompositeFieldContainer[Side]
+    scores: _containers.RepeatedScalarFieldContainer[float]
+    winners: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, game: _Optional[str] = ..., state: _Optional[bytes] = ..., to_act: _Optional[_Iterable[int]] = ..., finished: _Optional[bool] = ..., seats: _Optional[int] = ..., result_json: _Optional[str] = ..., views: _Optional[_Iterable[_Union[SeatView, _Mapping]]] = ..., sides: _Optional[_Iterable[_Union[Side, _Mapping]]] = ..., scores: _Optional[_Iterable[float]] = ..., winners: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class Side(_message.Message):
+    __slots__ = ("seats",)
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    seats: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, seats: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class SeatView(_message.Message):
     __slots__ = ("seat", "view_json")

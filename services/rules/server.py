@@ -137,11 +137,16 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
             rules_pb2.SeatView(seat=s, view_json=orjson.dumps(game.view(state, _seat(game, state, s, True))).decode())
             for s in view_seats
         ]
-        return rules_pb2.GameState(
+        reply = rules_pb2.GameState(
             game=game.id, state=game.encode(state), to_act=game.to_act(state), finished=finished,
             seats=game.seat_count(state), result_json=orjson.dumps(result).decode() if result is not None else "",
-            views=views,
+            views=views, sides=[rules_pb2.Side(seats=side) for side in game.sides(state)],
         )
+        if finished:
+            outcome = game.outcome(state)
+            reply.scores.extend(outcome.scores)
+            reply.winners.extend(outcome.winners)
+        return reply
 
     def ListGames(self, request: rules_pb2.ListGamesRequest, context: grpc.ServicerContext) -> Any:
         with self._observe("ListGames", "", context):

@@ -75,11 +75,12 @@ def test_search_reads_the_true_state_only_through_determinize_and_its_own_moves(
     assert all(args == (seat,) for name, args in spy.touches if name == "legal_moves")
 
 
-def test_search_finds_the_obvious_winning_card() -> None:
-    """Last trick, 1 point behind... holding the 9: any sensible search plays it."""
+def test_search_saves_the_best_card_for_the_most_valuable_trick() -> None:
+    """Tricks 2 and 3 are worth 2 and 3 and the 9 wins either: throwing the 1 now and the 9 last ties the
+    game (3-3); the 9 now loses it (2-4). Any sensible search keeps the 9."""
     state = TinyState(hands=[[1, 9], [5, 6]], deck=[2, 3, 4, 7, 8], pending={}, played=[[4, 8]],
                       points=[0, 1], rng=random.Random(0))
-    assert search(GAME, state, 0, iterations=200, rng=random.Random(1)).move == {"type": "play", "card": 9}
+    assert search(GAME, state, 0, iterations=200, rng=random.Random(1)).move == {"type": "play", "card": 1}
 
 
 def test_rewards_are_in_unit_range_and_favour_winners() -> None:

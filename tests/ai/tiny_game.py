@@ -2,7 +2,8 @@
 
 "Blind tricks": each of 2-4 seats is dealt 3 cards from 1..3n+3; every round all seats submit one card at
 once (a simultaneous step: submissions are hidden until everyone has played), then the highest card
-scores a point for each seat that played it. Hidden: other hands, other pending submissions, the deck.
+scores the trick's number (1, 2, 3) for each seat that played it, so a good card is worth saving for a
+later trick. Hidden: other hands, other pending submissions, the deck.
 """
 
 from __future__ import annotations
@@ -63,8 +64,9 @@ class TinyGame:
         state.pending[seat] = move["card"]
         if len(state.pending) == len(state.hands):
             trick = [state.pending[s] for s in range(len(state.hands))]
+            worth = len(state.played) + 1
             for s, card in enumerate(trick):
-                state.points[s] += card == max(trick)
+                state.points[s] += worth if card == max(trick) else 0
             state.played.append(trick)
             state.pending = {}
 

@@ -10,6 +10,7 @@ import pytest
 
 from services.rules.games.base import IllegalMove, InvalidOptions, InvalidState
 from services.rules.games.clash import GAME, ClashState, position
+from services.rules.games.clash.match import start_game
 
 G = GAME
 
@@ -678,3 +679,257 @@ def test_legal_moves_are_exactly_the_accepted_moves() -> None:
                 checked += 1
             s = G.apply(s, seat, rng.choice(legal))
     assert checked == 4
+
+
+# -- Validation: messages name tiles, fields and the reason ----------------------------------------------
+
+
+def message(state: ClashState, seat: int, move: dict[str, Any]) -> str:
+    with pytest.raises(IllegalMove) as err:
+        G.apply(state, seat, move)
+    return err.value.message
+
+
+def test_messages_say_why_a_target_cannot_be_affected() -> None:
+    assert message(t7(), 1, place("G1", "own", [0, 1], "green", {"target": [1, 1]})) == \
+        "G1 cannot destroy Tourist zone (B7) on [1,1]: it has Security"
+    assert message(t7(), 1, place("G1", "own", [0, 1], "green", {"target": [0, 0]})) == \
+        "G1 cannot destroy the empty field [0,0]: it is empty"
+    assert message(t7(), 1, place("N01", "neutral", [2, 2], "green", {"target": [1, 2]})) == \
+        "N01 cannot destroy Banker (B3) on [1,2]: it has no Security"
+    s = G.apply(t7(), 1, place("G1", "own", [0, 1], "green", {"target": [1, 2]}))
+    assert message(s, 0, place("B4", "own", [0, 2], "blue", {"target": [1, 2]})) == \
+        "B4 cannot flip Banker (B3) on [1,2]: it is face down"
+
+
+def test_messages_say_why_nobel_cannot_cover() -> None:
+    assert message(t6(), 0, place("N13", "neutral", [1, 1], "blue")) == \
+        "Nobel prize must cover a face-up tile that supports you; Imam (G2) on [1,1] supports green"
+    assert message(t6(), 0, place("N13", "neutral", [2, 2], "blue")) == \
+        "Nobel prize must cover a face-up tile that supports you; the field [2,2] is empty"
+    assert message(t6(), 0, place("N13", "neutral", [0, 0], "blue")) == \
+        "Nobel prize must cover a tile without Security; Tourist zone (B7) on [0,0] has Security"
+
+
+# -- Validation step 1: malformed regardless of state ------------------------------------------------------
+
+DEEP = {"target": [0, 0], "effect": {"target": [0, 1], "effect": {"target": [0, 2], "effect": {"target": [1, 0]}}}}
+
+
+@pytest.mark.parametrize("move", [
+    "place", ["place"], {"type": "fly"}, {"tile": "G1"},
+    {"type": "place", "tile": "G1", "from": "own", "field": [0, 0], "supports": "green"},
+    {**place("G1", "own", [0, 0], "green"), "x": 1},
+    place("N99", "neutral", [0, 0], "green"), place("G1", "hand", [0, 0], "green"),
+    place("G1", "own", [0, 0], "red"), place("G1", "own", [0, 3], "green"), place("G1", "own", [0], "green"),
+    place("G1", "own", "00", "green"), place("G1", "own", [True, 0], "green"), place("G1", "own", [0, 0.0], "green"),
+    place("G1", "own", [0, 0], "green", {"target": [3, 0]}), place("G2", "own", [0, 0], "green", {"direction": "up"}),
+    place("G3", "own", [0, 0], "green", {"pattern": "square"}),
+    place("N06", "neutral", [0, 0], "green", {"hidden": -1}),
+    place("N06", "neutral", [0, 0], "green", {"hidden": "0"}), place("N07", "neutral", [0, 0], "green", {"tile": "X"}),
+    place("G1", "own", [0, 0], "green", "target"), place("G1", "own", [0, 0], "green", []),
+    place("G1", "own", [0, 0], "green", {"target": [1, 1], "x": 1}),
+    place("N04", "neutral", [0, 0], "green", DEEP), place("N04", "neutral", [0, 0], "green", {"target": [1, 1],
+                                                                                              "effect": None}),
+    {"type": "pick"}, {"type": "pick", "tile": "N99"}, {"type": "pick", "tile": "N01", "seat": 0},
+    {"type": "choose_first", "seat": 2}, {"type": "choose_first", "seat": "0"}, {"type": "choose_first"},
+])
+def test_validation_step_1_malformed_moves(move: Any) -> None:
+    over = finish(G.new_game(2, 1, {"match": "single"}), 0)
+    for state, seat in ((t7(), 1), (t7(), 0), (over, 0)):
+        assert code(state, seat, move) == "malformed_move"
+
+
+def test_validation_order_game_over_before_turn_and_phase() -> None:
+    over = finish(G.new_game(2, 1, {"match": "single"}), 0)
+    assert over.phase == "match_over" and code(over, 1, {"type": "choose_first", "seat": 0}) == "game_over"
+    assert code(t7(), 0, {"type": "pick", "tile": "N01"}) == "not_your_turn"
+    assert code(t7(), 1, {"type": "pick", "tile": "N01"}) == "wrong_phase"
+
+
+# -- E8/E9/E10 details -------------------------------------------------------------------------------------
+
+
+def test_e8_repeated_financial_crisis_takes_the_television_itself() -> None:
+    s = position(".. N08=b .. / .. .. .. / G1=g .. ..", 0, blue="B1 B2", green="G2", neutral="N04")
+    s = G.apply(s, 0, place("N04", "neutral", [1, 1], "blue", {"target": [0, 1], "effect": {"target": [1, 1]}}))
+    assert cell(s, 1, 1) is None and s.open[0] == ["B1", "B2", "N04"] and cell(s, 0, 1)["tile"] == "N08"
+
+
+def test_e8_repeated_coup_flips_the_television() -> None:
+    s = position(".. N10=b .. / .. .. .. / G1=g .. ..", 0, blue="B1 B2", green="G2", neutral="N04")
+    s = G.apply(s, 0, place("N04", "neutral", [1, 1], "blue", {"target": [0, 1], "effect": {}}))
+    assert cell(s, 1, 1)["supports"] == "green" and cell(s, 0, 1)["supports"] == "blue"
+
+
+def test_e9_a_discard_on_the_last_field_lets_the_game_go_on() -> None:
+    s = position("B2=b G1=g B3=b / G2=g M0=b G3=g / B4=b G5=b ..", 0, blue="B1 B5 B6 B7", green="G4 G6 G7",
+                 neutral="N02 N11")
+    s2 = G.apply(s, 0, place("N02", "neutral", [2, 2], "blue", {"target": [1, 2]}))
+    assert cell(s2, 1, 2) is None and s2.removed == ["G3"] and s2.phase == "play" and G.to_act(s2) == [1]
+    bribes = [m["effect"] for m in G.legal_moves(s, 0) if m["tile"] == "N11" and m["field"] == [2, 2]]
+    assert bribes == [None, None]  # blue, green: no empty field is left to move a tile to
+
+
+def test_e10_hacked_tile_may_be_placed_either_way() -> None:
+    s = G.apply(t11(), 0, zt("N07", {"tile": "G2"}))
+    s = G.apply(s, 1, place("G1", "own", [0, 0], "green"))
+    assert {m["supports"] for m in G.legal_moves(s, 0) if m["tile"] == "G2" and m["field"] == [2, 0]} == \
+        {"blue", "green"}
+
+
+# -- End and scoring: whole matches ------------------------------------------------------------------------
+
+
+def last_move(s: ClashState, board: str, mover: int, tile: str, field: list[int], moves: int) -> ClashState:
+    """Set the current game's board (spec notation) and play its last placement ``tile`` from ``mover``'s zone."""
+    built = position(board, mover)
+    s.tile, s.cov, s.sup, s.down = built.tile, built.cov, built.sup, built.down
+    s.start_placed, s.current, s.to_act, s.move_no = True, mover, [mover], moves - 1
+    s.open, s.hidden, s.neutral = [[], []], [[], []], []
+    s.open[mover] = [tile]
+    s.know = [{"slots": [], "in_pool": []}, {"slots": [], "in_pool": []}]
+    return G.apply(s, mover, place(tile, "own", field, COLOURS[mover]))
+
+
+COLOURS = ("blue", "green")
+RECORD_KEYS = ("game", "first_player", "reason", "stuck", "tiles", "kaboom", "winner", "points", "moves")
+
+
+def spec_example_match(options: dict[str, Any]) -> ClashState:
+    """The three games of the spec's result example."""
+    s = G.new_game(2, 1, {"first_player": 0, **options})
+    s = last_move(s, "B1=b B2=b B3=b / B4=b B5=b G1=g / G2=g G3=g ..", 0, "B7", [2, 2], 11)
+    s = G.apply(s, 1, {"type": "choose_first", "seat": 1})
+    s = last_move(s, "B1=b B2=b B3=b / B4=b N17=b G1=g / G2=g G3=g ..", 1, "G4", [2, 2], 12)
+    s = G.apply(s, 0, {"type": "choose_first", "seat": 0})
+    return last_move(s, "B1=b B2=b B3=b / B4=b G1=g G2=g / .. .. ..", 1, "G3", [2, 0], 14)
+
+
+def test_result_document_best_of_three_is_the_spec_example() -> None:
+    s = spec_example_match({})
+    doc = G.result(s)
+    assert doc is not None and s.phase == "match_over"
+    assert [tuple(g[k] for k in RECORD_KEYS) for g in doc["games"]] == [
+        (1, 0, "board_full", None, [6, 3], None, 0, [6, 3], 11),
+        (2, 1, "board_full", None, [5, 4], 0, 1, [0, 4], 12),
+        (3, 0, "no_placement", 0, [4, 3], None, 1, [4, 3], 14)]
+    assert {k: v for k, v in doc.items() if k != "games"} == {
+        "finished": True, "match": "best_of_3", "wins": [1, 2], "points": [10, 10], "scores": [1, 2],
+        "ranking": [{"seat": 1, "score": 2, "rank": 1}, {"seat": 0, "score": 1, "rank": 2}], "winners": [1]}
+
+
+def test_result_document_same_games_in_points_mode_are_a_drawn_match() -> None:
+    doc = G.result(spec_example_match({"match": "points", "games": 3}))
+    assert doc is not None and doc["finished"] and doc["scores"] == [10, 10] and doc["winners"] == [0, 1]
+    assert [r["rank"] for r in doc["ranking"]] == [1, 1]
+
+
+def test_t16_points_series_of_three_games() -> None:
+    def series(game_1: str) -> ClashState:
+        s = G.new_game(2, 1, {"match": "points", "games": 3, "first_player": 0})
+        s = last_move(s, game_1, 0, "B7", [2, 2], 9)
+        s = G.apply(s, G.to_act(s)[0], {"type": "choose_first", "seat": 0})
+        s = last_move(s, "B1=b B2=b B3=b / G1=g G2=g G3=g / N17=g G4=g ..", 0, "B7", [2, 2], 9)
+        assert s.games[-1]["tiles"] == [4, 5] and s.games[-1]["points"] == [4, 0] and s.games[-1]["winner"] == 0
+        s = G.apply(s, 1, {"type": "choose_first", "seat": 1})
+        s = last_move(s, "B1=b B2=b B3=b / G1=g G2=g G3=g / .. .. ..", 1, "G4", [2, 0], 9)
+        assert (s.games[-1]["reason"], s.games[-1]["stuck"], s.games[-1]["winner"]) == ("no_placement", 0, 1)
+        return s
+    s = series("B1=b B2=b B3=b / B4=b B5=b G1=g / G2=g G3=g ..")
+    assert s.phase == "match_over" and s.points == [13, 7] and G.outcome(s).winners == [0]
+    s = series("B1=b B2=b G4=g / G5=g G6=g G1=g / G2=g G3=g ..")
+    assert s.points == [10, 10] and G.outcome(s).winners == [0, 1] and G.outcome(s).scores == [10.0, 10.0]
+
+
+def test_d24_best_of_three_ends_after_three_games_even_without_two_wins() -> None:
+    s = G.new_game(2, 1, {"first_player": 0, "max_moves": 20})
+    s = last_move(s, "B1=b G1=g G2=g / .. .. .. / .. .. ..", 0, "B7", [2, 2], 20)  # move limit, 2:2
+    assert s.games[-1]["winner"] is None and G.to_act(s) == [1]  # the seat that moved second chooses
+    s = G.apply(s, 1, {"type": "choose_first", "seat": 0})
+    s = last_move(s, "B1=b B2=b B3=b / B4=b B5=b G1=g / G2=g G3=g ..", 0, "B7", [2, 2], 11)
+    s = G.apply(s, 1, {"type": "choose_first", "seat": 1})
+    s = last_move(s, "G1=g G2=g G3=g / G4=g G5=g B1=b / B2=b B3=b ..", 1, "G7", [2, 2], 11)
+    assert s.phase == "match_over" and s.wins == [1, 1] and G.outcome(s).winners == [0, 1]
+
+
+def test_end_of_game_reveals_hidden_tiles_in_final_zones() -> None:
+    s = secret()
+    assert "N17" in G.secrets(s, 0) and "N17" not in str(G.view(s, 0))  # N09 is one of seat 0's candidates
+    s = finish(s, 1)
+    assert s.games[-1]["final_zones"][1]["hidden"] == ["N09", "N17"] and s.phase == "choose_first"
+    assert not {"N09", "N17", "N08", "N12"} & G.secrets(s, 0)
+    assert s.set_aside == ["N08", "N09", "N12", "N17"]  # secret-draft returns went back to the pool
+
+
+# -- Drafts with a short pool ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("pool", "picks", "blue", "green"), [
+    (["N01", "N02", "N03"], [(0, "N02"), (1, "N01")], ["N02", "N03"], ["N01"]),
+    (["N01", "N02", "N03", "N04"], [(0, "N04"), (1, "N01"), (0, "N02")], ["N02", "N04"], ["N01", "N03"]),
+    (["N01", "N02"], [(0, "N02")], ["N02"], ["N01"]),
+    (["N01"], [], ["N01"], []),
+    ([], [], [], []),
+])
+def test_open_draft_with_fewer_tiles_gives_the_rest_automatically(pool: list[str], picks: list[tuple[int, str]],
+                                                                   blue: list[str], green: list[str]) -> None:
+    s = G.new_game(2, 1, {"draft": True, "first_player": 0})
+    s.pool = list(pool)
+    start_game(s, 0)
+    for seat, tile in picks:
+        assert G.to_act(s) == [seat] and s.phase == "draft"
+        s = G.apply(s, seat, {"type": "pick", "tile": tile})
+    assert s.phase == "play" and G.to_act(s) == [0] and s.neutral == []
+    assert s.open[0][7:] == blue and s.open[1][7:] == green
+
+
+def test_secret_draft_with_a_short_pool_skips_empty_offers_and_keeps_single_ones() -> None:
+    s = G.new_game(2, 1, {"secret_draft": True, "first_player": 0})
+    s.pool = ["N01", "N02", "N03", "N04", "N05"]
+    start_game(s, 0)
+    assert s.draft is not None and s.draft["step"] == 1 and len(s.draft["offer"]) == 4
+    offer = list(s.draft["offer"])
+    s = G.apply(s, 0, {"type": "pick", "tile": offer[0]})
+    s = G.apply(s, 1, {"type": "pick", "tile": offer[1]})  # step 3 offers the last pool tile: kept at once
+    assert s.phase == "play" and G.to_act(s) == [0] and s.draft is None
+    last = ({"N01", "N02", "N03", "N04", "N05"} - set(offer)).pop()
+    assert s.hidden == [[offer[0]], [offer[1], last]] and s.pool == offer[2:]
+    assert G.view(s, 0)["zones"][1]["hidden_slots"] == [{"candidates": offer[1:]}, {"candidates": None}]
+    assert G.view(s, 1)["zones"][0]["hidden_slots"] == [{"candidates": None}] and \
+        G.view(s, 1)["known_in_pool"] == offer[2:]
+    s2 = G.new_game(2, 1, {"secret_draft": True, "first_player": 0})
+    s2.pool = []
+    start_game(s2, 0)
+    assert s2.phase == "play" and s2.hidden == [[], []]
+
+
+def test_secret_draft_pick_must_be_offered() -> None:
+    s = G.new_game(2, 1, {"secret_draft": True})
+    assert code(s, 0, {"type": "pick", "tile": "N01"}) == "tile_not_offered"
+    assert code(s, 1, {"type": "pick", "tile": "N02"}) == "not_your_turn"
+
+
+# -- Knowledge maintenance ---------------------------------------------------------------------------------
+
+
+def test_knowledge_forgets_placed_hidden_tiles_and_public_pool_tiles() -> None:
+    s = secret()
+    s = G.apply(s, 0, place("M0", "start", [1, 1], "blue"))
+    s = G.apply(s, 1, place("N09", "own", [0, 0], "green"))  # slot 0 of Green's hidden zone
+    assert G.view(s, 0)["zones"][1]["hidden_slots"] == [{"candidates": None}] and s.hidden[1] == ["N17"]
+    assert G.view(s, 1)["known_in_pool"] == ["N02", "N03"]
+    s.open[0].append("N16")  # constructed: Blue holds Elections
+    s.pool.remove("N16")
+    s.know[0]["in_pool"].remove("N16")
+    seed = next(k for k in range(1000) if random.Random(k).sample(s.pool, 1) == ["N02"])
+    s.rng = random.Random(seed)
+    s = G.apply(s, 0, place("N16", "own", [2, 2], "blue", {}))
+    assert "N02" in s.open[0] and G.view(s, 1)["known_in_pool"] == ["N03"]
+
+
+def test_log_setup_event_comes_first_in_every_variant() -> None:
+    for options in ({}, {"draft": True}, {"secret_draft": True}, {"random_support": True, "hidden_support": True}):
+        s = G.new_game(2, 1, options)
+        events = [e["event"] for e in G.view(s, 0)["log"]]
+        assert events[0] == "setup" and events.count("setup") == 1, (options, events)

@@ -397,3 +397,297 @@ def test_view_matches_the_spec_shape_and_spectators_see_no_cards() -> None:
                           "popular_min", "collect_five_plus_one", "pending", "automa_placed", "automa_last",
                           "result"]
     assert all("cards" not in h for h in GAME.view(s, None)["hands"])
+
+
+# -- Moves: messages name the card, the column and the category (C7) ---------------------------------
+
+
+def message_of(state: Any, seat: int, move: dict[str, Any]) -> str:
+    with pytest.raises(IllegalMove) as err:
+        GAME.apply(state, seat, move)
+    return err.value.message
+
+
+def test_c7_column_rule_messages_name_card_column_and_category() -> None:
+    assert message_of(t3(), 0, {"type": "place", "card": "W48", "column": "new"}) == \
+        "W48 cannot start a new column: you already collect politics in column 1"
+    s = fw.position(3, hands=[["W12", "W01", "W02", "W07"], [], []], action_cards=False,
+                    tables=[[["W04", "W16", "W17", "W10"], ["W46", "W18"], ["W20"], ["W11"], ["W03"]], [], []])
+    assert message_of(s, 0, {"type": "place", "card": "W12", "column": 4}) == \
+        "W12 cannot go in column 4: it would collect science, which you already collect in column 3"
+    message = message_of(t3(), 0, {"type": "place", "card": "W48", "column": 2})
+    assert all(word in message for word in ("W48", "column 2", "politics", "art", "human_rights"))
+
+
+def test_c7_action_messages_name_card_column_and_category() -> None:
+    message = message_of(t5(), 0, {"type": "play_action", "card": "A2", "column": 0})
+    assert all(word in message for word in ("A2", "column 0", "science", "seat 1"))
+    s = fw.position(3, hands=[["A1", "A3", "A6", "W07"], [], []], tables=[[["W04"], ["W46"]], [], []])
+    message = message_of(s, 0, {"type": "play_action", "card": "A1", "column": 0})
+    assert all(word in message for word in ("A1", "column 0", "culture", "feminism"))
+
+
+# -- Setup table: every player count, with and without action cards ---------------------------------
+
+
+@pytest.mark.parametrize(("players", "action_cards", "seats", "dealt", "piles", "out"), [
+    (2, False, 3, 6, [10, 10, 10], 20), (2, True, 3, 6, [10, 10, 10], 28),
+    (3, False, 3, 9, [10, 10, 10], 17), (3, True, 3, 9, [10, 10, 10], 25),
+    (4, False, 4, 12, [14, 13, 13], 4), (4, True, 4, 12, [14, 13, 13], 12),
+    (5, False, 5, 15, [14, 13, 13], 1), (5, True, 5, 15, [14, 13, 13], 9),
+])
+def test_setup_table_dealt_piles_and_out_of_game(players: int, action_cards: bool, seats: int, dealt: int,
+                                                  piles: list[int], out: int) -> None:
+    s = GAME.new_game(players, 11, {"action_cards": action_cards})
+    assert s.seats == seats and GAME.seat_count(s) == seats
+    assert sum(len(h) for h in s.hands) == dealt and all(len(h) == 3 for h in s.hands[:dealt // 3])
+    assert [len(p) for p in s.piles] == piles and len(s.out_of_game) == out
+    assert s.automa == (2 if players == 2 else None) and (s.automa_placed == []) == (players == 2)
+    assert (s.phase, s.current, s.turn, s.tables, s.discard, s.overrides) == ("draw", 0, 1, [[]] * seats, [], {})
+    assert (s.popular_min, s.collect_five_plus_one, s.pending) == (False, None, None)
+
+
+# -- Flow: A4/A5 resolution queue --------------------------------------------------------------------
+
+
+def test_t8_a_seat_with_nothing_to_remove_is_skipped_and_the_turn_ends() -> None:
+    s = t8()
+    s.tables[0] = []
+    s.out_of_game += ["W11", "W44", "W45"]
+    s.piles[1] = ["W36"]  # the game goes on after the automa's turn
+    s.out_of_game.remove("W36")
+    s = GAME.apply(s, 1, {"type": "play_action", "card": "A4"})
+    s = GAME.apply(s, 1, {"type": "remove_column", "column": 0})
+    assert s.tables == [[], [["W04"]], [["W05", "W35"], ["W43"]]]  # automa removed [W15], then took its turn
+    assert s.discard == ["A4", "W46", "W15"] and (s.current, s.phase, s.pending) == (0, "draw", None)
+
+
+# -- Moves: validation step 1 and the validation order ------------------------------------------------
+
+
+@pytest.mark.parametrize("move", [
+    "draw", ["draw"], {"type": "fly"}, {"pile": 0}, {"type": "draw"}, {"type": "draw", "pile": 0, "x": 1},
+    {"type": "draw", "pile": "0"}, {"type": "draw", "pile": True}, {"type": "draw", "pile": 1.0},
+    {"type": "draw", "pile": 3}, {"type": "draw", "pile": -1},
+    {"type": "place", "card": "W99", "column": 0}, {"type": "place", "card": "W05", "column": -1},
+    {"type": "place", "card": "W05", "column": "left"}, {"type": "place", "card": "W05", "column": 1.0},
+    {"type": "place", "card": "W05"}, {"type": "place", "card": 5, "column": 0},
+    {"type": "play_action", "card": "A1", "column": -1}, {"type": "play_action", "card": "A1", "column": "0"},
+    {"type": "play_action", "card": "A9"}, {"type": "play_action"},
+    {"type": "discard", "card": "A1", "column": 0}, {"type": "discard", "card": "Z1"},
+    {"type": "remove_column", "column": -1}, {"type": "remove_column", "column": "0"},
+    {"type": "remove_cards", "cards": "W05"}, {"type": "remove_cards", "cards": ["W05", 7]},
+    {"type": "remove_cards", "cards": ["W05", "W05"]}, {"type": "remove_cards", "cards": ["W05", "W100"]},
+    {"type": "rearrange", "columns": []}, {"type": "rearrange", "columns": [[]]},
+    {"type": "rearrange", "columns": [["W04"], "W17"]}, {"type": "rearrange", "columns": [["W04"], ["W04"]]},
+    {"type": "rearrange", "columns": [["W04", "X"]]},
+])
+def test_validation_step_1_malformed_moves(move: Any) -> None:
+    """Malformed regardless of state (C3): checked before game_over, turn and phase."""
+    for state, seat in ((t3(), 0), (t3(), 2), (fw.position(3, phase="game_over", piles=[[], [], []]), 0)):
+        assert code_of(state, seat, move) == "malformed_move"
+
+
+def test_validation_order_game_over_then_turn_then_phase() -> None:
+    over = fw.position(3, phase="game_over", piles=[[], [], []])
+    assert code_of(over, 1, {"type": "draw", "pile": 0}) == "game_over"
+    s = identity_setup(3)
+    assert code_of(s, 1, {"type": "place", "card": "W02", "column": "new"}) == "not_your_turn"
+    assert code_of(s, 0, {"type": "remove_column", "column": 0}) == "wrong_phase"
+
+
+def test_validation_order_of_the_specific_codes() -> None:
+    s = t3()  # H[0] = W05 W48 W15 W03, 4 columns
+    assert code_of(s, 0, {"type": "place", "card": "A1", "column": 9}) == "not_a_woman_card"
+    assert code_of(s, 0, {"type": "play_action", "card": "W40", "column": 9}) == "not_an_action_card"
+    assert code_of(s, 0, {"type": "discard", "card": "W40"}) == "not_an_action_card"
+    assert code_of(s, 0, {"type": "place", "card": "W43", "column": 9}) == "card_not_in_hand"
+    assert code_of(s, 0, {"type": "place", "card": "W48", "column": 9}) == "no_such_column"
+    a = fw.position(3, hands=[["A1", "A2", "W01", "W02"], [], []], tables=[[["W04"]], [], []])
+    assert code_of(a, 0, {"type": "play_action", "card": "A5"}) == "card_not_in_hand"
+    assert code_of(a, 0, {"type": "play_action", "card": "A1", "column": 9}) == "no_such_column"
+    assert code_of(a, 0, {"type": "play_action", "card": "A2", "column": 0}) == "column_not_defined"
+
+
+# -- Parameterised moves and legal_moves: the spec's order -------------------------------------------
+
+
+def test_legal_moves_draw_lists_non_empty_piles_ascending() -> None:
+    s = fw.position(3, phase="draw", piles=[["W10"], [], ["W12"]], hands=[["W01", "W02", "W03"], [], []])
+    assert GAME.legal_moves(s, 0) == [{"type": "draw", "pile": 0}, {"type": "draw", "pile": 2}]
+    assert GAME.legal_moves(s, 1) == []
+
+
+def test_legal_moves_play_lists_cards_ascending_then_columns_then_new() -> None:
+    def place(card: str, column: int | str) -> dict[str, Any]:
+        return {"type": "place", "card": card, "column": column}
+    assert GAME.legal_moves(t3(), 0) == [place("W03", 1), place("W03", 3), place("W03", "new"), place("W05", 2),
+                                         place("W05", "new"), place("W15", 3), place("W15", "new"), place("W48", 1)]
+
+
+def test_legal_moves_play_lists_actions_after_places() -> None:
+    s = fw.position(3, hands=[["W07", "A6", "A3", "A1"], [], []], tables=[[["W04"], ["W46"]], [], []])
+    assert GAME.legal_moves(s, 0) == [
+        {"type": "place", "card": "W07", "column": 0}, {"type": "place", "card": "W07", "column": "new"},
+        {"type": "play_action", "card": "A1", "column": 1}, {"type": "play_action", "card": "A3", "column": 1},
+        {"type": "play_action", "card": "A6"}]
+
+
+def test_legal_moves_removals_list_columns_and_sorted_pairs() -> None:
+    s = GAME.apply(t8(), 1, {"type": "play_action", "card": "A4"})
+    assert GAME.legal_moves(s, 1) == [{"type": "remove_column", "column": 0}, {"type": "remove_column", "column": 1}]
+    assert GAME.legal_moves(s, 0) == []
+    s = GAME.apply(t9(), 0, {"type": "play_action", "card": "A5"})
+    assert [m["cards"] for m in GAME.legal_moves(s, 0)] == [
+        ["W05", "W11"], ["W05", "W12"], ["W05", "W20"], ["W11", "W12"], ["W11", "W20"], ["W12", "W20"]]
+
+
+def test_d12_discard_is_the_only_move_when_nothing_can_be_played() -> None:
+    s = fw.position(3, hands=[["A3", "A1", "A2"], [], []], tables=[[["W04"]], [], []])
+    assert GAME.legal_moves(s, 0) == [{"type": "discard", "card": c} for c in ("A1", "A2", "A3")]
+    s = GAME.apply(s, 0, {"type": "discard", "card": "A2"})
+    assert s.discard == ["A2"] and s.hands[0] == ["A3", "A1"] and s.tables[0] == [["W04"]]
+    assert (s.current, s.phase, s.overrides) == (1, "draw", {})
+
+
+# -- E3 action cards played for real ----------------------------------------------------------------
+
+
+def test_t5_any_min_played_later_replaces_solo_max_and_survives_its_column_removal() -> None:
+    s = GAME.apply(t5(), 0, {"type": "play_action", "card": "A2", "column": 1})
+    tables = [s.tables[0], s.tables[1], s.tables[2]]
+    s = fw.position(3, current=1, hands=[[], ["W44", "W01", "W02", "W03"], []], tables=tables, overrides=s.overrides)
+    assert {"type": "place", "card": "W44", "column": "new"} in GAME.legal_moves(s, 1)
+    s = GAME.apply(s, 1, {"type": "place", "card": "W44", "column": "new"})
+    assert s.tables[1] == [["W13"], ["W46"], ["W44"]]
+    s = fw.position(3, current=1, hands=[[], ["A1", "W01", "W02", "W03"], []], tables=s.tables, overrides=s.overrides)
+    s = GAME.apply(s, 1, {"type": "play_action", "card": "A1", "column": 2})
+    assert s.overrides == {"art": {"value": 1, "card": "A1", "seat": 1}} and s.tables[1][2] == ["W44", "A1"]
+    s = fw.position(3, current=2, hands=[[], [], ["A4", "W01", "W02", "W03"]], tables=s.tables, overrides=s.overrides)
+    s = GAME.apply(s, 2, {"type": "play_action", "card": "A4"})
+    s = GAME.apply(s, 2, {"type": "remove_column", "column": 0})  # her only column: W05
+    s = GAME.apply(s, 0, {"type": "remove_column", "column": 0})  # W11 W12
+    s = GAME.apply(s, 1, {"type": "remove_column", "column": 2})  # W44 A1
+    assert "A1" in s.discard and s.overrides == {"art": {"value": 1, "card": "A1", "seat": 1}}
+
+
+def test_e3_popular_min_and_collect_five_are_recorded_when_played() -> None:
+    s = fw.position(3, hands=[["A6", "A7", "W01", "W02"], [], []], tables=[[["W04"]], [], []])
+    a6 = GAME.apply(s, 0, {"type": "play_action", "card": "A6"})
+    assert a6.popular_min is True and a6.discard == ["A6"] and (a6.current, a6.phase) == (1, "draw")
+    a7 = GAME.apply(s, 0, {"type": "play_action", "card": "A7"})
+    assert a7.collect_five_plus_one == 0 and a7.discard == ["A7"] and not a7.popular_min
+
+
+def test_e3_column_actions_stay_in_the_column_and_lock_it() -> None:
+    s = fw.position(2, hands=[["A2", "W55", "W01", "W02"], [], []],
+                    tables=[[["W47"], ["W50"]], [["W46"]], [["W11", "W12"]]])
+    s = GAME.apply(s, 0, {"type": "play_action", "card": "A2", "column": 1})
+    assert s.tables[0] == [["W47"], ["W50", "A2"]] and fw.locked(s.tables[0][1]) and "A2" not in s.discard
+    s = fw.position(2, hands=[["W55", "W01", "W02", "W03"], [], []], overrides=s.overrides,
+                    tables=[s.tables[0], [["W46"]], [["W11", "W12"]]])
+    s = GAME.apply(s, 0, {"type": "place", "card": "W55", "column": 1})  # A2 is ignored by the column rule
+    assert s.tables[0] == [["W47"], ["W50", "A2", "W55"]]
+
+
+def test_t9_removing_cards_can_leave_a_column_undefined() -> None:
+    s = GAME.apply(GAME.apply(t9(), 0, {"type": "play_action", "card": "A5"}), 0,
+                   {"type": "remove_cards", "cards": ["W05", "W12"]})
+    assert s.tables[0] == [["W11", "A1"], ["W20"]] and s.discard == ["A5", "W05", "W12"]
+    assert GAME.view(s, None)["tables"][0][1] == {"cards": ["W20"], "common": ["art", "human_rights"],
+                                                  "category": None}
+
+
+# -- End and scoring: the result document ------------------------------------------------------------
+
+
+def test_t2_result_document_is_the_spec_example() -> None:
+    s = fw.position(3, phase="game_over", action_cards=False, piles=[[], [], []], tables=[
+        [["W04", "W16", "W17", "W10"], ["W46", "W18"], ["W20"], ["W11"]],
+        [["W48", "W49", "W03", "W27"], ["W43", "W44"], ["W51"]],
+        [["W23", "W26", "W29"], ["W06", "W40"], ["W19"]],
+    ])
+
+    def row(column: int, category: str | None, women: int, value: int) -> dict[str, Any]:
+        return {"column": column, "category": category, "women": women, "value": value, "doubled": False,
+                "bonus": 0, "points": women * value}
+    assert GAME.result(s) == {
+        "scores": [17, 13, 9],
+        "category_columns": {"art": 1, "culture": 0, "feminism": 3, "human_rights": 0, "politics": 2, "science": 1},
+        "category_values": {"art": 1, "culture": 0, "feminism": 3, "human_rights": 0, "politics": 2, "science": 1},
+        "double_count": None,
+        "breakdown": [
+            [row(0, "feminism", 4, 3), row(1, "politics", 2, 2), row(2, None, 1, 0), row(3, "science", 1, 1)],
+            [row(0, "politics", 4, 2), row(1, "art", 2, 1), row(2, "feminism", 1, 3)],
+            [row(0, "feminism", 3, 3), row(1, None, 2, 0), row(2, None, 1, 0)],
+        ],
+        "ranking": [{"seat": 0, "score": 17, "rank": 1}, {"seat": 1, "score": 13, "rank": 2},
+                    {"seat": 2, "score": 9, "rank": 3}],
+        "winners": [0],
+    }
+    assert GAME.outcome(s).scores == [17.0, 13.0, 9.0] and GAME.outcome(s).winners == [0]
+
+
+def test_t11_breakdown_shows_doubling_and_bonus() -> None:
+    tables = [[["W43", "W44"], ["W42"], ["W51"], ["W05", "W53"], ["W46"], ["W01", "W04"]],
+              [["W11", "W12", "A3"], ["W54"]], [["W45"]]]
+    result = GAME.result(fw.position(3, phase="game_over", piles=[[], [], []], tables=tables,
+                                     collect_five_plus_one=0))
+    assert result is not None and result["double_count"] == 2
+    assert result["breakdown"][0][0] == {"column": 0, "category": "art", "women": 2, "value": 2, "doubled": True,
+                                         "bonus": 2, "points": 10}
+    assert result["breakdown"][0][5] == {"column": 5, "category": None, "women": 2, "value": 0, "doubled": False,
+                                         "bonus": 0, "points": 0}
+
+
+# -- Hidden information ------------------------------------------------------------------------------
+
+
+def test_t4_view_of_seat_1_is_the_spec_example() -> None:
+    s = GAME.apply(identity_setup(3), 0, {"type": "draw", "pile": 1})
+    assert GAME.view(s, 1) == {
+        "game": "fierce-women", "viewer": 1, "players": 3, "seats": 3, "automa_seat": None,
+        "options": {"action_cards": False},
+        "phase": "play", "current": 0, "to_act": [0], "turn": 1,
+        "piles": [{"size": 10, "top": "W10"}, {"size": 9, "top": "W21"}, {"size": 10, "top": "W30"}],
+        "out_of_game_count": 17,
+        "hands": [{"size": 4, "known": ["W20"]},
+                  {"size": 3, "known": [], "cards": ["W02", "W05", "W08"]},
+                  {"size": 3, "known": []}],
+        "tables": [[], [], []], "discard": [], "overrides": {}, "popular_min": False,
+        "collect_five_plus_one": None, "pending": None, "automa_placed": None, "automa_last": None,
+        "result": None,
+    }
+    assert GAME.secrets(s, 1) >= {"W01", "W04", "W07", "W11", "W40"} and not GAME.secrets(s, 1) & {"W20", "W02"}
+
+
+def test_c1_c4_automa_hand_and_current_at_game_over() -> None:
+    s = GAME.new_game(2, 5, {"action_cards": True})
+    rng = random.Random(5)
+    while not GAME.is_over(s):
+        seat = GAME.to_act(s)[0]
+        assert seat != 2 and GAME.view(s, seat)["hands"][2] == {"size": 0, "known": []}
+        last = seat
+        s = GAME.apply(s, seat, rng.choice(GAME.legal_moves(s, seat)))
+    assert s.current == last == 1 and s.turn == 30 and s.automa_last is not None and s.automa_last["turn"] == 30
+    view = GAME.view(s, None)
+    assert view["hands"][2] == {"size": 0, "known": []} and all("cards" in h for h in view["hands"][:2])
+
+
+def test_determinize_resamples_only_what_the_seat_cannot_see() -> None:
+    s = GAME.new_game(4, 2, {"action_cards": True})
+    rng = random.Random(2)
+    for _ in range(14):
+        seat = GAME.to_act(s)[0]
+        s = GAME.apply(s, seat, rng.choice(GAME.legal_moves(s, seat)))
+    variants = set()
+    for k in range(10):
+        d = GAME.determinize(s, 1, random.Random(k))
+        assert GAME.view(d, 1) == GAME.view(s, 1) and d.hands[1] == s.hands[1]
+        assert [p[0] for p in d.piles] == [p[0] for p in s.piles] and [len(p) for p in d.piles] == \
+            [len(p) for p in s.piles]
+        assert all(h[len(h) - len(k):] == k for h, k in zip(d.hands, s.known, strict=True))
+        everything = sorted(c for zone in (*d.hands, *d.piles, d.out_of_game) for c in zone)
+        assert everything == sorted(c for zone in (*s.hands, *s.piles, s.out_of_game) for c in zone)
+        variants.add((tuple(map(tuple, d.hands)), tuple(map(tuple, d.piles))))
+    assert len(variants) > 1

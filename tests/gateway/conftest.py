@@ -5,6 +5,7 @@ Every JSON response a test receives through :class:`Api` is validated against th
 
 from __future__ import annotations
 
+import contextlib
 import re
 import subprocess
 import tempfile
@@ -77,8 +78,9 @@ class Api:
         return self.call("POST", path, token, **kw)
 
 
-@pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
+@contextlib.contextmanager
+def redis_server() -> Iterator[str]:
+    """A real redis-server on a free port, gone afterwards; yields its URL."""
     port = free_port()
     with tempfile.TemporaryDirectory() as data:
         proc = subprocess.Popen([redis_server_binary(), "--port", str(port), "--bind", "127.0.0.1", "--dir", data,
@@ -90,9 +92,24 @@ def redis_url() -> Iterator[str]:
                 break
             except redis.ConnectionError:
                 time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
-        proc.terminate()
-        proc.wait(10)
+        try:
+            yield f"redis://127.0.0.1:{port}/0"
+        finally:
+            proc.terminate()
+            proc.wait(10)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    with redis_server() as url:
+        yield url
+
+
+@pytest.fixture()
+def own_redis_url() -> Iterator[str]:
+    """A Redis of the test's own, for tests whose workers must see no other test's bot jobs or deadlines."""
+    with redis_server() as url:
+        yield url
 
 
 @dataclass

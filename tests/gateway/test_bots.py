@@ -11,7 +11,6 @@ import threading
 import time
 from collections.abc import Iterator
 
-import orjson
 import pytest
 import redis
 
@@ -19,7 +18,7 @@ from services.bots.worker import GROUP, Worker
 from services.gateway.bots_seam import BOT_JOBS_STREAM
 from services.rules.games import GAMES
 
-from .conftest import Api, RulesProcess
+from .conftest import Api, RulesProcess, start_gateway
 
 GAME = "clash" if "clash" in GAMES else next(iter(GAMES))
 
@@ -67,7 +66,10 @@ def test_a_human_plays_a_whole_game_against_a_bot(api: Api, worker: Worker) -> N
     assert worker.metrics.jobs.labels("played")._value.get() > 0
 
 
-def test_a_job_of_a_worker_killed_mid_think_is_reclaimed(api: Api, redis_url: str, rules: RulesProcess) -> None:
+def test_a_job_of_a_worker_killed_mid_think_is_reclaimed(own_redis_url: str, rules: RulesProcess) -> None:
+    redis_url = own_redis_url  # no other test's bot jobs: the doomed worker's first job is ours
+    gateway = start_gateway(redis_url, rules.port)
+    api = Api(gateway.url)
     env = {**os.environ, "REDIS_URL": redis_url, "MEEPLE_RULES_ADDR": f"127.0.0.1:{rules.port}"}
     doomed = subprocess.Popen([sys.executable, "-m", "services.bots.worker", "--metrics-port", "0",
                                "--name", "doomed", "--claim-idle-ms", "600000"], env=env)
@@ -77,34 +79,36 @@ def test_a_job_of_a_worker_killed_mid_think_is_reclaimed(api: Api, redis_url: st
         created = api.post("/v1/matches", json={"game": GAME, "players": 2, "seats": seats})
         assert created.status_code == 201, created.text
         match_id = created.json()["id"]
-        api.post(f"/v1/matches/{match_id}/join", json={})
-        # The doomed worker takes our match's job and starts thinking (hard bots think for seconds). The
-        # session's Redis is shared with other tests, so look for this match's job among the doomed one's.
+        joined = api.post(f"/v1/matches/{match_id}/join", json={}).json()
+        if joined["to_act"] == [1]:  # the human starts (who starts is the seed's): play once to give the bot a turn
+            move = api.get(f"/v1/matches/{match_id}/legal-moves", joined["token"]).json()["moves"][0]
+            api.post(f"/v1/matches/{match_id}/moves", joined["token"],
+                     json={"move": move, "version": joined["version"]})
+        before = api.get(f"/v1/matches/{match_id}").json()
+        assert before["to_act"] == [0]
+        # The doomed worker takes the job and starts thinking (hard bots think for seconds).
 
-        def doomed_holds_our_job() -> bool:
+        def doomed_holds_the_job() -> bool:
             try:
-                held = client.xpending_range(BOT_JOBS_STREAM, GROUP, "-", "+", 100, consumername="doomed")
+                return bool(client.xpending_range(BOT_JOBS_STREAM, GROUP, "-", "+", 10, consumername="doomed"))
             except redis.ResponseError:  # the worker has not created the group yet
                 return False
-            for entry in held:
-                for _, fields in client.xrange(BOT_JOBS_STREAM, entry["message_id"], entry["message_id"]):
-                    if orjson.loads(fields[b"job"])["match_id"] == match_id:
-                        return True
-            return False
 
-        wait_for(doomed_holds_our_job, 90)
+        wait_for(doomed_holds_the_job, 60)
         doomed.send_signal(signal.SIGKILL)
         doomed.wait(10)
         rescuer = Worker(redis_url, f"127.0.0.1:{rules.port}", name="rescuer", claim_idle_ms=200)
         time.sleep(0.3)
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and api.get(f"/v1/matches/{match_id}").json()["version"] < 2:
+        while time.monotonic() < deadline and api.get(f"/v1/matches/{match_id}").json()["version"] == before["version"]:
             rescuer.run_once(block_ms=200)
-        assert api.get(f"/v1/matches/{match_id}").json()["version"] >= 2  # the bot's move landed
+        log = api.get(f"/v1/matches/{match_id}/replay").json()["log"]
+        assert [e["seat"] for e in log if e["kind"] == "move"][-1] == 0  # the bot's move landed
         assert rescuer.metrics.claimed._value.get() >= 1
     finally:
         if doomed.poll() is None:
             doomed.kill()
+        gateway.stop()
 
 
 def test_hint_suggests_a_legal_move_for_the_callers_own_seat(api: Api) -> None:

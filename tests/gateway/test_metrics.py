@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -141,19 +142,28 @@ def test_the_move_path_is_measured(api: Api) -> None:
 
 
 def test_match_counters_follow_every_status_change(api: Api) -> None:
+    game = "clash" if "clash" in GAMES else ANY
+    options = {"match": "single", "max_moves": 20} if game == "clash" else {}
+
     def counts() -> dict[str, float]:
         samples = promtext.parse(api.session.get(f"{api.base}/metrics").text)
-        return {name: promtext.value(samples, f"meeple_matches_{name}", {"game": ANY})
-                for name in ("created_total", "active", "abandoned_total")}
+        return {name: promtext.value(samples, f"meeple_matches_{name}", {"game": game})
+                for name in ("created_total", "active", "finished_total")}
 
     start = counts()
-    created = api.post("/v1/matches", json={"game": ANY, "players": 2, "join": True}).json()
+    created = api.post("/v1/matches", json={"game": game, "players": 2, "join": True, "options": options}).json()
     assert counts() == {**start, "created_total": start["created_total"] + 1}  # waiting is not active
-    api.post(f"/v1/matches/{created['id']}/join", json={})
+    tokens = [created["token"], api.post(f"/v1/matches/{created['id']}/join", json={}).json()["token"]]
     assert counts()["active"] == start["active"] + 1
-    assert api.post(f"/v1/matches/{created['id']}/leave", created["token"], json={}).status_code == 200
+    status = api.get(f"/v1/matches/{created['id']}").json()
+    rng = random.Random(5)
+    while status["status"] == "active":
+        seat = rng.choice(status["to_act"])
+        moves = api.get(f"/v1/matches/{created['id']}/legal-moves", tokens[seat]).json()["moves"]
+        status = api.post(f"/v1/matches/{created['id']}/moves", tokens[seat],
+                          json={"move": rng.choice(moves), "version": status["version"]}).json()
     assert counts() == {"created_total": start["created_total"] + 1, "active": start["active"],
-                        "abandoned_total": start["abandoned_total"] + 1}
+                        "finished_total": start["finished_total"] + 1}
 
 
 def test_bot_queue_depth_counts_jobs_no_worker_has_taken(redis_url: str, rules: RulesProcess) -> None:

@@ -174,3 +174,16 @@ def test_generated_grpc_code_is_not_stale() -> None:
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_proto.py"), "--check"],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.skipif("sideboards" not in GAMES, reason="needs a game with a structured option")
+def test_structured_options_travel_as_json_and_bad_ones_are_invalid_argument(rules: Any) -> None:
+    stub, _, _ = rules
+    reply = stub.NewGame(rules_pb2.NewGameRequest(game="sideboards", players=1, seed=3, view_seats=[0],
+                                                  options_json='{"goals": [2, 9, 19]}'))
+    assert orjson.loads(reply.views[0].view_json)["goals"] == {"colour": 2, "handle": 9, "row": 19}
+    with pytest.raises(grpc.RpcError) as err:
+        stub.NewGame(rules_pb2.NewGameRequest(game="sideboards", players=2, seed=3,
+                                              options_json='{"goals": [9, 9, 19]}'))
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT and error_code(err.value) == "invalid_options"
+    assert "9 is not a colour goal" in err.value.details()

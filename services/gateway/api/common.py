@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from flask import request
@@ -69,8 +70,12 @@ def _found(match_id: str, match: Match | None) -> Match:
     return match
 
 
-def caller_seat(match: Match, required: bool) -> int | None:
-    """The seat whose token the caller presents; 401 without a token when one is required, 403 if wrong."""
+def caller_seat(match: Match, required: bool, connected_for: float = 0.0) -> int | None:
+    """The seat whose token the caller presents; 401 without a token when one is required, 403 if wrong.
+
+    An authenticated request marks the seat connected for the presence window (plus ``connected_for``
+    seconds: a long-poll or stream holds the connection that long).
+    """
     token = bearer_token()
     if token is None:
         if required:
@@ -79,6 +84,8 @@ def caller_seat(match: Match, required: bool) -> int | None:
     seat = match.seat_of(token)
     if seat is None:
         raise ApiError(403, "wrong_token", "that token does not hold a seat in this match")
+    gw = gateway()
+    gw.store.touch(match, seat, time.time() + gw.config.presence_s + connected_for)
     return seat
 
 

@@ -15,6 +15,7 @@ from ..store import Match
 from .common import caller_seat, limited_load, load_match, rate_limit
 
 bp = Blueprint("events", __name__)
+HEARTBEAT_S = 15
 
 
 def _int_arg(name: str, default: int, low: int, high: int) -> int:
@@ -38,6 +39,8 @@ def events_since(match: Match, seat: int | None, after: int) -> dict[str, Any]:
     for entry in gw.store.log(match.id, after + 1, match.version):
         item = {"version": entry["version"], "kind": entry["kind"], "seat": entry.get("seat"),
                 "to_act": entry["to_act"]}
+        if "by" in entry:
+            item["by"] = entry["by"]
         if entry["kind"] == "move" and (over or entry.get("seat") == seat):
             item["move"] = entry["move"]
         items.append(item)
@@ -50,9 +53,9 @@ def events_since(match: Match, seat: int | None, after: int) -> dict[str, Any]:
 def long_poll(match_id: str) -> Response:
     gw = gateway()
     match, _ = limited_load(match_id)
-    seat = caller_seat(match, required=False)
     after = _int_arg("after", match.version, 0, 2**31)
     wait = _int_arg("wait", 0, 0, gw.config.long_poll_max_s)
+    seat = caller_seat(match, required=False, connected_for=wait)
     if match.version <= after and wait:
         with gw.metrics.events_waiting.track_inprogress():
             gw.store.wait_for_version(match_id, after, wait)
@@ -78,15 +81,17 @@ def stream(match_id: str) -> Response:
             current = gw.store.load(match_id)
             if current is None:
                 return
+            if seat is not None:  # holding the stream keeps the seat connected
+                gw.store.touch(current, seat, time.time() + gw.config.presence_s + HEARTBEAT_S)
             if current.version > after:
                 doc = events_since(current, seat, after)
                 after = current.version
                 yield f"id: {after}\nevent: update\ndata: {orjson.dumps(doc).decode()}\n\n"
-                if current.meta["status"] in ("finished", "abandoned"):
+                if current.meta["status"] == "finished":
                     return
             else:
                 with gw.metrics.events_waiting.track_inprogress():
-                    gw.store.wait_for_version(match_id, after, 15)
+                    gw.store.wait_for_version(match_id, after, HEARTBEAT_S)
                 yield ": heartbeat\n\n"
 
     return Response(stream_with_context(generate()), mimetype="text/event-stream",

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import time
 from typing import Any
 
 import orjson
 from flask import Blueprint, Response, jsonify, request
 
+from .. import clocks, control
 from ..context import gateway
 from ..errors import ApiError
-from ..moves import MAX_REBASES, apply_move, notify_bots
-from ..store import Match, StaleVersion, hash_token, new_token
+from ..moves import MAX_REBASES, apply_move, commit, notify_bots
+from ..store import Match, StaleVersion, hash_token, new_match_id, new_token
 from .common import caller_seat, json_body, limited_load, load_match, rate_limit
 
 bp = Blueprint("matches", __name__)
@@ -25,16 +27,24 @@ BOT_LEVELS = ("easy", "normal", "hard")
 
 
 
-def seats_public(match: Match) -> list[dict[str, Any]]:
+def seats_public(match: Match, now: float) -> list[dict[str, Any]]:
     return [{"seat": i, "kind": s["kind"], "level": s.get("level"), "taken": bool(s.get("token_hash"))
-             or s["kind"] == "bot"} for i, s in enumerate(match.meta["seats"])]
+             or s["kind"] == "bot" or bool(s.get("left")), "control": "bot" if control.bot_plays(s) else "human",
+             "connected": s["kind"] == "human" and match.presence.get(i, 0.0) >= now,
+             "forfeited": bool(s.get("forfeited")), "left": bool(s.get("left"))}
+            for i, s in enumerate(match.meta["seats"])]
 
 
 def status_doc(match: Match, seat: int | None, view: Any) -> dict[str, Any]:
     meta = match.meta
+    now = time.time()
+    clock = meta.get("clock")
     return {"id": match.id, "game": meta["game"], "players": meta["players"], "options": meta["options"],
-            "status": meta["status"], "version": match.version, "seats": seats_public(match),
-            "to_act": meta["to_act"], "you": seat, "view": view, "result": meta.get("result")}
+            "status": meta["status"], "version": match.version, "seats": seats_public(match, now),
+            "to_act": meta["to_act"], "you": seat, "view": view, "result": meta.get("result"),
+            "outcome": meta.get("outcome"), "clock": clocks.public(clock, now) if clock else None,
+            "takeover_level": meta.get("takeover_level", control.DEFAULT_TAKEOVER_LEVEL),
+            "rematch": meta.get("rematch")}
 
 
 def parse_seats(raw: Any, players: int) -> list[dict[str, Any]]:
@@ -61,63 +71,81 @@ def parse_seats(raw: Any, players: int) -> list[dict[str, Any]]:
 
 
 def all_seated(seats: list[dict[str, Any]]) -> bool:
-    return all(s["kind"] == "bot" or s.get("token_hash") for s in seats)
+    return all(s["kind"] == "bot" or s.get("token_hash") or s.get("left") for s in seats)
+
+
+def count_fill(match: Match) -> None:
+    """Seat-fill metrics, once per match, when it starts: who ended up in the seats."""
+    if match.meta["status"] == "active":
+        for info in match.meta["seats"]:
+            gateway().metrics.seats_filled.labels("bot" if control.bot_plays(info) else "human").inc()
 
 
 @bp.post("/v1/matches")
 def create_match() -> tuple[Response, int]:
     rate_limit()
-    body = json_body({"game": str, "players": int, "options": dict, "seed": int, "seats": list, "join": bool},
-                     required=("game", "players"))
+    body = json_body({"game": str, "players": int, "options": dict, "seed": int, "seats": list, "join": bool,
+                      "clock": dict, "takeover_level": str}, required=("game", "players"))
     if not 0 <= body.get("seed", 0) < 2**63:
         raise ApiError(400, "wrong_type", "seed must be an integer from 0 to 2^63-1")
     if not 1 <= body["players"] <= 16:
         raise ApiError(400, "invalid_options", "players out of range")
     seats = parse_seats(body.get("seats"), body["players"])
+    clock = clocks.parse(body.get("clock"))
+    takeover = body.get("takeover_level", control.DEFAULT_TAKEOVER_LEVEL)
+    if takeover not in BOT_LEVELS:
+        raise ApiError(400, "bad_seats", f"takeover_level must be one of {', '.join(BOT_LEVELS)}")
     token = None
     if body.get("join"):
         if seats[0]["kind"] != "human":
             raise ApiError(400, "bad_seats", "join needs seat 0 to be a human seat")
         token = new_token()
         seats[0]["token_hash"] = hash_token(token)
-    match = create(body["game"], body["players"], body.get("options", {}), body.get("seed"), seats)
+    match = create(body["game"], body["players"], body.get("options", {}), body.get("seed"), seats, clock, takeover)
     doc = status_doc(match, 0 if token else None, None)
     if token:
         doc["token"] = token
     return jsonify(doc), 201
 
 
-def create(game_id: str, players: int, options: dict[str, Any], seed: int | None,
-           seats: list[dict[str, Any]]) -> Match:
-    """A new match in the store (the rules service sets it up); shared by create and matchmaking."""
+def create(game_id: str, players: int, options: dict[str, Any], seed: int | None, seats: list[dict[str, Any]],
+           clock: dict[str, Any] | None = None, takeover_level: str = control.DEFAULT_TAKEOVER_LEVEL) -> Match:
+    """A new match in the store (the rules service sets it up); shared by create, matchmaking and rematch."""
     gw = gateway()
     seed = secrets.randbits(63) if seed is None else seed
     game = gw.rules.new_game(game_id, players, seed, options)
-    meta = {"game": game_id, "players": players, "options": options, "seed": seed,
-            "seats": seats, "seat_count": game.seats, "to_act": game.to_act,
-            "status": "active" if all_seated(seats) else "waiting", "result": None}
-    match = gw.store.create(meta, game.state)
-    notify_bots(gateway().store, match)
+    meta: dict[str, Any] = {"game": game_id, "players": players, "options": options, "seed": seed,
+            "seats": seats, "seat_count": game.seats, "sides": game.sides, "to_act": game.to_act,
+            "status": "active" if all_seated(seats) else "waiting", "result": None, "outcome": None,
+            "clock": clocks.initial(clock or clocks.parse(None), game.seats), "takeover_level": takeover_level}
+    match_id = new_match_id()
+    if meta["status"] == "active":  # everyone is seated already: the clocks of the seats to act start now
+        meta["clock"] = clocks.advance(meta["clock"], timed=control.timed(meta), to_act=meta["to_act"], mover=None,
+                                       version=0, now=time.time())
+        for seat, due in clocks.started(meta["clock"], 0):
+            gw.store.schedule(match_id, seat, 0, due)
+    match = gw.store.create(match_id, meta, game.state)
+    count_fill(match)
+    notify_bots(gw.store, match)
     return match
 
 
-@bp.post("/v1/matches/<match_id>/join")
-def join(match_id: str) -> tuple[Response, int]:
-    rate_limit()
-    body = json_body({"seat": int})
+def take_seat(match_id: str, wanted: int | None) -> tuple[Match, int, str]:
+    """Join: a free human seat (``wanted`` or the first) gets a new token; returns the match, seat and token."""
     gw = gateway()
     for _ in range(MAX_REBASES):
         match = load_match(match_id)
-        if match.meta["status"] not in ("waiting", "active"):
-            raise ApiError(409, "match_closed", f"the match is {match.meta['status']}")
+        if match.meta["status"] == "finished":
+            raise ApiError(409, "match_closed", "the match is over")
         seats = [dict(s) for s in match.meta["seats"]]
-        free = [i for i, s in enumerate(seats) if s["kind"] == "human" and not s.get("token_hash")]
-        if "seat" in body:
-            if not 0 <= body["seat"] < len(seats):
-                raise ApiError(400, "no_such_seat", f"seat {body['seat']} does not exist")
-            if body["seat"] not in free:
-                raise ApiError(409, "seat_taken", f"seat {body['seat']} is not free")
-            seat = body["seat"]
+        free = [i for i, s in enumerate(seats) if s["kind"] == "human" and not s.get("token_hash")
+                and not s.get("left")]
+        if wanted is not None:
+            if not 0 <= wanted < len(seats):
+                raise ApiError(400, "no_such_seat", f"seat {wanted} does not exist")
+            if wanted not in free:
+                raise ApiError(409, "seat_taken", f"seat {wanted} is not free")
+            seat = wanted
         elif free:
             seat = free[0]
         else:
@@ -126,12 +154,20 @@ def join(match_id: str) -> tuple[Response, int]:
         seats[seat]["token_hash"] = hash_token(token)
         meta = {**match.meta, "seats": seats, "status": "active" if all_seated(seats) else "waiting"}
         try:
-            match = gw.store.update(match, meta, None, {"kind": "joined", "seat": seat, "to_act": meta["to_act"]})
+            match = commit(gw.store, match, meta, None, {"kind": "joined", "seat": seat, "to_act": meta["to_act"]})
         except StaleVersion:
             continue
-        notify_bots(gateway().store, match)
-        return jsonify({**status_doc(match, seat, None), "seat": seat, "token": token}), 200
+        count_fill(match)
+        return match, seat, token
     raise ApiError(409, "busy", "the match changed too often; retry")
+
+
+@bp.post("/v1/matches/<match_id>/join")
+def join(match_id: str) -> tuple[Response, int]:
+    rate_limit()
+    body = json_body({"seat": int})
+    match, seat, token = take_seat(match_id, body.get("seat"))
+    return jsonify({**status_doc(match, seat, None), "seat": seat, "token": token}), 200
 
 
 @bp.get("/v1/matches/<match_id>")
@@ -147,7 +183,8 @@ def legal_moves(match_id: str) -> Response:
     match, _ = limited_load(match_id)
     seat = caller_seat(match, required=True)
     assert seat is not None
-    moves = [] if match.meta["status"] != "active" else gateway().rules.legal_moves(match.game, match.state, seat)
+    playing = match.meta["status"] == "active" and not control.bot_plays(match.meta["seats"][seat])
+    moves = gateway().rules.legal_moves(match.game, match.state, seat) if playing else []
     return jsonify({"version": match.version, "seat": seat, "moves": moves})
 
 
@@ -171,7 +208,7 @@ def submit_move(match_id: str) -> tuple[Response, int]:
         doc = status_doc(updated, seat, view)
     except ApiError as err:
         gw.metrics.moves.labels(match.game, err.code).inc()
-        if key is not None and err.status in (409, 422) and err.code != "stale_version":
+        if key is not None and err.status == 422:
             gw.store.idempotent_put(match_id, key, {"fingerprint": fingerprint, "status": err.status,
                                                     "body": {"error": {"code": err.code, "message": err.message}}})
         if key is not None and err.code == "stale_version":  # a concurrent twin may have won: replay it
@@ -195,6 +232,8 @@ def replay(match_id: str) -> Response:
     entries = []
     for entry in gateway().store.log(match_id):
         item = {"version": entry["version"], "kind": entry["kind"], "seat": entry.get("seat")}
+        if "by" in entry:
+            item["by"] = entry["by"]
         if entry["kind"] == "move" and (over or entry.get("seat") == seat):
             item["move"] = entry["move"]
         entries.append(item)
@@ -202,30 +241,6 @@ def replay(match_id: str) -> Response:
     return jsonify({"id": match.id, "game": meta["game"], "players": meta["players"], "options": meta["options"],
                     "seed": meta["seed"] if over else None, "status": meta["status"], "version": match.version,
                     "log": entries, "result": meta.get("result")})
-
-
-@bp.post("/v1/matches/<match_id>/leave")
-def leave(match_id: str) -> Response:
-    """Leaving a waiting match frees the seat; leaving a running one abandons it (no bot takeover yet)."""
-    rate_limit()
-    json_body({})
-    gw = gateway()
-    for _ in range(MAX_REBASES):
-        match = load_match(match_id)
-        seat = caller_seat(match, required=True)
-        assert seat is not None
-        status = match.meta["status"]
-        if status in ("finished", "abandoned"):
-            raise ApiError(409, "match_closed", f"the match is {status}")
-        seats = [dict(s) for s in match.meta["seats"]]
-        seats[seat]["token_hash"] = None
-        meta = {**match.meta, "seats": seats, "status": "waiting" if status == "waiting" else "abandoned"}
-        try:
-            match = gw.store.update(match, meta, None, {"kind": "left", "seat": seat, "to_act": meta["to_act"]})
-        except StaleVersion:
-            continue
-        return jsonify(status_doc(match, None, None))
-    raise ApiError(409, "busy", "the match changed too often; retry")
 
 
 @bp.get("/v1/matches/<match_id>/hint")

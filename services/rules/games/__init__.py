@@ -10,6 +10,8 @@ from .base import Game, IllegalMove, InvalidOptions, InvalidState, RulesError
 #: Modules of the registered games, in catalogue order.
 _MODULES: tuple[str, ...] = (
     "fierce_women",
+    "sideboards",
+    "they_who_were_8",
     "clash",
 )
 

@@ -150,6 +150,14 @@ class Game(ABC, Generic[S]):
         the state as it was.
         """
 
+    def canonical_move(self, move: Move) -> Move:
+        """The spelling ``legal_moves`` uses for a move that ``apply`` also accepts in other spellings.
+
+        Most games have one spelling per move (the identity); They Who Were 8 accepts an unordered
+        pair in either order and lists it sorted. Must not raise, whatever ``move`` is.
+        """
+        return move
+
     @abstractmethod
     def clone(self, state: S) -> S:
         """A cheap independent copy (bots copy states millions of times: no deepcopy)."""
@@ -173,7 +181,20 @@ class Game(ABC, Generic[S]):
 
     @abstractmethod
     def determinize(self, state: S, seat: int, rng: random.Random) -> S:
-        """A full state that ``seat`` cannot tell apart from ``state``, hidden parts re-sampled."""
+        """A full state that ``seat`` cannot tell apart from ``state``, hidden parts re-sampled.
+
+        In a simultaneous step the other seats' hidden submissions are withdrawn first (see
+        :meth:`without_others_submissions`): the seat cannot know them, so a search lets them choose again.
+        """
+
+    def without_others_submissions(self, state: S, seat: int) -> S:
+        """``state`` with every other seat's pending, hidden simultaneous submission withdrawn.
+
+        This is what ``determinize`` keeps of a simultaneous step, and what the conformance suite compares
+        a determinization's view with. Games without simultaneous steps have nothing to withdraw and
+        return ``state`` itself.
+        """
+        return state
 
     # -- scoring ---------------------------------------------------------------------------------
     @abstractmethod
@@ -196,6 +217,15 @@ class Game(ABC, Generic[S]):
     @abstractmethod
     def seat_count(self, state: S) -> int:
         """Number of seats in the state (Fierce Women's 2-player game has 3: the automa)."""
+
+    def sides(self, state: S) -> list[list[int]]:
+        """The competing sides: one seat each by default, teams where the game has them.
+
+        Seats the engine plays itself (Fierce Women's automa) belong to no side. The gateway uses this
+        to decide what a forfeit means without knowing the game: a side with a forfeited seat cannot
+        win, and once a single side is left the match is over.
+        """
+        return [[seat] for seat in range(self.seat_count(state))]
 
     # -- catalogue -------------------------------------------------------------------------------
     def catalogue(self) -> JSONDict:

@@ -10,7 +10,7 @@ import functools
 import itertools
 import json
 import random
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from importlib import resources
 from typing import Any, ClassVar
 
@@ -51,6 +51,10 @@ PHASES = ("draw", "play", "remove_column", "remove_cards", "rearrange", "game_ov
 MOVE_TYPES = ("draw", "place", "play_action", "discard", "remove_column", "remove_cards", "rearrange")
 PHASE_MOVES = {"draw": ("draw",), "play": ("place", "play_action", "discard"), "remove_column": ("remove_column",),
                "remove_cards": ("remove_cards",), "rearrange": ("rearrange",), "game_over": ()}
+#: Every card's category mask, action cards as "all categories" so that a column's AND ignores them (D11).
+MASK: dict[str, int] = {**WOMEN, **dict.fromkeys(ACTIONS, 63)}
+#: SINGLE[mask]: the mask is exactly one category (a defined column); a table, as it is asked constantly.
+SINGLE: tuple[bool, ...] = tuple(m != 0 and m & (m - 1) == 0 for m in range(64))
 
 
 def cats_of(mask: int) -> list[str]:
@@ -58,16 +62,14 @@ def cats_of(mask: int) -> list[str]:
 
 
 def single(mask: int) -> bool:
-    return mask != 0 and mask & (mask - 1) == 0
+    return SINGLE[mask]
 
 
 def common(column: list[str]) -> int:
     """Intersection of the women's categories; action cards are ignored (D11)."""
     mask = 63
     for card in column:
-        w = WOMEN.get(card)
-        if w is not None:
-            mask &= w
+        mask &= MASK[card]
     return mask
 
 
@@ -120,10 +122,11 @@ class State:
 def clone_state(s: State) -> State:
     t = State.__new__(State)
     t.players, t.options, t.phase, t.current, t.turn = s.players, s.options, s.phase, s.current, s.turn
-    t.piles = [p[:] for p in s.piles]
-    t.hands = [h[:] for h in s.hands]
-    t.known = [k[:] for k in s.known]
-    t.tables = [[c[:] for c in table] for table in s.tables]
+    # map(list.copy) rather than comprehensions: no per-call frame, and bots clone constantly.
+    t.piles = list(map(list.copy, s.piles))
+    t.hands = list(map(list.copy, s.hands))
+    t.known = list(map(list.copy, s.known))
+    t.tables = [list(map(list.copy, table)) for table in s.tables]
     t.discard = s.discard[:]
     t.out_of_game = s.out_of_game  # never changes after setup
     t.overrides = dict(s.overrides)
@@ -188,13 +191,21 @@ def end_turn(s: State) -> None:
     start_turn(s, (s.current + 1) % s.seats)
 
 
-def to_act(s: State) -> list[int]:
-    if s.phase == "game_over":
-        return []
-    if s.phase in ("remove_column", "remove_cards"):
+def actor(s: State) -> int | None:
+    """The one seat to act (decisions are never simultaneous), None once the game is over."""
+    phase = s.phase
+    if phase == "game_over":
+        return None
+    if phase == "remove_column" or phase == "remove_cards":
         assert s.pending is not None
-        return [s.pending["queue"][0]]
-    return [s.current]
+        queue: list[int] = s.pending["queue"]
+        return queue[0]
+    return s.current
+
+
+def to_act(s: State) -> list[int]:
+    seat = actor(s)
+    return [] if seat is None else [seat]
 
 
 def has_removable(s: State, seat: int, action: str) -> bool:
@@ -229,47 +240,57 @@ def defined_categories(table: list[list[str]], skip: int | None = None) -> int:
     for i, col in enumerate(table):
         if i != skip:
             k = common(col)
-            if single(k):
+            if SINGLE[k]:
                 mask |= k
     return mask
 
 
+def collecting_column(table: list[list[str]], category: int, skip: int | None = None) -> int | None:
+    """Index of her column defined with ``category`` (a one-bit mask), other than ``skip``."""
+    return next((i for i, col in enumerate(table) if i != skip and common(col) == category), None)
+
+
 def placement_error(table: list[list[str]], card: str, column: int | str) -> tuple[str, str] | None:
+    """E2 with the spec's error codes; messages name the card, the column and the category (C7)."""
     w = WOMEN[card]
     if column == "new":
-        if single(w) and defined_categories(table) & w:
+        held = collecting_column(table, w) if single(w) else None
+        if held is not None:
             return ("category_already_collected",
-                    f"{card} cannot start a new column: you already collect {cats_of(w)[0]}")
+                    f"{card} cannot start a new column: you already collect {cats_of(w)[0]} in column {held}")
         return None
     assert isinstance(column, int)
     k = common(table[column]) & w
     if not k:
-        return ("no_common_category", f"{card} shares no category with column {column}")
-    if single(k) and defined_categories(table, skip=column) & k:
-        return ("category_already_collected",
-                f"{card} cannot go in column {column}: you already collect {cats_of(k)[0]} in another column")
+        return ("no_common_category", f"{card} ({', '.join(cats_of(w))}) shares no category with column {column} "
+                                      f"({', '.join(cats_of(common(table[column])))})")
+    held = collecting_column(table, k, skip=column) if single(k) else None
+    if held is not None:
+        return ("category_already_collected", f"{card} cannot go in column {column}: it would collect "
+                                              f"{cats_of(k)[0]}, which you already collect in column {held}")
     return None
 
 
-def legal_columns(masks: list[int], defined: int, w: int) -> list[int | str]:
-    """E2 for a card of categories ``w``, given the column masks and the categories already collected.
+def place_moves(hand: list[str], masks: list[int], defined: int) -> list[Move]:
+    """Every legal ``place`` of the woman cards of ``hand`` (in its order) by E2, given the column masks and
+    the categories the seat already collects.
 
-    Defined columns have distinct categories, so "another column collects X" is ``defined`` minus the
-    column's own category.
+    A placement is refused only when it makes the column *newly* defined (K single and not the column's own
+    mask) with a category she already collects; a defined column keeps its category, so never conflicts.
+    Plain loops: this runs for every ``play`` decision of every playout.
     """
-    out: list[int | str] = []
-    for i, m in enumerate(masks):
-        k = m & w
-        if not k:
+    moves: list[Move] = []
+    for card in hand:
+        w = WOMEN.get(card)
+        if w is None:
             continue
-        if k & (k - 1) == 0:
-            others = defined & ~m if m & (m - 1) == 0 else defined
-            if others & k:
-                continue
-        out.append(i)
-    if w & (w - 1) or not defined & w:
-        out.append("new")
-    return out
+        for i, m in enumerate(masks):
+            k = m & w
+            if k and (k == m or not SINGLE[k] or not k & defined):
+                moves.append({"type": "place", "card": card, "column": i})
+        if not SINGLE[w] or not w & defined:
+            moves.append({"type": "place", "card": card, "column": "new"})
+    return moves
 
 
 # -- Automa (E8) -------------------------------------------------------------------------------------
@@ -433,31 +454,44 @@ def best_arrangement(table: list[list[str]]) -> list[list[str]]:
     return [list(col) for col in best]
 
 
+def _and_of(masks: Iterable[int]) -> int:
+    out = 63
+    for m in masks:
+        out &= m
+    return out
+
+
 @functools.lru_cache(maxsize=4096)
 def _best_for(free: tuple[str, ...], taken: int) -> tuple[tuple[str, ...], ...]:
-    """E7 depends only on the free cards and the locked categories: searches repeat it, so cache it."""
+    """E7 depends only on the free cards and the locked categories: searches repeat it, so cache it.
+
+    A category X can get a defined column only if all free women carrying X, together, have common set
+    {X} (a group's common set only shrinks as cards join it), so D is chosen among those categories
+    only; every other D has no cover and E7 would skip it anyway.
+    """
     cards = list(free)
-    avail = [i for i in range(len(CATEGORIES)) if not taken >> i & 1]
+    masks = [WOMEN[c] for c in cards]
+    viable = [x for x in range(len(CATEGORIES))
+              if not taken >> x & 1 and _and_of(m for m in masks if m >> x & 1) == 1 << x]
     candidates = []
-    for size in range(len(avail), -1, -1):
-        for combo in itertools.combinations(avail, size):
-            dmask = sum(1 << i for i in combo)
-            covered = sum(1 for c in cards if WOMEN[c] & dmask)
-            candidates.append((-size, -covered, list(combo), dmask))
+    for size in range(len(viable), -1, -1):
+        for combo in itertools.combinations(viable, size):
+            dmask = sum(1 << x for x in combo)
+            covered = sum(1 for m in masks if m & dmask)
+            candidates.append((-size, -covered, combo, dmask))
     candidates.sort()
     for _, _, subset, dmask in candidates:
-        if any(not any(WOMEN[c] >> x & 1 for c in cards) for x in subset):
-            continue  # some category of D is on no free card
-        cover = _first_cover([c for c in cards if WOMEN[c] & dmask], subset)
+        chosen = [i for i, m in enumerate(masks) if m & dmask]
+        cover = _first_cover([masks[i] for i in chosen], subset)
         if cover is None:
             continue
-        columns = [sorted(cover[x]) for x in subset]
+        columns = [[cards[chosen[j]] for j, x in enumerate(cover) if x == category] for category in subset]
         rest: list[list[str]] = []
-        for c in cards:
-            if WOMEN[c] & dmask:
+        for c, m in zip(cards, masks, strict=True):
+            if m & dmask:
                 continue
             for col in rest:
-                if bin(common(col) & WOMEN[c]).count("1") >= 2:
+                if bin(common(col) & m).count("1") >= 2:
                     col.append(c)
                     break
             else:
@@ -466,28 +500,36 @@ def _best_for(free: tuple[str, ...], taken: int) -> tuple[tuple[str, ...], ...]:
     raise AssertionError("the empty set always has a cover")
 
 
-def _first_cover(cards: list[str], subset: list[int]) -> dict[int, list[str]] | None:
-    groups: dict[int, list[str]] = {x: [] for x in subset}
+def _first_cover(masks: list[int], subset: tuple[int, ...]) -> list[int] | None:
+    """E7 step 3: the first assignment (card index -> category) in depth-first order, or None.
 
-    def ok() -> bool:
-        return all(groups[x] and common(groups[x]) == 1 << x for x in subset)
-
-    left = {x: [sum(1 for c in cards[i:] if WOMEN[c] >> x & 1) for i in range(len(cards) + 1)] for x in subset}
+    A branch is cut as soon as some X of D could not end with common set {X} even if every remaining card
+    carrying X joined it; that never cuts a valid cover, so the first cover found is E7's.
+    """
+    n = len(masks)
+    reach = {x: [63] * (n + 1) for x in subset}  # reach[x][i]: AND of the masks i.. that carry x
+    for x in subset:
+        for i in range(n - 1, -1, -1):
+            reach[x][i] = reach[x][i + 1] & masks[i] if masks[i] >> x & 1 else reach[x][i + 1]
+    group = dict.fromkeys(subset, 63)  # AND of the masks assigned to each category so far
+    choice = [0] * n
 
     def dfs(i: int) -> bool:
-        if i == len(cards):
-            return ok()
-        if any(not groups[x] and not left[x][i] for x in subset):
-            return False  # a category of D can no longer get a card
+        if any(group[x] & reach[x][i] != 1 << x for x in subset):
+            return False
+        if i == n:
+            return True
         for x in subset:
-            if WOMEN[cards[i]] >> x & 1:
-                groups[x].append(cards[i])
+            if masks[i] >> x & 1:
+                before = group[x]
+                group[x] = before & masks[i]
+                choice[i] = x
                 if dfs(i + 1):
                     return True
-                groups[x].pop()
+                group[x] = before
         return False
 
-    return groups if dfs(0) else None
+    return choice if dfs(0) else None
 
 
 # -- End and scoring ---------------------------------------------------------------------------------
@@ -540,6 +582,69 @@ def score(s: State) -> JSONDict:
             "winners": [r["seat"] for r in ranking if r["rank"] == 1]}
 
 
+# -- Parameterised moves and legal_moves ------------------------------------------------------------
+
+
+def _legal_draw(s: State, seat: int) -> list[Move]:
+    return [{"type": "draw", "pile": i} for i, p in enumerate(s.piles) if p]
+
+
+def _legal_play(s: State, seat: int) -> list[Move]:
+    """Places (card x column, then "new"), then actions (A1-A3 per legal column), discards only as a last resort."""
+    hand = sorted(s.hands[seat])
+    masks = [common(col) for col in s.tables[seat]]
+    defined = 0
+    for m in masks:
+        if SINGLE[m]:
+            defined |= m
+    moves = place_moves(hand, masks, defined)
+    for card in hand:
+        if card not in ACTIONS:
+            continue
+        if card not in COLUMN_ACTIONS:
+            moves.append({"type": "play_action", "card": card})
+            continue
+        elsewhere = 0  # categories other seats collect: Solo -> max may not target them
+        if ACTIONS[card] == "solo_max":
+            for other, table in enumerate(s.tables):
+                if other != seat:
+                    elsewhere |= defined_categories(table)
+        moves.extend({"type": "play_action", "card": card, "column": i}
+                     for i, m in enumerate(masks) if SINGLE[m] and not m & elsewhere)
+    if not moves:
+        moves = [{"type": "discard", "card": c} for c in hand if c in ACTIONS]
+    return moves
+
+
+def _legal_remove_column(s: State, seat: int) -> list[Move]:
+    return [{"type": "remove_column", "column": i} for i in range(len(s.tables[seat]))]
+
+
+def _legal_remove_cards(s: State, seat: int) -> list[Move]:
+    women = sorted(c for col in s.tables[seat] for c in col if c in WOMEN)
+    return [{"type": "remove_cards", "cards": list(combo)}
+            for combo in itertools.combinations(women, min(2, len(women)))]
+
+
+def _legal_rearrange(s: State, seat: int) -> list[Move]:
+    """*keep*, then E7's *best* unless it is the same grouping."""
+    table = s.tables[seat]
+    keep = [col[:] for col in table if not locked(col)]
+    best = best_arrangement(table)
+    return [{"type": "rearrange", "columns": keep}] + ([] if best == keep else [{"type": "rearrange", "columns": best}])
+
+
+#: The spec's table "Parameterised moves and legal_moves", one function per phase.
+LEGAL_MOVES = {
+    "draw": _legal_draw,
+    "play": _legal_play,
+    "remove_column": _legal_remove_column,
+    "remove_cards": _legal_remove_cards,
+    "rearrange": _legal_rearrange,
+    "game_over": lambda s, seat: [],
+}
+
+
 # -- The game ----------------------------------------------------------------------------------------
 
 
@@ -575,55 +680,16 @@ class FierceWomen(Game[State]):
     def seat_count(self, state: State) -> int:
         return state.seats
 
+    def sides(self, state: State) -> list[list[int]]:
+        """The automa of the 2-player game is played by the engine and competes for no one."""
+        return [[seat] for seat in range(state.seats) if seat != state.automa]
+
     # -- Moves --------------------------------------------------------------------------------------
 
     def legal_moves(self, state: State, seat: int) -> list[Move]:
-        s = state
-        if seat not in to_act(s):
+        if actor(state) != seat:
             return []
-        table = s.tables[seat]
-        if s.phase == "draw":
-            return [{"type": "draw", "pile": i} for i, p in enumerate(s.piles) if p]
-        if s.phase == "play":
-            hand = sorted(s.hands[seat])
-            masks = [common(col) for col in table]
-            defined = 0
-            for m in masks:
-                if m & (m - 1) == 0:
-                    defined |= m
-            moves: list[Move] = []
-            for card in hand:
-                w = WOMEN.get(card)
-                if w is not None:
-                    moves.extend({"type": "place", "card": card, "column": col}
-                                 for col in legal_columns(masks, defined, w))
-            for card in hand:
-                if card in ACTIONS:
-                    if card in COLUMN_ACTIONS:
-                        elsewhere = 0
-                        if ACTIONS[card] == "solo_max":
-                            for other in range(s.seats):
-                                if other != seat:
-                                    elsewhere |= defined_categories(s.tables[other])
-                        moves.extend({"type": "play_action", "card": card, "column": i}
-                                     for i, m in enumerate(masks) if m & (m - 1) == 0 and not m & elsewhere)
-                    else:
-                        moves.append({"type": "play_action", "card": card})
-            if not moves:
-                moves = [{"type": "discard", "card": c} for c in hand if c in ACTIONS]
-            return moves
-        if s.phase == "remove_column":
-            return [{"type": "remove_column", "column": i} for i in range(len(table))]
-        if s.phase == "remove_cards":
-            women = sorted(c for col in table for c in col if c in WOMEN)
-            return [{"type": "remove_cards", "cards": list(combo)}
-                    for combo in itertools.combinations(women, min(2, len(women)))]
-        if s.phase == "rearrange":
-            keep = [col[:] for col in table if not locked(col)]
-            best = best_arrangement(table)
-            return [{"type": "rearrange", "columns": keep}] + ([] if best == keep else
-                                                              [{"type": "rearrange", "columns": best}])
-        return []
+        return LEGAL_MOVES[state.phase](state, seat)
 
     def _action_column_error(self, s: State, seat: int, card: str, column: int) -> tuple[str, str] | None:
         table = s.tables[seat]
@@ -631,68 +697,26 @@ class FierceWomen(Game[State]):
             return ("no_such_column", f"you have no column {column}")
         k = common(table[column])
         if not single(k):
-            return ("column_not_defined", f"{card} needs a defined column; column {column} is not defined")
+            return ("column_not_defined", f"{card} needs a defined column; column {column} is not defined "
+                                          f"(common categories: {', '.join(cats_of(k))})")
         if ACTIONS[card] == "solo_max":
             others = [o for o in range(s.seats) if o != seat and defined_categories(s.tables[o]) & k]
             if others:
-                return ("category_not_solo",
-                        f"{card} needs a category no one else collects; seat {others[0]} collects {cats_of(k)[0]}")
+                return ("category_not_solo", f"{card} needs a category no one else collects; column {column} "
+                                             f"collects {cats_of(k)[0]}, which seat {others[0]} collects too")
         return None
 
     def apply_in_place(self, state: State, seat: int, move: Move) -> None:
         kind = move_type(move, MOVE_TYPES)
-        self._check_shape(kind, move)
+        SHAPES[kind](move)
         s = state
         if s.phase == "game_over":
             raise IllegalMove("game_over", "the game is over")
-        if seat not in to_act(s):
-            raise IllegalMove("not_your_turn", f"it is not seat {seat}'s turn (waiting for seat {to_act(s)[0]})")
+        if actor(s) != seat:
+            raise IllegalMove("not_your_turn", f"it is not seat {seat}'s turn (waiting for seat {actor(s)})")
         if kind not in PHASE_MOVES[s.phase]:
             raise IllegalMove("wrong_phase", f"{kind} is not allowed now: the phase is {s.phase}")
         MOVES[kind](self, s, seat, move)
-
-    @staticmethod
-    def _check_shape(kind: str, move: Move) -> None:
-        """Validation step 1: malformed regardless of state."""
-        if kind == "draw":
-            check_move_shape(move, {"pile": int}, kind)
-            if not 0 <= move["pile"] <= 2:
-                raise IllegalMove("malformed_move", "pile must be 0, 1 or 2")
-        elif kind == "place":
-            check_move_shape(move, {"card": str, "column": (int, str)}, kind)
-            _known_card(move["card"])
-            if not (move["column"] == "new" or (is_int(move["column"]) and move["column"] >= 0)):
-                raise IllegalMove("malformed_move", "column must be a column index or \"new\"")
-        elif kind == "play_action":
-            if not isinstance(move.get("card"), str):
-                raise IllegalMove("malformed_move", "play_action needs a card")
-            card = move["card"]
-            _known_card(card)
-            if card in WOMEN:
-                fields: dict[str, Any] = {"card": str, "column": int} if "column" in move else {"card": str}
-            elif card in COLUMN_ACTIONS:
-                fields = {"card": str, "column": int}
-            else:
-                fields = {"card": str}
-            check_move_shape(move, fields, kind)
-            if "column" in move and move["column"] < 0:
-                raise IllegalMove("malformed_move", "column must not be negative")
-        elif kind == "discard":
-            check_move_shape(move, {"card": str}, kind)
-            _known_card(move["card"])
-        elif kind == "remove_column":
-            check_move_shape(move, {"column": int}, kind)
-            if move["column"] < 0:
-                raise IllegalMove("malformed_move", "column must not be negative")
-        elif kind == "remove_cards":
-            check_move_shape(move, {"cards": list}, kind)
-            _card_list(move["cards"])
-        elif kind == "rearrange":
-            check_move_shape(move, {"columns": list}, kind)
-            cols = move["columns"]
-            if not cols or not all(isinstance(c, list) and c for c in cols):
-                raise IllegalMove("malformed_move", "columns must be a non-empty list of non-empty lists")
-            _card_list([c for col in cols for c in col])
 
     def _draw(self, s: State, seat: int, move: Move) -> None:
         pile = s.piles[move["pile"]]
@@ -974,6 +998,84 @@ def _validated(doc: dict[str, Any]) -> State:
         require(bool(free_cards(s.tables[s.current])), "nothing to rearrange")
     s.rng = rng_load(doc["rng"])
     return s
+
+
+# -- Moves: validation step 1 (malformed regardless of state) ----------------------------------------
+
+
+# The fields of each move shape (built once: shapes are checked on every move).
+_PILE: dict[str, Any] = {"pile": int}
+_CARD: dict[str, Any] = {"card": str}
+_CARD_COLUMN: dict[str, Any] = {"card": str, "column": int}
+_CARD_PLACE: dict[str, Any] = {"card": str, "column": (int, str)}
+_COLUMN: dict[str, Any] = {"column": int}
+_CARDS: dict[str, Any] = {"cards": list}
+_COLUMNS: dict[str, Any] = {"columns": list}
+
+
+def _column_index(move: Move) -> None:
+    if move["column"] < 0:
+        raise IllegalMove("malformed_move", "column must not be negative")
+
+
+def _shape_draw(move: Move) -> None:
+    check_move_shape(move, _PILE, "draw")
+    if not 0 <= move["pile"] <= 2:
+        raise IllegalMove("malformed_move", "pile must be 0, 1 or 2")
+
+
+def _shape_place(move: Move) -> None:
+    check_move_shape(move, _CARD_PLACE, "place")
+    _known_card(move["card"])
+    if not (move["column"] == "new" or (is_int(move["column"]) and move["column"] >= 0)):
+        raise IllegalMove("malformed_move", "column must be a column index or \"new\"")
+
+
+def _shape_play_action(move: Move) -> None:
+    """A1-A3 need ``column``, A4-A8 must not have it; for a woman id either is accepted (not_an_action_card)."""
+    card = move.get("card")
+    if not isinstance(card, str):
+        raise IllegalMove("malformed_move", "play_action needs a card")
+    _known_card(card)
+    if card in COLUMN_ACTIONS or (card in WOMEN and "column" in move):
+        check_move_shape(move, _CARD_COLUMN, "play_action")
+        _column_index(move)
+    else:
+        check_move_shape(move, _CARD, "play_action")
+
+
+def _shape_discard(move: Move) -> None:
+    check_move_shape(move, _CARD, "discard")
+    _known_card(move["card"])
+
+
+def _shape_remove_column(move: Move) -> None:
+    check_move_shape(move, _COLUMN, "remove_column")
+    _column_index(move)
+
+
+def _shape_remove_cards(move: Move) -> None:
+    check_move_shape(move, _CARDS, "remove_cards")
+    _card_list(move["cards"])
+
+
+def _shape_rearrange(move: Move) -> None:
+    check_move_shape(move, _COLUMNS, "rearrange")
+    cols = move["columns"]
+    if not cols or not all(isinstance(c, list) and c for c in cols):
+        raise IllegalMove("malformed_move", "columns must be a non-empty list of non-empty lists")
+    _card_list([c for col in cols for c in col])
+
+
+SHAPES = {
+    "draw": _shape_draw,
+    "place": _shape_place,
+    "play_action": _shape_play_action,
+    "discard": _shape_discard,
+    "remove_column": _shape_remove_column,
+    "remove_cards": _shape_remove_cards,
+    "rearrange": _shape_rearrange,
+}
 
 
 MOVES = {

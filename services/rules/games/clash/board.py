@@ -178,6 +178,17 @@ def affectable(st: ClashState, i: int, src: int) -> bool:
     return i != src and st.tile[i] is not None and st.down[i] < 0 and not secured(st, i)
 
 
+def unaffectable_reason(st: ClashState, i: int, src: int) -> str:
+    """Why field ``i`` is not affectable by an effect from ``src`` (for messages; E2's list, in order)."""
+    if st.tile[i] is None:
+        return "it is empty"
+    if i == src:
+        return "it is the source itself"
+    if st.down[i] >= 0:
+        return "it is face down"
+    return "it has Security"
+
+
 def fast_aff(st: ClashState, src: int) -> set[int]:
     """Affectable fields (``src`` included!) precomputed by legal_moves: placing changes no Security.
 

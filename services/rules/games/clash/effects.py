@@ -41,6 +41,7 @@ from .board import (
     insert_canon,
     make_public,
     secured,
+    unaffectable_reason,
 )
 
 # -- effect handlers (E2-E11) -----------------------------------------------------------------------------
@@ -115,9 +116,9 @@ class OneOf(Handler):
         if i not in NEIGH[self.set][st.sup[src]][src]:
             raise bad_effect(f"{field_name(i)} is not in the {self.set} scope of {describe(st, src)}")
         if not self.ok(st, i, src):
-            why = ("has no Security" if self.secured_only
-                   else "cannot be affected (empty, face-down, Security or the source)")
-            raise bad_effect(f"{st.tile[src]} cannot act on {describe(st, i)}: it {why}")
+            security = self.secured_only and st.tile[i] is not None and i != src and st.down[i] < 0
+            why = "it has no Security" if security else unaffectable_reason(st, i, src)
+            raise bad_effect(f"{st.tile[src]} cannot {self.effect['kind']} {describe(st, i)}: {why}")
         return self.destroys
 
     def run(self, st: ClashState, src: int, mover: int, eff: dict[str, Any]) -> None:

@@ -79,7 +79,6 @@ def start_game(st: ClashState, f: int) -> None:
     elif o["secret_draft"]:
         st.phase = "secret_draft"
         st.draft = {"step": 0, "seat": f, "offer": [], "returned": [], "passed": []}
-        advance_secret(st)
     elif not o["beginner"]:
         st.neutral = canon(draw(st, 5))
         if o["draft"]:
@@ -88,8 +87,10 @@ def start_game(st: ClashState, f: int) -> None:
             st.phase = "draft"
     st.log.append({"event": "setup", "game": st.game_no, "first_player": f, "neutral_zone": list(st.neutral),
                    "dealt": dealt, "private": bool(o["hidden_support"])})
-    if st.phase == "draft":
+    if st.phase == "draft":  # the setup event first, then the draft's own events
         advance_open_draft(st)
+    elif st.phase == "secret_draft":
+        advance_secret(st)
 
 
 def advance_open_draft(st: ClashState) -> None:
@@ -313,9 +314,16 @@ def _place(st: ClashState, m: int, move: Move) -> None:
     if not ok:
         raise IllegalMove("tile_not_available", f"{t} is not available from {frm}")
     if t == NOBEL:
-        if not (st.tile[i] is not None and st.down[i] < 0 and st.sup[i] == m and not secured(st, i)):
-            raise IllegalMove("bad_cover", "Nobel prize must cover a face-up tile that supports you without "
-                              f"Security; {describe(st, i)} does not qualify")
+        if st.tile[i] is None or st.down[i] >= 0:
+            raise IllegalMove("bad_cover", "Nobel prize must cover a face-up tile that supports you; "
+                              + (f"the field {field_name(i)} is empty" if st.tile[i] is None
+                                 else f"{describe(st, i)} is face down"))
+        if st.sup[i] != m:
+            raise IllegalMove("bad_cover", "Nobel prize must cover a face-up tile that supports you; "
+                              f"{describe(st, i)} supports {COLOURS[st.sup[i]]}")
+        if secured(st, i):
+            raise IllegalMove("bad_cover", f"Nobel prize must cover a tile without Security; {describe(st, i)} "
+                              "has Security")
         if s != m:
             raise IllegalMove("bad_support", f"Nobel prize must support {COLOURS[m]}")
     elif st.tile[i] is not None:

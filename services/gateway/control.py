@@ -1,0 +1,66 @@
+"""Who plays each seat, and what a forfeit means — without knowing the game.
+
+A seat of kind ``bot`` is always played by a bot. A ``human`` seat is played by its owner unless its
+``control`` is ``"bot"``: after a timeout (policy ``bot``) until the owner reclaims it, after a forfeit
+(policy ``forfeit``, by the easy bot) and after the owner left (for good; the token is revoked then).
+
+Forfeits use the engine's ``sides`` (one seat each, or teams): a side with a forfeited seat can no
+longer win; when at most one side is left the match ends at once and that side wins. Otherwise play goes
+on and, at the end, the game's winners are kept if they are on a side still in; if none is, the best
+score among the sides still in wins.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: The level that plays forfeited seats: they keep the game going but should not decide it.
+FORFEIT_LEVEL = "easy"
+DEFAULT_TAKEOVER_LEVEL = "normal"
+
+
+def bot_plays(info: dict[str, Any]) -> bool:
+    return info["kind"] == "bot" or info.get("control") == "bot"
+
+
+def bot_level(meta: dict[str, Any], seat: int) -> str:
+    info = meta["seats"][seat]
+    if info["kind"] == "bot":
+        return str(info.get("level") or "normal")
+    if info.get("forfeited"):
+        return FORFEIT_LEVEL
+    return str(meta.get("takeover_level") or DEFAULT_TAKEOVER_LEVEL)
+
+
+def timed(meta: dict[str, Any]) -> list[bool]:
+    """Per seat: does a clock run for it when it is to act (a human plays it and the match is on)?"""
+    active = meta["status"] == "active"
+    return [active and not bot_plays(info) for info in meta["seats"]]
+
+
+def forfeited(meta: dict[str, Any]) -> list[int]:
+    return [seat for seat, info in enumerate(meta["seats"]) if info.get("forfeited")]
+
+
+def sides_in(sides: list[list[int]], out: list[int]) -> list[list[int]]:
+    return [side for side in sides if not set(side) & set(out)]
+
+
+def forfeit_ends(sides: list[list[int]], out: list[int]) -> dict[str, Any] | None:
+    """The outcome if the forfeits in ``out`` leave at most one side (the match is over), else None."""
+    remaining = sides_in(sides, out)
+    if len(remaining) > 1:
+        return None
+    winners = sorted(remaining[0]) if remaining else []
+    return {"ended_by": "forfeit", "winners": winners, "forfeited": sorted(out), "scores": None}
+
+
+def final(sides: list[list[int]], out: list[int], scores: list[float], winners: list[int]) -> dict[str, Any]:
+    """The outcome of a game the engine finished, with forfeited sides unable to win."""
+    remaining = sides_in(sides, out)
+    allowed = {seat for side in remaining for seat in side}
+    kept = sorted(w for w in winners if w in allowed)
+    if not kept and remaining:
+        best = max(max(scores[s] for s in side) for side in remaining)
+        kept = sorted(s for side in remaining if max(scores[t] for t in side) == best for s in side)
+    return {"ended_by": "game", "winners": kept, "forfeited": sorted(out), "scores": scores}

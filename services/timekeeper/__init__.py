@@ -1,0 +1,1 @@
+"""The timekeeper: enforces seat-clock deadlines (``meeple serve timekeeper``)."""

@@ -1,0 +1,163 @@
+"""Timekeeper: fires seat-clock deadlines, exactly once each, from any number of processes.
+
+Deadlines are indexed in Redis (``MatchStore.schedule``) by the update that starts a seat's clock. A
+timekeeper leases the due ones with one atomic script, so two timekeepers never take the same entry; a
+lease that runs out (its timekeeper died) returns the entry to the index, so a restart loses nothing.
+Acting on an entry is itself a compare-and-set on the match that requires the very decision the entry
+names — ``(match, seat, turn)`` — to be still pending: a duplicate, late or stale entry changes nothing.
+
+On a timeout the match's policy applies: ``bot`` hands the seat to a bot of the match's takeover level
+until its owner reclaims it; ``forfeit`` puts the seat out for good (the easy bot plays its remaining
+decisions, its side cannot win, and the match ends when a single side is left).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import threading
+import time
+from typing import Any
+
+import redis
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+
+from services.gateway import clocks, control
+from services.gateway.moves import MAX_REBASES, commit
+from services.gateway.store import DEADLINES_KEY, MatchStore, StaleVersion
+
+log = logging.getLogger("meeple.timekeeper")
+LAG_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+class TimekeeperMetrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        self.timeouts = Counter("meeple_clock_timeouts_total", "Seat clocks that ran out, by policy", ["policy"],
+                                registry=self.registry)
+        self.takeovers = Counter("meeple_seat_takeovers_total", "Human seats handed to a bot, by reason",
+                                 ["reason"], registry=self.registry)
+        self.lag = Histogram("meeple_clock_fire_lag_seconds", "How late a deadline fired after it was due",
+                             buckets=LAG_BUCKETS, registry=self.registry)
+        self.pending = Gauge("meeple_clock_deadlines_pending", "Deadlines indexed and not yet due or fired",
+                             registry=self.registry)
+
+
+def timed_out(meta: dict[str, Any], seat: int) -> dict[str, Any]:
+    """The match meta after ``seat`` ran out of time, under the match's policy."""
+    policy = meta["clock"]["on_timeout"]
+    seats = [dict(s) for s in meta["seats"]]
+    seats[seat]["control"] = "bot"
+    if policy == "forfeit":
+        seats[seat]["forfeited"] = True
+    new = {**meta, "seats": seats, "clock": clocks.expire(meta["clock"], seat)}
+    ended = control.forfeit_ends(meta["sides"], control.forfeited(new)) if policy == "forfeit" else None
+    if ended is not None:
+        new.update(status="finished", to_act=[], outcome=ended)
+    return new
+
+
+class Timekeeper:
+    def __init__(self, redis_url: str, lease_s: float = 10.0, poll_s: float = 0.1,
+                 metrics: TimekeeperMetrics | None = None) -> None:
+        self.redis = redis.Redis.from_url(redis_url, socket_timeout=10)
+        self.store = MatchStore(self.redis, finished_ttl_s=int(os.environ.get("MEEPLE_FINISHED_TTL_S", 7 * 86400)),
+                                waiting_ttl_s=int(os.environ.get("MEEPLE_WAITING_TTL_S", 86400)))
+        self.lease_s, self.poll_s = lease_s, poll_s
+        self.metrics = metrics or TimekeeperMetrics()
+        self.stopping = threading.Event()
+
+    def fire(self, member: str, now: float) -> tuple[str, float | None]:
+        """Act on one leased deadline: ("timeout" | "stale" | "expired" | "later", due-if-later)."""
+        match_id, seat_text, turn_text = member.split("|")
+        seat, turn = int(seat_text), int(turn_text)
+        for _ in range(MAX_REBASES):
+            match = self.store.load(match_id)
+            if match is None:
+                return "expired", None
+            clock = match.meta.get("clock")
+            if (match.meta["status"] != "active" or not clock or seat >= len(clock["seats"])
+                    or clock["seats"][seat]["turn"] != turn):
+                return "stale", None
+            due = clocks.deadline(clock, seat)
+            if due is None:
+                return "stale", None
+            if due > now:
+                return "later", due
+            meta = timed_out(match.meta, seat)
+            policy = clock["on_timeout"]
+            try:
+                commit(self.store, match, meta, None, {"kind": "timeout", "seat": seat, "policy": policy,
+                                                       "to_act": meta["to_act"]}, now=now)
+            except StaleVersion:
+                continue  # the match moved: look again (the seat may just have made its move)
+            self.metrics.timeouts.labels(policy).inc()
+            self.metrics.takeovers.labels("timeout").inc()
+            self.metrics.lag.observe(max(0.0, now - due))
+            log.info("match %s: seat %d ran out of time (%s)", match_id, seat, policy)
+            return "timeout", None
+        return "later", now + self.poll_s  # too busy to settle now: try again shortly
+
+    def run_once(self, now: float | None = None) -> int:
+        """Fire every deadline due now; returns how many timed out."""
+        now = time.time() if now is None else now
+        fired = 0
+        for member in self.store.claim_due(now, self.lease_s):
+            try:
+                outcome, later = self.fire(member, now)
+            except (ValueError, KeyError, IndexError):
+                log.exception("dropping malformed deadline %r", member)
+                outcome, later = "stale", None
+            self.store.release(member, later)
+            fired += outcome == "timeout"
+        self.metrics.pending.set(self.redis.zcard(DEADLINES_KEY))
+        return fired
+
+    def run(self) -> None:
+        log.info("timekeeper watching %s", DEADLINES_KEY)
+        while not self.stopping.is_set():
+            try:
+                self.run_once()
+            except redis.ConnectionError as err:
+                log.warning("redis unavailable: %s", err)
+                self.stopping.wait(1)
+                continue
+            self.stopping.wait(self.poll_s)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--metrics-port", type=int,
+                        default=int(os.environ.get("MEEPLE_TIMEKEEPER_METRICS_PORT", "9103")))
+    parser.add_argument("--poll-s", type=float, default=float(os.environ.get("MEEPLE_TIMEKEEPER_POLL_S", "0.1")),
+                        help="how often to look for due deadlines")
+    parser.add_argument("--lease-s", type=float, default=float(os.environ.get("MEEPLE_TIMEKEEPER_LEASE_S", "10")),
+                        help="a deadline taken by a timekeeper that died returns after this long")
+
+
+def add_parser(sub: Any) -> None:
+    parser = sub.add_parser("timekeeper", help="the seat-clock timekeeper")
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    metrics = TimekeeperMetrics()
+    start_http_server(args.metrics_port, registry=metrics.registry)
+    keeper = Timekeeper(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"), args.lease_s, args.poll_s, metrics)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: keeper.stopping.set())
+    keeper.run()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="meeple serve timekeeper", description=__doc__)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

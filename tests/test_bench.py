@@ -1,0 +1,48 @@
+"""``meeple bench engines``: the max_branching figure is the widest position of the timed playouts."""
+
+from __future__ import annotations
+
+import random
+
+import orjson
+import pytest
+
+from services import bench
+from services.rules.games import get_game
+
+
+def widest_position(game_id: str, players: int, options: dict[str, object], games: int) -> int:
+    """Replays the bench's playouts (seeds 0.., one rng seeded 0) and returns the largest legal-move list."""
+    game = get_game(game_id)
+    rng = random.Random(0)
+    widest = 0
+    for seed in range(games):
+        state = game.new_game(players, seed, options)
+        while not game.is_over(state):
+            to_act = game.to_act(state)
+            seat = to_act[0] if len(to_act) == 1 else to_act[rng.randrange(len(to_act))]
+            legal = game.legal_moves(state, seat)
+            widest = max(widest, len(legal))
+            game.apply_in_place(state, seat, legal[rng.randrange(len(legal))])
+    return widest
+
+
+@pytest.mark.parametrize(("game_id", "players", "options"), [
+    ("fierce-women", 4, {"action_cards": True}),
+    ("clash", 2, {"match": "single"}),
+])
+def test_max_branching_is_measured_on_the_playouts_themselves(game_id: str, players: int,
+                                                              options: dict[str, object]) -> None:
+    figures = bench.playout_rate(get_game(game_id), players, options, 0.05)
+    assert figures["max_branching"] == widest_position(game_id, players, options, int(figures["games"]))
+    assert figures["max_branching"] > 1
+
+
+def test_max_branching_is_a_table_column_and_a_json_key(capsys: pytest.CaptureFixture[str]) -> None:
+    report = bench.run_bench(["fierce-women"], 0.02, {})
+    assert all(isinstance(f["max_branching"], int) for f in report["fierce-women"].values())
+    bench.print_table(report)
+    header, _, *rows = capsys.readouterr().out.splitlines()
+    assert header.split()[10] == "max_branching" and len(rows) == 4  # after three two-word "µs" headings
+    assert [int(r.split()[7]) for r in rows] == [f["max_branching"] for f in report["fierce-women"].values()]
+    assert "max_branching" in orjson.loads(orjson.dumps(report))["fierce-women"]["4"]
