@@ -2,7 +2,8 @@
 
 A match is reproducible from (game, players, options, seed, moves). After a load test, every match in the
 store is replayed in-process with the engines from its seed and its logged moves, and the replay is
-compared with what the store holds: the state bytes, who is to act, the status and the result. A lost or
+compared with what the store holds: the state bytes, who is to act, the status, the result and the views
+and legal moves cached beside the state. A lost or
 duplicated update (two writers interleaving the state of one move with the log entry of another) shows
 up here even when every HTTP response looked fine.
 """
@@ -37,7 +38,7 @@ class Audit:
 
 
 def check_match(match_id: str, version: int, meta: dict[str, Any], stored: bytes,
-                log: list[dict[str, Any]]) -> Audit:
+                log: list[dict[str, Any]], derived: dict[bytes, bytes] | None = None) -> Audit:
     """Replay ``log`` from ``meta``'s seed and compare with the stored match; the first problem found wins."""
     game_id, status = str(meta.get("game")), str(meta.get("status"))
     moves = sum(1 for entry in log if entry.get("kind") == "move")
@@ -75,22 +76,41 @@ def check_match(match_id: str, version: int, meta: dict[str, Any], stored: bytes
         return bad(f"status {status!r} but the replayed game is {'over' if game.is_over(state) else 'not over'}")
     if status == "finished" and meta.get("result") != game.result(state):
         return bad("the stored result differs from the replayed result")
+    problem = check_derived(game, state, derived or {})
+    if problem:
+        return bad(problem)
     return Audit(match_id, game_id, status, moves)
+
+
+def check_derived(game: Any, state: Any, derived: dict[bytes, bytes]) -> str | None:
+    """The views and legal moves cached beside the state must be the engine's for the replayed state."""
+    if not derived:
+        return None
+    for seat in [None, *range(game.seat_count(state))]:
+        cached = derived.get(f"view:{-1 if seat is None else seat}".encode())
+        if cached is None or orjson.loads(cached) != orjson.loads(orjson.dumps(game.view(state, seat))):
+            return f"the cached view of {'the spectator' if seat is None else f'seat {seat}'} is not the replay's"
+    for seat in game.to_act(state):
+        cached = derived.get(f"legal:{seat}".encode())
+        if cached is None or orjson.loads(cached) != orjson.loads(orjson.dumps(game.legal_moves(state, seat))):
+            return f"the cached legal moves of seat {seat} are not the replay's"
+    return None
 
 
 def audit_match(client: redis.Redis, match_id: str) -> Audit:
     """Load one match (version, meta, state, log) from the store and check it."""
-    version_key, meta_key, state_key, log_key, _ = keys(match_id)
+    version_key, meta_key, state_key, log_key, _, derived_key = keys(match_id)
     pipe = client.pipeline(transaction=True)  # MULTI/EXEC: one consistent snapshot (the keys share a slot)
     pipe.get(version_key)
     pipe.get(meta_key)
     pipe.get(state_key)
     pipe.lrange(log_key, 0, -1)
-    version, meta_raw, state, raw_log = pipe.execute()
+    pipe.hgetall(derived_key)
+    version, meta_raw, state, raw_log, derived = pipe.execute()
     if version is None or meta_raw is None or state is None:
         return Audit(match_id, "?", "?", 0, "the match's keys are missing (expired?)")
     meta = orjson.loads(meta_raw)
-    return check_match(match_id, int(version), meta, state, [orjson.loads(raw) for raw in raw_log])
+    return check_match(match_id, int(version), meta, state, [orjson.loads(raw) for raw in raw_log], derived)
 
 
 def stored_match_ids(client: redis.Redis) -> Iterator[str]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import orjson
+
 from . import clocks, control
 from .bots_seam import on_bot_turn
 from .errors import ApiError
@@ -29,8 +31,9 @@ def notify_bots(store: MatchStore, match: Match) -> None:
 
 
 def commit(store: MatchStore, match: Match, meta: dict[str, Any], state: bytes | None, entry: dict[str, Any],
-           *, mover: int | None = None, now: float | None = None) -> Match:
-    """Compare-and-set ``match`` to ``meta``/``state``; raises :class:`StaleVersion` if someone was first."""
+           *, mover: int | None = None, now: float | None = None, derived: dict[str, str] | None = None) -> Match:
+    """Compare-and-set ``match`` to ``meta``/``state`` (with the documents ``derived`` from a new state);
+    raises :class:`StaleVersion` if someone was first."""
     now = time.time() if now is None else now
     version = match.version + 1
     clock = meta.get("clock")
@@ -41,7 +44,7 @@ def commit(store: MatchStore, match: Match, meta: dict[str, Any], state: bytes |
         meta = {**meta, "clock": clock}
         for seat, due in clocks.started(clock, version):
             store.schedule(match.id, seat, version, due)
-    updated = store.update(match, meta, state, entry)
+    updated = store.update(match, meta, state, entry, derived)
     notify_bots(store, updated)
     return updated
 
@@ -85,7 +88,7 @@ def apply_move(store: MatchStore, rules: RulesClient, match: Match, seat: int, m
         check_controller(match, seat, by_bot)
         if version != match.version and not fits_pending_decision(store, match, seat, version):
             raise ApiError(409, "stale_version", f"the match is at version {match.version}; reload and decide again")
-        applied = rules.apply_move(match.game, match.state, seat, move, [seat])
+        applied = rules.apply_move(match.game, match.state, seat, move)
         meta = {**match.meta, "to_act": applied.to_act, "status": "finished" if applied.finished else "active",
                 "result": applied.result}
         if applied.finished:
@@ -93,12 +96,12 @@ def apply_move(store: MatchStore, rules: RulesClient, match: Match, seat: int, m
         entry = {"kind": "move", "seat": seat, "move": move, "to_act": applied.to_act,
                  "by": "bot" if by_bot else "human"}
         try:
-            updated = commit(store, match, meta, applied.state, entry, mover=seat)
+            updated = commit(store, match, meta, applied.state, entry, mover=seat, derived=applied.derived())
         except StaleVersion:
             reloaded = store.load(match.id)
             if reloaded is None:
                 raise ApiError(404, "match_not_found", "the match expired") from None
             match = reloaded
             continue
-        return updated, applied.views[seat]
+        return updated, orjson.Fragment(applied.views[seat])
     raise ApiError(409, "busy", "the match changed too often; retry")

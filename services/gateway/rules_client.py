@@ -37,10 +37,18 @@ class Applied:
     finished: bool
     seats: int
     result: Any
-    views: dict[int, Any]
+    #: seat (-1 = spectator) -> the view as JSON text, passed on to clients and Redis without re-encoding
+    views: dict[int, str]
     sides: list[list[int]]
     scores: list[float]
     winners: list[int]
+    #: seat to act -> its legal moves as JSON text (with ``derive``)
+    legal: dict[int, str]
+
+    def derived(self) -> dict[str, str]:
+        """The documents a gateway caches beside the state (see ``MatchStore``): views and legal moves."""
+        return {**{f"view:{seat}": doc for seat, doc in self.views.items()},
+                **{f"legal:{seat}": doc for seat, doc in self.legal.items()}}
 
 
 class RulesClient:
@@ -94,14 +102,16 @@ class RulesClient:
         return [{"id": g.id, "title": g.title, "min_players": g.min_players, "max_players": g.max_players,
                  "simultaneous": g.simultaneous, "options": orjson.loads(g.options_json)} for g in reply.games]
 
-    def new_game(self, game: str, players: int, seed: int, options: dict[str, Any]) -> Applied:
+    def new_game(self, game: str, players: int, seed: int, options: dict[str, Any], derive: bool = True) -> Applied:
         reply = self._call(self.stub.NewGame, rules_pb2.NewGameRequest(
-            game=game, players=players, seed=seed, options_json=orjson.dumps(options).decode()))
+            game=game, players=players, seed=seed, options_json=orjson.dumps(options).decode(), derive=derive))
         return _applied(reply)
 
-    def apply_move(self, game: str, state: bytes, seat: int, move: Any, view_seats: list[int]) -> Applied:
+    def apply_move(self, game: str, state: bytes, seat: int, move: Any, view_seats: list[int] | None = None,
+                   derive: bool = True) -> Applied:
         reply = self._call(self.stub.ApplyMove, rules_pb2.ApplyMoveRequest(
-            game=game, state=state, seat=seat, move_json=orjson.dumps(move).decode(), view_seats=view_seats))
+            game=game, state=state, seat=seat, move_json=orjson.dumps(move).decode(), view_seats=view_seats or [],
+            derive=derive))
         return _applied(reply)
 
     def legal_moves(self, game: str, state: bytes, seat: int) -> list[Any]:
@@ -124,6 +134,6 @@ class RulesClient:
 def _applied(reply: rules_pb2.GameState) -> Applied:
     return Applied(state=reply.state, to_act=list(reply.to_act), finished=reply.finished, seats=reply.seats,
                    result=orjson.loads(reply.result_json) if reply.result_json else None,
-                   views={v.seat: orjson.loads(v.view_json) for v in reply.views},
+                   views={v.seat: v.view_json for v in reply.views},
                    sides=[list(side.seats) for side in reply.sides], scores=list(reply.scores),
-                   winners=list(reply.winners))
+                   winners=list(reply.winners), legal={m.seat: m.moves_json for m in reply.legal})

@@ -9,7 +9,11 @@ One key family per match, all with the hash tag ``{id}`` so a match lives in one
 * ``match:{id}:events``  — a stream with one entry per version (id ``<version>-1``) for long-polls and SSE;
 * ``match:{id}:idem:<key>`` — the stored response of an ``Idempotency-Key`` request;
 * ``match:{id}:presence`` — hash seat -> until when the seat counts as connected (not versioned: being
-  online is not a change of the match).
+  online is not a change of the match);
+* ``match:{id}:derived`` — what the rules service derived from the current state when it made it: every
+  seat's view (``view:<seat>``, ``view:-1`` the spectator's) and the legal moves of the seats to act
+  (``legal:<seat>``), with ``at`` = the version that wrote the state. Reads then need no rules call;
+  the compare-and-set replaces the hash together with the state, so it can never describe another one.
 
 Seat-clock deadlines of every match are indexed in one sorted set, ``{clock}:deadlines`` (member
 ``<id>|<seat>|<turn>``, score = due time), with ``{clock}:leases`` holding the ones a timekeeper is
@@ -34,7 +38,7 @@ from typing import Any
 import orjson
 import redis
 
-KEY_SUFFIXES = ("version", "meta", "state", "log", "events")
+KEY_SUFFIXES = ("version", "meta", "state", "log", "events", "derived")
 #: Per-game match counters: ``active:<game>`` now, ``created|finished:<game>`` ever.
 MATCH_STATS_KEY = "stats:matches"
 DEADLINES_KEY = "{clock}:deadlines"
@@ -63,11 +67,15 @@ if v ~= tonumber(ARGV[1]) then return {0, v} end
 local nv = v + 1
 redis.call('SET', KEYS[1], nv)
 redis.call('SET', KEYS[2], ARGV[2])
-if ARGV[3] ~= '' then redis.call('SET', KEYS[3], ARGV[3]) end
+if ARGV[3] ~= '' then
+  redis.call('SET', KEYS[3], ARGV[3])
+  redis.call('DEL', KEYS[6])
+  if #ARGV > 5 then redis.call('HSET', KEYS[6], 'at', nv, unpack(ARGV, 6)) end
+end
 redis.call('RPUSH', KEYS[4], ARGV[4])
 redis.call('XADD', KEYS[5], 'MAXLEN', '~', 1000, nv .. '-1', 'version', nv)
 local ttl = tonumber(ARGV[5])
-for i = 1, 5 do
+for i = 1, 6 do
   if ttl > 0 then redis.call('EXPIRE', KEYS[i], ttl) else redis.call('PERSIST', KEYS[i]) end
 end
 return {1, nv}
@@ -138,17 +146,13 @@ class MatchStore:
             return self.waiting_ttl_s
         return 0
 
-    def create(self, match_id: str, meta: dict[str, Any], state: bytes) -> Match:
+    def create(self, match_id: str, meta: dict[str, Any], state: bytes, derived: dict[str, str] | None = None) -> Match:
         meta = {**meta, "id": match_id, "created_at": time.time()}
         entry = {"version": 0, "kind": "created", "seat": None, "to_act": meta["to_act"], "at": time.time()}
-        k = keys(match_id)
-        ok, version = self._cas(keys=k, args=[-1, orjson.dumps(meta), state, orjson.dumps(entry), 0])
+        # Version -1 -> 0: the creation itself, with the TTL of its status (a waiting match expires).
+        ok, version = self._cas(keys=keys(match_id), args=[-1, orjson.dumps(meta), state, orjson.dumps(entry),
+                                                           self.ttl_for(meta["status"]), *_pairs(derived)])
         assert ok == 1
-        # Version -1 -> 0: the creation itself. Apply the waiting TTL now.
-        ttl = self.ttl_for(meta["status"])
-        if ttl:
-            for key in k:
-                self.redis.expire(key, ttl)
         self.count_transition(meta["game"], None, meta["status"])
         return Match(match_id, int(version), meta, state)
 
@@ -207,12 +211,17 @@ class MatchStore:
             pipe.zadd(DEADLINES_KEY, {member: due})
         pipe.execute()
 
-    def update(self, match: Match, meta: dict[str, Any], state: bytes | None, entry: dict[str, Any]) -> Match:
-        """Compare-and-set from ``match.version``; raises :class:`StaleVersion` if someone was first."""
+    def update(self, match: Match, meta: dict[str, Any], state: bytes | None, entry: dict[str, Any],
+               derived: dict[str, str] | None = None) -> Match:
+        """Compare-and-set from ``match.version``; raises :class:`StaleVersion` if someone was first.
+
+        A new ``state`` comes with the documents derived from it (``derived``); without a state, the
+        derived documents of the current one stay.
+        """
         entry = {**entry, "version": match.version + 1, "at": time.time()}
         ok, version = self._cas(keys=keys(match.id), args=[
             match.version, orjson.dumps(meta), state if state is not None else b"", orjson.dumps(entry),
-            self.ttl_for(meta["status"])])
+            self.ttl_for(meta["status"]), *(_pairs(derived) if state is not None else ())])
         if ok != 1:
             raise StaleVersion(int(version))
         self.count_transition(str(meta["game"]), match.meta["status"], meta["status"])
@@ -236,6 +245,13 @@ class MatchStore:
         if after == "finished":
             pipe.hincrby(MATCH_STATS_KEY, f"finished:{game}", 1)
         pipe.execute()
+
+    def derived(self, match: Match, field: str) -> bytes | None:
+        """A document derived from the state ``match`` holds, or None (not cached, or a newer state landed)."""
+        at, doc = self.redis.hmget(keys(match.id)[5], ["at", field])
+        if at is None or doc is None or int(at) > match.version:
+            return None
+        return doc if isinstance(doc, bytes) else str(doc).encode()
 
     def log(self, match_id: str, start: int = 0, end: int = -1) -> list[dict[str, Any]]:
         return [orjson.loads(raw) for raw in self.redis.lrange(keys(match_id)[3], start, end)]
@@ -263,6 +279,10 @@ class MatchStore:
         pipe.expire(key, window_s)
         count, _ = pipe.execute()
         return int(count), reset
+
+
+def _pairs(derived: dict[str, str] | None) -> list[str]:
+    return [item for pair in (derived or {}).items() for item in pair]
 
 
 def _window(ident: str, window_s: int) -> tuple[str, int]:

@@ -33,21 +33,23 @@ class ListGamesResponse(_message.Message):
     def __init__(self, games: _Optional[_Iterable[_Union[GameInfo, _Mapping]]] = ...) -> None: ...
 
 class NewGameRequest(_message.Message):
-    __slots__ = ("game", "players", "seed", "options_json", "view_seats")
+    __slots__ = ("game", "players", "seed", "options_json", "view_seats", "derive")
     GAME_FIELD_NUMBER: _ClassVar[int]
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_JSON_FIELD_NUMBER: _ClassVar[int]
     VIEW_SEATS_FIELD_NUMBER: _ClassVar[int]
+    DERIVE_FIELD_NUMBER: _ClassVar[int]
     game: str
     players: int
     seed: int
     options_json: str
     view_seats: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, game: _Optional[str] = ..., players: _Optional[int] = ..., seed: _Optional[int] = ..., options_json: _Optional[str] = ..., view_seats: _Optional[_Iterable[int]] = ...) -> None: ...
+    derive: bool
+    def __init__(self, game: _Optional[str] = ..., players: _Optional[int] = ..., seed: _Optional[int] = ..., options_json: _Optional[str] = ..., view_seats: _Optional[_Iterable[int]] = ..., derive: _Optional[bool] = ...) -> None: ...
 
 class GameState(_message.Message):
-    __slots__ = ("game", "state", "to_act", "finished", "seats", "result_json", "views", "sides", "scores", "winners")
+    __slots__ = ("game", "state", "to_act", "finished", "seats", "result_json", "views", "sides", "scores", "winners", "legal")
     GAME_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     TO_ACT_FIELD_NUMBER: _ClassVar[int]
@@ -58,6 +60,7 @@ class GameState(_message.Message):
     SIDES_FIELD_NUMBER: _ClassVar[int]
     SCORES_FIELD_NUMBER: _ClassVar[int]
     WINNERS_FIELD_NUMBER: _ClassVar[int]
+    LEGAL_FIELD_NUMBER: _ClassVar[int]
     game: str
     state: bytes
     to_act: _containers.RepeatedScalarFieldContainer[int]
@@ -68,7 +71,16 @@ class GameState(_message.Message):
     sides: _containers.RepeatedCompositeFieldContainer[Side]
     scores: _containers.RepeatedScalarFieldContainer[float]
     winners: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, game: _Optional[str] = ..., state: _Optional[bytes] = ..., to_act: _Optional[_Iterable[int]] = ..., finished: _Optional[bool] = ..., seats: _Optional[int] = ..., result_json: _Optional[str] = ..., views: _Optional[_Iterable[_Union[SeatView, _Mapping]]] = ..., sides: _Optional[_Iterable[_Union[Side, _Mapping]]] = ..., scores: _Optional[_Iterable[float]] = ..., winners: _Optional[_Iterable[int]] = ...) -> None: ...
+    legal: _containers.RepeatedCompositeFieldContainer[SeatMoves]
+    def __init__(self, game: _Optional[str] = ..., state: _Optional[bytes] = ..., to_act: _Optional[_Iterable[int]] = ..., finished: _Optional[bool] = ..., seats: _Optional[int] = ..., result_json: _Optional[str] = ..., views: _Optional[_Iterable[_Union[SeatView, _Mapping]]] = ..., sides: _Optional[_Iterable[_Union[Side, _Mapping]]] = ..., scores: _Optional[_Iterable[float]] = ..., winners: _Optional[_Iterable[int]] = ..., legal: _Optional[_Iterable[_Union[SeatMoves, _Mapping]]] = ...) -> None: ...
+
+class SeatMoves(_message.Message):
+    __slots__ = ("seat", "moves_json")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    MOVES_JSON_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    moves_json: str
+    def __init__(self, seat: _Optional[int] = ..., moves_json: _Optional[str] = ...) -> None: ...
 
 class Side(_message.Message):
     __slots__ = ("seats",)
@@ -101,18 +113,20 @@ class LegalMovesResponse(_message.Message):
     def __init__(self, moves_json: _Optional[str] = ...) -> None: ...
 
 class ApplyMoveRequest(_message.Message):
-    __slots__ = ("game", "state", "seat", "move_json", "view_seats")
+    __slots__ = ("game", "state", "seat", "move_json", "view_seats", "derive")
     GAME_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     MOVE_JSON_FIELD_NUMBER: _ClassVar[int]
     VIEW_SEATS_FIELD_NUMBER: _ClassVar[int]
+    DERIVE_FIELD_NUMBER: _ClassVar[int]
     game: str
     state: bytes
     seat: int
     move_json: str
     view_seats: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, game: _Optional[str] = ..., state: _Optional[bytes] = ..., seat: _Optional[int] = ..., move_json: _Optional[str] = ..., view_seats: _Optional[_Iterable[int]] = ...) -> None: ...
+    derive: bool
+    def __init__(self, game: _Optional[str] = ..., state: _Optional[bytes] = ..., seat: _Optional[int] = ..., move_json: _Optional[str] = ..., view_seats: _Optional[_Iterable[int]] = ..., derive: _Optional[bool] = ...) -> None: ...
 
 class GetViewRequest(_message.Message):
     __slots__ = ("game", "state", "seat")

@@ -130,17 +130,23 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
         else:
             self.metrics.latency.labels(method, game, code).observe(time.perf_counter() - start)
 
-    def _game_state(self, game: Game[Any], state: Any, view_seats: Iterable[int]) -> rules_pb2.GameState:
+    def _game_state(self, game: Game[Any], state: Any, view_seats: Iterable[int],
+                    derive: bool = False) -> rules_pb2.GameState:
         finished = game.is_over(state)
         result = game.result(state) if finished else None
+        to_act = game.to_act(state)
+        if derive:  # everything a reader may ask for until the next move, computed once here
+            view_seats = [-1, *range(game.seat_count(state))]
         views = [
             rules_pb2.SeatView(seat=s, view_json=orjson.dumps(game.view(state, _seat(game, state, s, True))).decode())
             for s in view_seats
         ]
+        legal = [rules_pb2.SeatMoves(seat=s, moves_json=orjson.dumps(game.legal_moves(state, s)).decode())
+                 for s in to_act] if derive else []
         reply = rules_pb2.GameState(
-            game=game.id, state=game.encode(state), to_act=game.to_act(state), finished=finished,
+            game=game.id, state=game.encode(state), to_act=to_act, finished=finished,
             seats=game.seat_count(state), result_json=orjson.dumps(result).decode() if result is not None else "",
-            views=views, sides=[rules_pb2.Side(seats=side) for side in game.sides(state)],
+            views=views, sides=[rules_pb2.Side(seats=side) for side in game.sides(state)], legal=legal,
         )
         if finished:
             outcome = game.outcome(state)
@@ -170,7 +176,7 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
                 state = game.new_game(request.players, request.seed, options)
             except InvalidOptions as exc:
                 raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, exc.message, exc.code) from None
-            return self._game_state(game, state, request.view_seats)
+            return self._game_state(game, state, request.view_seats, request.derive)
 
     def LegalMoves(self, request: rules_pb2.LegalMovesRequest, context: grpc.ServicerContext) -> Any:
         with self._observe("LegalMoves", request.game, context):
@@ -196,7 +202,7 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
                 kind = "conflict" if exc.code in CONFLICT_CODES else "malformed" if exc.code in MALFORMED_CODES else ""
                 raise _Abort(status, exc.message, exc.code, kind) from None
             self.metrics.moves.labels(game.id).inc()
-            return self._game_state(game, state, request.view_seats)
+            return self._game_state(game, state, request.view_seats, request.derive)
 
     def GetView(self, request: rules_pb2.GetViewRequest, context: grpc.ServicerContext) -> Any:
         with self._observe("GetView", request.game, context):

@@ -113,3 +113,21 @@ def test_matches_played_through_the_gateway_pass_and_tampering_in_redis_is_caugh
     client.lset(log_key, last, orjson.dumps({**entries[last], "seat": (entries[last]["seat"] + 1) % players}))
     assert not audit_match(client, created["id"]).ok
     assert not audit_match(client, "no-such-match").ok
+
+
+def test_the_views_and_legal_moves_cached_beside_the_state_are_the_engines(api: Api, redis_url: str) -> None:
+    """Reads are served from the cache the compare-and-set keeps; the audit proves it describes the state."""
+    game = GAMES[ANY]
+    players = max(game.min_players, 2)
+    created = api.post("/v1/matches", json={"game": ANY, "players": players, "join": True}).json()
+    tokens = [created["token"]] + [api.post(f"/v1/matches/{created['id']}/join", json={}).json()["token"]
+                                   for _ in range(players - 1)]
+    status = api.get(f"/v1/matches/{created['id']}").json()
+    seat = status["to_act"][0]
+    move = api.get(f"/v1/matches/{created['id']}/legal-moves", tokens[seat]).json()["moves"][0]
+    api.post(f"/v1/matches/{created['id']}/moves", tokens[seat], json={"move": move, "version": status["version"]})
+    client = redis.Redis.from_url(redis_url)
+    derived_key = keys(created["id"])[5]
+    assert client.hget(derived_key, "view:-1") is not None and audit_match(client, created["id"]).ok
+    client.hset(derived_key, "view:0", orjson.dumps({"forged": True}))
+    assert "cached view of seat 0" in (audit_match(client, created["id"]).problem or "")

@@ -308,3 +308,15 @@ def test_matchmaking_ticket_can_be_cancelled(api: Api) -> None:
     assert api.get("/v1/matchmaking/nope").status_code == 404
     bad = api.post("/v1/matchmaking", json={"game": ANY, "players": 99})
     assert bad.status_code == 400
+
+
+def test_reads_fall_back_to_the_rules_service_when_the_cache_is_gone(api: Api, redis_url: str) -> None:
+    match_id, tokens = new_match(api)
+    redis.Redis.from_url(redis_url).delete(keys(match_id)[5])
+    status = api.get(f"/v1/matches/{match_id}", tokens[0]).json()
+    game = GAMES[ANY]
+    state = game.decode(stored_state(redis_url, match_id))
+    assert status["view"] == game.view(state, 0)
+    seat = status["to_act"][0]
+    legal = api.get(f"/v1/matches/{match_id}/legal-moves", tokens[seat]).json()["moves"]
+    assert legal == game.legal_moves(state, seat)

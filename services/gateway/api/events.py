@@ -12,6 +12,7 @@ from flask import Blueprint, Response, jsonify, request, stream_with_context
 from ..context import gateway
 from ..errors import ApiError
 from ..store import Match
+from ..views import seat_view
 from .common import caller_seat, limited_load, load_match, rate_limit
 
 bp = Blueprint("events", __name__)
@@ -45,7 +46,7 @@ def events_since(match: Match, seat: int | None, after: int) -> dict[str, Any]:
             item["move"] = entry["move"]
         items.append(item)
     return {"version": match.version, "status": match.meta["status"], "to_act": match.meta["to_act"],
-            "events": items, "view": gw.rules.view(match.game, match.state, seat) if items else None,
+            "events": items, "view": seat_view(gw, match, seat) if items else None,
             "result": match.meta.get("result")}
 
 

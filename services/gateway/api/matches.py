@@ -19,6 +19,7 @@ from ..context import gateway
 from ..errors import ApiError
 from ..moves import MAX_REBASES, apply_move, commit, notify_bots
 from ..store import Match, StaleVersion, hash_token, new_match_id, new_token
+from ..views import seat_legal_moves, seat_view
 from .common import caller_seat, json_body, limited_load, load_match, rate_limit
 
 bp = Blueprint("matches", __name__)
@@ -124,7 +125,7 @@ def create(game_id: str, players: int, options: dict[str, Any], seed: int | None
                                        version=0, now=time.time())
         for seat, due in clocks.started(meta["clock"], 0):
             gw.store.schedule(match_id, seat, 0, due)
-    match = gw.store.create(match_id, meta, game.state)
+    match = gw.store.create(match_id, meta, game.state, game.derived())
     count_fill(match)
     notify_bots(gw.store, match)
     return match
@@ -174,8 +175,7 @@ def join(match_id: str) -> tuple[Response, int]:
 def get_match(match_id: str) -> Response:
     match, _ = limited_load(match_id)
     seat = caller_seat(match, required=False)
-    view = gateway().rules.view(match.game, match.state, seat)
-    return jsonify(status_doc(match, seat, view))
+    return jsonify(status_doc(match, seat, seat_view(gateway(), match, seat)))
 
 
 @bp.get("/v1/matches/<match_id>/legal-moves")
@@ -184,7 +184,7 @@ def legal_moves(match_id: str) -> Response:
     seat = caller_seat(match, required=True)
     assert seat is not None
     playing = match.meta["status"] == "active" and not control.bot_plays(match.meta["seats"][seat])
-    moves = gateway().rules.legal_moves(match.game, match.state, seat) if playing else []
+    moves = seat_legal_moves(gateway(), match, seat) if playing else []
     return jsonify({"version": match.version, "seat": seat, "moves": moves})
 
 

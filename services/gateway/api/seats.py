@@ -15,6 +15,7 @@ from ..context import gateway
 from ..errors import ApiError
 from ..moves import MAX_REBASES, commit
 from ..store import Match, StaleVersion
+from ..views import seat_view
 from .common import caller_seat, json_body, load_match, rate_limit
 from .matches import create, status_doc, take_seat
 
@@ -85,7 +86,7 @@ def reclaim(match_id: str, seat: int) -> Response:
     match, _ = _update_seat(match_id, change)
     if reclaimed:
         gateway().metrics.reclaims.inc()
-    return jsonify(status_doc(match, seat, gateway().rules.view(match.game, match.state, seat)))
+    return jsonify(status_doc(match, seat, seat_view(gateway(), match, seat)))
 
 
 def rematch_seats(meta: dict[str, Any]) -> list[dict[str, Any]]:
