@@ -184,10 +184,15 @@ class MatchStore:
         self.redis.delete(*keys(match_id), presence_key(match_id))
 
     # -- presence ----------------------------------------------------------------------------------
-    def touch(self, match: Match, seat: int, until: float) -> None:
-        """Record that ``seat`` counts as connected until ``until`` (skipped if already later)."""
+    def touch(self, match: Match, seat: int, until: float, slack: float = 0.0) -> None:
+        """Record that ``seat`` counts as connected at least until ``until``.
+
+        What is written is ``until + slack``, and nothing is written while the stored time is later than
+        ``until``: a seat polling every second writes once per ``slack`` seconds, not every second.
+        """
         if match.presence.get(seat, 0.0) >= until:
             return
+        until += slack
         match.presence[seat] = until
         pipe = self.redis.pipeline(transaction=False)
         pipe.hset(presence_key(match.id), str(seat), f"{until:.3f}")

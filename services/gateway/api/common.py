@@ -85,7 +85,7 @@ def caller_seat(match: Match, required: bool, connected_for: float = 0.0) -> int
     if seat is None:
         raise ApiError(403, "wrong_token", "that token does not hold a seat in this match")
     gw = gateway()
-    gw.store.touch(match, seat, time.time() + gw.config.presence_s + connected_for)
+    gw.store.touch(match, seat, time.time() + gw.config.presence_s + connected_for, slack=gw.config.presence_s / 4)
     return seat
 
 
