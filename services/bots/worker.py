@@ -28,7 +28,7 @@ from services.gateway import control
 from services.gateway.bots_seam import BOT_JOBS_STREAM
 from services.gateway.errors import ApiError
 from services.gateway.metrics import RedisMetrics, timed_redis
-from services.gateway.moves import apply_move
+from services.gateway.moves import apply_move, fits_pending_decision
 from services.gateway.rules_client import RulesClient
 from services.gateway.store import MatchStore
 from services.rules.games import get_game
@@ -82,9 +82,10 @@ class Worker:
         if match is None:
             return "expired"
         seat = job["seat"]
-        if (match.version != job["version"] or match.meta["status"] != "active" or seat not in match.meta["to_act"]
-                or not control.bot_plays(match.meta["seats"][seat])):
-            return "stale"
+        if (match.meta["status"] != "active" or not control.bot_plays(match.meta["seats"][seat])
+                or not (match.version == job["version"] or fits_pending_decision(self.store, match, seat,
+                                                                                  job["version"]))):
+            return "stale"  # the decision the job was for has been made (or is no longer a bot's)
         game = get_game(match.game)
         state = game.decode(match.state)
         level = control.bot_level(match.meta, seat)

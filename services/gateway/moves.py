@@ -22,12 +22,29 @@ from .store import Match, MatchStore, StaleVersion
 MAX_REBASES = 8
 
 
-def notify_bots(store: MatchStore, match: Match) -> None:
-    """Enqueue a job for every seat now to act that a bot plays (bot seats and taken-over ones)."""
-    seats = match.meta["seats"]
-    bots = [s for s in match.meta["to_act"] if s < len(seats) and control.bot_plays(seats[s])]
-    if bots and match.meta["status"] == "active":
-        on_bot_turn(store, match.id, match.game, match.version, bots)
+def bot_seats_due(before: dict[str, Any] | None, after: dict[str, Any], mover: int | None) -> list[int]:
+    """Bot-played seats that face a *new* decision after an update, and so need a job.
+
+    A seat still pending from before (others acted in a simultaneous step) already has its job; it gets
+    another only if it just moved, a bot just took it over, or the match just started.
+    """
+    if after["status"] != "active":
+        return []
+    seats = after["seats"]
+    due = []
+    for seat in after["to_act"]:
+        if seat >= len(seats) or not control.bot_plays(seats[seat]):
+            continue
+        if (before is None or before["status"] != "active" or seat not in before["to_act"] or seat == mover
+                or not control.bot_plays(before["seats"][seat])):
+            due.append(seat)
+    return due
+
+
+def notify_bots(store: MatchStore, match: Match, seats: list[int]) -> None:
+    """Enqueue a job per bot seat with a new decision (bot seats and taken-over ones)."""
+    if seats:
+        on_bot_turn(store, match.id, match.game, match.version, seats)
 
 
 def commit(store: MatchStore, match: Match, meta: dict[str, Any], state: bytes | None, entry: dict[str, Any],
@@ -45,7 +62,7 @@ def commit(store: MatchStore, match: Match, meta: dict[str, Any], state: bytes |
         for seat, due in clocks.started(clock, version):
             store.schedule(match.id, seat, version, due)
     updated = store.update(match, meta, state, entry, derived)
-    notify_bots(store, updated)
+    notify_bots(store, updated, bot_seats_due(match.meta, meta, mover))
     return updated
 
 

@@ -11,11 +11,15 @@ import threading
 import time
 from collections.abc import Iterator
 
+import orjson
 import pytest
 import redis
 
 from services.bots.worker import GROUP, Worker
 from services.gateway.bots_seam import BOT_JOBS_STREAM
+from services.gateway.moves import apply_move
+from services.gateway.rules_client import RulesClient
+from services.gateway.store import MatchStore
 from services.rules.games import GAMES
 
 from .conftest import Api, RulesProcess, start_gateway
@@ -125,3 +129,24 @@ def test_hint_suggests_a_legal_move_for_the_callers_own_seat(api: Api) -> None:
     idle = [s for s in range(players) if s not in status["to_act"]]
     if idle:
         assert api.get(f"/v1/matches/{created['id']}/hint", tokens[idle[0]]).status_code == 409
+
+
+def test_each_bot_decision_gets_one_job_even_in_simultaneous_steps(own_redis_url: str, rules: RulesProcess) -> None:
+    """Sideboards: four bots decide at once; one bot's submission must not re-queue the three still thinking."""
+    gateway = start_gateway(own_redis_url, rules.port)
+    try:
+        api = Api(gateway.url)
+        created = api.post("/v1/matches", json={"game": "sideboards", "players": 4,
+                                                "seats": [{"kind": "bot", "level": "easy"}] * 4}).json()
+        client = redis.Redis.from_url(own_redis_url)
+        jobs = [orjson.loads(f[b"job"]) for _, f in client.xrange(BOT_JOBS_STREAM)]
+        assert sorted(j["seat"] for j in jobs) == [0, 1, 2, 3]
+        store = MatchStore(client, 60, 60)
+        match = store.load(created["id"])
+        assert match is not None
+        game = GAMES["sideboards"]
+        move = game.legal_moves(game.decode(match.state), 0)[0]
+        apply_move(store, RulesClient(f"127.0.0.1:{rules.port}"), match, 0, move, match.version, by_bot=True)
+        assert client.xlen(BOT_JOBS_STREAM) == 4  # seats 1-3 still have their jobs; seat 0 waits for the step
+    finally:
+        gateway.stop()

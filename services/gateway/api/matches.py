@@ -17,7 +17,7 @@ from flask import Blueprint, Response, jsonify, request
 from .. import clocks, control
 from ..context import gateway
 from ..errors import ApiError
-from ..moves import MAX_REBASES, apply_move, commit, notify_bots
+from ..moves import MAX_REBASES, apply_move, bot_seats_due, commit, notify_bots
 from ..store import Match, StaleVersion, hash_token, new_match_id, new_token
 from ..views import seat_legal_moves, seat_view
 from .common import caller_seat, json_body, limited_load, load_match, rate_limit
@@ -127,7 +127,7 @@ def create(game_id: str, players: int, options: dict[str, Any], seed: int | None
             gw.store.schedule(match_id, seat, 0, due)
     match = gw.store.create(match_id, meta, game.state, game.derived())
     count_fill(match)
-    notify_bots(gw.store, match)
+    notify_bots(gw.store, match, bot_seats_due(None, match.meta, None))
     return match
 
 
