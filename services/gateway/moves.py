@@ -11,12 +11,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import orjson
-
 from . import clocks, control
 from .bots_seam import on_bot_turn
 from .errors import ApiError
-from .rules_client import RulesClient
+from .rules_client import Applied, RulesClient
 from .store import Match, MatchStore, StaleVersion
 
 MAX_REBASES = 8
@@ -94,8 +92,9 @@ def check_controller(match: Match, seat: int, by_bot: bool) -> None:
 
 
 def apply_move(store: MatchStore, rules: RulesClient, match: Match, seat: int, move: dict[str, Any],
-               version: int, by_bot: bool = False) -> tuple[Match, Any]:
-    """Validate through the rules service, then commit; returns the new match and the seat's view."""
+               version: int, by_bot: bool = False) -> tuple[Match, Applied]:
+    """Validate through the rules service, then commit; returns the new match and what the rules service
+    answered (the state, every seat's view, the legal moves of the seats to act)."""
     for _ in range(MAX_REBASES):
         status = match.meta["status"]
         if status == "waiting":
@@ -120,5 +119,5 @@ def apply_move(store: MatchStore, rules: RulesClient, match: Match, seat: int, m
                 raise ApiError(404, "match_not_found", "the match expired") from None
             match = reloaded
             continue
-        return updated, orjson.Fragment(applied.views[seat])
+        return updated, applied
     raise ApiError(409, "busy", "the match changed too often; retry")

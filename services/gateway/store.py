@@ -90,8 +90,16 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def new_token() -> str:
-    return secrets.token_urlsafe(32)
+def new_token(seat: int) -> str:
+    """``<seat>.<secret>``: the seat is no secret, and knowing it before the match is loaded lets the one
+    round trip that loads the match fetch that seat's view too (the secret part is what is checked)."""
+    return f"{seat}.{secrets.token_urlsafe(32)}"
+
+
+def seat_hint(token: str | None) -> int | None:
+    """The seat a token claims (unverified: :meth:`Match.seat_of` checks the token itself)."""
+    head, dot, _ = (token or "").partition(".")
+    return int(head) if dot and head.isdigit() and len(head) <= 2 else None
 
 
 def new_match_id() -> str:
@@ -111,6 +119,10 @@ class Match:
     state: bytes
     #: seat -> wall-clock time until which the seat counts as connected
     presence: dict[int, float] = field(default_factory=dict)
+    #: documents derived from ``state`` that were loaded with it (``view:<seat>``, ``legal:<seat>``)
+    derived: dict[str, bytes] = field(default_factory=dict)
+    #: log entries after the version a reader asked for (``log_from``), loaded with the match
+    tail: list[dict[str, Any]] | None = None
 
     @property
     def game(self) -> str:
@@ -156,28 +168,31 @@ class MatchStore:
         self.count_transition(meta["game"], None, meta["status"])
         return Match(match_id, int(version), meta, state)
 
-    def load(self, match_id: str) -> Match | None:
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.mget(keys(match_id)[:3])
-        pipe.hgetall(presence_key(match_id))
-        (version, meta, state), presence = pipe.execute()
-        return _match(match_id, version, meta, state, presence)
+    def load(self, match_id: str, fields: tuple[str, ...] = (), log_from: int | None = None) -> Match | None:
+        """The match, with the derived documents ``fields`` and the log entries from ``log_from`` on."""
+        pipe = self.redis.pipeline(transaction=True)
+        _queue_reads(pipe, match_id, fields, log_from)
+        return _read(match_id, pipe.execute(), fields, log_from)
 
     def load_counted(self, match_id: str, ident: str, idempotency_key: str | None = None,
-                     window_s: int = 60) -> tuple[Match | None, tuple[int, int], dict[str, Any] | None]:
+                     fields: tuple[str, ...] = (), log_from: int | None = None, window_s: int = 60
+                     ) -> tuple[Match | None, tuple[int, int], dict[str, Any] | None]:
         """One round trip for what every match request starts with: count the caller's request (see
-        :meth:`hit`), load the match, and fetch the stored response of ``idempotency_key`` if given."""
+        :meth:`hit`), load the match as :meth:`load` does, and fetch the stored response of
+        ``idempotency_key`` if given. MULTI/EXEC, so what is read is one version of the match."""
         key, reset = _window(ident, window_s)
-        pipe = self.redis.pipeline(transaction=False)
+        pipe = self.redis.pipeline(transaction=True)
         pipe.incr(key)
         pipe.expire(key, window_s)
-        pipe.mget(keys(match_id)[:3])
-        pipe.hgetall(presence_key(match_id))
         if idempotency_key is not None:
             pipe.get(f"match:{{{match_id}}}:idem:{idempotency_key}")
-        count, _, (version, meta, state), presence, *idem = pipe.execute()
-        done = orjson.loads(idem[0]) if idem and idem[0] else None
-        return _match(match_id, version, meta, state, presence), (int(count), reset), done
+        _queue_reads(pipe, match_id, fields, log_from)
+        replies = pipe.execute()
+        count, done = replies[0], None
+        if idempotency_key is not None:
+            done = orjson.loads(replies[2]) if replies[2] else None
+        match = _read(match_id, replies[3 if idempotency_key is not None else 2:], fields, log_from)
+        return match, (int(count), reset), done
 
     def delete(self, match_id: str) -> None:
         """Remove a match that never became visible (a rematch that lost its race)."""
@@ -251,9 +266,11 @@ class MatchStore:
             pipe.hincrby(MATCH_STATS_KEY, f"finished:{game}", 1)
         pipe.execute()
 
-    def derived(self, match: Match, field: str) -> bytes | None:
+    def derived(self, match: Match, name: str) -> bytes | None:
         """A document derived from the state ``match`` holds, or None (not cached, or a newer state landed)."""
-        at, doc = self.redis.hmget(keys(match.id)[5], ["at", field])
+        if name in match.derived:
+            return match.derived[name]
+        at, doc = self.redis.hmget(keys(match.id)[5], ["at", name])
         if at is None or doc is None or int(at) > match.version:
             return None
         return doc if isinstance(doc, bytes) else str(doc).encode()
@@ -294,6 +311,30 @@ def _window(ident: str, window_s: int) -> tuple[str, int]:
     """The fixed-window counter's key for ``ident`` now, and the seconds until the window resets."""
     now = time.time()
     return f"ratelimit:{{{ident}}}:{int(now // window_s)}", window_s - int(now) % window_s
+
+
+def _queue_reads(pipe: Any, match_id: str, fields: tuple[str, ...], log_from: int | None) -> None:
+    k = keys(match_id)
+    pipe.mget(k[:3])
+    pipe.hgetall(presence_key(match_id))
+    if fields:
+        pipe.hmget(k[5], ["at", *fields])
+    if log_from is not None:
+        pipe.lrange(k[3], log_from, -1)
+
+
+def _read(match_id: str, replies: list[Any], fields: tuple[str, ...], log_from: int | None) -> Match | None:
+    (version, meta, state), presence, *rest = replies
+    match = _match(match_id, version, meta, state, presence)
+    if match is None:
+        return None
+    if fields:
+        at, *docs = rest.pop(0)
+        if at is not None and int(at) <= match.version:  # always, inside MULTI; a guard all the same
+            match.derived = {name: doc for name, doc in zip(fields, docs, strict=True) if doc is not None}
+    if log_from is not None:
+        match.tail = [orjson.loads(raw) for raw in rest.pop(0)]
+    return match
 
 
 def _match(match_id: str, version: Any, meta: Any, state: Any, presence: dict[Any, Any]) -> Match | None:

@@ -26,8 +26,11 @@ def seat_view(gw: Gateway, match: Match, seat: int | None) -> Any:
 
 
 def seat_legal_moves(gw: Gateway, match: Match, seat: int) -> Any:
-    """The seat's legal moves; [] without a rules call when the seat is not to act."""
-    if seat not in match.meta["to_act"]:
+    """The seat's legal moves; [] without a rules call when it has nothing to decide (not to act, the match
+    not running, or a bot plays the seat)."""
+    info = match.meta["seats"][seat]
+    if (seat not in match.meta["to_act"] or match.meta["status"] != "active" or info["kind"] == "bot"
+            or info.get("control") == "bot"):
         return []
     cached = gw.store.derived(match, f"legal:{seat}")
     if cached is not None:

@@ -320,3 +320,39 @@ def test_reads_fall_back_to_the_rules_service_when_the_cache_is_gone(api: Api, r
     seat = status["to_act"][0]
     legal = api.get(f"/v1/matches/{match_id}/legal-moves", tokens[seat]).json()["moves"]
     assert legal == game.legal_moves(state, seat)
+
+
+@pytest.mark.parametrize("gid", list(GAMES))
+def test_include_legal_moves_saves_a_request_per_turn(api: Api, redis_url: str, gid: str) -> None:
+    """A client can play a whole game without ever calling /legal-moves: every response it gets carries them."""
+    game = GAMES[gid]
+    players = max(game.min_players, 2)
+    match_id, tokens = new_match(api, gid, players)
+    status = api.get(f"/v1/matches/{match_id}?include=legal_moves", tokens[0]).json()
+    assert api.get(f"/v1/matches/{match_id}?include=legal_moves").json()["legal_moves"] is None  # spectator
+    known: dict[int, tuple[int, list[Any]]] = {}
+    for seat in range(players):
+        doc = api.get(f"/v1/matches/{match_id}?include=legal_moves", tokens[seat]).json()
+        known[seat] = (doc["version"], doc["legal_moves"])
+    rng = random.Random(4)
+    moves = 0
+    while status["status"] == "active" and moves < 60:
+        seat = rng.choice(status["to_act"])
+        version, legal = known[seat]
+        state = game.decode(stored_state(redis_url, match_id))
+        assert legal == game.legal_moves(state, seat)  # what the client holds is still right
+        reply = api.post(f"/v1/matches/{match_id}/moves?include=legal_moves", tokens[seat],
+                         json={"move": rng.choice(legal), "version": version})
+        assert reply.status_code == 200, reply.text
+        status = reply.json()
+        moves += 1
+        state = game.decode(stored_state(redis_url, match_id))
+        assert status["legal_moves"] == game.legal_moves(state, seat)
+        known[seat] = (status["version"], status["legal_moves"])
+        for other in range(players):  # the others learn theirs from the event they were waiting for
+            if other != seat:
+                events = api.get(f"/v1/matches/{match_id}/events?after={known[other][0]}&include=legal_moves",
+                                 tokens[other]).json()
+                assert events["legal_moves"] == game.legal_moves(state, other)
+                known[other] = (events["version"], events["legal_moves"])
+    assert api.get(f"/v1/matches/{match_id}/events?include=everything").status_code == 400

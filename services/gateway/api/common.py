@@ -9,7 +9,8 @@ from flask import request
 
 from ..context import gateway
 from ..errors import ApiError
-from ..store import Match, hash_token
+from ..store import Match, hash_token, seat_hint
+from ..views import SPECTATOR
 
 
 def json_body(allowed: dict[str, type | tuple[type, ...]], required: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -48,23 +49,45 @@ def bearer_token() -> str | None:
 def load_match(match_id: str) -> Match:
     if len(match_id) > 64:
         raise ApiError(404, "match_not_found", "no such match")
-    return _found(match_id, gateway().store.load(match_id))
+    return found_or_404(match_id, gateway().store.load(match_id))
 
 
-def limited_load(match_id: str, idempotency_key: str | None = None) -> tuple[Match, dict[str, Any] | None]:
-    """``rate_limit()`` then ``load_match()`` (and the stored idempotent response) in one Redis round trip."""
+def limited_load(match_id: str, idempotency_key: str | None = None, *, view: bool = False, legal: bool = False,
+                 log_from: int | None = None) -> tuple[Match, dict[str, Any] | None]:
+    """``rate_limit()`` then ``load_match()`` (and the stored idempotent response) in one Redis round trip.
+
+    ``view``/``legal`` also fetch the caller's view / legal moves (the seat its token names, the
+    spectator's view without one) and ``log_from`` the log from that version on, in the same trip.
+    """
     gw = gateway()
+    fields = caller_fields(view, legal)
     limit = gw.config.rate_limit_per_minute
     if limit <= 0 or len(match_id) > 64:
         rate_limit()
-        match = load_match(match_id)
+        match = found_or_404(match_id, gw.store.load(match_id, fields, log_from) if len(match_id) <= 64 else None)
         return match, None if idempotency_key is None else gw.store.idempotent_get(match_id, idempotency_key)
-    found, (count, reset), done = gw.store.load_counted(match_id, _rate_ident(), idempotency_key)
+    found, (count, reset), done = gw.store.load_counted(match_id, _rate_ident(), idempotency_key, fields, log_from)
     _enforce(limit, count, reset)
-    return _found(match_id, found), done
+    return found_or_404(match_id, found), done
 
 
-def _found(match_id: str, match: Match | None) -> Match:
+def caller_fields(view: bool, legal: bool) -> tuple[str, ...]:
+    """The derived documents of the caller's seat (by its token's seat hint) to load with the match."""
+    hint = seat_hint(bearer_token())
+    key = SPECTATOR if hint is None else hint
+    return (*((f"view:{key}",) if view else ()), *((f"legal:{key}",) if legal and hint is not None else ()))
+
+
+def wants_legal_moves() -> bool:
+    """``?include=legal_moves``: the response also carries the caller's legal moves (saves a request)."""
+    include = request.args.get("include", "")
+    parts = {part.strip() for part in include.split(",") if part.strip()}
+    if parts - {"legal_moves"}:
+        raise ApiError(400, "bad_parameter", "include takes: legal_moves")
+    return "legal_moves" in parts
+
+
+def found_or_404(match_id: str, match: Match | None) -> Match:
     if match is None:
         raise ApiError(404, "match_not_found", f"no match {match_id!r} (it may have expired)")
     return match

@@ -12,8 +12,8 @@ from flask import Blueprint, Response, jsonify, request, stream_with_context
 from ..context import gateway
 from ..errors import ApiError
 from ..store import Match
-from ..views import seat_view
-from .common import caller_seat, limited_load, load_match, rate_limit
+from ..views import seat_legal_moves, seat_view
+from .common import caller_fields, caller_seat, found_or_404, limited_load, load_match, rate_limit, wants_legal_moves
 
 bp = Blueprint("events", __name__)
 HEARTBEAT_S = 15
@@ -32,12 +32,16 @@ def _int_arg(name: str, default: int, low: int, high: int) -> int:
     return value
 
 
-def events_since(match: Match, seat: int | None, after: int) -> dict[str, Any]:
-    """What happened after version ``after``: entries (moves only for their own seat) and the caller's view."""
+def events_since(match: Match, seat: int | None, after: int, include_legal: bool = False) -> dict[str, Any]:
+    """What happened after version ``after``: entries (moves only for their own seat) and the caller's view
+    (and legal moves, if asked for) when anything did."""
     gw = gateway()
     over = match.meta["status"] == "finished"
     items = []
-    for entry in gw.store.log(match.id, after + 1, match.version):
+    entries = match.tail if match.tail is not None else gw.store.log(match.id, after + 1, match.version)
+    for entry in entries:
+        if not after < entry["version"] <= match.version:
+            continue
         item = {"version": entry["version"], "kind": entry["kind"], "seat": entry.get("seat"),
                 "to_act": entry["to_act"]}
         if "by" in entry:
@@ -45,23 +49,30 @@ def events_since(match: Match, seat: int | None, after: int) -> dict[str, Any]:
         if entry["kind"] == "move" and (over or entry.get("seat") == seat):
             item["move"] = entry["move"]
         items.append(item)
-    return {"version": match.version, "status": match.meta["status"], "to_act": match.meta["to_act"],
-            "events": items, "view": seat_view(gw, match, seat) if items else None,
-            "result": match.meta.get("result")}
+    doc = {"version": match.version, "status": match.meta["status"], "to_act": match.meta["to_act"],
+           "events": items, "view": seat_view(gw, match, seat) if items else None,
+           "result": match.meta.get("result")}
+    if include_legal:
+        doc["legal_moves"] = seat_legal_moves(gw, match, seat) if items and seat is not None else None
+    return doc
 
 
 @bp.get("/v1/matches/<match_id>/events")
 def long_poll(match_id: str) -> Response:
     gw = gateway()
-    match, _ = limited_load(match_id)
-    after = _int_arg("after", match.version, 0, 2**31)
+    include_legal = wants_legal_moves()
+    after = _int_arg("after", -1, 0, 2**31)
     wait = _int_arg("wait", 0, 0, gw.config.long_poll_max_s)
+    # One round trip: the match, the caller's view and the log after ``after`` (if given).
+    match, _ = limited_load(match_id, view=True, legal=include_legal, log_from=after + 1 if after >= 0 else None)
+    if after < 0:
+        after = match.version
     seat = caller_seat(match, required=False, connected_for=wait)
     if match.version <= after and wait:
         with gw.metrics.events_waiting.track_inprogress():
             gw.store.wait_for_version(match_id, after, wait)
-        match = load_match(match_id)
-    return jsonify(events_since(match, seat, after))
+        match = found_or_404(match_id, gw.store.load(match_id, caller_fields(True, include_legal), log_from=after + 1))
+    return jsonify(events_since(match, seat, after, include_legal))
 
 
 @bp.get("/v1/matches/<match_id>/events/stream")

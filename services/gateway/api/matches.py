@@ -20,7 +20,7 @@ from ..errors import ApiError
 from ..moves import MAX_REBASES, apply_move, bot_seats_due, commit, notify_bots
 from ..store import Match, StaleVersion, hash_token, new_match_id, new_token
 from ..views import seat_legal_moves, seat_view
-from .common import caller_seat, json_body, limited_load, load_match, rate_limit
+from .common import caller_seat, json_body, limited_load, load_match, rate_limit, wants_legal_moves
 
 bp = Blueprint("matches", __name__)
 
@@ -100,7 +100,7 @@ def create_match() -> tuple[Response, int]:
     if body.get("join"):
         if seats[0]["kind"] != "human":
             raise ApiError(400, "bad_seats", "join needs seat 0 to be a human seat")
-        token = new_token()
+        token = new_token(0)
         seats[0]["token_hash"] = hash_token(token)
     match = create(body["game"], body["players"], body.get("options", {}), body.get("seed"), seats, clock, takeover)
     doc = status_doc(match, 0 if token else None, None)
@@ -151,7 +151,7 @@ def take_seat(match_id: str, wanted: int | None) -> tuple[Match, int, str]:
             seat = free[0]
         else:
             raise ApiError(409, "match_full", "every seat is taken")
-        token = new_token()
+        token = new_token(seat)
         seats[seat]["token_hash"] = hash_token(token)
         meta = {**match.meta, "seats": seats, "status": "active" if all_seated(seats) else "waiting"}
         try:
@@ -173,19 +173,21 @@ def join(match_id: str) -> tuple[Response, int]:
 
 @bp.get("/v1/matches/<match_id>")
 def get_match(match_id: str) -> Response:
-    match, _ = limited_load(match_id)
+    include_legal = wants_legal_moves()
+    match, _ = limited_load(match_id, view=True, legal=include_legal)
     seat = caller_seat(match, required=False)
-    return jsonify(status_doc(match, seat, seat_view(gateway(), match, seat)))
+    doc = status_doc(match, seat, seat_view(gateway(), match, seat))
+    if include_legal:
+        doc["legal_moves"] = None if seat is None else seat_legal_moves(gateway(), match, seat)
+    return jsonify(doc)
 
 
 @bp.get("/v1/matches/<match_id>/legal-moves")
 def legal_moves(match_id: str) -> Response:
-    match, _ = limited_load(match_id)
+    match, _ = limited_load(match_id, legal=True)
     seat = caller_seat(match, required=True)
     assert seat is not None
-    playing = match.meta["status"] == "active" and not control.bot_plays(match.meta["seats"][seat])
-    moves = seat_legal_moves(gateway(), match, seat) if playing else []
-    return jsonify({"version": match.version, "seat": seat, "moves": moves})
+    return jsonify({"version": match.version, "seat": seat, "moves": seat_legal_moves(gateway(), match, seat)})
 
 
 @bp.post("/v1/matches/<match_id>/moves")
@@ -193,6 +195,7 @@ def submit_move(match_id: str) -> tuple[Response, int]:
     key = request.headers.get("Idempotency-Key")
     if key is not None and not 1 <= len(key) <= 128:
         raise ApiError(400, "bad_idempotency_key", "Idempotency-Key must be 1 to 128 characters")
+    include_legal = wants_legal_moves()
     match, done = limited_load(match_id, key)  # one round trip: rate limit, match, earlier response
     seat = caller_seat(match, required=True)
     assert seat is not None
@@ -204,8 +207,12 @@ def submit_move(match_id: str) -> tuple[Response, int]:
             raise ApiError(422, "idempotency_key_reused", "that Idempotency-Key was used with another request")
         return jsonify(done["body"]), done["status"]
     try:
-        updated, view = apply_move(gw.store, gw.rules, match, seat, body["move"], body["version"])
-        doc = status_doc(updated, seat, view)
+        updated, applied = apply_move(gw.store, gw.rules, match, seat, body["move"], body["version"])
+        doc = status_doc(updated, seat, orjson.Fragment(applied.views[seat]))
+        if include_legal:
+            mine = applied.legal.get(seat)
+            doc["legal_moves"] = orjson.Fragment(mine) if mine is not None and not control.bot_plays(
+                updated.meta["seats"][seat]) and updated.meta["status"] == "active" else []
     except ApiError as err:
         gw.metrics.moves.labels(match.game, err.code).inc()
         if key is not None and err.status == 422:

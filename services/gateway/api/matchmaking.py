@@ -7,6 +7,7 @@ After ``MEEPLE_BOT_FILL_S`` seconds without enough humans, the next poll fills t
 from __future__ import annotations
 
 import hashlib
+import secrets
 import time
 from typing import Any
 
@@ -61,7 +62,7 @@ def _public(doc: dict[str, Any]) -> dict[str, Any]:
 
 def _seat_tickets(tickets: list[str], game: str, players: int, options: dict[str, Any]) -> None:
     """Create the match for these tickets (bots in the remaining seats) and tell each ticket its seat."""
-    tokens = [new_token() for _ in tickets]
+    tokens = [new_token(seat) for seat in range(len(tickets))]
     seats: list[dict[str, Any]] = [{"kind": "human", "token_hash": hash_token(t)} for t in tokens]
     seats += [{"kind": "bot", "level": "normal", "token_hash": None} for _ in range(players - len(tickets))]
     match = create(game, players, options, None, seats)
@@ -82,7 +83,7 @@ def enqueue() -> tuple[Response, int]:
     if not catalogue[game]["min_players"] <= players <= catalogue[game]["max_players"]:
         raise ApiError(400, "invalid_options", f"{game} is for {catalogue[game]['min_players']}-"
                                                f"{catalogue[game]['max_players']} players")
-    ticket = new_token()[:24]
+    ticket = secrets.token_urlsafe(18)
     doc = {"ticket": ticket, "status": "waiting", "game": game, "players": players, "options": options,
            "created_at": time.time(), "match_id": None, "seat": None, "token": None}
     _save(doc)
