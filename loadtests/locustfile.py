@@ -9,9 +9,10 @@
   can show what the real endpoints cost above the bare HTTP stack.
 
 Games come from ``GET /v1/games``, so every registered game takes part. Simultaneous steps need no special
-case: a seat plays whenever it is in ``to_act``. The move submission is the request named ``move``; waiting
-for bots or another person is a separate request (``events (wait for turn)``), so think time never counts
-as move latency.
+case: a seat plays whenever it is in ``to_act``. Players ask for ``include=legal_moves``, so a turn is a
+move submission and a long-poll, as a frugal mobile client plays. The move submission is the request
+named ``move``; waiting for bots or another person is a separate request (``events (wait for turn)``), so
+think time never counts as move latency.
 
 Bounded by construction: the host must be a loopback address, the runner passes ``--run-time``, and a
 request cap per user and for the whole run stops users (``MEEPLE_LOAD_MAX_REQUESTS*``). Settings come
@@ -130,34 +131,32 @@ class MeepleUser(FastHttpUser):
 
     # -- playing one seat of a match to the end ----------------------------------------------------------
     def play(self, match_id: str, seat: int, token: str, status: dict[str, Any]) -> None:
+        """Play like a frugal client: every response carries the seat's legal moves (``include=legal_moves``),
+        so a turn is one move submission plus the long-poll that waits for the next one."""
         RECENT.append(match_id)
         base = f"/v1/matches/{match_id}"
-        version = status["version"]
         while status["status"] in ("active", "waiting"):
-            if status["status"] == "active" and seat in status["to_act"]:
-                legal = self.call("GET", f"{base}/legal-moves", "legal-moves", token)
-                if legal is None:
-                    self.call("POST", f"{base}/leave", "leave (after a failure)", token, {})
-                    return
-                if not legal["moves"]:  # no decision of ours after all: wait for the match to move on
-                    status = self.wait_turn(base, token, legal["version"]) or status
-                    continue
+            mine = status["status"] == "active" and seat in status["to_act"]
+            if mine and status.get("legal_moves") is None:  # a document without them (creation, a ticket)
+                reply = self.call("GET", f"{base}?include=legal_moves", "match status", token)
+            elif mine and status["legal_moves"]:
                 self.think()
-                move = self.rng.choice(legal["moves"])
-                reply = self.call("POST", f"{base}/moves", "move", token, {"move": move, "version": legal["version"]},
-                                  {"Idempotency-Key": f"{match_id}-{seat}-{legal['version']}"})
+                move = self.rng.choice(status["legal_moves"])
+                reply = self.call("POST", f"{base}/moves?include=legal_moves", "move", token,
+                                  {"move": move, "version": status["version"]},
+                                  {"Idempotency-Key": f"{match_id}-{seat}-{status['version']}"})
             else:
-                reply = self.wait_turn(base, token, version)
+                reply = self.wait_turn(base, token, status["version"])
             if reply is None:  # the failure is recorded; free the others rather than leave them waiting
                 self.call("POST", f"{base}/leave", "leave (after a failure)", token, {})
                 return
             status = reply
-            version = status["version"]
 
     def wait_turn(self, base: str, token: str, after: int) -> dict[str, Any] | None:
         """Long-poll until the match passes version ``after`` (someone else's move, or a bot's)."""
         doc: dict[str, Any] | None = self.call(
-            "GET", f"{base}/events?after={after}&wait={SETTINGS['wait_s']}", "events (wait for turn)", token)
+            "GET", f"{base}/events?after={after}&wait={SETTINGS['wait_s']}&include=legal_moves",
+            "events (wait for turn)", token)
         return doc
 
 
@@ -210,7 +209,7 @@ class MatchmadePlayer(MeepleUser):
         if ticket is None or ticket["status"] != "matched":
             return
         match_id, token, seat = ticket["match_id"], ticket["token"], ticket["seat"]
-        status = self.call("GET", f"/v1/matches/{match_id}", "match status", token)
+        status = self.call("GET", f"/v1/matches/{match_id}?include=legal_moves", "match status", token)
         if status is not None:
             self.play(match_id, seat, token, status)
 

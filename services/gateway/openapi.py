@@ -158,7 +158,8 @@ def document() -> dict[str, Any]:
             "/v1/matches": {"post": {"summary": "Create a match", "requestBody": _body(create), "responses": {
                 "201": _json("Match", "created"), **_errors(*_COMMON, 413)}}},
             "/v1/matches/{match_id}": {"get": {
-                "summary": "Status and the caller's view", "parameters": [_MATCH_ID, _INCLUDE], "security": [{}, *_AUTH],
+                "summary": "Status and the caller's view", "parameters": [_MATCH_ID, _INCLUDE],
+                "security": [{}, *_AUTH],
                 "responses": {"200": _json("Match", "status"), **_errors(401, 403, 404, *_COMMON)}}},
             "/v1/matches/{match_id}/join": {"post": {
                 "summary": "Take a free seat (the token is shown once)", "parameters": [_MATCH_ID],
