@@ -35,8 +35,8 @@ if TYPE_CHECKING:  # the core depends on the protocol's shape only, not on the r
     from services.rules.games.base import Game
 
 Move = dict[str, Any]
-#: A rollout policy picks one of the legal moves of ``seat`` in ``state`` (a determinization).
-Policy = Callable[["Game[Any]", Any, int, list[Move], random.Random], Move]
+#: A rollout policy picks a legal move of ``seat`` in ``state`` (a determinization).
+Policy = Callable[["Game[Any]", Any, int, random.Random], Move]
 
 
 def move_key(move: Move) -> bytes:
@@ -51,8 +51,9 @@ def edge_key(actor: int, move: Move) -> bytes:
     return bytes((actor,)) + move_key(move)
 
 
-def uniform(game: Game[Any], state: Any, seat: int, legal: list[Move], rng: random.Random) -> Move:
-    return legal[rng.randrange(len(legal))]
+def uniform(game: Game[Any], state: Any, seat: int, rng: random.Random) -> Move:
+    """The game's own random move (``sample_move``: cheap even where enumerating every move is not)."""
+    return game.sample_move(state, seat, rng)
 
 
 def rewards(game: Game[Any], state: Any) -> list[float]:
@@ -105,6 +106,9 @@ def search(game: Game[Any], state: Any, seat: int, *, iterations: int, seconds: 
     if not legal_root:
         raise ValueError(f"seat {seat} has no decision to make")
     legal_keys = {edge_key(seat, m): m for m in legal_root}
+    # Every determinization leaves the seat its own legal moves (the conformance suite checks it), so
+    # the root's list, usually the widest, is enumerated and keyed once, not once per iteration.
+    root_keyed = list(legal_keys.items())
     if len(legal_keys) == 1:
         return SearchResult(legal_root[0], 0, 0.0, {})
     root = Node()
@@ -117,8 +121,11 @@ def search(game: Game[Any], state: Any, seat: int, *, iterations: int, seconds: 
         # Selection and expansion over the moves legal in this determinization.
         while not game.is_over(det):
             actor = _actor(game.to_act(det), seat, at_root)
+            if at_root and actor == seat:
+                keyed = root_keyed
+            else:
+                keyed = [(edge_key(actor, m), m) for m in game.legal_moves(det, actor)]
             at_root = False
-            keyed = [(edge_key(actor, m), m) for m in game.legal_moves(det, actor)]
             untried = []
             for key, move in keyed:
                 child = node.children.get(key)
@@ -142,7 +149,7 @@ def search(game: Game[Any], state: Any, seat: int, *, iterations: int, seconds: 
         steps = 0
         while not game.is_over(det) and steps < max_rollout:
             actor = min(game.to_act(det))
-            game.apply_in_place(det, actor, policy(game, det, actor, game.legal_moves(det, actor), rng))
+            game.apply_in_place(det, actor, policy(game, det, actor, rng))
             steps += 1
         reward = rewards(game, det) if game.is_over(det) else None
         for visited in path:

@@ -1,7 +1,8 @@
 """Light rollout policies, chosen by game id, where uniform random play is too weak to guide the search.
 
-A policy only ranks the legal moves it is given and must stay cheap (it runs at every rollout step).
-It never sees hidden information: the rollout state is already a determinization.
+A policy picks a legal move and must stay cheap (it runs at every rollout step). It never sees hidden
+information: the rollout state is already a determinization. Without a heuristic, a game's own
+``sample_move`` is the policy.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ if TYPE_CHECKING:
     from services.rules.games.base import Game
 
 
-def prefer_existing_columns(game: Game[Any], state: Any, seat: int, legal: list[Move], rng: random.Random) -> Move:
+def prefer_existing_columns(game: Game[Any], state: Any, seat: int, rng: random.Random) -> Move:
     """Fierce Women: growing a column toward a defined one beats opening new columns, so favour it 3:1.
 
     Moves are matched by their spec shape ({"type": "place", "column": int | "new"}); any other move
     set falls back to uniform choice.
     """
+    legal = game.legal_moves(state, seat)
     grow = [m for m in legal if m.get("type") == "place" and m.get("column") != "new"]
     if grow and rng.random() < 0.75:
         return grow[rng.randrange(len(grow))]

@@ -126,6 +126,21 @@ def test_every_legal_move_applies_and_apply_never_mutates_its_input(
         assert game.encode(state) == before
 
 
+@pytest.mark.parametrize(("gid", "players", "options"), CONFIGS, ids=CONFIG_IDS)
+def test_sampled_moves_are_legal_and_cover_the_choices(gid: str, players: int, options: dict[str, Any]) -> None:
+    """``sample_move`` (what playouts play) returns one of ``legal_moves`` and, over many draws, many of them."""
+    game = GAMES[gid]
+    rng = random.Random(21)
+    for state in states_of(game, players, options, seed=13, every=5):
+        before = game.encode(state)
+        for seat in game.to_act(state):
+            legal = {canonical(game.canonical_move(m)) for m in game.legal_moves(state, seat)}
+            drawn = {canonical(game.canonical_move(game.sample_move(state, seat, rng))) for _ in range(40)}
+            assert game.encode(state) == before, "sample_move changed the state"
+            assert drawn <= legal, f"sample_move gave an illegal move: {sorted(drawn - legal)[:1]}"
+            assert len(drawn) >= min(len(legal), 2), "sample_move keeps giving the same move"
+
+
 # -- illegal moves -------------------------------------------------------------------------------------
 
 

@@ -57,6 +57,10 @@ class TinyGame:
             return []
         return [{"type": "play", "card": c} for c in sorted(state.hands[seat])]
 
+    def sample_move(self, state: TinyState, seat: int, rng: random.Random) -> dict[str, Any]:
+        legal = self.legal_moves(state, seat)
+        return legal[rng.randrange(len(legal))]
+
     def apply_in_place(self, state: TinyState, seat: int, move: dict[str, Any]) -> None:
         if move not in self.legal_moves(state, seat):
             raise ValueError(f"illegal {move} for seat {seat}")

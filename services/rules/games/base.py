@@ -150,6 +150,16 @@ class Game(ABC, Generic[S]):
         the state as it was.
         """
 
+    def sample_move(self, state: S, seat: int, rng: random.Random) -> Move:
+        """A random legal move of ``seat``: what bots' playouts play, many thousand times per decision.
+
+        It need not be uniform over :meth:`legal_moves`, but it must be legal and draw only on ``rng``.
+        Games whose full enumeration is costly (CLASH: hundreds of placements with effect choices)
+        sample without enumerating everything.
+        """
+        legal = self.legal_moves(state, seat)
+        return legal[rng.randrange(len(legal))]
+
     def canonical_move(self, move: Move) -> Move:
         """The spelling ``legal_moves`` uses for a move that ``apply`` also accepts in other spellings.
 

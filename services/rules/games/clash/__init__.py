@@ -65,6 +65,7 @@ from .match import (
     check_shape,
     legal_places,
     result_doc,
+    sample_place,
     start_game,
 )
 
@@ -137,6 +138,11 @@ class Clash(Game[ClashState]):
         if ph == "choose_first":
             return [{"type": "choose_first", "seat": seat}, {"type": "choose_first", "seat": 1 - seat}]
         return []
+
+    def sample_move(self, state: ClashState, seat: int, rng: random.Random) -> Move:
+        if state.phase == "play" and seat in state.to_act:
+            return sample_place(state, seat, rng)
+        return super().sample_move(state, seat, rng)
 
     def apply_in_place(self, state: ClashState, seat: int, move: Move) -> None:
         kind = check_shape(move)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -420,54 +421,126 @@ MOVES: dict[str, Callable[[ClashState, int, Move], None]] = {
     "place": _place, "pick": _pick, "choose_first": _choose_first}
 
 
-def legal_places(st: ClashState, m: int) -> list[Move]:
-    if not st.start_placed:
-        return [{"type": "place", "tile": START, "from": "start", "field": FIELDS[i], "supports": c, "effect": None}
-                for i in range(9) for c in COLOURS]
+class _Scope:
+    """What the placements of one position share: the empty fields, and per field whether it is blocked
+    and which fields an effect placed there may reach. Per-field facts are computed on first use, so a
+    sampler that looks at one field pays for one."""
+
+    __slots__ = ("_blocked", "_occupied", "_reach", "eight", "empty", "st")
+
+    def __init__(self, st: ClashState) -> None:
+        self.st = st
+        self.empty = [i for i in range(9) if st.tile[i] is None]
+        self.eight = face_up_count(st) == 8
+        self._occupied: set[int] | None = None
+        self._blocked: dict[int, bool] = {}
+        self._reach: dict[int, set[int]] = {}
+
+    def blocked(self, i: int) -> bool:
+        if i not in self._blocked:
+            self._blocked[i] = blocked_by(self.st, i) >= 0 and not stabilised(self.st, i)
+        return self._blocked[i]
+
+    def reach(self, i: int) -> set[int]:
+        if i not in self._reach:
+            if self._occupied is None:
+                st = self.st
+                self._occupied = {j for j in range(9)
+                                  if st.tile[j] is not None and st.down[j] < 0 and not secured(st, j)}
+            self._reach[i] = self._occupied | {i} if not stabilised(self.st, i) else self._occupied
+        return self._reach[i]
+
+
+def _available(st: ClashState, m: int) -> list[tuple[str, str]]:
+    """(tile, from) pairs the seat may place, in catalogue order."""
     avail = [(t, "own") for t in st.open[m]] + [(t, "own") for t in st.hidden[m]] + [(t, "neutral") for t in st.neutral]
     avail.sort(key=lambda x: ORDER[x[0]])
-    tile, down, sup, cov = st.tile, st.down, st.sup, st.cov
-    empty = [i for i in range(9) if tile[i] is None]
-    eight = face_up_count(st) == 8
+    return avail
+
+
+def _nobel_fields(st: ClashState, m: int) -> list[int]:
+    """Nobel prize covers a face-up, unsecured tile that supports the placer."""
+    return [i for i in range(9) if st.tile[i] is not None and st.down[i] < 0 and st.sup[i] == m and not secured(st, i)]
+
+
+def _effects(st: ClashState, scope: _Scope, t: str, i: int, m: int) -> tuple[list[Any], list[Any]]:
+    """Every effect choice of tile ``t`` placed on empty field ``i``, supporting blue and supporting green."""
+    h = HANDLERS[t]
+    if scope.blocked(i):
+        return [None], [None]
+    tile, sup, down, cov = st.tile, st.sup, st.down, st.cov
+    st.aff = scope.reach(i)
+    if h.orient or h.reads_source:
+        old_sup = sup[i]
+        tile[i], sup[i], down[i], cov[i] = t, 0, -1, None
+        effs = [None, *h.enum(st, i, m, [i], scope.eight)]
+        if h.orient:
+            sup[i] = 1
+            effs1 = [None, *h.enum(st, i, m, [i], scope.eight)]
+        else:
+            effs1 = effs
+        tile[i], sup[i] = None, old_sup
+    else:  # symmetric scope around an empty centre: the tile need not be placed to enumerate
+        effs = effs1 = [None, *h.enum(st, i, m, [i], scope.eight)]
+    return effs, effs1
+
+
+def _start_places() -> list[Move]:
+    return [{"type": "place", "tile": START, "from": "start", "field": FIELDS[i], "supports": c, "effect": None}
+            for i in range(9) for c in COLOURS]
+
+
+def legal_places(st: ClashState, m: int) -> list[Move]:
+    if not st.start_placed:
+        return _start_places()
+    scope = _Scope(st)
     out: list[Move] = []
-    blocked = {i: blocked_by(st, i) >= 0 and not stabilised(st, i) for i in empty}
-    occupied = {i for i in range(9) if tile[i] is not None and down[i] < 0 and not secured(st, i)}
-    aff_by_field = {i: occupied | {i} if not stabilised(st, i) else occupied for i in empty}
-    for t, frm in avail:
+    for t, frm in _available(st, m):
         if t == NOBEL:
             col = COLOURS[m]
             out.extend({"type": "place", "tile": t, "from": frm, "field": FIELDS[i], "supports": col, "effect": None}
-                       for i in range(9)
-                       if tile[i] is not None and down[i] < 0 and sup[i] == m and not secured(st, i))
+                       for i in _nobel_fields(st, m))
             continue
-        h = HANDLERS.get(t)
-        if h is None:
+        if t not in HANDLERS:
             out += [{"type": "place", "tile": t, "from": frm, "field": FIELDS[i], "supports": c, "effect": None}
-                    for i in empty for c in COLOURS]
+                    for i in scope.empty for c in COLOURS]
             continue
-        for i in empty:
+        for i in scope.empty:
+            effs, effs1 = _effects(st, scope, t, i, m)
             f = FIELDS[i]
-            if blocked[i]:
-                out.append({"type": "place", "tile": t, "from": frm, "field": f, "supports": "blue", "effect": None})
-                out.append({"type": "place", "tile": t, "from": frm, "field": f, "supports": "green", "effect": None})
-                continue
-            st.aff = aff_by_field[i]
-            if h.orient or h.reads_source:
-                old_sup = sup[i]
-                tile[i], sup[i], down[i], cov[i] = t, 0, -1, None
-                effs = [None, *h.enum(st, i, m, [i], eight)]
-                if h.orient:
-                    sup[i] = 1
-                    effs1 = [None, *h.enum(st, i, m, [i], eight)]
-                else:
-                    effs1 = effs
-                tile[i], sup[i] = None, old_sup
-            else:  # symmetric scope around an empty centre: the tile need not be placed to enumerate
-                effs = effs1 = [None, *h.enum(st, i, m, [i], eight)]
             out += [{"type": "place", "tile": t, "from": frm, "field": f, "supports": "blue", "effect": e}
                     for e in effs]
             out += [{"type": "place", "tile": t, "from": frm, "field": f, "supports": "green", "effect": e}
                     for e in effs1]
     return out
+
+
+def sample_place(st: ClashState, m: int, rng: random.Random) -> Move:
+    """A random legal placement for playouts, without enumerating them all: a random tile, then a random
+    field for it, then a random side, then a random effect choice. Not uniform over ``legal_places`` (a
+    tile with many effect choices is not favoured), which suits a light playout policy."""
+    if not st.start_placed:
+        return _start_places()[rng.randrange(18)]
+    scope = _Scope(st)
+    tiles = _available(st, m)
+    while tiles:
+        t, frm = tiles.pop(rng.randrange(len(tiles)))
+        if t == NOBEL:
+            targets = _nobel_fields(st, m)
+            if not targets:
+                continue  # nowhere to put it: another tile
+            i = targets[rng.randrange(len(targets))]
+            return {"type": "place", "tile": t, "from": frm, "field": FIELDS[i], "supports": COLOURS[m], "effect": None}
+        if not scope.empty:
+            continue
+        i = scope.empty[rng.randrange(len(scope.empty))]
+        side = rng.randrange(2)
+        effect = None
+        if t in HANDLERS:
+            choices = _effects(st, scope, t, i, m)[side]
+            effect = choices[rng.randrange(len(choices))]
+        return {"type": "place", "tile": t, "from": frm, "field": FIELDS[i], "supports": COLOURS[side],
+                "effect": effect}
+    raise AssertionError("a seat to act always has a placement")  # legal_places would be empty too
 
 
