@@ -17,12 +17,6 @@ os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="meepl
 # must come after the variable is set:
 from prometheus_client import multiprocess
 
-#: gevent: a long-poll waiting on Redis costs a greenlet, not a thread, and the request path is about
-#: 40% cheaper in CPU than gthread's (measured with wrk on a match status read: 987 vs 567-700 req/s
-#: for one worker). ``MEEPLE_GATEWAY_WORKER_CLASS=gthread`` switches back.
-worker_class = os.environ.get("MEEPLE_GATEWAY_WORKER_CLASS", "gevent")
-worker_connections = int(os.environ.get("MEEPLE_GATEWAY_CONNECTIONS", "1000"))
-
 
 def on_starting(server: Any) -> None:
     """Start from an empty metrics directory: counters of a previous run must not leak into this one."""

@@ -9,10 +9,8 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import redis
@@ -59,8 +57,7 @@ def gunicorn(redis_url: str, rules: RulesProcess, tmp_path: Path) -> Iterator[Gu
     """The gateway as production runs it: gunicorn, two (sync) worker processes, multiprocess metrics."""
     port, prom_dir = free_port(), tmp_path / "prom"
     env = {**os.environ, "REDIS_URL": redis_url, "MEEPLE_RULES_ADDR": f"127.0.0.1:{rules.port}",
-           "PROMETHEUS_MULTIPROC_DIR": str(prom_dir), "MEEPLE_RATE_LIMIT_PER_MINUTE": "100000",
-           "MEEPLE_GATEWAY_WORKER_CLASS": "sync"}
+           "PROMETHEUS_MULTIPROC_DIR": str(prom_dir), "MEEPLE_RATE_LIMIT_PER_MINUTE": "100000"}
     proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONF, "--workers", "2",
                              "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "2", "services.gateway.wsgi:app"],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -188,44 +185,3 @@ def test_bot_queue_depth_counts_jobs_no_worker_has_taken(redis_url: str, rules: 
         held = client.xpending_range(BOT_JOBS_STREAM, GROUP, "-", "+", 1000, consumername="depth-test-other")
         if held:
             client.xack(BOT_JOBS_STREAM, GROUP, *[entry["message_id"] for entry in held])
-
-
-def test_one_gevent_worker_serves_moves_while_many_long_polls_wait(redis_url: str, rules: RulesProcess,
-                                                                    tmp_path: Path) -> None:
-    """The production worker class: waiting long-polls are greenlets, and gRPC calls cooperate with them."""
-    port = free_port()
-    env = {**os.environ, "REDIS_URL": redis_url, "MEEPLE_RULES_ADDR": f"127.0.0.1:{rules.port}",
-           "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "prom"), "MEEPLE_RATE_LIMIT_PER_MINUTE": "100000"}
-    env.pop("MEEPLE_GATEWAY_WORKER_CLASS", None)
-    proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONF, "--workers", "1",
-                             "--bind", f"127.0.0.1:{port}", "services.gateway.wsgi:app"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until(lambda: http_ok(f"{url}/healthz"), "gunicorn", proc)
-        created = requests.post(f"{url}/v1/matches", json={"game": ANY, "players": 2, "join": True}, timeout=10).json()
-        token = [created["token"], requests.post(f"{url}/v1/matches/{created['id']}/join", json={},
-                                                 timeout=10).json()["token"]]
-        replies: list[Any] = []
-        polls = [threading.Thread(target=lambda: replies.append(requests.get(
-            f"{url}/v1/matches/{created['id']}/events?after=1&wait=20", timeout=30).json()))
-            for _ in range(30)]
-        for poll in polls:
-            poll.start()
-        time.sleep(1.0)  # every poll is waiting inside the one worker now
-        status = requests.get(f"{url}/v1/matches/{created['id']}?include=legal_moves", timeout=10).json()
-        seat = status["to_act"][0]
-        legal = requests.get(f"{url}/v1/matches/{created['id']}/legal-moves",
-                             headers={"Authorization": f"Bearer {token[seat]}"}, timeout=10).json()
-        started = time.monotonic()
-        moved = requests.post(f"{url}/v1/matches/{created['id']}/moves", timeout=10,
-                              headers={"Authorization": f"Bearer {token[seat]}"},
-                              json={"move": legal["moves"][0], "version": legal["version"]})
-        assert moved.status_code == 200, moved.text
-        for poll in polls:
-            poll.join(15)
-        assert time.monotonic() - started < 10  # the polls were woken by the move, not by their timeout
-        assert len(replies) == 30 and all(r["version"] == 2 and r["events"] for r in replies)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(15)
