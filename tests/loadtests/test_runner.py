@@ -50,9 +50,10 @@ def test_a_tiny_run_boots_the_stack_plays_audits_and_reports(tmp_path: Path,
 def test_the_request_cap_ends_a_run_before_its_duration(tmp_path: Path) -> None:
     summary, out = run_loadtest(LoadConfig(users=3, spawn_rate=3, duration_s=120, out=tmp_path, max_requests=60,
                                            quiet=True))
-    assert summary["duration_s"] < 60
-    assert "(request cap reached)" in (out / "report.md").read_text()
-    assert summary["failures"] == 0 and summary["corrupted_matches"] == 0
+    report = (out / "report.md").read_text()
+    assert summary["duration_s"] < 60, report
+    assert "(request cap reached)" in report
+    assert summary["failures"] == 0 and summary["corrupted_matches"] == 0, report
 
 
 def test_locust_refuses_any_host_but_loopback_before_a_user_starts() -> None:
