@@ -187,3 +187,42 @@ def test_structured_options_travel_as_json_and_bad_ones_are_invalid_argument(rul
                                               options_json='{"goals": [9, 9, 19]}'))
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT and error_code(err.value) == "invalid_options"
     assert "9 is not a colour goal" in err.value.details()
+
+
+@pytest.mark.parametrize("gid", list(GAMES))
+def test_recent_states_skip_decoding_and_change_no_answer(rules: Any, gid: str) -> None:
+    """A game played through a replica that remembers its states answers exactly as one that decodes
+    every time (a second server with the memory off); tampered bytes are never taken from memory."""
+    stub, _, metrics = rules
+    cold_server, cold_port = serve("127.0.0.1:0", recent_states=0)
+    cold_channel = grpc.insecure_channel(f"127.0.0.1:{cold_port}")
+    cold = rules_pb2_grpc.RulesStub(cold_channel)
+    try:
+        game = GAMES[gid]
+        players = max(game.min_players, 2)
+        rng = random.Random(3)
+        new = rules_pb2.NewGameRequest(game=gid, players=players, seed=9, derive=True)
+        warm_reply, cold_reply = stub.NewGame(new), cold.NewGame(new)
+        recent_before = metrics.decodes.labels(gid, "recent")._value.get()
+        for _ in range(25):
+            if warm_reply.finished:
+                break
+            assert warm_reply.SerializeToString() == cold_reply.SerializeToString()
+            seat = rng.choice(list(warm_reply.to_act))
+            move = rng.choice(orjson.loads(next(m.moves_json for m in warm_reply.legal if m.seat == seat)))
+            request = rules_pb2.ApplyMoveRequest(game=gid, state=warm_reply.state, seat=seat,
+                                                 move_json=orjson.dumps(move).decode(), derive=True)
+            warm_reply = stub.ApplyMove(request)
+            cold_reply = cold.ApplyMove(rules_pb2.ApplyMoveRequest(
+                game=gid, state=cold_reply.state, seat=seat, move_json=request.move_json, derive=True))
+        assert warm_reply.SerializeToString() == cold_reply.SerializeToString()
+        assert metrics.decodes.labels(gid, "recent")._value.get() - recent_before >= 5
+        tampered = bytearray(warm_reply.state)
+        tampered[len(tampered) // 2] ^= 0x01
+        decoded_before = metrics.decodes.labels(gid, "decoded")._value.get()
+        with pytest.raises(grpc.RpcError):
+            stub.GetView(rules_pb2.GetViewRequest(game=gid, state=bytes(tampered) + b"]", seat=0))
+        assert metrics.decodes.labels(gid, "decoded")._value.get() == decoded_before + 1
+    finally:
+        cold_channel.close()
+        shutdown(cold_server, grace=0.5)
