@@ -68,7 +68,8 @@ _EVENTS = {"type": "object", "required": ["version", "status", "to_act", "events
                                                          "to_act": {"type": "array"}, "move": {"type": "object"}}}},
     "view": {"type": ["object", "null"]}, "result": {"type": ["object", "null"]},
     "legal_moves": {"type": ["array", "null"], "items": {"type": "object"},
-                    "description": "with ?include=legal_moves and something new: the caller's legal moves"}}}
+                    "description": "with ?include=legal_moves: the caller's legal moves ([] with nothing to "
+                                   "decide, null for a spectator)"}}}
 
 _LEGAL = {"type": "object", "required": ["version", "seat", "moves"], "properties": {
     "version": {"type": "integer"}, "seat": {"type": "integer"},

@@ -53,7 +53,7 @@ def events_since(match: Match, seat: int | None, after: int, include_legal: bool
            "events": items, "view": seat_view(gw, match, seat) if items else None,
            "result": match.meta.get("result")}
     if include_legal:
-        doc["legal_moves"] = seat_legal_moves(gw, match, seat) if items and seat is not None else None
+        doc["legal_moves"] = seat_legal_moves(gw, match, seat) if seat is not None else None
     return doc
 
 

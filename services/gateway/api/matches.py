@@ -103,7 +103,7 @@ def create_match() -> tuple[Response, int]:
         token = new_token(0)
         seats[0]["token_hash"] = hash_token(token)
     match = create(body["game"], body["players"], body.get("options", {}), body.get("seed"), seats, clock, takeover)
-    doc = status_doc(match, 0 if token else None, None)
+    doc = status_doc(match, 0 if token else None, seat_view(gateway(), match, 0 if token else None))
     if token:
         doc["token"] = token
     return jsonify(doc), 201
