@@ -26,6 +26,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, star
 from ai.bot import Bot
 from services.gateway import control
 from services.gateway.bots_seam import BOT_JOBS_STREAM
+from services.gateway.config import GatewayConfig
 from services.gateway.errors import ApiError
 from services.gateway.metrics import RedisMetrics, timed_redis
 from services.gateway.moves import apply_move, fits_pending_decision
@@ -63,8 +64,8 @@ class Worker:
                  metrics: BotMetrics | None = None) -> None:
         self.metrics = metrics or BotMetrics()
         self.redis = timed_redis(redis_url, self.metrics.redis, socket_timeout=30)
-        self.store = MatchStore(self.redis, finished_ttl_s=int(os.environ.get("MEEPLE_FINISHED_TTL_S", 7 * 86400)),
-                                waiting_ttl_s=int(os.environ.get("MEEPLE_WAITING_TTL_S", 86400)))
+        config = GatewayConfig.from_env()  # the same TTLs as the gateways that share the store
+        self.store = MatchStore(self.redis, config.finished_ttl_s, config.waiting_ttl_s)
         self.rules = RulesClient(rules_addr)
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.claim_idle_ms = claim_idle_ms

@@ -25,6 +25,7 @@ import redis
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 from services.gateway import clocks, control
+from services.gateway.config import GatewayConfig
 from services.gateway.moves import MAX_REBASES, commit
 from services.gateway.store import DEADLINES_KEY, MatchStore, StaleVersion
 
@@ -63,8 +64,8 @@ class Timekeeper:
     def __init__(self, redis_url: str, lease_s: float = 10.0, poll_s: float = 0.1,
                  metrics: TimekeeperMetrics | None = None) -> None:
         self.redis = redis.Redis.from_url(redis_url, socket_timeout=10)
-        self.store = MatchStore(self.redis, finished_ttl_s=int(os.environ.get("MEEPLE_FINISHED_TTL_S", 7 * 86400)),
-                                waiting_ttl_s=int(os.environ.get("MEEPLE_WAITING_TTL_S", 86400)))
+        config = GatewayConfig.from_env()  # the same TTLs as the gateways that share the store
+        self.store = MatchStore(self.redis, config.finished_ttl_s, config.waiting_ttl_s)
         self.lease_s, self.poll_s = lease_s, poll_s
         self.metrics = metrics or TimekeeperMetrics()
         self.stopping = threading.Event()
