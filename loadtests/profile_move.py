@@ -175,15 +175,18 @@ def engine_costs(samples: list[Sample], repeats: int = 3) -> dict[str, float]:
             t2 = perf()
             game.encode(state)
             t3 = perf()
-            orjson.dumps(game.view(state, sample.seat))
+            for seat in (None, *range(game.seat_count(state))):  # derive: every view...
+                orjson.dumps(game.view(state, seat))
             t4 = perf()
             finished = game.is_over(state)
-            game.to_act(state)
+            for seat in game.to_act(state):  # ... and the legal moves of the seats to act
+                orjson.dumps(game.legal_moves(state, seat))
             orjson.dumps(game.result(state) if finished else None)
             t5 = perf()
-            for name, seconds in (("decode state (+ move JSON)", t1 - t0), ("apply", t2 - t1),
-                                  ("encode state", t3 - t2), ("view of the seat (+ JSON)", t4 - t3),
-                                  ("to_act, result", t5 - t4)):
+            for name, seconds in (("decode state (+ move JSON; skipped when the replica remembers it)", t1 - t0),
+                                  ("apply", t2 - t1), ("encode state", t3 - t2),
+                                  ("every seat's view (+ JSON)", t4 - t3),
+                                  ("legal moves of the seats to act, result", t5 - t4)):
                 best[name] = min(best.get(name, seconds), seconds)
         for name, seconds in best.items():
             totals[name] += seconds
