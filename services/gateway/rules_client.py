@@ -51,14 +51,19 @@ class Applied:
                 **{f"legal:{seat}": doc for seat, doc in self.legal.items()}}
 
 
+RECONNECT_CAP_MS = 300
+
+
 class RulesClient:
     def __init__(self, addr: str, timeout_s: float = 5.0, retries: int = 3) -> None:
         self.timeout_s, self.retries = timeout_s, retries
         self.channel = grpc.insecure_channel(grpc_target(addr), options=[
             ("grpc.lb_policy_name", "round_robin"),
             ("grpc.max_receive_message_length", 4 * 1024 * 1024),
+            # A restarted rules service is found again within RECONNECT_CAP_MS, well inside the retry
+            # window below, so the first request after it is back already succeeds.
             ("grpc.initial_reconnect_backoff_ms", 100),
-            ("grpc.max_reconnect_backoff_ms", 1000),
+            ("grpc.max_reconnect_backoff_ms", RECONNECT_CAP_MS),
         ])
         self.stub = rules_pb2_grpc.RulesStub(self.channel)
 
@@ -66,7 +71,7 @@ class RulesClient:
         self.channel.close()
 
     def _call(self, method: Callable[..., T], request: Any) -> T:
-        delay = 0.05
+        delay = 0.1
         for attempt in range(self.retries + 1):
             try:
                 return method(request, timeout=self.timeout_s)
