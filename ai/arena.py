@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 HELP = ("Play bots against each other with seat assignment rotated across games. Prints, per distinct "
         "seat spec, the win rate with a 95%% Wilson interval, the mean score and think time per move "
         "(mean, p95). A shared win counts as a win for each winner, so the rates can add up to more "
-        "than 1. Seat specs: random, mcts:easy|normal|hard, optionally with an exploration constant "
+        "than 1. A spec on several seats of one game (partners, or two random seats) counts that game once "
+        "and wins it when any of its seats wins: the interval counts games, not correlated seats. "
+        "Seat specs: random, mcts:easy|normal|hard, optionally with an exploration constant "
         "override such as mcts:normal@c=0.5.")
 
 
@@ -107,10 +109,12 @@ def play_one(game: Game[Any], players: int, options: dict[str, Any], seat_specs:
         state = game.apply(state, seat, move)
     outcome = game.outcome(state)
     for seat, spec in enumerate(seat_specs):
-        tally = tallies[spec]
-        tally.games += 1
-        tally.wins += seat in outcome.winners
-        tally.scores.append(outcome.scores[seat])
+        tallies[spec].scores.append(outcome.scores[seat])
+    # One observation per spec and game: partners win or lose together, so counting their seats apart
+    # would double the sample and narrow the interval without any new evidence.
+    for spec in dict.fromkeys(seat_specs):
+        tallies[spec].games += 1
+        tallies[spec].wins += any(seat in outcome.winners for seat, s in enumerate(seat_specs) if s == spec)
 
 
 def p95(values: list[float]) -> float:

@@ -7,6 +7,7 @@ import random
 import pytest
 
 from ai.arena import main as arena_main
+from ai.arena import wilson
 from ai.ismcts import move_key, rewards
 from tests.ai.conftest import REGISTERED, positions, small_bot
 
@@ -69,3 +70,15 @@ def test_arena_cli_json(gid: str, capsys: pytest.CaptureFixture[str]) -> None:
                        "--games", "2", "--json"]) == 0
     report = orjson.loads(capsys.readouterr().out)
     assert report["games"] == 2 and [r["seats"] for r in report["results"]] == ["random"]
+
+
+def test_arena_counts_a_team_of_partners_once_per_game(capsys: pytest.CaptureFixture[str]) -> None:
+    """They Who Were 8: partners win together, so a spec on both seats of a team is one sample per game."""
+    import orjson
+
+    assert arena_main(["--game", "they-who-were-8", "--players", "4", "--seats",
+                       "random,mcts:easy,random,mcts:easy", "--games", "3", "--json"]) == 0
+    report = orjson.loads(capsys.readouterr().out)
+    for result in report["results"]:
+        wins = round(result["win_rate"] * 3)
+        assert result["ci95"] == pytest.approx(list(wilson(wins, 3)))  # n = 3 games, not 6 seats
