@@ -64,8 +64,7 @@ class Worker:
                  metrics: BotMetrics | None = None) -> None:
         self.metrics = metrics or BotMetrics()
         self.redis = timed_redis(redis_url, self.metrics.redis, socket_timeout=30)
-        config = GatewayConfig.from_env()  # the same TTLs as the gateways that share the store
-        self.store = MatchStore(self.redis, config.finished_ttl_s, config.waiting_ttl_s)
+        self.store = MatchStore.from_config(self.redis, GatewayConfig.from_env())  # the gateways' TTLs
         self.rules = RulesClient(rules_addr)
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.claim_idle_ms = claim_idle_ms

@@ -31,7 +31,7 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     metrics.registry.register(MatchStatsCollector(client))
     app.extensions["meeple"] = Gateway(
         config=config,
-        store=MatchStore(client, config.finished_ttl_s, config.waiting_ttl_s),
+        store=MatchStore.from_config(client, config),
         rules=RulesClient(config.rules_addr, config.rules_timeout_s, config.rules_retries),
         metrics=metrics,
     )

@@ -38,6 +38,8 @@ from typing import Any
 import orjson
 import redis
 
+from .config import GatewayConfig
+
 KEY_SUFFIXES = ("version", "meta", "state", "log", "events", "derived")
 #: Per-game match counters: ``active:<game>`` now, ``created|finished:<game>`` ever.
 MATCH_STATS_KEY = "stats:matches"
@@ -150,6 +152,11 @@ class MatchStore:
         self.finished_ttl_s, self.waiting_ttl_s = finished_ttl_s, waiting_ttl_s
         self._cas = client.register_script(_CAS)
         self._claim = client.register_script(_CLAIM)
+
+    @classmethod
+    def from_config(cls, client: redis.Redis, config: GatewayConfig) -> MatchStore:
+        """The store as every process that shares it must see it: the TTLs come from the one config."""
+        return cls(client, config.finished_ttl_s, config.waiting_ttl_s)
 
     def ttl_for(self, status: str) -> int:
         if status == "finished":

@@ -64,8 +64,7 @@ class Timekeeper:
     def __init__(self, redis_url: str, lease_s: float = 10.0, poll_s: float = 0.1,
                  metrics: TimekeeperMetrics | None = None) -> None:
         self.redis = redis.Redis.from_url(redis_url, socket_timeout=10)
-        config = GatewayConfig.from_env()  # the same TTLs as the gateways that share the store
-        self.store = MatchStore(self.redis, config.finished_ttl_s, config.waiting_ttl_s)
+        self.store = MatchStore.from_config(self.redis, GatewayConfig.from_env())  # the gateways' TTLs
         self.lease_s, self.poll_s = lease_s, poll_s
         self.metrics = metrics or TimekeeperMetrics()
         self.stopping = threading.Event()
