@@ -520,7 +520,8 @@ def sample_place(st: ClashState, m: int, rng: random.Random) -> Move:
     field for it, then a random side, then a random effect choice. Not uniform over ``legal_places`` (a
     tile with many effect choices is not favoured), which suits a light playout policy."""
     if not st.start_placed:
-        return _start_places()[rng.randrange(18)]
+        starts = _start_places()
+        return starts[rng.randrange(len(starts))]
     scope = _Scope(st)
     tiles = _available(st, m)
     while tiles:
