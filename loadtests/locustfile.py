@@ -10,7 +10,8 @@
 
 Games come from ``GET /v1/games``, so every registered game takes part. Simultaneous steps need no special
 case: a seat plays whenever it is in ``to_act``. Players ask for ``include=legal_moves``, so a turn is a
-move submission and a long-poll, as a frugal mobile client plays. The move submission is the request
+move submission and a long-poll (``until=turn``: it answers when the seat must act again), as a frugal
+mobile client plays. The move submission is the request
 named ``move``; waiting for bots or another person is a separate request (``events (wait for turn)``), so
 think time never counts as move latency.
 
@@ -153,9 +154,10 @@ class MeepleUser(FastHttpUser):
             status = reply
 
     def wait_turn(self, base: str, token: str, after: int) -> dict[str, Any] | None:
-        """Long-poll until the match passes version ``after`` (someone else's move, or a bot's)."""
+        """Long-poll until it is this seat's turn again (``until=turn``: bots' and other people's moves in
+        between do not wake the client) or the match ends."""
         doc: dict[str, Any] | None = self.call(
-            "GET", f"{base}/events?after={after}&wait={SETTINGS['wait_s']}&include=legal_moves",
+            "GET", f"{base}/events?after={after}&wait={SETTINGS['wait_s']}&until=turn&include=legal_moves",
             "events (wait for turn)", token)
         return doc
 

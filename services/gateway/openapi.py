@@ -183,7 +183,11 @@ def document() -> dict[str, Any]:
             "/v1/matches/{match_id}/events": {"get": {
                 "summary": "Long-poll for what happened after a version", "parameters": [
                     _MATCH_ID, _INCLUDE, {"name": "after", "in": "query", "schema": {"type": "integer"}},
-                    {"name": "wait", "in": "query", "schema": {"type": "integer", "maximum": 30}}],
+                    {"name": "wait", "in": "query", "schema": {"type": "integer", "maximum": 30}},
+                    {"name": "until", "in": "query", "schema": {"enum": ["change", "turn"], "default": "change"},
+                     "description": "change: answer at the first new version; turn (a seat token is required): "
+                                    "sleep through other seats' moves and answer once the caller must act or "
+                                    "the match is finished (all events since `after` included)"}],
                 "security": [{}, *_AUTH],
                 "responses": {"200": _json("Events", "events"), **_errors(401, 403, 404, *_COMMON)}}},
             "/v1/matches/{match_id}/events/stream": {"get": {

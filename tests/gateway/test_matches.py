@@ -214,6 +214,49 @@ def test_long_poll_returns_as_soon_as_a_move_happens(api: Api) -> None:
     assert too_long.status_code == 400
 
 
+def test_long_poll_until_turn_sleeps_through_other_seats_moves_and_wakes_on_the_callers_turn(api: Api) -> None:
+    match_id, tokens = new_match(api, "fierce-women", 3)
+    status = api.get(f"/v1/matches/{match_id}", tokens[0]).json()
+    start = status["version"]
+    watcher = next(s for s in range(3) if s not in status["to_act"])
+    rng = random.Random(4)
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(api.get, f"/v1/matches/{match_id}/events?after={start}&wait=20&until=turn"
+                                      "&include=legal_moves", tokens[watcher])
+        others_moved = 0
+        while watcher not in status["to_act"]:
+            seat = status["to_act"][0]
+            legal = api.get(f"/v1/matches/{match_id}/legal-moves", tokens[seat]).json()["moves"]
+            status = api.post(f"/v1/matches/{match_id}/moves", tokens[seat],
+                              json={"move": rng.choice(legal), "version": status["version"]}).json()
+            others_moved += 1
+            if watcher not in status["to_act"]:
+                threading.Event().wait(0.3)
+                assert not future.done(), "until=turn answered before the caller had anything to decide"
+        events = future.result(timeout=10).json()
+    assert others_moved >= 2
+    assert watcher in events["to_act"] and events["version"] == status["version"]
+    assert [e["version"] for e in events["events"]] == list(range(start + 1, status["version"] + 1))
+    assert events["legal_moves"]
+
+
+def test_long_poll_until_turn_answers_at_once_when_it_already_is_the_callers_turn(api: Api) -> None:
+    match_id, tokens = new_match(api)
+    status = api.get(f"/v1/matches/{match_id}", tokens[0]).json()
+    seat = status["to_act"][0]
+    events = api.get(f"/v1/matches/{match_id}/events?after={status['version'] - 1}&wait=20&until=turn",
+                     tokens[seat]).json()
+    assert events["version"] == status["version"] and seat in events["to_act"]
+
+
+def test_long_poll_until_turn_needs_a_seat_and_until_takes_known_values(api: Api) -> None:
+    match_id, tokens = new_match(api)
+    spectator = api.get(f"/v1/matches/{match_id}/events?wait=1&until=turn")
+    assert spectator.status_code == 401 and spectator.json()["error"]["code"] == "missing_token"
+    unknown = api.get(f"/v1/matches/{match_id}/events?wait=1&until=soon", tokens[0])
+    assert unknown.status_code == 400 and unknown.json()["error"]["code"] == "bad_parameter"
+
+
 def test_seed_is_revealed_only_after_the_end(api: Api) -> None:
     match_id, _ = new_match(api)
     assert api.get(f"/v1/matches/{match_id}/replay").json()["seed"] is None

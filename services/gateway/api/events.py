@@ -11,12 +11,14 @@ from flask import Blueprint, Response, jsonify, request, stream_with_context
 
 from ..context import gateway
 from ..errors import ApiError
-from ..store import Match
+from ..store import Match, your_turn_or_over
 from ..views import seat_legal_moves, seat_view
 from .common import caller_fields, caller_seat, found_or_404, limited_load, load_match, rate_limit, wants_legal_moves
 
 bp = Blueprint("events", __name__)
 HEARTBEAT_S = 15
+#: What a long-poll waits for: any new version (``change``), or the caller's turn or the end (``turn``).
+UNTIL = ("change", "turn")
 
 
 def _int_arg(name: str, default: int, low: int, high: int) -> int:
@@ -63,14 +65,22 @@ def long_poll(match_id: str) -> Response:
     include_legal = wants_legal_moves()
     after = _int_arg("after", -1, 0, 2**31)
     wait = _int_arg("wait", 0, 0, gw.config.long_poll_max_s)
+    until = request.args.get("until", "change")
+    if until not in UNTIL:
+        raise ApiError(400, "bad_parameter", f"until must be one of: {', '.join(UNTIL)}")
     # One round trip: the match, the caller's view and the log after ``after`` (if given).
     match, _ = limited_load(match_id, view=True, legal=include_legal, log_from=after + 1 if after >= 0 else None)
     if after < 0:
         after = match.version
-    seat = caller_seat(match, required=False, connected_for=wait)
-    if match.version <= after and wait:
+    seat = caller_seat(match, required=until == "turn", connected_for=wait)
+    turn_of = seat if until == "turn" else None  # required above: never None for until=turn
+    ready = match.version > after and (turn_of is None or your_turn_or_over(match.meta, turn_of))
+    if not ready and wait:
         with gw.metrics.events_waiting.track_inprogress():
-            gw.store.wait_for_version(match_id, after, wait)
+            if turn_of is not None:
+                gw.store.wait_for_turn(match_id, turn_of, max(after, match.version), wait)
+            else:
+                gw.store.wait_for_version(match_id, after, wait)
         match = found_or_404(match_id, gw.store.load(match_id, caller_fields(True, include_legal), log_from=after + 1))
     return jsonify(events_since(match, seat, after, include_legal))
 
