@@ -6,7 +6,8 @@ One key family per match, all with the hash tag ``{id}`` so a match lives in one
 * ``match:{id}:meta``    — JSON: game, players, options, seed, seats (token hashes), status, to_act, result;
 * ``match:{id}:state``   — the engine's state bytes (opaque here; only the rules service reads them);
 * ``match:{id}:log``     — one JSON entry per version: who did what, and who is to act after it;
-* ``match:{id}:events``  — a stream with one entry per version (id ``<version>-1``) for long-polls and SSE;
+* ``match:{id}:events``  — a stream with one entry per version (id ``<version>-1``) for long-polls and SSE,
+  with ``wake`` = ``<status>:<seats to act>`` so an ``until=turn`` long-poll can decide from the stream alone;
 * ``match:{id}:idem:<key>`` — the stored response of an ``Idempotency-Key`` request;
 * ``match:{id}:presence`` — hash seat -> until when the seat counts as connected (not versioned: being
   online is not a change of the match);
@@ -72,10 +73,10 @@ redis.call('SET', KEYS[2], ARGV[2])
 if ARGV[3] ~= '' then
   redis.call('SET', KEYS[3], ARGV[3])
   redis.call('DEL', KEYS[6])
-  if #ARGV > 5 then redis.call('HSET', KEYS[6], 'at', nv, unpack(ARGV, 6)) end
+  if #ARGV > 6 then redis.call('HSET', KEYS[6], 'at', nv, unpack(ARGV, 7)) end
 end
 redis.call('RPUSH', KEYS[4], ARGV[4])
-redis.call('XADD', KEYS[5], 'MAXLEN', '~', 1000, nv .. '-1', 'version', nv)
+redis.call('XADD', KEYS[5], 'MAXLEN', '~', 1000, nv .. '-1', 'version', nv, 'wake', ARGV[6])
 local ttl = tonumber(ARGV[5])
 for i = 1, 6 do
   if ttl > 0 then redis.call('EXPIRE', KEYS[i], ttl) else redis.call('PERSIST', KEYS[i]) end
@@ -170,7 +171,8 @@ class MatchStore:
         entry = {"version": 0, "kind": "created", "seat": None, "to_act": meta["to_act"], "at": time.time()}
         # Version -1 -> 0: the creation itself, with the TTL of its status (a waiting match expires).
         ok, version = self._cas(keys=keys(match_id), args=[-1, orjson.dumps(meta), state, orjson.dumps(entry),
-                                                           self.ttl_for(meta["status"]), *_pairs(derived)])
+                                                           self.ttl_for(meta["status"]), wake_of(meta),
+                                                           *_pairs(derived)])
         assert ok == 1
         self.count_transition(meta["game"], None, meta["status"])
         return Match(match_id, int(version), meta, state)
@@ -248,7 +250,7 @@ class MatchStore:
         entry = {**entry, "version": match.version + 1, "at": time.time()}
         ok, version = self._cas(keys=keys(match.id), args=[
             match.version, orjson.dumps(meta), state if state is not None else b"", orjson.dumps(entry),
-            self.ttl_for(meta["status"]), *(_pairs(derived) if state is not None else ())])
+            self.ttl_for(meta["status"]), wake_of(meta), *(_pairs(derived) if state is not None else ())])
         if ok != 1:
             raise StaleVersion(int(version))
         self.count_transition(str(meta["game"]), match.meta["status"], meta["status"])
@@ -293,19 +295,19 @@ class MatchStore:
 
     def wait_for_turn(self, match_id: str, seat: int, after: int, wait_s: float) -> None:
         """Block until the match passes version ``after`` with ``seat`` to act or the game over (or ``wait_s``
-        elapses). Versions in between (bots or other people moving) cost a stream read and one small GET
-        here instead of a whole HTTP round trip for the client."""
+        elapses). Each version's stream entry carries its ``wake`` (status and seats to act), so versions in
+        between (bots or other people moving) cost one stream read here, not an HTTP round trip."""
         deadline = time.monotonic() + wait_s
-        version_key, meta_key = keys(match_id)[:2]
+        stream = keys(match_id)[4]
         while (remaining := deadline - time.monotonic()) > 0.001:
-            self.wait_for_version(match_id, after, remaining)
-            version, raw = self.redis.mget([version_key, meta_key])
-            if version is None or raw is None:
-                return  # gone: the caller's reload answers 404
-            if int(version) > after:
-                if your_turn_or_over(orjson.loads(raw), seat):
-                    return
-                after = int(version)
+            reply: Any = self.redis.xread({stream: f"{after}-1"}, block=max(1, int(remaining * 1000)))
+            if not reply:
+                return  # waited long enough
+            entry_id, fields = reply[0][1][-1]
+            wake = fields.get(b"wake")
+            if wake is None or your_turn_or_over(parse_wake(wake), seat):
+                return  # (an entry without ``wake`` predates it: let the caller look)
+            after = int(entry_id.split(b"-", 1)[0])
 
     # -- idempotency -------------------------------------------------------------------------------
     def idempotent_get(self, match_id: str, key: str) -> dict[str, Any] | None:
@@ -324,6 +326,16 @@ class MatchStore:
         pipe.expire(key, window_s)
         count, _ = pipe.execute()
         return int(count), reset
+
+
+def wake_of(meta: dict[str, Any]) -> str:
+    """What a waiting reader needs of a version, in its stream entry: ``active:0,2``."""
+    return f"{meta['status']}:{','.join(map(str, meta['to_act']))}"
+
+
+def parse_wake(wake: bytes) -> dict[str, Any]:
+    status, _, seats = wake.decode().partition(":")
+    return {"status": status, "to_act": [int(s) for s in seats.split(",") if s]}
 
 
 def your_turn_or_over(meta: dict[str, Any], seat: int) -> bool:
