@@ -51,7 +51,8 @@ def write_report(out: Path, summary: dict[str, Any], info: dict[str, Any], stats
         f"**{cfg.users} users** (spawn rate {cfg.spawn_rate}/s) for **{elapsed:.0f} s** ({info['stop_reason']}); "
         f"{info['cores']} cores, load average before the run {', '.join(f'{x:.2f}' for x in info['load_before'])}.",
         f"Stack: gateway {cfg.gateway_workers} gunicorn workers x {info.get('threads')} threads, "
-        f"{cfg.rules_replicas} rules replica(s), {cfg.bot_workers} bot worker(s), embedded Redis (AOF on), "
+        f"{cfg.rules_replicas} rules replica(s), {cfg.bot_workers} bot worker(s) at nice {cfg.bot_nice}, "
+        "embedded Redis (AOF on), "
         f"all on this machine together with Locust. Bots `{cfg.bot_level}` ({cfg.bot_players} seats); user mix "
         f"{cfg.weights}; "
         f"think time {cfg.think_s[0]}-{cfg.think_s[1]} s; options {cfg.options or 'catalogue defaults'}.",

@@ -51,6 +51,8 @@ class LoadConfig:
     gateway_threads: int = 0
     rules_replicas: int = 1
     bot_workers: int = 1
+    #: the bot workers' ``--nice`` (see ``StackConfig.bot_nice``)
+    bot_nice: int = 0
     bot_level: str = "easy"
     #: "min": bot matches with as few seats as the game allows; "max": table sizes up to full.
     bot_players: str = "min"
@@ -210,7 +212,8 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
     data_dir = Path(tempfile.mkdtemp(prefix="meeple-load-"))
     stack = Stack(StackConfig(
         http_port=0, rules_port=0, rules_replicas=cfg.rules_replicas, gateway_workers=cfg.gateway_workers,
-        gateway_threads=cfg.threads(), bot_workers=cfg.bot_workers, use_env_redis=False, data_dir=data_dir,
+        gateway_threads=cfg.threads(), bot_workers=cfg.bot_workers, bot_nice=cfg.bot_nice, use_env_redis=False,
+        data_dir=data_dir,
         log_dir=out / "logs",
         env={"MEEPLE_RATE_LIMIT_PER_MINUTE": "1000000",  # the limiter still runs (its cost is real); no 429s
              "MEEPLE_BOT_FILL_S": str(cfg.bot_fill_s)},
@@ -341,6 +344,7 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--gateway-threads", type=int, default=0, help="per worker (default: from --users)")
     parser.add_argument("--rules-replicas", type=int, default=1)
     parser.add_argument("--bot-workers", type=int, default=1)
+    parser.add_argument("--bot-nice", type=int, default=0, help="bot workers' CPU priority below the request path")
     parser.add_argument("--bot-level", choices=("easy", "normal", "hard"), default="easy")
     parser.add_argument("--bot-players", choices=("min", "max"), default="min",
                         help="matches against bots: as few seats as the game allows, or any size up to full")
@@ -370,7 +374,8 @@ def run(args: argparse.Namespace) -> int:
         options.setdefault(gid, {})[key] = value
     cfg = LoadConfig(users=args.users, spawn_rate=args.spawn_rate, duration_s=args.duration, out=args.out,
                      gateway_workers=args.gateway_workers, gateway_threads=args.gateway_threads,
-                     rules_replicas=args.rules_replicas, bot_workers=args.bot_workers, bot_level=args.bot_level,
+                     rules_replicas=args.rules_replicas, bot_workers=args.bot_workers, bot_nice=args.bot_nice,
+                     bot_level=args.bot_level,
                      bot_players=args.bot_players,
                      max_requests=args.max_requests, max_requests_per_user=args.max_requests_per_user,
                      think_s=args.think, options=options, weights=args.weights, bot_fill_s=args.bot_fill,

@@ -94,6 +94,9 @@ class StackConfig:
     rules_replicas: int = 1
     gateway_workers: int = 2
     bot_workers: int = 1
+    #: The bot workers' ``--nice``: sharing the cores with the request path, a bot's search yields to HTTP
+    #: requests (its think time may stretch; a person's request does not wait behind it).
+    bot_nice: int = 0
     gateway_threads: int = 8
     redis_url: str | None = None
     #: False: always start a fresh embedded Redis, even if ``REDIS_URL`` is set (the load test's own store).
@@ -165,7 +168,7 @@ class Stack:
             for i in range(cfg.bot_workers):
                 metrics_port = free_port()
                 self._spawn(f"bots-{i}", [sys.executable, "-m", "services.bots.worker",
-                                          "--metrics-port", str(metrics_port)], env)
+                                          "--metrics-port", str(metrics_port), "--nice", str(cfg.bot_nice)], env)
                 self.metrics[f"bots-{i}"] = f"http://{cfg.host}:{metrics_port}/metrics"
         else:
             self.notes.append("bot workers: not built yet")
@@ -230,13 +233,15 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--rules-replicas", type=int, default=1)
     parser.add_argument("--gateway-workers", type=int, default=2)
     parser.add_argument("--bot-workers", type=int, default=1)
+    parser.add_argument("--bot-nice", type=int, default=0,
+                        help="run the bot workers this much below the request path's CPU priority")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     stack = Stack(StackConfig(http_port=args.http_port, rules_port=args.rules_port,
                               rules_replicas=args.rules_replicas, gateway_workers=args.gateway_workers,
-                              bot_workers=args.bot_workers))
+                              bot_workers=args.bot_workers, bot_nice=args.bot_nice))
     stopping = False
 
     def on_signal(*_: Any) -> None:

@@ -168,11 +168,31 @@ class Worker:
                 time.sleep(1)
 
 
+def lower_priority(by: int) -> None:
+    """``os.nice(by)``, and the same for the scheduler's autogroup when this process leads its session.
+
+    With autogroup scheduling (Linux's default on desktops and many VMs), every session is a group that
+    gets its fair share whatever its processes' nice values; a worker started in a session of its own
+    (as ``meeple run`` starts it) would then not yield at all. A worker sharing a terminal's session
+    leaves the group alone: that would slow the whole terminal.
+    """
+    os.nice(by)
+    if os.getsid(0) == os.getpid():
+        try:
+            with open("/proc/self/autogroup", "w") as group:
+                group.write(str(by))
+        except OSError:  # no autogroup here (or not Linux): nice alone does it
+            pass
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metrics-port", type=int, default=int(os.environ.get("MEEPLE_BOTS_METRICS_PORT", "9102")))
     parser.add_argument("--claim-idle-ms", type=int, default=int(os.environ.get("MEEPLE_BOTS_CLAIM_IDLE_MS", "30000")),
                         help="re-claim a job another worker took but did not finish after this long")
     parser.add_argument("--name", default=None, help="consumer name (default host-pid)")
+    parser.add_argument("--nice", type=int, default=int(os.environ.get("MEEPLE_BOTS_NICE", "0")),
+                        help="lower this worker's CPU priority by this much (os.nice): on a machine shared with "
+                             "the gateway, a search then waits for HTTP requests, not the other way round")
 
 
 def add_parser(sub: Any) -> None:
@@ -183,6 +203,8 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if args.nice:
+        lower_priority(args.nice)
     metrics = BotMetrics()
     start_http_server(args.metrics_port, registry=metrics.registry)
     worker = Worker(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),

@@ -150,3 +150,16 @@ def test_each_bot_decision_gets_one_job_even_in_simultaneous_steps(own_redis_url
         assert client.xlen(BOT_JOBS_STREAM) == 4  # seats 1-3 still have their jobs; seat 0 waits for the step
     finally:
         gateway.stop()
+
+
+def test_a_niced_worker_yields_even_in_a_session_of_its_own() -> None:
+    """``--nice`` lowers the process priority and, for a session leader under autogroup scheduling, the
+    group's too: otherwise a worker started in its own session (as ``meeple run`` does) never yields."""
+    probe = ("import os; from services.bots.worker import lower_priority; lower_priority(7); "
+             "print(os.getpriority(os.PRIO_PROCESS, 0)); "
+             "print(open('/proc/self/autogroup').read().strip() if os.path.exists('/proc/self/autogroup') else '')")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         start_new_session=True).stdout.splitlines()
+    assert int(out[0]) >= 7
+    if out[1:] and out[1]:
+        assert out[1].endswith("nice 7")
