@@ -206,8 +206,8 @@ class MatchmadePlayer(MeepleUser):
             if time.monotonic() > deadline:
                 self.call("DELETE", f"/v1/matchmaking/{ticket['ticket']}", "matchmaking cancel")
                 return
-            time.sleep(0.2)
-            ticket = self.call("GET", f"/v1/matchmaking/{ticket['ticket']}", "matchmaking poll")
+            ticket = self.call("GET", f"/v1/matchmaking/{ticket['ticket']}?wait={SETTINGS['wait_s']}",
+                               "matchmaking poll")
         if ticket is None or ticket["status"] != "matched":
             return
         match_id, token, seat = ticket["match_id"], ticket["token"], ticket["seat"]

@@ -62,7 +62,7 @@ class GatewayMetrics:
         self.in_flight = Gauge("meeple_gateway_requests_in_flight", "Requests being served",
                                registry=self.registry, multiprocess_mode="livesum")
         self.events_waiting = Gauge("meeple_gateway_events_waiting",
-                                    "Long-polls and event streams waiting for a match to change",
+                                    "Long-polls and event streams waiting for a match or a matchmaking ticket",
                                     registry=self.registry, multiprocess_mode="livesum")
         self.redis = RedisMetrics(self.registry)
         r = self.registry

@@ -222,7 +222,9 @@ def document() -> dict[str, Any]:
                                    "options": {"type": "object"}}}),
                 "responses": {"201": _json("Ticket", "queued or matched at once"), **_errors(*_COMMON, 413)}}},
             "/v1/matchmaking/{ticket}": {
-                "get": {"summary": "Poll a ticket (the seat token appears once matched)", "parameters": [_TICKET_ID],
+                "get": {"summary": "Poll a ticket (the seat token appears once matched)", "parameters": [
+                    _TICKET_ID, {"name": "wait", "in": "query", "schema": {"type": "integer", "maximum": 30},
+                                 "description": "long-poll: answer once the ticket is matched or cancelled"}],
                         "responses": {"200": _json("Ticket", "ticket"), **_errors(404, *_COMMON)}},
                 "delete": {"summary": "Leave the queue", "parameters": [_TICKET_ID],
                            "responses": {"200": _json("Ticket", "cancelled"), **_errors(404, 409, *_COMMON)}}},

@@ -343,6 +343,39 @@ def test_matchmaking_groups_humans_as_they_arrive(api: Api) -> None:
     assert match["status"] == "active" and match["you"] == polled[0]["seat"]
 
 
+def test_matchmaking_long_poll_answers_when_the_last_player_arrives(api: Api) -> None:
+    players = max(GAMES[ANY].min_players, 2)
+    first = api.post("/v1/matchmaking", json={"game": ANY, "players": players}).json()
+    with ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(api.get, f"/v1/matchmaking/{first['ticket']}?wait=20")
+        threading.Event().wait(0.3)
+        assert not waiting.done(), "the long-poll answered while the ticket was still waiting"
+        for _ in range(players - 1):
+            last = api.post("/v1/matchmaking", json={"game": ANY, "players": players}).json()
+        polled = waiting.result(timeout=10).json()
+    assert polled["status"] == "matched" and polled["match_id"] == last["match_id"] and polled["token"]
+    assert api.get(f"/v1/matchmaking/{first['ticket']}?wait=31").status_code == 400
+
+
+def test_matchmaking_seats_bots_once_the_fill_time_is_due_and_wakes_the_long_poll(
+    redis_url: str, rules: RulesProcess
+) -> None:
+    filling = start_gateway(redis_url, rules.port, bot_fill_s=1)
+    try:
+        api = Api(filling.url)
+        players = max(GAMES[ANY].min_players, 2)
+        ticket = api.post("/v1/matchmaking", json={"game": ANY, "players": players}).json()
+        if ticket["status"] == "matched":  # someone else's ticket was waiting in this queue
+            ticket = api.post("/v1/matchmaking", json={"game": ANY, "players": players}).json()
+        polled = api.get(f"/v1/matchmaking/{ticket['ticket']}?wait=20").json()
+        assert polled["status"] == "matched"
+        match = api.get(f"/v1/matches/{polled['match_id']}", polled["token"]).json()
+        kinds = [seat["kind"] for seat in match["seats"]]
+        assert kinds[polled["seat"]] == "human" and kinds.count("bot") >= 1
+    finally:
+        filling.stop()
+
+
 def test_matchmaking_ticket_can_be_cancelled(api: Api) -> None:
     ticket = api.post("/v1/matchmaking", json={"game": ANY, "players": GAMES[ANY].max_players}).json()
     assert ticket["status"] == "waiting"

@@ -130,3 +130,17 @@ def _enforce(limit: int, count: int, reset: int) -> None:
     if count > limit:
         raise ApiError(429, "rate_limited", f"more than {limit} requests a minute; retry in {reset} s",
                        {"Retry-After": str(reset)})
+
+
+def int_arg(name: str, default: int, low: int, high: int) -> int:
+    """An integer query parameter in [low, high]; 400 ``bad_parameter`` otherwise."""
+    raw = request.args.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApiError(400, "bad_parameter", f"{name} must be an integer") from None
+    if not low <= value <= high:
+        raise ApiError(400, "bad_parameter", f"{name} must be between {low} and {high}")
+    return value

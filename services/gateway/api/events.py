@@ -13,25 +13,21 @@ from ..context import gateway
 from ..errors import ApiError
 from ..store import Match, your_turn_or_over
 from ..views import seat_legal_moves, seat_view
-from .common import caller_fields, caller_seat, found_or_404, limited_load, load_match, rate_limit, wants_legal_moves
+from .common import (
+    caller_fields,
+    caller_seat,
+    found_or_404,
+    int_arg,
+    limited_load,
+    load_match,
+    rate_limit,
+    wants_legal_moves,
+)
 
 bp = Blueprint("events", __name__)
 HEARTBEAT_S = 15
 #: What a long-poll waits for: any new version (``change``), or the caller's turn or the end (``turn``).
 UNTIL = ("change", "turn")
-
-
-def _int_arg(name: str, default: int, low: int, high: int) -> int:
-    raw = request.args.get(name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ApiError(400, "bad_parameter", f"{name} must be an integer") from None
-    if not low <= value <= high:
-        raise ApiError(400, "bad_parameter", f"{name} must be between {low} and {high}")
-    return value
 
 
 def events_since(match: Match, seat: int | None, after: int, include_legal: bool = False) -> dict[str, Any]:
@@ -63,8 +59,8 @@ def events_since(match: Match, seat: int | None, after: int, include_legal: bool
 def long_poll(match_id: str) -> Response:
     gw = gateway()
     include_legal = wants_legal_moves()
-    after = _int_arg("after", -1, 0, 2**31)
-    wait = _int_arg("wait", 0, 0, gw.config.long_poll_max_s)
+    after = int_arg("after", -1, 0, 2**31)
+    wait = int_arg("wait", 0, 0, gw.config.long_poll_max_s)
     until = request.args.get("until", "change")
     if until not in UNTIL:
         raise ApiError(400, "bad_parameter", f"until must be one of: {', '.join(UNTIL)}")
@@ -92,8 +88,8 @@ def stream(match_id: str) -> Response:
     gw = gateway()
     match = load_match(match_id)
     seat = caller_seat(match, required=False)
-    after = _int_arg("after", match.version, 0, 2**31)
-    limit_s = _int_arg("limit", 3600, 1, 3600)
+    after = int_arg("after", match.version, 0, 2**31)
+    limit_s = int_arg("limit", 3600, 1, 3600)
 
     def generate() -> Iterator[str]:
         nonlocal after

@@ -17,12 +17,13 @@ from flask import Blueprint, Response, jsonify
 from ..context import gateway
 from ..errors import ApiError
 from ..store import hash_token, new_token
-from .common import json_body, rate_limit
+from .common import int_arg, json_body, rate_limit
 from .matches import create
 
 bp = Blueprint("matchmaking", __name__)
 
 TICKET_TTL_S = 3600
+WAKE_TTL_S = 60
 #: Take ``n`` tickets off a queue only if ``n`` are there: grouping is atomic across gateways.
 _TAKE = """
 if redis.call('LLEN', KEYS[1]) < tonumber(ARGV[1]) then return {} end
@@ -52,8 +53,18 @@ def _load(ticket: str) -> dict[str, Any]:
     return doc
 
 
-def _save(doc: dict[str, Any]) -> None:
-    gateway().store.redis.set(_ticket_key(doc["ticket"]), orjson.dumps(doc), ex=TICKET_TTL_S)
+def _wake_key(ticket: str) -> str:
+    """A list a long-polling ``GET`` blocks on; pushed to when the ticket is matched or cancelled."""
+    return f"mm:ticket:{{{ticket}}}:wake"
+
+
+def _save(doc: dict[str, Any], wake: bool = False) -> None:
+    pipe = gateway().store.redis.pipeline(transaction=False)
+    pipe.set(_ticket_key(doc["ticket"]), orjson.dumps(doc), ex=TICKET_TTL_S)
+    if wake:
+        pipe.rpush(_wake_key(doc["ticket"]), 1)
+        pipe.expire(_wake_key(doc["ticket"]), WAKE_TTL_S)
+    pipe.execute()
 
 
 def _public(doc: dict[str, Any]) -> dict[str, Any]:
@@ -68,7 +79,7 @@ def _seat_tickets(tickets: list[str], game: str, players: int, options: dict[str
     match = create(game, players, options, None, seats)
     for seat, (ticket, token) in enumerate(zip(tickets, tokens, strict=True)):
         doc = _load(ticket)
-        _save({**doc, "status": "matched", "match_id": match.id, "seat": seat, "token": token})
+        _save({**doc, "status": "matched", "match_id": match.id, "seat": seat, "token": token}, wake=True)
 
 
 @bp.post("/v1/matchmaking")
@@ -98,10 +109,19 @@ def enqueue() -> tuple[Response, int]:
 
 @bp.get("/v1/matchmaking/<ticket>")
 def poll(ticket: str) -> Response:
+    """The ticket; with ``wait=S``, a long-poll that answers once it is matched or cancelled (or after S s,
+    or when the bot fill is due: that poll seats the bots)."""
     rate_limit()
     gw = gateway()
+    wait = int_arg("wait", 0, 0, gw.config.long_poll_max_s)
     doc = _load(ticket)
     fill_after = gw.config.bot_fill_s
+    if doc["status"] == "waiting" and wait:
+        block = wait if fill_after <= 0 else min(wait, doc["created_at"] + fill_after - time.time())
+        if block > 0:
+            with gw.metrics.events_waiting.track_inprogress():
+                gw.store.redis.blpop([_wake_key(ticket)], timeout=max(block, 0.01))
+            doc = _load(ticket)
     if doc["status"] == "waiting" and fill_after > 0 and time.time() - doc["created_at"] >= fill_after:
         queue = _queue(doc["game"], doc["players"], doc["options"])
         if gw.store.redis.lrem(queue, 1, ticket):  # only one poller wins the ticket
@@ -120,5 +140,5 @@ def cancel(ticket: str) -> Response:
     if doc["status"] != "waiting":
         raise ApiError(409, "ticket_matched", "the ticket already has a match")
     gw.store.redis.lrem(_queue(doc["game"], doc["players"], doc["options"]), 1, ticket)
-    _save({**doc, "status": "cancelled"})
+    _save({**doc, "status": "cancelled"}, wake=True)
     return jsonify(_public({**doc, "status": "cancelled"}))
