@@ -133,8 +133,9 @@ def _client_side(summary: dict[str, Any], stats: dict[str, dict[str, str]]) -> l
                      row.get("99%"), row.get("Max Response Time", "").split(".")[0], _num(float(row["Requests/s"]), 1),
                      _ratio(p50, base["p50_ms"]), _ratio(p99, base["p99_ms"])))
     intro = ("Milliseconds as Locust measured them, including its own scheduling on the shared cores. "
-             "`events (...)` are long-polls: they wait on purpose (for bots, another person or the watched match) "
-             "and their latency is that wait. The last columns divide by the baseline (`/healthz`, same run) to "
+             "`events (...)` and `matchmaking poll` are long-polls: they wait on purpose (for bots, another "
+             "person, the watched match or a partner to match with) and their latency is that wait. "
+             "The last columns divide by the baseline (`/healthz`, same run) to "
              "show what each endpoint costs above the bare HTTP stack.")
     header = ["endpoint", "method", "requests", "failures", "p50", "p95", "p99", "max", "req/s", "p50 / baseline",
               "p99 / baseline"]
