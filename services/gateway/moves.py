@@ -9,13 +9,14 @@ updates while the seat's decision is still the one it made.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from . import clocks, control
 from .bots_seam import on_bot_turn
 from .errors import ApiError
 from .rules_client import Applied, RulesClient
-from .store import Match, MatchStore, StaleVersion
+from .store import Match, MatchStore, Remember, StaleVersion
 
 MAX_REBASES = 8
 
@@ -46,9 +47,10 @@ def notify_bots(store: MatchStore, match: Match, seats: list[int]) -> None:
 
 
 def commit(store: MatchStore, match: Match, meta: dict[str, Any], state: bytes | None, entry: dict[str, Any],
-           *, mover: int | None = None, now: float | None = None, derived: dict[str, str] | None = None) -> Match:
-    """Compare-and-set ``match`` to ``meta``/``state`` (with the documents ``derived`` from a new state);
-    raises :class:`StaleVersion` if someone was first."""
+           *, mover: int | None = None, now: float | None = None, derived: dict[str, str] | None = None,
+           remember: Remember | None = None) -> Match:
+    """Compare-and-set ``match`` to ``meta``/``state`` (with the documents ``derived`` from a new state, and
+    the idempotent response ``remember`` makes); raises :class:`StaleVersion` if someone was first."""
     now = time.time() if now is None else now
     version = match.version + 1
     clock = meta.get("clock")
@@ -59,7 +61,7 @@ def commit(store: MatchStore, match: Match, meta: dict[str, Any], state: bytes |
         meta = {**meta, "clock": clock}
         for seat, due in clocks.started(clock, version):
             store.schedule(match.id, seat, version, due)
-    updated = store.update(match, meta, state, entry, derived)
+    updated = store.update(match, meta, state, entry, derived, remember)
     notify_bots(store, updated, bot_seats_due(match.meta, meta, mover))
     return updated
 
@@ -91,10 +93,21 @@ def check_controller(match: Match, seat: int, by_bot: bool) -> None:
                        f"POST /v1/matches/{match.id}/seats/{seat}/reclaim")
 
 
+def _for_attempt(remember: Callable[[Match, Applied], tuple[str, dict[str, Any]]] | None,
+                 applied: Applied) -> Remember | None:
+    """``remember`` bound to this attempt's answer from the rules service."""
+    if remember is None:
+        return None
+    return lambda updated: remember(updated, applied)
+
+
 def apply_move(store: MatchStore, rules: RulesClient, match: Match, seat: int, move: dict[str, Any],
-               version: int, by_bot: bool = False) -> tuple[Match, Applied]:
+               version: int, by_bot: bool = False,
+               remember: Callable[[Match, Applied], tuple[str, dict[str, Any]]] | None = None
+               ) -> tuple[Match, Applied]:
     """Validate through the rules service, then commit; returns the new match and what the rules service
-    answered (the state, every seat's view, the legal moves of the seats to act)."""
+    answered (the state, every seat's view, the legal moves of the seats to act). ``remember`` makes the
+    response to store for an ``Idempotency-Key`` with the move (see :meth:`MatchStore.update`)."""
     for _ in range(MAX_REBASES):
         status = match.meta["status"]
         if status == "waiting":
@@ -112,7 +125,8 @@ def apply_move(store: MatchStore, rules: RulesClient, match: Match, seat: int, m
         entry = {"kind": "move", "seat": seat, "move": move, "to_act": applied.to_act,
                  "by": "bot" if by_bot else "human"}
         try:
-            updated = commit(store, match, meta, applied.state, entry, mover=seat, derived=applied.derived())
+            updated = commit(store, match, meta, applied.state, entry, mover=seat, derived=applied.derived(),
+                             remember=_for_attempt(remember, applied))
         except StaleVersion:
             reloaded = store.load(match.id)
             if reloaded is None:

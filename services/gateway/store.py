@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +46,8 @@ KEY_SUFFIXES = ("version", "meta", "state", "log", "events", "derived")
 #: Per-game match counters: ``active:<game>`` now, ``created|finished:<game>`` ever.
 MATCH_STATS_KEY = "stats:matches"
 DEADLINES_KEY = "{clock}:deadlines"
+#: How long the response of an ``Idempotency-Key`` request is kept for a retry.
+IDEMPOTENCY_TTL_S = 24 * 3600
 LEASES_KEY = "{clock}:leases"
 
 #: Move due deadlines to the lease set (due again at ``lease_until``) and return them; expired leases
@@ -73,16 +76,21 @@ redis.call('SET', KEYS[2], ARGV[2])
 if ARGV[3] ~= '' then
   redis.call('SET', KEYS[3], ARGV[3])
   redis.call('DEL', KEYS[6])
-  if #ARGV > 6 then redis.call('HSET', KEYS[6], 'at', nv, unpack(ARGV, 7)) end
+  if #ARGV > 8 then redis.call('HSET', KEYS[6], 'at', nv, unpack(ARGV, 9)) end
 end
 redis.call('RPUSH', KEYS[4], ARGV[4])
 redis.call('XADD', KEYS[5], 'MAXLEN', '~', 1000, nv .. '-1', 'version', nv, 'wake', ARGV[6])
+if ARGV[7] ~= '' then redis.call('SET', KEYS[7], ARGV[7], 'EX', ARGV[8], 'NX') end
 local ttl = tonumber(ARGV[5])
 for i = 1, 6 do
   if ttl > 0 then redis.call('EXPIRE', KEYS[i], ttl) else redis.call('PERSIST', KEYS[i]) end
 end
 return {1, nv}
 """
+
+
+def idem_key(match_id: str, key: str) -> str:
+    return f"match:{{{match_id}}}:idem:{key}"
 
 
 def keys(match_id: str) -> list[str]:
@@ -141,6 +149,10 @@ class Match:
         return None
 
 
+#: Makes the response an update stores for its ``Idempotency-Key``: (key, record) from the updated match.
+Remember = Callable[[Match], tuple[str, dict[str, Any]]]
+
+
 class StaleVersion(Exception):
     def __init__(self, current: int) -> None:
         super().__init__(f"match is at version {current}")
@@ -170,9 +182,9 @@ class MatchStore:
         meta = {**meta, "id": match_id, "created_at": time.time()}
         entry = {"version": 0, "kind": "created", "seat": None, "to_act": meta["to_act"], "at": time.time()}
         # Version -1 -> 0: the creation itself, with the TTL of its status (a waiting match expires).
-        ok, version = self._cas(keys=keys(match_id), args=[-1, orjson.dumps(meta), state, orjson.dumps(entry),
-                                                           self.ttl_for(meta["status"]), wake_of(meta),
-                                                           *_pairs(derived)])
+        ok, version = self._cas(keys=[*keys(match_id), keys(match_id)[0]], args=[
+            -1, orjson.dumps(meta), state, orjson.dumps(entry), self.ttl_for(meta["status"]), wake_of(meta), b"",
+            IDEMPOTENCY_TTL_S, *_pairs(derived)])
         assert ok == 1
         self.count_transition(meta["game"], None, meta["status"])
         return Match(match_id, int(version), meta, state)
@@ -194,7 +206,7 @@ class MatchStore:
         pipe.incr(key)
         pipe.expire(key, window_s)
         if idempotency_key is not None:
-            pipe.get(f"match:{{{match_id}}}:idem:{idempotency_key}")
+            pipe.get(idem_key(match_id, idempotency_key))
         _queue_reads(pipe, match_id, fields, log_from)
         replies = pipe.execute()
         count, done = replies[0], None
@@ -241,20 +253,24 @@ class MatchStore:
         pipe.execute()
 
     def update(self, match: Match, meta: dict[str, Any], state: bytes | None, entry: dict[str, Any],
-               derived: dict[str, str] | None = None) -> Match:
+               derived: dict[str, str] | None = None, remember: Remember | None = None) -> Match:
         """Compare-and-set from ``match.version``; raises :class:`StaleVersion` if someone was first.
 
         A new ``state`` comes with the documents derived from it (``derived``); without a state, the
-        derived documents of the current one stay.
+        derived documents of the current one stay. ``remember`` makes the idempotent response from the
+        match as it will be, and the same script stores it: a move and its stored response commit together.
         """
         entry = {**entry, "version": match.version + 1, "at": time.time()}
-        ok, version = self._cas(keys=keys(match.id), args=[
+        updated = Match(match.id, match.version + 1, meta, match.state if state is None else state)
+        key, record = remember(updated) if remember is not None else (None, None)
+        ok, version = self._cas(keys=[*keys(match.id), idem_key(match.id, key) if key else keys(match.id)[0]], args=[
             match.version, orjson.dumps(meta), state if state is not None else b"", orjson.dumps(entry),
-            self.ttl_for(meta["status"]), wake_of(meta), *(_pairs(derived) if state is not None else ())])
+            self.ttl_for(meta["status"]), wake_of(meta), orjson.dumps(record) if record is not None else b"",
+            IDEMPOTENCY_TTL_S, *(_pairs(derived) if state is not None else ())])
         if ok != 1:
             raise StaleVersion(int(version))
         self.count_transition(str(meta["game"]), match.meta["status"], meta["status"])
-        return Match(match.id, int(version), meta, match.state if state is None else state)
+        return updated
 
     def count_transition(self, game: str, before: str | None, after: str) -> None:
         """Keep the match counters the metrics read: one extra round trip, only when a status changes.
@@ -311,11 +327,12 @@ class MatchStore:
 
     # -- idempotency -------------------------------------------------------------------------------
     def idempotent_get(self, match_id: str, key: str) -> dict[str, Any] | None:
-        raw = self.redis.get(f"match:{{{match_id}}}:idem:{key}")
+        raw = self.redis.get(idem_key(match_id, key))
         return orjson.loads(raw) if raw else None
 
-    def idempotent_put(self, match_id: str, key: str, record: dict[str, Any], ttl_s: int = 24 * 3600) -> None:
-        self.redis.set(f"match:{{{match_id}}}:idem:{key}", orjson.dumps(record), ex=ttl_s, nx=True)
+    def idempotent_put(self, match_id: str, key: str, record: dict[str, Any]) -> None:
+        """Store a response that changed nothing (a rejected move); an applied one is stored by :meth:`update`."""
+        self.redis.set(idem_key(match_id, key), orjson.dumps(record), ex=IDEMPOTENCY_TTL_S, nx=True)
 
     # -- rate limiting -------------------------------------------------------------------------------
     def hit(self, ident: str, window_s: int = 60) -> tuple[int, int]:

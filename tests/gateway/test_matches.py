@@ -13,7 +13,7 @@ import redis
 from openapi_spec_validator import validate
 
 from services.gateway.openapi import document
-from services.gateway.store import keys
+from services.gateway.store import MatchStore, StaleVersion, keys
 from services.rules.games import GAMES
 from services.rules.games.base import leaked_secrets
 
@@ -255,6 +255,21 @@ def test_long_poll_until_turn_needs_a_seat_and_until_takes_known_values(api: Api
     assert spectator.status_code == 401 and spectator.json()["error"]["code"] == "missing_token"
     unknown = api.get(f"/v1/matches/{match_id}/events?wait=1&until=soon", tokens[0])
     assert unknown.status_code == 400 and unknown.json()["error"]["code"] == "bad_parameter"
+
+
+def test_an_applied_move_and_its_idempotent_response_commit_together(api: Api, redis_url: str) -> None:
+    """The response of an ``Idempotency-Key`` move is written by the compare-and-set itself: a retry after
+    a crash finds it, and an attempt that lost the race leaves none behind."""
+    match_id, _ = new_match(api)
+    store = MatchStore(redis.Redis.from_url(redis_url), 60, 60)
+    match = store.load(match_id)
+    assert match is not None
+    entry = {"kind": "joined", "seat": 0, "to_act": match.meta["to_act"]}
+    won = store.update(match, match.meta, None, entry, remember=lambda m: ("k-won", {"version": m.version}))
+    assert store.idempotent_get(match_id, "k-won") == {"version": won.version} == {"version": match.version + 1}
+    with pytest.raises(StaleVersion):
+        store.update(match, match.meta, None, entry, remember=lambda m: ("k-lost", {"version": m.version}))
+    assert store.idempotent_get(match_id, "k-lost") is None
 
 
 def test_seed_is_revealed_only_after_the_end(api: Api) -> None:

@@ -18,6 +18,7 @@ from .. import clocks, control
 from ..context import gateway
 from ..errors import ApiError
 from ..moves import MAX_REBASES, apply_move, bot_seats_due, commit, notify_bots
+from ..rules_client import Applied
 from ..store import Match, StaleVersion, hash_token, new_match_id, new_token
 from ..views import seat_legal_moves, seat_view
 from .common import caller_seat, json_body, limited_load, load_match, rate_limit, wants_legal_moves
@@ -206,13 +207,26 @@ def submit_move(match_id: str) -> tuple[Response, int]:
         if done["fingerprint"] != fingerprint:
             raise ApiError(422, "idempotency_key_reused", "that Idempotency-Key was used with another request")
         return jsonify(done["body"]), done["status"]
-    try:
-        updated, applied = apply_move(gw.store, gw.rules, match, seat, body["move"], body["version"])
+
+    def respond(updated: Match, applied: Applied) -> dict[str, Any]:
         doc = status_doc(updated, seat, orjson.Fragment(applied.views[seat]))
         if include_legal:
             mine = applied.legal.get(seat)
             doc["legal_moves"] = orjson.Fragment(mine) if mine is not None and not control.bot_plays(
                 updated.meta["seats"][seat]) and updated.meta["status"] == "active" else []
+        return doc
+
+    made: list[dict[str, Any]] = []  # by remember(): the last one is the attempt that committed
+
+    def remember(updated: Match, applied: Applied) -> tuple[str, dict[str, Any]]:
+        """The response, stored by the same compare-and-set as the move (``key`` is set here)."""
+        assert key is not None
+        made.append(respond(updated, applied))
+        return key, {"fingerprint": fingerprint, "status": 200, "body": made[-1]}
+
+    try:
+        updated, applied = apply_move(gw.store, gw.rules, match, seat, body["move"], body["version"],
+                                      remember=remember if key is not None else None)
     except ApiError as err:
         gw.metrics.moves.labels(match.game, err.code).inc()
         if key is not None and err.status == 422:
@@ -224,9 +238,7 @@ def submit_move(match_id: str) -> tuple[Response, int]:
                 return jsonify(done["body"]), done["status"]
         raise
     gw.metrics.moves.labels(match.game, "applied").inc()
-    if key is not None:
-        gw.store.idempotent_put(match_id, key, {"fingerprint": fingerprint, "status": 200, "body": doc})
-    return jsonify(doc), 200
+    return jsonify(made[-1] if made else respond(updated, applied)), 200
 
 
 @bp.get("/v1/matches/<match_id>/replay")
