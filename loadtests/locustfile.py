@@ -53,7 +53,7 @@ SETTINGS: dict[str, Any] = {
     #: Per-game options, e.g. {"clash": {"match": "single"}}; games not named play their defaults.
     "options": _env_json("MEEPLE_LOAD_OPTIONS", {}),
     #: A person's think time before a move, uniform in [low, high] seconds.
-    "think_s": tuple(_env_json("MEEPLE_LOAD_THINK_S", [0.0, 0.1])),
+    "think_s": tuple(_env_json("MEEPLE_LOAD_THINK_S", [0.0, 0.04])),
     "wait_s": int(os.environ.get("MEEPLE_LOAD_WAIT_S", "10")),
     #: Give up on a matchmaking ticket after this long (the gateway fills seats with bots before that).
     "matchmaking_timeout_s": float(os.environ.get("MEEPLE_LOAD_MATCHMAKING_TIMEOUT_S", "60")),

@@ -52,14 +52,17 @@ class LoadConfig:
     rules_replicas: int = 1
     bot_workers: int = 1
     #: the bot workers' ``--nice`` (see ``StackConfig.bot_nice``)
-    bot_nice: int = 0
+    bot_nice: int = 10
     bot_level: str = "easy"
     #: "min": bot matches with as few seats as the game allows; "max": table sizes up to full.
     bot_players: str = "min"
     #: 0 = a generous default from users and duration.
     max_requests: int = 0
     max_requests_per_user: int = 100_000
-    think_s: tuple[float, float] = (0.0, 0.1)
+    #: A person's think time before a move. 0-40 ms lets 50 users offer more than the 150 moves/s the
+    #: target asks about; at 0-100 ms they cannot (people matched together wait on each other's thinking,
+    #: so the users, not the server, cap the rate near 120/s).
+    think_s: tuple[float, float] = (0.0, 0.04)
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
     weights: dict[str, int] = field(default_factory=lambda: {"bots": 3, "pairs": 3, "spectators": 1})
     bot_fill_s: int = 5
@@ -344,13 +347,13 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--gateway-threads", type=int, default=0, help="per worker (default: from --users)")
     parser.add_argument("--rules-replicas", type=int, default=1)
     parser.add_argument("--bot-workers", type=int, default=1)
-    parser.add_argument("--bot-nice", type=int, default=0, help="bot workers' CPU priority below the request path")
+    parser.add_argument("--bot-nice", type=int, default=10, help="bot workers' CPU priority below the request path")
     parser.add_argument("--bot-level", choices=("easy", "normal", "hard"), default="easy")
     parser.add_argument("--bot-players", choices=("min", "max"), default="min",
                         help="matches against bots: as few seats as the game allows, or any size up to full")
     parser.add_argument("--max-requests", type=int, default=0, help="stop the run after this many requests")
     parser.add_argument("--max-requests-per-user", type=int, default=100_000)
-    parser.add_argument("--think", type=parse_think, default=(0.0, 0.1), metavar="LOW,HIGH",
+    parser.add_argument("--think", type=parse_think, default=(0.0, 0.04), metavar="LOW,HIGH",
                         help="seconds a person thinks before a move (uniform)")
     parser.add_argument("--option", action="append", type=parse_option, default=[], metavar="GAME:KEY=JSON",
                         help="game option for the load's matches, e.g. clash:match=\"single\"")
