@@ -19,6 +19,8 @@ from .rules_client import Applied, RulesClient
 from .store import Match, MatchStore, Remember, StaleVersion
 
 MAX_REBASES = 8
+#: Makes the response to store for a move's ``Idempotency-Key`` from the updated match and the rules answer.
+RememberMove = Callable[[Match, Applied], tuple[str, dict[str, Any]]]
 
 
 def bot_seats_due(before: dict[str, Any] | None, after: dict[str, Any], mover: int | None) -> list[int]:
@@ -93,8 +95,7 @@ def check_controller(match: Match, seat: int, by_bot: bool) -> None:
                        f"POST /v1/matches/{match.id}/seats/{seat}/reclaim")
 
 
-def _for_attempt(remember: Callable[[Match, Applied], tuple[str, dict[str, Any]]] | None,
-                 applied: Applied) -> Remember | None:
+def _for_attempt(remember: RememberMove | None, applied: Applied) -> Remember | None:
     """``remember`` bound to this attempt's answer from the rules service."""
     if remember is None:
         return None
@@ -102,9 +103,7 @@ def _for_attempt(remember: Callable[[Match, Applied], tuple[str, dict[str, Any]]
 
 
 def apply_move(store: MatchStore, rules: RulesClient, match: Match, seat: int, move: dict[str, Any],
-               version: int, by_bot: bool = False,
-               remember: Callable[[Match, Applied], tuple[str, dict[str, Any]]] | None = None
-               ) -> tuple[Match, Applied]:
+               version: int, by_bot: bool = False, remember: RememberMove | None = None) -> tuple[Match, Applied]:
     """Validate through the rules service, then commit; returns the new match and what the rules service
     answered (the state, every seat's view, the legal moves of the seats to act). ``remember`` makes the
     response to store for an ``Idempotency-Key`` with the move (see :meth:`MatchStore.update`)."""

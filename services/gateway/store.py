@@ -182,9 +182,7 @@ class MatchStore:
         meta = {**meta, "id": match_id, "created_at": time.time()}
         entry = {"version": 0, "kind": "created", "seat": None, "to_act": meta["to_act"], "at": time.time()}
         # Version -1 -> 0: the creation itself, with the TTL of its status (a waiting match expires).
-        ok, version = self._cas(keys=[*keys(match_id), keys(match_id)[0]], args=[
-            -1, orjson.dumps(meta), state, orjson.dumps(entry), self.ttl_for(meta["status"]), wake_of(meta), b"",
-            IDEMPOTENCY_TTL_S, *_pairs(derived)])
+        ok, version = self._compare_and_set(match_id, -1, meta, state, entry, derived)
         assert ok == 1
         self.count_transition(meta["game"], None, meta["status"])
         return Match(match_id, int(version), meta, state)
@@ -262,15 +260,25 @@ class MatchStore:
         """
         entry = {**entry, "version": match.version + 1, "at": time.time()}
         updated = Match(match.id, match.version + 1, meta, match.state if state is None else state)
-        key, record = remember(updated) if remember is not None else (None, None)
-        ok, version = self._cas(keys=[*keys(match.id), idem_key(match.id, key) if key else keys(match.id)[0]], args=[
-            match.version, orjson.dumps(meta), state if state is not None else b"", orjson.dumps(entry),
-            self.ttl_for(meta["status"]), wake_of(meta), orjson.dumps(record) if record is not None else b"",
-            IDEMPOTENCY_TTL_S, *(_pairs(derived) if state is not None else ())])
+        ok, version = self._compare_and_set(match.id, match.version, meta, state, entry,
+                                            derived if state is not None else None,
+                                            remember(updated) if remember is not None else None)
         if ok != 1:
             raise StaleVersion(int(version))
         self.count_transition(str(meta["game"]), match.meta["status"], meta["status"])
         return updated
+
+    def _compare_and_set(self, match_id: str, version: int, meta: dict[str, Any], state: bytes | None,
+                         entry: dict[str, Any], derived: dict[str, str] | None,
+                         idempotent: tuple[str, dict[str, Any]] | None = None) -> tuple[int, int]:
+        """Run the compare-and-set script: the one place that knows its keys and arguments."""
+        k = keys(match_id)
+        idem, record = idempotent if idempotent is not None else (None, None)
+        ok, current = self._cas(keys=[*k, idem_key(match_id, idem) if idem is not None else k[0]], args=[
+            version, orjson.dumps(meta), state if state is not None else b"", orjson.dumps(entry),
+            self.ttl_for(meta["status"]), wake_of(meta), orjson.dumps(record) if record is not None else b"",
+            IDEMPOTENCY_TTL_S, *_pairs(derived)])
+        return int(ok), int(current)
 
     def count_transition(self, game: str, before: str | None, after: str) -> None:
         """Keep the match counters the metrics read: one extra round trip, only when a status changes.
@@ -303,27 +311,29 @@ class MatchStore:
     def log(self, match_id: str, start: int = 0, end: int = -1) -> list[dict[str, Any]]:
         return [orjson.loads(raw) for raw in self.redis.lrange(keys(match_id)[3], start, end)]
 
-    def wait_for_version(self, match_id: str, after: int, wait_s: float) -> None:
-        """Block until the match passes version ``after`` (or ``wait_s`` elapses)."""
+    def wait_for_version(self, match_id: str, after: int, wait_s: float) -> tuple[int, bytes | None] | None:
+        """Block until the match passes version ``after`` (or ``wait_s`` elapses): the newest version then
+        and its ``wake``, or None if nothing happened in time."""
         if wait_s <= 0:
-            return
-        self.redis.xread({keys(match_id)[4]: f"{after}-1"}, count=1, block=int(wait_s * 1000))
+            return None
+        reply: Any = self.redis.xread({keys(match_id)[4]: f"{after}-1"}, block=max(1, int(wait_s * 1000)))
+        if not reply:
+            return None
+        entry_id, fields = reply[0][1][-1]
+        return int(entry_id.split(b"-", 1)[0]), fields.get(b"wake")
 
     def wait_for_turn(self, match_id: str, seat: int, after: int, wait_s: float) -> None:
         """Block until the match passes version ``after`` with ``seat`` to act or the game over (or ``wait_s``
         elapses). Each version's stream entry carries its ``wake`` (status and seats to act), so versions in
         between (bots or other people moving) cost one stream read here, not an HTTP round trip."""
         deadline = time.monotonic() + wait_s
-        stream = keys(match_id)[4]
         while (remaining := deadline - time.monotonic()) > 0.001:
-            reply: Any = self.redis.xread({stream: f"{after}-1"}, block=max(1, int(remaining * 1000)))
-            if not reply:
+            newest = self.wait_for_version(match_id, after, remaining)
+            if newest is None:
                 return  # waited long enough
-            entry_id, fields = reply[0][1][-1]
-            wake = fields.get(b"wake")
-            if wake is None or your_turn_or_over(parse_wake(wake), seat):
+            after, wake = newest
+            if wake is None or your_turn_or_over(*parse_wake(wake), seat):
                 return  # (an entry without ``wake`` predates it: let the caller look)
-            after = int(entry_id.split(b"-", 1)[0])
 
     # -- idempotency -------------------------------------------------------------------------------
     def idempotent_get(self, match_id: str, key: str) -> dict[str, Any] | None:
@@ -350,14 +360,15 @@ def wake_of(meta: dict[str, Any]) -> str:
     return f"{meta['status']}:{','.join(map(str, meta['to_act']))}"
 
 
-def parse_wake(wake: bytes) -> dict[str, Any]:
+def parse_wake(wake: bytes) -> tuple[str, list[int]]:
+    """``active:0,2`` -> ("active", [0, 2]): the status and the seats to act (see :func:`wake_of`)."""
     status, _, seats = wake.decode().partition(":")
-    return {"status": status, "to_act": [int(s) for s in seats.split(",") if s]}
+    return status, [int(s) for s in seats.split(",") if s]
 
 
-def your_turn_or_over(meta: dict[str, Any], seat: int) -> bool:
+def your_turn_or_over(status: str, to_act: list[int], seat: int) -> bool:
     """What ``until=turn`` waits for: the seat must decide, or the match is finished."""
-    return meta["status"] == "finished" or (meta["status"] == "active" and seat in meta["to_act"])
+    return status == "finished" or (status == "active" and seat in to_act)
 
 
 def _pairs(derived: dict[str, str] | None) -> list[str]:

@@ -70,7 +70,8 @@ def long_poll(match_id: str) -> Response:
         after = match.version
     seat = caller_seat(match, required=until == "turn", connected_for=wait)
     turn_of = seat if until == "turn" else None  # required above: never None for until=turn
-    ready = match.version > after and (turn_of is None or your_turn_or_over(match.meta, turn_of))
+    ready = match.version > after and (
+        turn_of is None or your_turn_or_over(match.meta["status"], match.meta["to_act"], turn_of))
     if not ready and wait:
         with gw.metrics.events_waiting.track_inprogress():
             if turn_of is not None:
