@@ -49,7 +49,9 @@ def write_report(out: Path, summary: dict[str, Any], info: dict[str, Any], stats
     lines = [f"# Load test report — {info['started']}", ""]
     lines += [
         f"**{cfg.users} users** (spawn rate {cfg.spawn_rate}/s) for **{elapsed:.0f} s** ({info['stop_reason']}); "
-        f"{info['cores']} cores, load average before the run {', '.join(f'{x:.2f}' for x in info['load_before'])}.",
+        f"{info['cores']} cores, load average before the run {', '.join(f'{x:.2f}' for x in info['load_before'])}; "
+        f"host speed check (a fixed Python loop on the idle machine, lower is faster) {info['speed_before']:.1f} ms "
+        f"before the run and {info['speed_after']:.1f} ms after: compare runs only at similar figures.",
         f"Stack: gateway {cfg.gateway_workers} gunicorn workers x {info.get('threads')} threads, "
         f"{cfg.rules_replicas} rules replica(s), {cfg.bot_workers} bot worker(s) at nice {cfg.bot_nice}, "
         "embedded Redis (AOF on), "

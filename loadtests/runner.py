@@ -129,6 +129,22 @@ def process_cpu(pid: int) -> float:
         return 0.0
 
 
+def host_speed_ms(rounds: int = 7) -> float:
+    """Milliseconds a fixed pure-Python loop takes on this machine now (the median of ``rounds``).
+
+    A shared or virtual machine's speed drifts: the same code on the same host gave move p50s 30% apart
+    an hour apart. Taken before and after a run (both idle), it says which runs may be compared.
+    """
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        total = 0
+        for i in range(300_000):
+            total += i % 7
+        times.append((time.perf_counter() - start) * 1000)
+    return sorted(times)[rounds // 2]
+
+
 def scrape_all(targets: dict[str, str]) -> dict[str, promtext.Samples]:
     return {name: promtext.scrape(url) for name, url in targets.items()}
 
@@ -222,7 +238,7 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
              "MEEPLE_BOT_FILL_S": str(cfg.bot_fill_s)},
     ))
     info: dict[str, Any] = {"config": cfg, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
-                            "load_before": os.getloadavg(), "cores": os.cpu_count()}
+                            "load_before": os.getloadavg(), "cores": os.cpu_count(), "speed_before": host_speed_ms()}
     try:
         stack.start()
         for name, url in stack.metrics.items():
@@ -247,6 +263,7 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
     finally:
         stack.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
+    info["speed_after"] = host_speed_ms()
     history = out / "locust_stats_history.csv"
     stats = read_stats(out / "locust_stats.csv")
     moves_per_s = sustained_rate(history, MOVE, cfg.users)
