@@ -52,7 +52,7 @@ def write_report(out: Path, summary: dict[str, Any], info: dict[str, Any], stats
         f"{info['cores']} cores, load average before the run {', '.join(f'{x:.2f}' for x in info['load_before'])}; "
         f"host speed check (a fixed Python loop on the idle machine, lower is faster) {info['speed_before']:.1f} ms "
         f"before the run and {info['speed_after']:.1f} ms after: compare runs only at similar figures.",
-        f"Stack: gateway {cfg.gateway_workers} gunicorn workers x {info.get('threads')} threads, "
+        f"Stack: gateway {cfg.gateway_workers} gunicorn workers (a thread per connection), "
         f"{cfg.rules_replicas} rules replica(s), {cfg.bot_workers} bot worker(s) at nice {cfg.bot_nice}, "
         "embedded Redis (AOF on), "
         f"all on this machine together with Locust. Bots `{cfg.bot_level}` ({cfg.bot_players} seats); user mix "

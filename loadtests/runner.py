@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
-import math
 import os
 import resource
 import shutil
@@ -48,7 +47,6 @@ class LoadConfig:
     out: Path | None = None
     gateway_workers: int = 2
     #: 0 = enough threads for every user to hold a long-poll at once, plus a few.
-    gateway_threads: int = 0
     rules_replicas: int = 1
     bot_workers: int = 1
     #: the bot workers' ``--nice`` (see ``StackConfig.bot_nice``)
@@ -67,9 +65,6 @@ class LoadConfig:
     weights: dict[str, int] = field(default_factory=lambda: {"bots": 3, "pairs": 3, "spectators": 1})
     bot_fill_s: int = 5
     quiet: bool = False
-
-    def threads(self) -> int:
-        return self.gateway_threads or max(8, math.ceil(self.users / self.gateway_workers) + 4)
 
     def request_cap(self) -> int:
         return self.max_requests or max(10_000, self.users * self.duration_s * 60)
@@ -231,7 +226,7 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
     data_dir = Path(tempfile.mkdtemp(prefix="meeple-load-"))
     stack = Stack(StackConfig(
         http_port=0, rules_port=0, rules_replicas=cfg.rules_replicas, gateway_workers=cfg.gateway_workers,
-        gateway_threads=cfg.threads(), bot_workers=cfg.bot_workers, bot_nice=cfg.bot_nice, use_env_redis=False,
+        bot_workers=cfg.bot_workers, bot_nice=cfg.bot_nice, use_env_redis=False,
         data_dir=data_dir,
         log_dir=out / "logs",
         env={"MEEPLE_RATE_LIMIT_PER_MINUTE": "1000000",  # the limiter still runs (its cost is real); no 429s
@@ -244,7 +239,7 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
         for name, url in stack.metrics.items():
             wait_until(lambda u=url: http_ok(u), f"{name} metrics")  # type: ignore[misc]
         assert stack.gateway_url is not None, "the load test needs the gateway"
-        info.update(gateway_url=stack.gateway_url, rules=stack.rules_addresses, threads=cfg.threads())
+        info.update(gateway_url=stack.gateway_url, rules=stack.rules_addresses)
         before = scrape_all(stack.metrics)
         cpu_before = {name: process_cpu(proc.pid) for name, proc in stack.procs}
         children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -361,7 +356,6 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--out", type=Path, default=None, help="report directory (default var/loadtests/<time>)")
     parser.add_argument("--json", action="store_true", help="also print the summary as one JSON object")
     parser.add_argument("--gateway-workers", type=int, default=2)
-    parser.add_argument("--gateway-threads", type=int, default=0, help="per worker (default: from --users)")
     parser.add_argument("--rules-replicas", type=int, default=1)
     parser.add_argument("--bot-workers", type=int, default=1)
     parser.add_argument("--bot-nice", type=int, default=10, help="bot workers' CPU priority below the request path")
@@ -393,7 +387,7 @@ def run(args: argparse.Namespace) -> int:
     for gid, key, value in args.option:
         options.setdefault(gid, {})[key] = value
     cfg = LoadConfig(users=args.users, spawn_rate=args.spawn_rate, duration_s=args.duration, out=args.out,
-                     gateway_workers=args.gateway_workers, gateway_threads=args.gateway_threads,
+                     gateway_workers=args.gateway_workers,
                      rules_replicas=args.rules_replicas, bot_workers=args.bot_workers, bot_nice=args.bot_nice,
                      bot_level=args.bot_level,
                      bot_players=args.bot_players,

@@ -31,8 +31,8 @@ GATEWAY_CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("gRPC client (grpcio, protobuf)", ("grpc/", "_pb2", "google/protobuf")),
     ("prometheus-client (metrics)", ("prometheus_client/",)),
     ("Flask / Werkzeug", ("flask/", "werkzeug/")),
+    ("gunicorn (HTTP parsing, worker)", ("gunicorn/", "gunicorn_worker.py")),
     ("gateway code (handlers, store, moves, rate limit)", ("services/gateway/",)),
-    ("gunicorn (HTTP parsing, gthread worker)", ("gunicorn/",)),
 )
 #: The engine entry points the servicer calls, by function name.
 ENGINE_CALLS = {"decode": "engine: decode state", "encode": "engine: encode state",
@@ -115,7 +115,7 @@ def run_spy(redis_url: str, rules_addr: str, rules_pid: int, out: Path, seconds:
            "PROMETHEUS_MULTIPROC_DIR": tempfile.mkdtemp(prefix="meeple-prom-"),
            "MEEPLE_RATE_LIMIT_PER_MINUTE": str(10**9)}
     gunicorn = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONF, "--workers", "1",
-                                 "--threads", "4", "--bind", f"127.0.0.1:{port}", "services.gateway.wsgi:app"],
+                                 "--bind", f"127.0.0.1:{port}", "services.gateway.wsgi:app"],
                                 cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     stop = threading.Event()
     moves = [0]
@@ -164,7 +164,7 @@ def render(gateway: Counter[str], rules: Counter[str], moves: int, seconds: int)
     lines = [
         "## The real thing: gunicorn worker and rules server under py-spy", "",
         f"{moves} move cycles in {seconds} s over HTTP (legal moves, the move, the other seat's long-poll), "
-        "gunicorn with one gthread worker. Shares of each process's Python CPU (py-spy `--gil`: only the "
+        "gunicorn with one worker process. Shares of each process's Python CPU (py-spy `--gil`: only the "
         "thread holding the GIL is sampled, so waiting on Redis or the network is not counted).", "",
     ]
     for title, spent in (("gateway worker", gateway), ("rules server", rules)):

@@ -99,7 +99,6 @@ class StackConfig:
     #: machine it changes nothing. Measured in ``meeple loadtest`` (50 users, 0-40 ms think, 60 s): nice 0
     #: gave 157 human moves/s at move p50 23 ms, nice 10 gave 189/s at p50 15 ms (bots 20 -> 15 moves/s).
     bot_nice: int = 10
-    gateway_threads: int = 8
     redis_url: str | None = None
     #: False: always start a fresh embedded Redis, even if ``REDIS_URL`` is set (the load test's own store).
     use_env_redis: bool = True
@@ -157,7 +156,7 @@ class Stack:
             self.temp_dirs.append(prom_dir)
             http_port = cfg.http_port or free_port()
             proc = self._spawn("gateway", [sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONF,
-                                           "--workers", str(cfg.gateway_workers), "--threads", str(cfg.gateway_threads),
+                                           "--workers", str(cfg.gateway_workers),
                                            "--bind", f"{cfg.host}:{http_port}", "--graceful-timeout", "10",
                                            "services.gateway.wsgi:app"],
                                {**env, "PROMETHEUS_MULTIPROC_DIR": str(prom_dir)})

@@ -17,6 +17,10 @@ os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="meepl
 # must come after the variable is set:
 from prometheus_client import multiprocess
 
+#: One thread per connection that reads, runs the app and writes (``gunicorn_worker.py`` says why it is not
+#: gthread); ``--workers`` processes of it, each taking up to ``worker_connections`` connections at once.
+worker_class = "services.gateway.gunicorn_worker.ConnectionThreads"
+
 
 def on_starting(server: Any) -> None:
     """Start from an empty metrics directory: counters of a previous run must not leak into this one."""

@@ -54,11 +54,12 @@ def per_worker(prom_dir: Path, pid: int, scratch: Path) -> promtext.Samples:
 
 @pytest.fixture()
 def gunicorn(redis_url: str, rules: RulesProcess, tmp_path: Path) -> Iterator[Gunicorn]:
-    """The gateway as production runs it: gunicorn, two (sync) worker processes, multiprocess metrics."""
+    """The gateway under gunicorn with two worker processes and multiprocess metrics; ``sync`` workers (one
+    request at a time each, unlike production's thread per connection) so that requests can be steered."""
     port, prom_dir = free_port(), tmp_path / "prom"
     env = {**os.environ, "REDIS_URL": redis_url, "MEEPLE_RULES_ADDR": f"127.0.0.1:{rules.port}",
            "PROMETHEUS_MULTIPROC_DIR": str(prom_dir), "MEEPLE_RATE_LIMIT_PER_MINUTE": "100000"}
-    proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONF, "--workers", "2",
+    proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONF, "--workers", "2", "-k", "sync",
                              "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "2", "services.gateway.wsgi:app"],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"

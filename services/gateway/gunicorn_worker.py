@@ -1,0 +1,164 @@
+"""A gunicorn worker with one thread per connection: ``gunicorn -k services.gateway.gunicorn_worker.ConnectionThreads``.
+
+Why not ``gthread``: it passes every request from its poller thread to a pool thread and the kept-alive
+connection back again (a queue, a pipe, ``epoll_ctl`` twice, two more thread wake-ups). On the 2-core VM
+the load test runs on, a wake-up across threads is expensive, and that hand-off cost about 200 µs of CPU
+per request, a third of a ``/healthz``. Here the thread that owns a connection blocks in ``recv`` itself,
+so the kernel wakes it straight away when the next request arrives; it reads, runs the app and writes
+the response, and nothing else in the process is woken. Long-polls hold their thread, as in ``gthread``.
+
+The HTTP/1.1 parsing, the WSGI environ and the response are gunicorn's own (``gunicorn.http``); gunicorn's
+master, signals, heartbeats, ``max_requests`` and hooks work as for any worker. Limits: HTTP/1.1 only
+(no h2c), at most ``worker_connections`` open connections per worker (the next ones wait in the listen
+backlog), and an idle kept-alive connection closes after ``keepalive`` seconds.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import selectors
+import socket
+import ssl
+import threading
+import time
+from datetime import datetime
+from typing import Any
+
+from gunicorn import http, util
+from gunicorn import sock as gunicorn_sock
+from gunicorn.http import wsgi
+from gunicorn.workers import base
+
+#: How long the accept loop sleeps at most between heartbeats to the master.
+TICK_S = 1.0
+
+
+class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no type hints
+    alive: bool  # set by gunicorn's Worker; False once the worker is to stop
+    def init_process(self) -> None:
+        self.slots = threading.BoundedSemaphore(max(1, self.cfg.worker_connections))
+        self.threads: set[threading.Thread] = set()
+        self.threads_lock = threading.Lock()
+        super().init_process()
+
+    # -- the main thread: accept, heartbeat, drain on the way out ------------------------------------------------
+    def run(self) -> None:
+        for listener in self.sockets:
+            listener.setblocking(False)
+        with selectors.DefaultSelector() as listening:
+            for listener in self.sockets:
+                listening.register(listener, selectors.EVENT_READ)
+            while self.alive:
+                self.notify()
+                if self.ppid != os.getppid():
+                    self.log.info("Parent changed, shutting down: %s", self)
+                    break
+                if not self.slots.acquire(timeout=TICK_S):
+                    continue  # every connection slot is taken: leave new ones in the backlog
+                if not self.accept_one(listening):
+                    self.slots.release()
+        self.drain()
+
+    def accept_one(self, listening: selectors.BaseSelector) -> bool:
+        """Wait up to a tick for a connection and start its thread; False if none came."""
+        for key, _ in listening.select(TICK_S):
+            listener = key.fileobj
+            try:
+                client, addr = listener.accept()  # type: ignore[union-attr]
+            except (BlockingIOError, InterruptedError):
+                continue  # another worker took it
+            except OSError as e:
+                if e.errno not in (errno.ECONNABORTED, errno.EMFILE, errno.ENFILE):
+                    raise
+                continue
+            thread = threading.Thread(target=self.serve, name=f"conn-{addr}", daemon=True,
+                                      args=(client, addr, listener.getsockname()))  # type: ignore[union-attr]
+            with self.threads_lock:
+                self.threads.add(thread)
+            thread.start()
+            return True
+        return False
+
+    def drain(self) -> None:
+        """Graceful stop: let requests in progress finish, up to ``graceful_timeout``."""
+        for listener in self.sockets:
+            util.close(listener)
+        deadline = time.monotonic() + self.cfg.graceful_timeout
+        while time.monotonic() < deadline:
+            with self.threads_lock:
+                left = [thread for thread in self.threads if thread.is_alive()]
+            if not left:
+                return
+            self.notify()
+            left[0].join(min(TICK_S, max(0.0, deadline - time.monotonic())))
+
+    # -- a connection's own thread ----------------------------------------------------------------------------
+    def serve(self, client: socket.socket, addr: Any, server: Any) -> None:
+        """Serve one connection's requests in turn until it closes, idles past ``keepalive`` or we stop."""
+        req = None
+        try:
+            client.setblocking(True)
+            if self.cfg.is_ssl:
+                client = gunicorn_sock.ssl_wrap_socket(client, self.cfg)
+            client.settimeout(self.cfg.keepalive or self.cfg.timeout or None)
+            parser = http.get_parser(self.cfg, client, addr)
+            while self.alive:
+                req = next(parser)
+                if not self.handle_request(req, client, addr, server):
+                    break
+        except (StopIteration, http.errors.NoMoreData, TimeoutError):
+            pass  # the client closed, or idled past keepalive
+        except ssl.SSLError as e:
+            if e.args[0] != ssl.SSL_ERROR_EOF:
+                self.handle_error(req, client, addr, e)
+        except OSError as e:
+            if e.errno not in (errno.EPIPE, errno.ECONNRESET, errno.ENOTCONN):
+                self.log.exception("Socket error processing request.")
+        except Exception as e:
+            self.handle_error(req, client, addr, e)
+        finally:
+            util.close(client)
+            with self.threads_lock:
+                self.threads.discard(threading.current_thread())
+            self.slots.release()
+
+    def handle_request(self, req: Any, client: socket.socket, addr: Any, server: Any) -> bool:
+        """gunicorn's own request cycle (as in its ``gthread`` worker); True if the connection stays open."""
+        environ: dict[str, Any] = {}
+        resp = None
+        try:
+            self.cfg.pre_request(self, req)
+            request_start = datetime.now()
+            resp, environ = wsgi.create(req, client, addr, server, self.cfg)
+            environ["wsgi.multithread"] = True
+            self.nr += 1
+            if self.nr >= self.max_requests and self.alive:
+                self.log.info("Autorestarting worker after current request.")
+                self.alive = False
+            if not self.alive or not self.cfg.keepalive:
+                resp.force_close()
+            respiter = self.wsgi(environ, resp.start_response)
+            try:
+                if isinstance(respiter, environ["wsgi.file_wrapper"]):
+                    resp.write_file(respiter)
+                else:
+                    for item in respiter:
+                        resp.write(item)
+                resp.close()
+            finally:
+                self.log.access(resp, req, environ, datetime.now() - request_start)
+                if hasattr(respiter, "close"):
+                    respiter.close()
+            return not resp.should_close()
+        except (Exception, SystemExit):
+            if resp is not None and resp.headers_sent:
+                # Writing a 500 after a started response would corrupt the stream: drop the connection.
+                self.log.exception("Error handling request")
+                raise StopIteration() from None
+            raise
+        finally:
+            try:
+                self.cfg.post_request(self, req, environ, resp)
+            except Exception:
+                self.log.exception("Exception in post_request hook")
