@@ -32,6 +32,7 @@ import urllib.parse
 from typing import Any
 
 import gevent
+import orjson
 from locust import FastHttpUser, constant, events, task
 from locust.env import Environment
 from locust.exception import StopUser
@@ -119,7 +120,7 @@ class MeepleUser(FastHttpUser):
         response = self.client.request(method, path, name=name, json=body, headers=headers)
         if not 200 <= response.status_code < 300:
             return None
-        return response.json()
+        return orjson.loads(response.content)  # cheaper than response.json() on the shared cores
 
     def options_for(self, game: dict[str, Any]) -> dict[str, Any]:
         options: dict[str, Any] = SETTINGS["options"].get(game["id"], {})

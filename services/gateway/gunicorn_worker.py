@@ -10,7 +10,7 @@ the response, and nothing else in the process is woken. Long-polls hold their th
 The HTTP/1.1 parsing, the WSGI environ and the response are gunicorn's own (``gunicorn.http``); gunicorn's
 master, signals, heartbeats, ``max_requests`` and hooks work as for any worker. Limits: HTTP/1.1 only
 (no h2c), at most ``worker_connections`` open connections per worker (the next ones wait in the listen
-backlog), and an idle kept-alive connection closes after ``keepalive`` seconds.
+backlog), and a connection closes when it idles, or stalls mid-request, for ``keepalive`` seconds.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ from gunicorn.workers import base
 
 #: How long the accept loop sleeps at most between heartbeats to the master.
 TICK_S = 1.0
+#: How long an unread request body may take to drain before its connection is closed instead.
+DRAIN_S = 5.0
 
 
 class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no type hints
@@ -76,7 +78,14 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
                                       args=(client, addr, listener.getsockname()))  # type: ignore[union-attr]
             with self.threads_lock:
                 self.threads.add(thread)
-            thread.start()
+            try:
+                thread.start()
+            except RuntimeError:  # the system will not give us another thread: refuse this connection
+                self.log.exception("Cannot start a thread for a new connection")
+                with self.threads_lock:
+                    self.threads.discard(thread)
+                util.close(client)
+                return False
             return True
         return False
 
@@ -106,6 +115,10 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
             while self.alive:
                 req = next(parser)
                 if not self.handle_request(req, client, addr, server):
+                    break
+                # A body the app left unread (a 413, say) must be skipped before the next request; a
+                # client that sends more than a little of it, or stalls, loses the connection instead.
+                if not parser.finish_body(deadline=time.monotonic() + DRAIN_S):
                     break
         except (StopIteration, http.errors.NoMoreData, TimeoutError):
             pass  # the client closed, or idled past keepalive

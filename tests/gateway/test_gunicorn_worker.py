@@ -80,6 +80,16 @@ def test_a_request_body_reaches_the_app(start: Gunicorn) -> None:
         assert (response.status, response.read()) == (200, body)
 
 
+def test_a_body_the_app_did_not_read_is_skipped_before_the_next_request(start: Gunicorn) -> None:
+    port = start()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("POST", "/", body=b"unread " * 1000)  # "/" answers without reading the body
+    response = conn.getresponse()
+    served_by = response.read()
+    assert response.status == 200
+    assert get(port, "/", conn) == (200, served_by)  # the same connection, the next request intact
+
+
 def test_an_idle_connection_closes_after_keepalive_seconds(start: Gunicorn) -> None:
     port = start("--keep-alive", "1")
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
