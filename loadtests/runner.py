@@ -46,7 +46,6 @@ class LoadConfig:
     duration_s: int = 180
     out: Path | None = None
     gateway_workers: int = 2
-    #: 0 = enough threads for every user to hold a long-poll at once, plus a few.
     rules_replicas: int = 1
     bot_workers: int = 1
     #: the bot workers' ``--nice`` (see ``StackConfig.bot_nice``)
