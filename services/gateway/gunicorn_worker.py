@@ -40,9 +40,9 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
     alive: bool  # set by gunicorn's Worker; False once the worker is to stop
 
     def init_process(self) -> None:
-        self.slots = threading.BoundedSemaphore(max(1, self.cfg.worker_connections))
-        self.threads: set[threading.Thread] = set()
-        self.threads_lock = threading.Lock()
+        #: One slot per open connection: its thread holds it until the connection closes.
+        self.connections = max(1, self.cfg.worker_connections)
+        self.slots = threading.BoundedSemaphore(self.connections)
         super().init_process()
 
     # -- the main thread: accept, heartbeat, drain on the way out ------------------------------------------------
@@ -80,31 +80,27 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
                 continue
             thread = threading.Thread(target=self.serve, name=f"conn-{addr}", daemon=True,
                                       args=(client, addr, listener.getsockname()))  # type: ignore[union-attr]
-            with self.threads_lock:
-                self.threads.add(thread)
             try:
                 thread.start()
             except RuntimeError:  # the system will not give us another thread: refuse this connection
                 self.log.exception("Cannot start a thread for a new connection")
-                with self.threads_lock:
-                    self.threads.discard(thread)
                 util.close(client)
                 return False
             return True
         return False
 
     def drain(self) -> None:
-        """Graceful stop: let requests in progress finish, up to ``graceful_timeout``."""
+        """Graceful stop: let requests in progress finish, up to ``graceful_timeout``. Every connection's
+        thread gives its slot back when it ends, so holding all the slots means every connection is done."""
         for listener in self.sockets:
             util.close(listener)
         deadline = time.monotonic() + self.cfg.graceful_timeout
-        while time.monotonic() < deadline:
-            with self.threads_lock:
-                left = [thread for thread in self.threads if thread.is_alive()]
-            if not left:
-                return
-            self.notify()
-            left[0].join(min(TICK_S, max(0.0, deadline - time.monotonic())))
+        held = 0
+        while held < self.connections and (left := deadline - time.monotonic()) > 0:
+            if self.slots.acquire(timeout=min(TICK_S, left)):
+                held += 1
+            else:
+                self.notify()
 
     # -- a connection's own thread ----------------------------------------------------------------------------
     def serve(self, client: socket.socket, addr: Any, server: Any) -> None:
@@ -136,8 +132,6 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
             self.handle_error(req, client, addr, e)
         finally:
             util.close(client)
-            with self.threads_lock:
-                self.threads.discard(threading.current_thread())
             self.slots.release()
 
     def handle_request(self, req: Any, client: socket.socket, addr: Any, server: Any) -> bool:
