@@ -229,7 +229,9 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
         data_dir=data_dir,
         log_dir=out / "logs",
         env={"MEEPLE_RATE_LIMIT_PER_MINUTE": "1000000",  # the limiter still runs (its cost is real); no 429s
-             "MEEPLE_BOT_FILL_S": str(cfg.bot_fill_s)},
+             # every Locust user is 127.0.0.1: the per-IP quotas (checked all the same) must not refuse them
+             "MEEPLE_MAX_ACTIVE_MATCHES_PER_IP": "1000000", "MEEPLE_MAX_BOT_SEATS_PER_IP": "1000000",
+             "MEEPLE_MAX_HARD_BOTS_PER_IP": "1000000", "MEEPLE_BOT_FILL_S": str(cfg.bot_fill_s)},
     ))
     info: dict[str, Any] = {"config": cfg, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
                             "load_before": os.getloadavg(), "cores": os.cpu_count(), "speed_before": host_speed_ms()}

@@ -113,7 +113,8 @@ def run_spy(redis_url: str, rules_addr: str, rules_pid: int, out: Path, seconds:
     port = free_port()
     env = {**os.environ, "REDIS_URL": redis_url, "MEEPLE_RULES_ADDR": rules_addr,
            "PROMETHEUS_MULTIPROC_DIR": tempfile.mkdtemp(prefix="meeple-prom-"),
-           "MEEPLE_RATE_LIMIT_PER_MINUTE": str(10**9)}
+           "MEEPLE_RATE_LIMIT_PER_MINUTE": str(10**9), "MEEPLE_MAX_ACTIVE_MATCHES_PER_IP": "0",
+           "MEEPLE_MAX_BOT_SEATS_PER_IP": "0", "MEEPLE_MAX_HARD_BOTS_PER_IP": "0"}
     gunicorn = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONF, "--workers", "1",
                                  "--bind", f"127.0.0.1:{port}", "services.gateway.wsgi:app"],
                                 cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

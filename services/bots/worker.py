@@ -5,6 +5,10 @@ the consumer group ``bots``: each job goes to one worker, which loads the match,
 a move for that seat (the search determinizes from the seat's view, so it never peeks) and submits it
 through the same compare-and-set path as a human's move. A job a worker took but never acknowledged (the
 worker crashed mid-think) is re-claimed by another worker after ``claim_idle_ms``.
+
+Workers also answer ``/hint`` (``services/gateway/hints.py``): jobs on ``bots:hints`` run the easy bot
+for the asking seat with the job's own small time budget, and are taken before bot moves (a person is
+waiting on them). A hint job is never re-claimed: its gateway has stopped waiting by then.
 """
 
 from __future__ import annotations
@@ -23,8 +27,8 @@ import orjson
 import redis
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
-from ai.bot import Bot
-from services.gateway import control
+from ai.bot import Bot, choose_move
+from services.gateway import control, hints
 from services.gateway.bots_seam import BOT_JOBS_STREAM
 from services.gateway.config import GatewayConfig
 from services.gateway.errors import ApiError
@@ -70,11 +74,27 @@ class Worker:
         self.claim_idle_ms = claim_idle_ms
         self._depth_at = 0.0
         self.stopping = threading.Event()
-        try:
-            self.redis.xgroup_create(BOT_JOBS_STREAM, GROUP, id="0", mkstream=True)
-        except redis.ResponseError as err:
-            if "BUSYGROUP" not in str(err):
-                raise
+        for stream in (BOT_JOBS_STREAM, hints.HINTS_STREAM):
+            try:
+                self.redis.xgroup_create(stream, GROUP, id="0", mkstream=True)
+            except redis.ResponseError as err:
+                if "BUSYGROUP" not in str(err):
+                    raise
+
+    def hint(self, job: dict[str, Any]) -> str:
+        """Answer a hint job if its gateway still waits and the seat's decision is still the one asked about."""
+        if time.time() > float(job["deadline"]):
+            return "hint_expired"
+        match, seat = self.store.load(job["match_id"]), job["seat"]
+        if (match is None or match.version != job["version"] or match.meta["status"] != "active"
+                or seat not in match.meta["to_act"]):
+            hints.answer(self.redis, job, {"stale": True})
+            return "hint_stale"
+        game = get_game(match.game)
+        budget = min(max(float(job["budget_s"]), 0.01), 2.0)
+        move = choose_move(game, game.decode(match.state), seat, level="easy", seed=match.version, seconds=budget)
+        hints.answer(self.redis, job, {"move": move})
+        return "hint"
 
     def handle(self, job: dict[str, Any]) -> str:
         """Play the job's move if it is still due; returns the outcome for metrics."""
@@ -104,9 +124,10 @@ class Worker:
             return "rejected"
         return "played"
 
-    def _process(self, entry_id: bytes, fields: dict[bytes, bytes]) -> None:
+    def _process(self, entry_id: bytes, fields: dict[bytes, bytes], stream: str = BOT_JOBS_STREAM) -> None:
         try:
-            outcome = self.handle(orjson.loads(fields[b"job"]))
+            job = orjson.loads(fields[b"job"])
+            outcome = self.hint(job) if stream == hints.HINTS_STREAM else self.handle(job)
         except ApiError as err:  # dependency down: keep it pending for a retry or a re-claim
             log.warning("job %s postponed: %s", entry_id, err.message)
             self.metrics.jobs.labels("postponed").inc()
@@ -114,7 +135,7 @@ class Worker:
         except Exception:
             log.exception("job %s failed", entry_id)
             outcome = "failed"
-        self.redis.xack(BOT_JOBS_STREAM, GROUP, entry_id)
+        self.redis.xack(stream, GROUP, entry_id)
         self.metrics.jobs.labels(outcome).inc()
 
     def run_once(self, block_ms: int = 2000) -> int:
@@ -128,10 +149,11 @@ class Worker:
                 self.metrics.claimed.inc()
                 self._process(entry_id, fields)
                 handled += 1
-        fresh: Any = self.redis.xreadgroup(GROUP, self.name, {BOT_JOBS_STREAM: ">"}, count=1, block=block_ms)
-        for _, entries in fresh or []:
+        fresh: Any = self.redis.xreadgroup(GROUP, self.name, {hints.HINTS_STREAM: ">", BOT_JOBS_STREAM: ">"},
+                                           count=1, block=block_ms)
+        for stream, entries in sorted(fresh or [], key=lambda item: item[0] != hints.HINTS_STREAM.encode()):
             for entry_id, fields in entries:
-                self._process(entry_id, fields)
+                self._process(entry_id, fields, stream.decode() if isinstance(stream, bytes) else stream)
                 handled += 1
         if time.monotonic() - self._depth_at >= DEPTH_EVERY_S:
             self._depth_at = time.monotonic()

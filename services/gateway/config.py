@@ -27,6 +27,20 @@ class GatewayConfig:
     #: A seat counts as connected this long after its last authenticated request (or long-poll/stream).
     presence_s: float = 30.0
     cors_origins: tuple[str, ...] = field(default_factory=tuple)
+    #: An active match with no human action for this long is finished as abandoned (then expires).
+    idle_match_ttl_s: int = 7 * 24 * 3600
+    #: Per client IP: matches (and matchmaking tickets) that are waiting or active at once.
+    max_active_matches_per_ip: int = 20
+    #: Per client IP: bot seats in its waiting or active matches, and of those at level ``hard``.
+    max_bot_seats_per_ip: int = 20
+    max_hard_bots_per_ip: int = 4
+    #: New matches are refused (503 ``store_full``) once Redis uses this share of its ``maxmemory``,
+    #: keeping the rest for the matches already running.
+    store_full_ratio: float = 0.9
+    #: How long ``/hint`` waits for a bot worker's answer, the search budget, and hints per seat a minute.
+    hint_wait_s: float = 5.0
+    hint_budget_s: float = 0.25
+    hints_per_seat_minute: int = 10
 
     @classmethod
     def from_env(cls) -> GatewayConfig:
@@ -44,4 +58,12 @@ class GatewayConfig:
             bot_fill_s=_int("MEEPLE_BOT_FILL_S", cls.bot_fill_s),
             presence_s=float(os.environ.get("MEEPLE_PRESENCE_S", cls.presence_s)),
             cors_origins=origins,
+            idle_match_ttl_s=_int("MEEPLE_IDLE_MATCH_TTL", cls.idle_match_ttl_s),
+            max_active_matches_per_ip=_int("MEEPLE_MAX_ACTIVE_MATCHES_PER_IP", cls.max_active_matches_per_ip),
+            max_bot_seats_per_ip=_int("MEEPLE_MAX_BOT_SEATS_PER_IP", cls.max_bot_seats_per_ip),
+            max_hard_bots_per_ip=_int("MEEPLE_MAX_HARD_BOTS_PER_IP", cls.max_hard_bots_per_ip),
+            store_full_ratio=float(os.environ.get("MEEPLE_STORE_FULL_RATIO", cls.store_full_ratio)),
+            hint_wait_s=float(os.environ.get("MEEPLE_HINT_WAIT_S", cls.hint_wait_s)),
+            hint_budget_s=float(os.environ.get("MEEPLE_HINT_BUDGET_S", cls.hint_budget_s)),
+            hints_per_seat_minute=_int("MEEPLE_HINTS_PER_SEAT_MINUTE", cls.hints_per_seat_minute),
         )

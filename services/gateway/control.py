@@ -6,8 +6,10 @@ A seat of kind ``bot`` is always played by a bot. A ``human`` seat is played by 
 
 Forfeits use the engine's ``sides`` (one seat each, or teams): a side with a forfeited seat can no
 longer win; when at most one side is left the match ends at once and that side wins. Otherwise play goes
-on and, at the end, the game's winners are kept if they are on a side still in; if none is, the best
-score among the sides still in wins.
+on and, at the end, the game's winners are kept unless they are on a forfeited side (a winner on no side,
+such as Fierce Women's automa in 2-player games, is kept as the engine named it); if every winner was
+on a forfeited side, the best score among the sides still in wins. Without forfeits the outcome's
+winners are exactly the engine's.
 """
 
 from __future__ import annotations
@@ -58,9 +60,9 @@ def forfeit_ends(sides: list[list[int]], out: list[int]) -> dict[str, Any] | Non
 def final(sides: list[list[int]], out: list[int], scores: list[float], winners: list[int]) -> dict[str, Any]:
     """The outcome of a game the engine finished, with forfeited sides unable to win."""
     remaining = sides_in(sides, out)
-    allowed = {seat for side in remaining for seat in side}
-    kept = sorted(w for w in winners if w in allowed)
-    if not kept and remaining:
+    barred = {seat for side in sides if set(side) & set(out) for seat in side}
+    kept = sorted(w for w in winners if w not in barred)
+    if not kept and remaining and barred:
         best = max(max(scores[s] for s in side) for side in remaining)
         kept = sorted(s for side in remaining if max(scores[t] for t in side) == best for s in side)
     return {"ended_by": "game", "winners": kept, "forfeited": sorted(out), "scores": scores}

@@ -42,7 +42,15 @@ def register_error_handlers(app: Flask) -> None:
         message = err.description or err.name
         if status == 413:
             message = f"request body too large (limit {app.config['MAX_CONTENT_LENGTH']} bytes)"
-        return error_response(status, _HTTP_CODES.get(status, "http_error"), message)
+        allow = {k: v for k, v in err.get_headers() if k == "Allow"}  # a 405 says what the path takes
+        return error_response(status, _HTTP_CODES.get(status, "http_error"), message, allow)
+
+    @app.errorhandler(redis.exceptions.ResponseError)
+    def _redis_refused(err: redis.exceptions.ResponseError) -> Response:
+        if not is_out_of_memory(err):
+            return _crash(err)
+        log.warning("redis is full: %s", err)
+        return store_full()
 
     @app.errorhandler(redis.exceptions.ConnectionError)
     @app.errorhandler(redis.exceptions.TimeoutError)
@@ -53,5 +61,15 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def _crash(err: Exception) -> Any:  # never leak a trace to a client
-        log.exception("unhandled error")
+        log.exception("unhandled error", exc_info=err)
         return error_response(500, "internal_error", "internal server error")
+
+
+def is_out_of_memory(err: Exception) -> bool:
+    """Redis refused a write at ``maxmemory`` (directly, or inside a script)."""
+    return isinstance(err, redis.exceptions.OutOfMemoryError) or "OOM command not allowed" in str(err)
+
+
+def store_full() -> Response:
+    return error_response(503, "store_full", "the match store is full: no new matches for now (running matches "
+                          "go on); retry later", {"Retry-After": "60"})

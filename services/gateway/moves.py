@@ -55,6 +55,8 @@ def commit(store: MatchStore, match: Match, meta: dict[str, Any], state: bytes |
     the idempotent response ``remember`` makes); raises :class:`StaleVersion` if someone was first."""
     now = time.time() if now is None else now
     version = match.version + 1
+    if is_human_action(entry):  # what keeps a match alive (see ``services/timekeeper``: idle matches)
+        meta = {**meta, "human_at": now}
     clock = meta.get("clock")
     if clock is not None:
         pending = meta["to_act"] if meta["status"] == "active" else []
@@ -66,6 +68,12 @@ def commit(store: MatchStore, match: Match, meta: dict[str, Any], state: bytes |
     updated = store.update(match, meta, state, entry, derived, remember)
     notify_bots(store, updated, bot_seats_due(match.meta, meta, mover))
     return updated
+
+
+def is_human_action(entry: dict[str, Any]) -> bool:
+    """A person did something: joined, reclaimed a seat, moved or asked for a rematch."""
+    kind = entry["kind"]
+    return kind in ("joined", "reclaimed", "rematch") or (kind == "move" and entry.get("by") == "human")
 
 
 def fits_pending_decision(store: MatchStore, match: Match, seat: int, client_version: int) -> bool:

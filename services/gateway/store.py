@@ -22,6 +22,10 @@ working on (see ``services/timekeeper``). The index is written *before* the comp
 starts a clock: an entry whose update lost the race is simply found stale, while the opposite order
 could lose a deadline if the process died between the two writes.
 
+Every match is also indexed in ``{idle}:matches`` (score = when it is due for an idle check) from its
+creation on: the timekeeper finishes an active match with no human action for ``MEEPLE_IDLE_MATCH_TTL``
+as abandoned (``meta["human_at"]`` is the last human action), so no match lives forever.
+
 ``stats:matches`` (a hash, outside every match's slot) counts matches per ``<status>:<game>`` for the metrics.
 
 Every update is one Lua script: compare the version, write everything, bump the version, append the log
@@ -40,6 +44,7 @@ from typing import Any
 import orjson
 import redis
 
+from . import quotas
 from .config import GatewayConfig
 
 KEY_SUFFIXES = ("version", "meta", "state", "log", "events", "derived")
@@ -49,6 +54,10 @@ DEADLINES_KEY = "{clock}:deadlines"
 #: How long the response of an ``Idempotency-Key`` request is kept for a retry.
 IDEMPOTENCY_TTL_S = 24 * 3600
 LEASES_KEY = "{clock}:leases"
+IDLE_KEY = "{idle}:matches"
+IDLE_LEASES_KEY = "{idle}:leases"
+#: How long the answer to "is the store full?" is reused (one INFO call a second per process at most).
+ROOM_CHECK_EVERY_S = 1.0
 
 #: Move due deadlines to the lease set (due again at ``lease_until``) and return them; expired leases
 #: (a timekeeper died holding them) return to the deadlines first. One script, so two timekeepers
@@ -160,16 +169,33 @@ class StaleVersion(Exception):
 
 
 class MatchStore:
-    def __init__(self, client: redis.Redis, finished_ttl_s: int, waiting_ttl_s: int) -> None:
+    def __init__(self, client: redis.Redis, finished_ttl_s: int, waiting_ttl_s: int,
+                 idle_ttl_s: int = 7 * 24 * 3600) -> None:
         self.redis = client
-        self.finished_ttl_s, self.waiting_ttl_s = finished_ttl_s, waiting_ttl_s
+        self.finished_ttl_s, self.waiting_ttl_s, self.idle_ttl_s = finished_ttl_s, waiting_ttl_s, idle_ttl_s
         self._cas = client.register_script(_CAS)
         self._claim = client.register_script(_CLAIM)
+        self._room: tuple[float, float] = (0.0, 0.0)  # (checked at, used share of maxmemory)
 
     @classmethod
     def from_config(cls, client: redis.Redis, config: GatewayConfig) -> MatchStore:
         """The store as every process that shares it must see it: the TTLs come from the one config."""
-        return cls(client, config.finished_ttl_s, config.waiting_ttl_s)
+        return cls(client, config.finished_ttl_s, config.waiting_ttl_s, config.idle_match_ttl_s)
+
+    def quota_until(self, status: str, now: float) -> float:
+        """When a match's quota charge lapses at the latest (it is released when the match finishes)."""
+        return now + (self.waiting_ttl_s if status == "waiting" else self.idle_ttl_s + self.waiting_ttl_s)
+
+    def used_share(self) -> float:
+        """How full Redis is: ``used_memory / maxmemory`` (0 without a ``maxmemory``), refreshed each second."""
+        checked, share = self._room
+        if time.monotonic() - checked < ROOM_CHECK_EVERY_S:
+            return share
+        info: Any = self.redis.info("memory")
+        limit = int(info.get("maxmemory") or 0)
+        share = int(info.get("used_memory") or 0) / limit if limit > 0 else 0.0
+        self._room = (time.monotonic(), share)
+        return share
 
     def ttl_for(self, status: str) -> int:
         if status == "finished":
@@ -181,10 +207,13 @@ class MatchStore:
     def create(self, match_id: str, meta: dict[str, Any], state: bytes, derived: dict[str, str] | None = None) -> Match:
         meta = {**meta, "id": match_id, "created_at": time.time()}
         entry = {"version": 0, "kind": "created", "seat": None, "to_act": meta["to_act"], "at": time.time()}
+        # Indexed before it exists (as clock deadlines are): a crash in between leaves a stale entry, never
+        # a match without a lifetime.
+        self.redis.zadd(IDLE_KEY, {match_id: meta["created_at"] + self.idle_ttl_s})
         # Version -1 -> 0: the creation itself, with the TTL of its status (a waiting match expires).
         ok, version = self._compare_and_set(match_id, -1, meta, state, entry, derived)
         assert ok == 1
-        self.count_transition(meta["game"], None, meta["status"])
+        self.count_transition(meta["game"], None, meta["status"], meta)
         return Match(match_id, int(version), meta, state)
 
     def load(self, match_id: str, fields: tuple[str, ...] = (), log_from: int | None = None) -> Match | None:
@@ -213,9 +242,14 @@ class MatchStore:
         match = _read(match_id, replies[3 if idempotency_key is not None else 2:], fields, log_from)
         return match, (int(count), reset), done
 
-    def delete(self, match_id: str) -> None:
-        """Remove a match that never became visible (a rematch that lost its race)."""
-        self.redis.delete(*keys(match_id), presence_key(match_id))
+    def delete(self, match_id: str, meta: dict[str, Any] | None = None) -> None:
+        """Remove a match that never became visible (a rematch that lost its race), and its quota charge."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.delete(*keys(match_id), presence_key(match_id))
+        pipe.zrem(IDLE_KEY, match_id)
+        if meta is not None and meta.get("owner"):
+            quotas.release(pipe, meta["owner"], match_id, meta["seats"])
+        pipe.execute()
 
     # -- presence ----------------------------------------------------------------------------------
     def touch(self, match: Match, seat: int, until: float, slack: float = 0.0) -> None:
@@ -242,13 +276,20 @@ class MatchStore:
         due = self._claim(keys=[DEADLINES_KEY, LEASES_KEY], args=[now, now + lease_s, count])
         return [m.decode() if isinstance(m, bytes) else str(m) for m in due]
 
-    def release(self, member: str, due: float | None = None) -> None:
-        """Done with a leased deadline; ``due`` puts it back for later (it was not due yet)."""
+    def release(self, member: str, due: float | None = None, *, idle: bool = False) -> None:
+        """Done with a leased deadline; ``due`` puts it back for later (it was not due yet). ``idle``: an
+        entry of the idle-match index instead (see :meth:`claim_idle`)."""
+        index, leases = (IDLE_KEY, IDLE_LEASES_KEY) if idle else (DEADLINES_KEY, LEASES_KEY)
         pipe = self.redis.pipeline(transaction=False)
-        pipe.zrem(LEASES_KEY, member)
+        pipe.zrem(leases, member)
         if due is not None:
-            pipe.zadd(DEADLINES_KEY, {member: due})
+            pipe.zadd(index, {member: due})
         pipe.execute()
+
+    def claim_idle(self, now: float, lease_s: float, count: int = 50) -> list[str]:
+        """Match ids due for an idle check at ``now``, leased as :meth:`claim_due` leases deadlines."""
+        due = self._claim(keys=[IDLE_KEY, IDLE_LEASES_KEY], args=[now, now + lease_s, count])
+        return [m.decode() if isinstance(m, bytes) else str(m) for m in due]
 
     def update(self, match: Match, meta: dict[str, Any], state: bytes | None, entry: dict[str, Any],
                derived: dict[str, str] | None = None, remember: Remember | None = None) -> Match:
@@ -265,7 +306,7 @@ class MatchStore:
                                             remember(updated) if remember is not None else None)
         if ok != 1:
             raise StaleVersion(int(version))
-        self.count_transition(str(meta["game"]), match.meta["status"], meta["status"])
+        self.count_transition(str(meta["game"]), match.meta["status"], meta["status"], meta)
         return updated
 
     def _compare_and_set(self, match_id: str, version: int, meta: dict[str, Any], state: bytes | None,
@@ -280,8 +321,9 @@ class MatchStore:
             IDEMPOTENCY_TTL_S, *_pairs(derived)])
         return int(ok), int(current)
 
-    def count_transition(self, game: str, before: str | None, after: str) -> None:
-        """Keep the match counters the metrics read: one extra round trip, only when a status changes.
+    def count_transition(self, game: str, before: str | None, after: str, meta: dict[str, Any] | None = None) -> None:
+        """Keep the match counters the metrics read, and the owner's quota charges: one extra round trip,
+        only when a status changes.
 
         Outside the compare-and-set (the hash is in another Cluster slot), so a crash in between can
         leave a count off by one; the matches themselves are never affected.
@@ -289,6 +331,13 @@ class MatchStore:
         if before == after:
             return
         pipe = self.redis.pipeline(transaction=False)
+        owner = (meta or {}).get("owner")
+        if owner and meta is not None and before is not None:
+            if after == "finished":
+                quotas.release(pipe, owner, meta["id"], meta["seats"])
+            elif after == "active":
+                now = time.time()
+                quotas.extend(pipe, owner, meta["id"], meta["seats"], now, self.quota_until(after, now))
         if before is None:
             pipe.hincrby(MATCH_STATS_KEY, f"created:{game}", 1)
         if before == "active":
@@ -352,6 +401,21 @@ class MatchStore:
         pipe.incr(key)
         pipe.expire(key, window_s)
         count, _ = pipe.execute()
+        return int(count), reset
+
+    def move_hit(self, source: str, target: str, drop: bool, window_s: int = 60) -> tuple[int, int]:
+        """Take back one request counted for ``source`` (dropping its key if that was its only one) and
+        count it for ``target`` instead; returns ``target``'s count and reset as :meth:`hit` does."""
+        source_key, _ = _window(source, window_s)
+        key, reset = _window(target, window_s)
+        pipe = self.redis.pipeline(transaction=False)
+        if drop:
+            pipe.delete(source_key)
+        else:
+            pipe.decr(source_key)
+        pipe.incr(key)
+        pipe.expire(key, window_s)
+        count = pipe.execute()[1]
         return int(count), reset
 
 

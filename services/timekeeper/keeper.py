@@ -9,6 +9,11 @@ names — ``(match, seat, turn)`` — to be still pending: a duplicate, late or 
 On a timeout the match's policy applies: ``bot`` hands the seat to a bot of the match's takeover level
 until its owner reclaims it; ``forfeit`` puts the seat out for good (the easy bot plays its remaining
 decisions, its side cannot win, and the match ends when a single side is left).
+
+It also gives every match a lifetime: each match is indexed in ``{idle}:matches`` when it is created,
+and an active match with no human action (a join, a human move, a reclaim) for ``MEEPLE_IDLE_MATCH_TTL``
+seconds is finished as abandoned — ``outcome = {"ended_by": "abandoned", "winners": [], ...}`` — and then
+expires like any finished match. A match that is still alive is looked at again when it could be idle.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from services.gateway.moves import MAX_REBASES, commit
 from services.gateway.store import DEADLINES_KEY, MatchStore, StaleVersion
 
 log = logging.getLogger("meeple.timekeeper")
+#: How often the idle-match index is looked at (matches live for days: no need to look every poll).
+IDLE_EVERY_S = 1.0
 LAG_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
@@ -42,6 +49,8 @@ class TimekeeperMetrics:
                                  ["reason"], registry=self.registry)
         self.lag = Histogram("meeple_clock_fire_lag_seconds", "How late a deadline fired after it was due",
                              buckets=LAG_BUCKETS, registry=self.registry)
+        self.abandoned = Counter("meeple_matches_abandoned_total", "Active matches finished after no human "
+                                 "action for MEEPLE_IDLE_MATCH_TTL", registry=self.registry)
         self.pending = Gauge("meeple_clock_deadlines_pending", "Deadlines indexed and not yet due or fired",
                              registry=self.registry)
 
@@ -60,6 +69,12 @@ def timed_out(meta: dict[str, Any], seat: int) -> dict[str, Any]:
     return new
 
 
+def abandoned(meta: dict[str, Any]) -> dict[str, Any]:
+    """The match meta of an active match nobody has played for the idle lifetime: finished, no winner."""
+    outcome = {"ended_by": "abandoned", "winners": [], "forfeited": control.forfeited(meta), "scores": None}
+    return {**meta, "status": "finished", "to_act": [], "outcome": outcome}
+
+
 class Timekeeper:
     def __init__(self, redis_url: str, lease_s: float = 10.0, poll_s: float = 0.1,
                  metrics: TimekeeperMetrics | None = None) -> None:
@@ -68,6 +83,42 @@ class Timekeeper:
         self.lease_s, self.poll_s = lease_s, poll_s
         self.metrics = metrics or TimekeeperMetrics()
         self.stopping = threading.Event()
+        self._idle_at = 0.0
+
+    def check_idle(self, match_id: str, now: float) -> tuple[str, float | None]:
+        """Look at one match due for an idle check: ("abandoned" | "gone" | "later", due-if-later)."""
+        ttl = self.store.idle_ttl_s
+        for _ in range(MAX_REBASES):
+            match = self.store.load(match_id)
+            if match is None or match.meta["status"] == "finished":
+                return "gone", None  # expired, or finished: its TTL ends it
+            if match.meta["status"] == "waiting":  # expires by its own TTL unless someone joins: look again
+                return "later", now + ttl
+            due = float(match.meta.get("human_at") or match.meta.get("created_at") or now) + ttl
+            if due > now:
+                return "later", due
+            try:
+                commit(self.store, match, abandoned(match.meta), None,
+                       {"kind": "abandoned", "seat": None, "to_act": []}, now=now)
+            except StaleVersion:
+                continue
+            self.metrics.abandoned.inc()
+            log.info("match %s: no human action for %d s, finished as abandoned", match_id, ttl)
+            return "abandoned", None
+        return "later", now + self.poll_s
+
+    def sweep_idle(self, now: float) -> int:
+        """Finish every match whose idle lifetime is over; returns how many."""
+        done = 0
+        for match_id in self.store.claim_idle(now, self.lease_s):
+            try:
+                outcome, later = self.check_idle(match_id, now)
+            except (ValueError, KeyError, TypeError):
+                log.exception("dropping malformed idle entry %r", match_id)
+                outcome, later = "gone", None
+            self.store.release(match_id, later, idle=True)
+            done += outcome == "abandoned"
+        return done
 
     def fire(self, member: str, now: float) -> tuple[str, float | None]:
         """Act on one leased deadline: ("timeout" | "stale" | "expired" | "later", due-if-later)."""
@@ -113,6 +164,9 @@ class Timekeeper:
             self.store.release(member, later)
             fired += outcome == "timeout"
         self.metrics.pending.set(self.redis.zcard(DEADLINES_KEY))
+        if now >= self._idle_at:
+            self._idle_at = now + IDLE_EVERY_S
+            self.sweep_idle(now)
         return fired
 
     def run(self) -> None:

@@ -147,9 +147,14 @@ class GatewayServer:
         self.thread.join(5)
 
 
+#: Every test client is 127.0.0.1: tests of other things must not trip the per-IP limits and quotas.
+UNLIMITED = {"rate_limit_per_minute": 100_000, "max_active_matches_per_ip": 0, "max_bot_seats_per_ip": 0,
+             "max_hard_bots_per_ip": 0}
+
+
 def start_gateway(redis_url: str, rules_port: int, **overrides: Any) -> GatewayServer:
     config = GatewayConfig(redis_url=redis_url, rules_addr=f"127.0.0.1:{rules_port}", rules_timeout_s=2.0,
-                           rules_retries=2, rate_limit_per_minute=100_000, **overrides)
+                           rules_retries=2, **{**UNLIMITED, **overrides})
     server = make_server("127.0.0.1", 0, create_app(config), threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -115,7 +115,8 @@ def test_a_job_of_a_worker_killed_mid_think_is_reclaimed(own_redis_url: str, rul
         gateway.stop()
 
 
-def test_hint_suggests_a_legal_move_for_the_callers_own_seat(api: Api) -> None:
+def test_hint_suggests_a_legal_move_for_the_callers_own_seat(api: Api, worker: Worker) -> None:
+    """A bot worker computes the hint (the gateway imports no engine); the gateway only waits for it."""
     players = max(GAMES[GAME].min_players, 2)
     created = api.post("/v1/matches", json={"game": GAME, "players": players, "join": True}).json()
     tokens = [created["token"]] + [api.post(f"/v1/matches/{created['id']}/join", json={}).json()["token"]

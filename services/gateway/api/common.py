@@ -12,14 +12,46 @@ from ..errors import ApiError
 from ..store import Match, hash_token, seat_hint
 from ..views import SPECTATOR
 
+#: Deepest nesting of arrays and objects a JSON body may have (the body itself is level 1). Far above any
+#: real move or options document, far below what the JSON encoder refuses (about 255).
+MAX_JSON_DEPTH = 32
+
+
+def json_depth_exceeds(value: Any, limit: int) -> bool:
+    """Is ``value`` nested deeper than ``limit`` levels? Iterative: a hostile body cannot blow the stack."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        elif not isinstance(item, list):
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in item if isinstance(child, dict | list))
+    return False
+
 
 def json_body(allowed: dict[str, type | tuple[type, ...]], required: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The request's JSON object, rejecting unknown fields, missing fields and wrong types (400)."""
-    body = request.get_json(silent=True, force=True) if request.data else {}
-    if body is None:
-        raise ApiError(400, "malformed_json", "the request body is not valid JSON")
+    """The request's JSON object, rejecting unknown fields, missing fields and wrong types (400).
+
+    An empty body reads as ``{}``; a non-empty one must be sent as ``application/json`` (415 otherwise, not a
+    silent empty body) and nest at most :data:`MAX_JSON_DEPTH` levels (400 ``too_deep``).
+    """
+    raw = request.get_data(cache=True)  # a chunked body past the limit raises 413 here, before any parsing
+    if not raw:
+        body: Any = {}
+    else:
+        if request.mimetype != "application/json":
+            raise ApiError(415, "unsupported_media_type", "send the body as JSON with 'Content-Type: "
+                           f"application/json' (got {request.mimetype or 'no Content-Type'!r})")
+        body = request.get_json(silent=True, force=True)
+        if body is None:
+            raise ApiError(400, "malformed_json", "the request body is not valid JSON")
     if not isinstance(body, dict):
         raise ApiError(400, "malformed_json", "the request body must be a JSON object")
+    if json_depth_exceeds(body, MAX_JSON_DEPTH):
+        raise ApiError(400, "too_deep", f"the request body nests deeper than {MAX_JSON_DEPTH} levels")
     unknown = sorted(set(body) - set(allowed))
     if unknown:
         raise ApiError(400, "unknown_field", f"unknown field {unknown[0]!r}; allowed: {', '.join(allowed)}")
@@ -54,21 +86,56 @@ def load_match(match_id: str) -> Match:
 
 def limited_load(match_id: str, idempotency_key: str | None = None, *, view: bool = False, legal: bool = False,
                  log_from: int | None = None) -> tuple[Match, dict[str, Any] | None]:
-    """``rate_limit()`` then ``load_match()`` (and the stored idempotent response) in one Redis round trip.
+    """The rate limit, then ``load_match()`` (and the stored idempotent response) in one Redis round trip.
 
     ``view``/``legal`` also fetch the caller's view / legal moves (the seat its token names, the
     spectator's view without one) and ``log_from`` the log from that version on, in the same trip.
+
+    A request with a bearer token is counted in that token's bucket in the same trip, and the token is
+    verified against the match right after: one that holds no seat here is 401 and its count moves to the
+    caller's IP (:func:`reject_token`), so made-up tokens never earn a bucket of their own.
     """
     gw = gateway()
     fields = caller_fields(view, legal)
     limit = gw.config.rate_limit_per_minute
-    if limit <= 0 or len(match_id) > 64:
+    if len(match_id) > 64:
         rate_limit()
-        match = found_or_404(match_id, gw.store.load(match_id, fields, log_from) if len(match_id) <= 64 else None)
+        raise ApiError(404, "match_not_found", "no such match")
+    if limit <= 0:
+        match = found_or_404(match_id, gw.store.load(match_id, fields, log_from))
+        verified_seat(match)
         return match, None if idempotency_key is None else gw.store.idempotent_get(match_id, idempotency_key)
-    found, (count, reset), done = gw.store.load_counted(match_id, _rate_ident(), idempotency_key, fields, log_from)
+    token = bearer_token()
+    ident = _token_ident(token) if token else _ip_ident()
+    found, (count, reset), done = gw.store.load_counted(match_id, ident, idempotency_key, fields, log_from)
+    if token is not None and (found is None or found.seat_of(token) is None):
+        reject_token(ident, count)  # 401 (or 429 for the IP), never a bucket of its own
     _enforce(limit, count, reset)
     return found_or_404(match_id, found), done
+
+
+def reject_token(token_ident: str, count: int) -> None:
+    """A token that holds no seat: undo its bucket's count, count the request against the IP, 401."""
+    gw = gateway()
+    hits, reset = gw.store.move_hit(token_ident, _ip_ident(), drop=count <= 1)
+    _enforce(gw.config.rate_limit_per_minute, hits, reset)
+    _invalid_token()
+
+
+def _invalid_token() -> None:
+    raise ApiError(401, "wrong_token", "that token holds no seat in this match (unknown, revoked or another "
+                   "match's)", {"WWW-Authenticate": 'Bearer error="invalid_token"'})
+
+
+def verified_seat(match: Match) -> int | None:
+    """The seat of the caller's bearer token in ``match``; 401 ``wrong_token`` if it holds none."""
+    token = bearer_token()
+    if token is None:
+        return None
+    seat = match.seat_of(token)
+    if seat is None:
+        _invalid_token()
+    return seat
 
 
 def caller_fields(view: bool, legal: bool) -> tuple[str, ...]:
@@ -102,28 +169,39 @@ def caller_seat(match: Match, required: bool, connected_for: float = 0.0) -> int
     token = bearer_token()
     if token is None:
         if required:
-            raise ApiError(401, "missing_token", "this call needs your seat token (Authorization: Bearer ...)")
+            raise ApiError(401, "missing_token", "this call needs your seat token (Authorization: Bearer ...)",
+                           {"WWW-Authenticate": "Bearer"})
         return None
     seat = match.seat_of(token)
     if seat is None:
-        raise ApiError(403, "wrong_token", "that token does not hold a seat in this match")
+        _invalid_token()
+    assert seat is not None
     gw = gateway()
     gw.store.touch(match, seat, time.time() + gw.config.presence_s + connected_for, slack=gw.config.presence_s / 4)
     return seat
 
 
 def rate_limit() -> None:
+    """Count the request against the caller's IP (calls that hold no match to verify a token against)."""
     gw = gateway()
     limit = gw.config.rate_limit_per_minute
     if limit <= 0:
         return
-    count, reset = gw.store.hit(_rate_ident())
+    count, reset = gw.store.hit(_ip_ident())
     _enforce(limit, count, reset)
 
 
-def _rate_ident() -> str:
-    token = request.headers.get("Authorization", "")
-    return f"t:{hash_token(token)[:20]}" if token else f"ip:{request.remote_addr}"
+def client_ip() -> str:
+    """The connecting address: what per-IP limits and quotas count (run proxies that set it right)."""
+    return request.remote_addr or "unknown"
+
+
+def _ip_ident() -> str:
+    return f"ip:{client_ip()}"
+
+
+def _token_ident(token: str) -> str:
+    return f"t:{hash_token(token)[:20]}"
 
 
 def _enforce(limit: int, count: int, reset: int) -> None:

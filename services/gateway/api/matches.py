@@ -14,19 +14,20 @@ from typing import Any
 import orjson
 from flask import Blueprint, Response, jsonify, request
 
-from .. import clocks, control
+from .. import clocks, control, hints, quotas
 from ..context import gateway
 from ..errors import ApiError
 from ..moves import MAX_REBASES, apply_move, bot_seats_due, commit, notify_bots
 from ..rules_client import Applied
 from ..store import Match, StaleVersion, hash_token, new_match_id, new_token
 from ..views import seat_legal_moves, seat_view
-from .common import caller_seat, json_body, limited_load, load_match, rate_limit, wants_legal_moves
+from .common import caller_seat, client_ip, json_body, limited_load, load_match, rate_limit, wants_legal_moves
 
 bp = Blueprint("matches", __name__)
 
 BOT_LEVELS = ("easy", "normal", "hard")
-
+#: Players a match may be created for (each game's own range is narrower; the rules service checks it).
+MAX_PLAYERS = 16
 
 
 def seats_public(match: Match, now: float) -> list[dict[str, Any]]:
@@ -73,7 +74,8 @@ def parse_seats(raw: Any, players: int) -> list[dict[str, Any]]:
 
 
 def all_seated(seats: list[dict[str, Any]]) -> bool:
-    return all(s["kind"] == "bot" or s.get("token_hash") or s.get("left") for s in seats)
+    """Every seat has its player: a bot, a token, a matchmaking ticket that holds it, or a human who left."""
+    return all(s["kind"] == "bot" or s.get("token_hash") or s.get("reserved") or s.get("left") for s in seats)
 
 
 def count_fill(match: Match) -> None:
@@ -90,30 +92,55 @@ def create_match() -> tuple[Response, int]:
                       "clock": dict, "takeover_level": str}, required=("game", "players"))
     if not 0 <= body.get("seed", 0) < 2**63:
         raise ApiError(400, "wrong_type", "seed must be an integer from 0 to 2^63-1")
-    if not 1 <= body["players"] <= 16:
-        raise ApiError(400, "invalid_options", "players out of range")
+    if not 1 <= body["players"] <= MAX_PLAYERS:
+        raise ApiError(400, "invalid_options", f"players must be from 1 to {MAX_PLAYERS}")
     seats = parse_seats(body.get("seats"), body["players"])
     clock = clocks.parse(body.get("clock"))
     takeover = body.get("takeover_level", control.DEFAULT_TAKEOVER_LEVEL)
     if takeover not in BOT_LEVELS:
         raise ApiError(400, "bad_seats", f"takeover_level must be one of {', '.join(BOT_LEVELS)}")
-    token = None
-    if body.get("join"):
-        if seats[0]["kind"] != "human":
-            raise ApiError(400, "bad_seats", "join needs seat 0 to be a human seat")
-        token = new_token(0)
-        seats[0]["token_hash"] = hash_token(token)
-    match = create(body["game"], body["players"], body.get("options", {}), body.get("seed"), seats, clock, takeover)
-    doc = status_doc(match, 0 if token else None, seat_view(gateway(), match, 0 if token else None))
-    if token:
-        doc["token"] = token
-    return jsonify(doc), 201
+    if body.get("join") and seats[0]["kind"] != "human":
+        raise ApiError(400, "bad_seats", "join needs seat 0 to be a human seat")
+    match = create(body["game"], body["players"], body.get("options", {}), body.get("seed"), seats, clock, takeover,
+                   owner=f"ip:{client_ip()}")
+    if not body.get("join"):
+        return jsonify(status_doc(match, None, seat_view(gateway(), match, None))), 201
+    match, seat, token = take_seat(match.id, 0)  # version 1: the ``joined`` entry, as a join would write
+    return jsonify({**status_doc(match, seat, seat_view(gateway(), match, seat)), "token": token}), 201
+
+
+def quota_limits() -> quotas.Limits:
+    cfg = gateway().config
+    return quotas.Limits(cfg.max_active_matches_per_ip, cfg.max_bot_seats_per_ip, cfg.max_hard_bots_per_ip)
+
+
+def check_room() -> None:
+    """503 ``store_full`` once Redis holds ``MEEPLE_STORE_FULL_RATIO`` of its ``maxmemory``: the rest is kept
+    for the matches already running, which must never fail for want of memory."""
+    gw = gateway()
+    if gw.config.store_full_ratio > 0 and gw.store.used_share() >= gw.config.store_full_ratio:
+        raise ApiError(503, "store_full", "the match store is full: no new matches for now (running matches go "
+                       "on); retry later", {"Retry-After": "60"})
+
+
+def charge(owner: str, member: str, seats: list[dict[str, Any]], until: float) -> None:
+    """Charge ``owner``'s quotas until ``until`` at the latest, or 429 ``quota_exceeded`` naming the limit."""
+    gw = gateway()
+    try:
+        quotas.charge(gw.store.redis, owner, member, seats, time.time(), until, quota_limits())
+    except quotas.QuotaExceeded as err:
+        raise ApiError(429, "quota_exceeded", str(err)) from None
 
 
 def create(game_id: str, players: int, options: dict[str, Any], seed: int | None, seats: list[dict[str, Any]],
-           clock: dict[str, Any] | None = None, takeover_level: str = control.DEFAULT_TAKEOVER_LEVEL) -> Match:
-    """A new match in the store (the rules service sets it up); shared by create, matchmaking and rematch."""
+           clock: dict[str, Any] | None = None, takeover_level: str = control.DEFAULT_TAKEOVER_LEVEL,
+           owner: str | None = None) -> Match:
+    """A new match in the store (the rules service sets it up); shared by create, matchmaking and rematch.
+
+    ``owner`` (the client's IP) is charged the match and its bot seats until the match finishes.
+    """
     gw = gateway()
+    check_room()
     seed = secrets.randbits(63) if seed is None else seed
     game = gw.rules.new_game(game_id, players, seed, options)
     meta: dict[str, Any] = {"game": game_id, "players": players, "options": options, "seed": seed,
@@ -121,12 +148,22 @@ def create(game_id: str, players: int, options: dict[str, Any], seed: int | None
             "status": "active" if all_seated(seats) else "waiting", "result": None, "outcome": None,
             "clock": clocks.initial(clock or clocks.parse(None), game.seats), "takeover_level": takeover_level}
     match_id = new_match_id()
-    if meta["status"] == "active":  # everyone is seated already: the clocks of the seats to act start now
-        meta["clock"] = clocks.advance(meta["clock"], timed=control.timed(meta), to_act=meta["to_act"], mover=None,
-                                       version=0, now=time.time())
-        for seat, due in clocks.started(meta["clock"], 0):
-            gw.store.schedule(match_id, seat, 0, due)
-    match = gw.store.create(match_id, meta, game.state, game.derived())
+    if owner is not None:
+        charge(owner, match_id, seats, gw.store.quota_until(meta["status"], time.time()))
+        meta["owner"] = owner
+    try:
+        if meta["status"] == "active":  # everyone is seated already: the clocks of the seats to act start now
+            meta["clock"] = clocks.advance(meta["clock"], timed=control.timed(meta), to_act=meta["to_act"],
+                                           mover=None, version=0, now=time.time())
+            for seat, due in clocks.started(meta["clock"], 0):
+                gw.store.schedule(match_id, seat, 0, due)
+        match = gw.store.create(match_id, meta, game.state, game.derived())
+    except Exception:
+        if owner is not None:
+            pipe = gw.store.redis.pipeline(transaction=False)
+            quotas.release(pipe, owner, match_id, seats)
+            pipe.execute()
+        raise
     count_fill(match)
     notify_bots(gw.store, match, bot_seats_due(None, match.meta, None))
     return match
@@ -141,7 +178,7 @@ def take_seat(match_id: str, wanted: int | None) -> tuple[Match, int, str]:
             raise ApiError(409, "match_closed", "the match is over")
         seats = [dict(s) for s in match.meta["seats"]]
         free = [i for i, s in enumerate(seats) if s["kind"] == "human" and not s.get("token_hash")
-                and not s.get("left")]
+                and not s.get("left") and not s.get("reserved")]
         if wanted is not None:
             if not 0 <= wanted < len(seats):
                 raise ApiError(400, "no_such_seat", f"seat {wanted} does not exist")
@@ -169,7 +206,7 @@ def join(match_id: str) -> tuple[Response, int]:
     rate_limit()
     body = json_body({"seat": int})
     match, seat, token = take_seat(match_id, body.get("seat"))
-    return jsonify({**status_doc(match, seat, None), "seat": seat, "token": token}), 200
+    return jsonify({**status_doc(match, seat, seat_view(gateway(), match, seat)), "seat": seat, "token": token}), 200
 
 
 @bp.get("/v1/matches/<match_id>")
@@ -244,8 +281,7 @@ def submit_move(match_id: str) -> tuple[Response, int]:
 @bp.get("/v1/matches/<match_id>/replay")
 def replay(match_id: str) -> Response:
     """The move log. Before the end a seat sees only its own moves (others' may hide cards), and no seed."""
-    rate_limit()
-    match = load_match(match_id)
+    match, _ = limited_load(match_id)
     seat = caller_seat(match, required=False)
     over = match.meta["status"] == "finished"
     entries = []
@@ -264,19 +300,24 @@ def replay(match_id: str) -> Response:
 
 @bp.get("/v1/matches/<match_id>/hint")
 def hint(match_id: str) -> Response:
-    """The bot's suggestion for the caller's own seat (an ``easy`` search, so it answers quickly).
+    """The easy bot's suggestion for the caller's own seat, computed by a bot worker (never in the gateway).
 
     The search determinizes from the caller's seat, so a hint can never reveal another seat's cards.
     """
-    rate_limit()
-    match = load_match(match_id)
+    match, _ = limited_load(match_id)
     seat = caller_seat(match, required=True)
     assert seat is not None
     if match.meta["status"] != "active" or seat not in match.meta["to_act"]:
         raise ApiError(409, "not_your_turn", "there is no decision of yours to hint at")
-    from ai.bot import choose_move  # the search runs here, beside the request, on the seat's information only
-    from services.rules.games import get_game
-
-    game = get_game(match.game)
-    move = choose_move(game, game.decode(match.state), seat, level="easy", seed=match.version, seconds=0.5)
+    gw = gateway()
+    try:
+        move = hints.ask(gw.store.redis, match, seat, wait_s=gw.config.hint_wait_s,
+                         budget_s=gw.config.hint_budget_s, per_minute=gw.config.hints_per_seat_minute)
+    except hints.HintLimited as err:
+        raise ApiError(429, "hint_limited", str(err), {"Retry-After": str(err.retry_after)}) from None
+    except hints.HintStale:
+        raise ApiError(409, "stale_version", "the match moved on while the hint was computed; ask again") from None
+    except hints.NoAnswer:
+        raise ApiError(503, "hint_unavailable", f"no bot worker answered within {gw.config.hint_wait_s:g} s; "
+                       "retry shortly", {"Retry-After": "1"}) from None
     return jsonify({"version": match.version, "seat": seat, "move": move})

@@ -1,7 +1,12 @@
 """Matchmaking: tickets per (game, players, options); humans are grouped into matches as they arrive.
 
-A ticket id is a secret bearer of its own: whoever holds it can read the seat token once matched.
-After ``MEEPLE_BOT_FILL_S`` seconds without enough humans, the next poll fills the empty seats with bots.
+A ticket id is a secret bearer of its own, but it travels in URLs (and so into logs): the seat token is
+therefore not made when the ticket is matched. The match holds the seat ``reserved`` for the ticket (by
+the ticket's hash), and the first read that finds the ticket matched makes the token, stores its hash in
+the seat (a ``joined`` entry, through the compare-and-set, so exactly one reader gets it) and answers it
+once, as join does; the ticket record never holds a token. After ``MEEPLE_BOT_FILL_S`` seconds without
+enough humans, the next poll fills the empty seats with bots. A waiting or matched ticket counts as one of
+its client's active matches (``MEEPLE_MAX_ACTIVE_MATCHES_PER_IP``) until it is cancelled or expires.
 """
 
 from __future__ import annotations
@@ -14,11 +19,13 @@ from typing import Any
 import orjson
 from flask import Blueprint, Response, jsonify
 
+from .. import quotas
 from ..context import gateway
 from ..errors import ApiError
-from ..store import hash_token, new_token
-from .common import int_arg, json_body, rate_limit
-from .matches import create
+from ..moves import MAX_REBASES, commit
+from ..store import StaleVersion, hash_token, new_token
+from .common import client_ip, int_arg, json_body, load_match, rate_limit
+from .matches import charge, check_room, create
 
 bp = Blueprint("matchmaking", __name__)
 
@@ -67,19 +74,53 @@ def _save(doc: dict[str, Any], wake: bool = False) -> None:
     pipe.execute()
 
 
-def _public(doc: dict[str, Any]) -> dict[str, Any]:
-    return {k: doc.get(k) for k in ("ticket", "status", "game", "players", "options", "match_id", "seat", "token")}
+def _public(doc: dict[str, Any], token: str | None = None) -> dict[str, Any]:
+    """The ticket as clients see it; ``token`` only in the one response that hands it out."""
+    return {**{k: doc.get(k) for k in ("ticket", "status", "game", "players", "options", "match_id", "seat")},
+            "token": token, "token_issued": bool(doc.get("token_issued")) or token is not None}
+
+
+def _reservation(ticket: str) -> str:
+    return hash_token(ticket)[:32]
 
 
 def _seat_tickets(tickets: list[str], game: str, players: int, options: dict[str, Any]) -> None:
-    """Create the match for these tickets (bots in the remaining seats) and tell each ticket its seat."""
-    tokens = [new_token(seat) for seat in range(len(tickets))]
-    seats: list[dict[str, Any]] = [{"kind": "human", "token_hash": hash_token(t)} for t in tokens]
+    """Create the match for these tickets (bots in the remaining seats, each human seat reserved for its
+    ticket) and tell each ticket its seat."""
+    seats: list[dict[str, Any]] = [{"kind": "human", "token_hash": None, "reserved": _reservation(t)}
+                                   for t in tickets]
     seats += [{"kind": "bot", "level": "normal", "token_hash": None} for _ in range(players - len(tickets))]
     match = create(game, players, options, None, seats)
-    for seat, (ticket, token) in enumerate(zip(tickets, tokens, strict=True)):
+    for seat, ticket in enumerate(tickets):
         doc = _load(ticket)
-        _save({**doc, "status": "matched", "match_id": match.id, "seat": seat, "token": token}, wake=True)
+        _save({**doc, "status": "matched", "match_id": match.id, "seat": seat}, wake=True)
+
+
+def _issue_token(doc: dict[str, Any]) -> str | None:
+    """The seat token of a matched ticket, made on the first read and never again (None after that)."""
+    if doc["status"] != "matched" or doc.get("token_issued"):
+        return None
+    gw = gateway()
+    seat, reservation = doc["seat"], _reservation(doc["ticket"])
+    for _ in range(MAX_REBASES):
+        match = load_match(doc["match_id"])
+        seats = [dict(s) for s in match.meta["seats"]]
+        if seats[seat].get("reserved") != reservation:
+            break  # another read of this ticket took the token first
+        token = new_token(seat)
+        seats[seat].update(token_hash=hash_token(token))
+        del seats[seat]["reserved"]
+        try:
+            commit(gw.store, match, {**match.meta, "seats": seats}, None,
+                   {"kind": "joined", "seat": seat, "to_act": match.meta["to_act"]})
+        except StaleVersion:
+            continue
+        _save({**doc, "token_issued": True})
+        return token
+    else:
+        raise ApiError(409, "busy", "the match changed too often; retry")
+    _save({**doc, "token_issued": True})
+    return None
 
 
 @bp.post("/v1/matchmaking")
@@ -94,9 +135,12 @@ def enqueue() -> tuple[Response, int]:
     if not catalogue[game]["min_players"] <= players <= catalogue[game]["max_players"]:
         raise ApiError(400, "invalid_options", f"{game} is for {catalogue[game]['min_players']}-"
                                                f"{catalogue[game]['max_players']} players")
+    check_room()
     ticket = secrets.token_urlsafe(18)
+    owner = f"ip:{client_ip()}"
+    charge(owner, f"t:{ticket}", [], time.time() + TICKET_TTL_S)
     doc = {"ticket": ticket, "status": "waiting", "game": game, "players": players, "options": options,
-           "created_at": time.time(), "match_id": None, "seat": None, "token": None}
+           "created_at": time.time(), "match_id": None, "seat": None, "owner": owner}
     _save(doc)
     queue = _queue(game, players, options)
     gw.store.redis.rpush(queue, ticket)
@@ -104,7 +148,8 @@ def enqueue() -> tuple[Response, int]:
     taken = gw.store.redis.eval(_TAKE, 1, queue, players)
     if taken:
         _seat_tickets([t.decode() for t in taken], game, players, options)
-    return jsonify(_public(_load(ticket))), 201
+    doc = _load(ticket)
+    return jsonify(_public(doc, _issue_token(doc))), 201
 
 
 @bp.get("/v1/matchmaking/<ticket>")
@@ -129,7 +174,7 @@ def poll(ticket: str) -> Response:
             group = [ticket, *(t.decode() for t in others)]
             _seat_tickets(group, doc["game"], doc["players"], doc["options"])
         doc = _load(ticket)
-    return jsonify(_public(doc))
+    return jsonify(_public(doc, _issue_token(doc)))
 
 
 @bp.delete("/v1/matchmaking/<ticket>")
@@ -141,4 +186,8 @@ def cancel(ticket: str) -> Response:
         raise ApiError(409, "ticket_matched", "the ticket already has a match")
     gw.store.redis.lrem(_queue(doc["game"], doc["players"], doc["options"]), 1, ticket)
     _save({**doc, "status": "cancelled"}, wake=True)
+    if doc.get("owner"):
+        pipe = gw.store.redis.pipeline(transaction=False)
+        quotas.release(pipe, doc["owner"], f"t:{ticket}", [])
+        pipe.execute()
     return jsonify(_public({**doc, "status": "cancelled"}))

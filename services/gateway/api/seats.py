@@ -16,7 +16,7 @@ from ..errors import ApiError
 from ..moves import MAX_REBASES, commit
 from ..store import Match, StaleVersion
 from ..views import seat_view
-from .common import caller_seat, json_body, load_match, rate_limit
+from .common import caller_seat, client_ip, json_body, limited_load, load_match
 from .matches import create, status_doc, take_seat
 
 bp = Blueprint("seats", __name__)
@@ -40,7 +40,7 @@ def _update_seat(match_id: str, change: Any) -> tuple[Match, int]:
 @bp.post("/v1/matches/<match_id>/leave")
 def leave(match_id: str) -> Response:
     """A waiting match frees the seat; a running one hands it to a bot for good (the token stops working)."""
-    rate_limit()
+    limited_load(match_id)  # the rate limit, counted for a verified token only
     json_body({})
 
     def change(match: Match, seat: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -62,14 +62,14 @@ def leave(match_id: str) -> Response:
 @bp.post("/v1/matches/<match_id>/seats/<int:seat>/reclaim")
 def reclaim(match_id: str, seat: int) -> Response:
     """The owner takes back a seat a bot has played since a timeout; nothing the bot did is undone."""
-    rate_limit()
+    limited_load(match_id)
     json_body({})
     reclaimed = False
 
     def change(match: Match, caller: int) -> tuple[dict[str, Any], dict[str, Any]]:
         nonlocal reclaimed
         if caller != seat:
-            raise ApiError(403, "wrong_token", f"that token holds seat {caller}, not seat {seat}")
+            raise ApiError(403, "not_your_seat", f"that token holds seat {caller}, not seat {seat}")
         info = match.meta["seats"][seat]
         if match.meta["status"] != "active":
             raise ApiError(409, "match_closed", f"the match is {match.meta['status']}")
@@ -106,7 +106,7 @@ def rematch_seats(meta: dict[str, Any]) -> list[dict[str, Any]]:
 @bp.post("/v1/matches/<match_id>/rematch")
 def rematch(match_id: str) -> Response:
     """The next match with the same seats; each human takes their seat (and a new token) with this call."""
-    rate_limit()
+    limited_load(match_id)
     json_body({})
     gw = gateway()
     for _ in range(MAX_REBASES):
@@ -120,14 +120,14 @@ def rematch(match_id: str) -> Response:
         if next_id is None:
             clock = {k: v for k, v in meta["clock"].items() if k != "seats"}
             fresh = create(meta["game"], meta["players"], meta["options"], None, rematch_seats(meta), clock,
-                           meta.get("takeover_level", control.DEFAULT_TAKEOVER_LEVEL))
+                           meta.get("takeover_level", control.DEFAULT_TAKEOVER_LEVEL), owner=f"ip:{client_ip()}")
             try:
                 commit(gw.store, match, {**meta, "rematch": fresh.id},
                        None, {"kind": "rematch", "seat": seat, "to_act": [], "rematch": fresh.id})
             except StaleVersion:  # someone else linked a rematch first: use theirs
-                gw.store.delete(fresh.id)
+                gw.store.delete(fresh.id, fresh.meta)
                 continue
             next_id = fresh.id
         nxt, taken, token = take_seat(next_id, seat)
-        return jsonify({**status_doc(nxt, taken, None), "seat": taken, "token": token})
+        return jsonify({**status_doc(nxt, taken, seat_view(gw, nxt, taken)), "seat": taken, "token": token})
     raise ApiError(409, "busy", "the match changed too often; retry")

@@ -1,0 +1,102 @@
+"""Per-client quotas: how many matches, bot seats and ``hard`` bot seats one client IP holds at once.
+
+The rate limit bounds requests; these bound what the requests leave behind (a match's memory, the bot
+workers' CPU). Each owner has three sorted sets in one Redis Cluster slot, ``quota:{<owner>}:matches``,
+``…:bots`` and ``…:hard``, whose members are what it holds (``<match>``, ``<match>:<seat>``, or
+``t:<ticket>`` for a matchmaking ticket) scored by when the charge lapses at the latest. A match's charge
+is released when it finishes (:func:`release`, run with the update that finishes it); a waiting match
+that expires, or a crash between two writes, only leaves a charge that lapses by its score.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+#: Drop lapsed charges, check every limit, then charge everything at once: (0) or (which limit, held now).
+_CHARGE = """
+local now = tonumber(ARGV[1])
+local wanted = {{ARGV[3]}, cjson.decode(ARGV[4]), cjson.decode(ARGV[5])}
+for i = 1, 3 do
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now)
+  local limit = tonumber(ARGV[5 + i])
+  local held = redis.call('ZCARD', KEYS[i])
+  if limit > 0 and #wanted[i] > 0 and held + #wanted[i] > limit then return {i, held} end
+end
+local ttl = math.ceil(tonumber(ARGV[2]) - now) + 1
+for i = 1, 3 do
+  for _, member in ipairs(wanted[i]) do redis.call('ZADD', KEYS[i], ARGV[2], member) end
+  if #wanted[i] > 0 and redis.call('TTL', KEYS[i]) < ttl then redis.call('EXPIRE', KEYS[i], ttl) end
+end
+return {0, 0}
+"""
+
+#: A started match's charges lapse later: raise their scores (never lower them) and the keys' lifetimes.
+_EXTEND = """
+local ttl = math.ceil(tonumber(ARGV[2]) - tonumber(ARGV[1])) + 1
+local wanted = {{ARGV[3]}, cjson.decode(ARGV[4]), cjson.decode(ARGV[5])}
+for i = 1, 3 do
+  for _, member in ipairs(wanted[i]) do redis.call('ZADD', KEYS[i], 'XX', 'GT', ARGV[2], member) end
+  if #wanted[i] > 0 and redis.call('TTL', KEYS[i]) < ttl then redis.call('EXPIRE', KEYS[i], ttl) end
+end
+return 0
+"""
+
+WHAT = ("active matches", "bot seats", "hard bot seats")
+
+
+@dataclass(frozen=True)
+class Limits:
+    matches: int
+    bots: int
+    hard: int
+
+    def values(self) -> tuple[int, int, int]:
+        return self.matches, self.bots, self.hard
+
+
+class QuotaExceeded(Exception):
+    def __init__(self, what: str, limit: int, held: int) -> None:
+        super().__init__(f"this client already holds {held} {what}; the limit is {limit} at once "
+                         f"(finish or leave some first)")
+        self.what, self.limit, self.held = what, limit, held
+
+
+def keys(owner: str) -> list[str]:
+    return [f"quota:{{{owner}}}:{kind}" for kind in ("matches", "bots", "hard")]
+
+
+def seat_members(match_id: str, seats: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """The bot seats a match charges, and those of them at level ``hard``."""
+    bots = [i for i, s in enumerate(seats) if s["kind"] == "bot"]
+    return ([f"{match_id}:{i}" for i in bots],
+            [f"{match_id}:{i}" for i in bots if seats[i].get("level") == "hard"])
+
+
+def charge(client: Any, owner: str, member: str, seats: list[dict[str, Any]], now: float, until: float,
+           limits: Limits) -> None:
+    """Charge ``owner`` one match (``member``) and its bot seats, or raise :class:`QuotaExceeded`."""
+    bots, hard = seat_members(member, seats)
+    which, held = client.eval(_CHARGE, 3, *keys(owner), now, until, member, orjson.dumps(bots).decode(),
+                              orjson.dumps(hard).decode(), *limits.values())
+    if which:
+        raise QuotaExceeded(WHAT[which - 1], limits.values()[which - 1], int(held))
+
+
+def release(pipe: Any, owner: str, member: str, seats: list[dict[str, Any]]) -> None:
+    """Queue on ``pipe`` the release of what a match (or ticket) holds."""
+    bots, hard = seat_members(member, seats)
+    matches_key, bots_key, hard_key = keys(owner)
+    pipe.zrem(matches_key, member)
+    if bots:
+        pipe.zrem(bots_key, *bots)
+    if hard:
+        pipe.zrem(hard_key, *hard)
+
+
+def extend(pipe: Any, owner: str, member: str, seats: list[dict[str, Any]], now: float, until: float) -> None:
+    """Queue on ``pipe``: the charges of a match that just started lapse at ``until`` (never earlier)."""
+    bots, hard = seat_members(member, seats)
+    pipe.eval(_EXTEND, 3, *keys(owner), now, until, member, orjson.dumps(bots).decode(), orjson.dumps(hard).decode())
