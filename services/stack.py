@@ -107,6 +107,9 @@ class StackConfig:
     env: dict[str, str] = field(default_factory=dict)
     #: Where each process's output goes (``<name>.log``); None = this terminal.
     log_dir: Path | None = None
+    #: The embedded Redis's ``maxmemory`` (``noeviction``: a live match is never evicted; the gateway stops
+    #: creating matches at ``MEEPLE_STORE_FULL_RATIO`` of it, and everything but a live match has a TTL).
+    redis_maxmemory: str = field(default_factory=lambda: os.environ.get("MEEPLE_REDIS_MAXMEMORY", "512mb"))
 
 
 @dataclass
@@ -185,6 +188,7 @@ class Stack:
         data.mkdir(parents=True, exist_ok=True)
         proc = self._spawn("redis", [redis_server_binary(), "--bind", "127.0.0.1", "--port", str(port),
                                      "--dir", str(data), "--appendonly", "yes", "--save", "",
+                                     "--maxmemory", self.config.redis_maxmemory, "--maxmemory-policy", "noeviction",
                                      "--logfile", str(data / "redis.log")])
         url = f"redis://127.0.0.1:{port}/0"
         wait_until(lambda: port_open(port), "redis", proc)
@@ -226,11 +230,29 @@ class Stack:
             shutil.rmtree(directory, ignore_errors=True)
 
 
+PORTS_HELP = """\
+ports:
+  The REST API listens on --http-port (default: $MEEPLE_HTTP_PORT, else 8000) and the rules service on
+  --rules-port (default: $MEEPLE_RULES_PORT, else 50051; replica i takes --rules-port + i). Port 0 picks
+  a free port (printed at start). Redis, the metrics endpoints and the bot workers take free ports.
+  Examples:  meeple run --http-port 8080      MEEPLE_HTTP_PORT=8080 MEEPLE_RULES_PORT=50061 make run
+
+environment:
+  REDIS_URL               use this Redis instead of starting the embedded one
+  MEEPLE_REDIS_MAXMEMORY  the embedded Redis's maxmemory (default 512mb, policy noeviction)
+  every MEEPLE_* setting of the gateway (docs/api.md, "Configuration") reaches the processes started here
+"""
+
+
 def add_parser(sub: Any) -> None:
     parser = sub.add_parser("run", help="start the whole stack locally and print where to connect",
-                            description=__doc__)
-    parser.add_argument("--http-port", type=int, default=int(os.environ.get("MEEPLE_HTTP_PORT", "8000")))
-    parser.add_argument("--rules-port", type=int, default=int(os.environ.get("MEEPLE_RULES_PORT", "50051")))
+                            description=__doc__, epilog=PORTS_HELP,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--http-port", type=int, default=int(os.environ.get("MEEPLE_HTTP_PORT", "8000")),
+                        help="the REST API's port (default: $MEEPLE_HTTP_PORT or 8000; 0 = a free port)")
+    parser.add_argument("--rules-port", type=int, default=int(os.environ.get("MEEPLE_RULES_PORT", "50051")),
+                        help="the rules service's gRPC port, +i for replica i (default: $MEEPLE_RULES_PORT or "
+                             "50051; 0 = free ports)")
     parser.add_argument("--rules-replicas", type=int, default=1)
     parser.add_argument("--gateway-workers", type=int, default=2)
     parser.add_argument("--bot-workers", type=int, default=1)

@@ -21,6 +21,13 @@ from prometheus_client import multiprocess
 #: gthread); ``--workers`` processes of it, each taking up to ``worker_connections`` connections at once.
 worker_class = "services.gateway.gunicorn_worker.ConnectionThreads"
 
+#: gunicorn (25.1+) binds a control socket at one path per user (``$XDG_RUNTIME_DIR`` or ``~/.gunicorn``):
+#: two gateways on one host would fight over it. Off unless ``MEEPLE_GUNICORN_CONTROL_SOCKET`` names a path
+#: of this instance's own (then ``gunicornc`` can manage it there).
+control_socket_disable = not os.environ.get("MEEPLE_GUNICORN_CONTROL_SOCKET")
+if not control_socket_disable:
+    control_socket = os.environ["MEEPLE_GUNICORN_CONTROL_SOCKET"]
+
 
 def on_starting(server: Any) -> None:
     """Start from an empty metrics directory: counters of a previous run must not leak into this one."""

@@ -16,6 +16,7 @@ backlog), and a connection closes when it idles, or stalls mid-request, for ``ke
 from __future__ import annotations
 
 import errno
+import json
 import os
 import selectors
 import socket
@@ -34,6 +35,32 @@ from gunicorn.workers import base
 TICK_S = 1.0
 #: How long an unread request body may take to drain before its connection is closed instead.
 DRAIN_S = 5.0
+
+
+#: Error codes of the requests gunicorn answers itself (before the app), by status.
+_GUNICORN_CODES = {400: "malformed_request", 403: "forbidden", 414: "uri_too_long", 417: "expectation_failed",
+                   431: "headers_too_large", 500: "internal_error", 501: "not_implemented"}
+
+
+class _Captured:
+    """Stands in for the client socket while gunicorn writes its HTML error page: keeps the status line."""
+
+    def __init__(self) -> None:
+        self.data = b""
+
+    def gettimeout(self) -> float:
+        return 0.0
+
+    def sendall(self, data: bytes) -> None:
+        self.data += data
+
+    def send(self, data: bytes) -> int:
+        self.data += data
+        return len(data)
+
+    def status_line(self) -> str:
+        first = self.data.split(b"\r\n", 1)[0].decode("latin1")  # "HTTP/1.1 414 URI Too Long"
+        return first.partition(" ")[2]
 
 
 class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no type hints
@@ -101,6 +128,24 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
                 held += 1
             else:
                 self.notify()
+
+    def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:
+        """gunicorn's own answer to a request it rejected before the app (its status, logging and access
+        log), but with the API's JSON error body instead of gunicorn's HTML page."""
+        captured = _Captured()
+        super().handle_error(req, captured, addr, exc)
+        status, _, reason = captured.status_line().partition(" ")
+        if not status.isdigit():
+            return
+        code = _GUNICORN_CODES.get(int(status), "malformed_request")
+        message = str(exc) or reason or "the request was rejected"
+        body = json.dumps({"error": {"code": code, "message": f"{reason}: {message}"}}).encode()
+        head = (f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n").encode("latin1")
+        try:
+            util.write_nonblock(client, head + body)
+        except Exception:
+            self.log.debug("Failed to send error message.")
 
     # -- a connection's own thread ----------------------------------------------------------------------------
     def serve(self, client: socket.socket, addr: Any, server: Any) -> None:

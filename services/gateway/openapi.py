@@ -7,7 +7,17 @@ from __future__ import annotations
 
 from typing import Any
 
-_ERROR = {"type": "object", "required": ["error"], "additionalProperties": False, "properties": {
+from .api.common import MAX_JSON_DEPTH
+from .api.matches import IDEMPOTENCY_KEY_MAX, MAX_PLAYERS
+from .config import GatewayConfig
+
+#: The event stream's ``limit`` (seconds) at most, as ``api/events.py`` enforces it.
+STREAM_LIMIT_MAX_S = 3600
+LONG_POLL_MAX_S = GatewayConfig.long_poll_max_s
+
+_ERROR = {"type": "object", "required": ["error"], "additionalProperties": False,
+          "description": "every error; `code` is one of the codes in docs/api.md's error table",
+          "properties": {
     "error": {"type": "object", "required": ["code", "message"], "additionalProperties": False,
               "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}}}
 
@@ -31,8 +41,11 @@ _CLOCK = {"type": "object", "required": ["mode", "on_timeout", "seats"], "proper
                                                         "deadline": {"type": ["number", "null"],
                                                                      "description": "Unix time"}}}}}}
 
-_OUTCOME = {"type": ["object", "null"], "required": ["ended_by", "winners", "forfeited", "scores"], "properties": {
-    "ended_by": {"enum": ["game", "forfeit"]}, "winners": {"type": "array", "items": {"type": "integer"}},
+_OUTCOME = {"type": ["object", "null"], "required": ["ended_by", "winners", "forfeited", "scores"],
+            "description": "game: the engine's winners (a forfeited side excluded); forfeit: the side left; "
+                           "abandoned: no human action for MEEPLE_IDLE_MATCH_TTL (winners [], scores null)",
+            "properties": {
+    "ended_by": {"enum": ["game", "forfeit", "abandoned"]}, "winners": {"type": "array", "items": {"type": "integer"}},
     "forfeited": {"type": "array", "items": {"type": "integer"}},
     "scores": {"type": ["array", "null"], "items": {"type": "number"}}}}
 
@@ -80,15 +93,29 @@ _REPLAY = {"type": "object", "required": ["id", "game", "players", "options", "s
     "id": {"type": "string"}, "game": {"type": "string"}, "players": {"type": "integer"},
     "options": {"type": "object"}, "seed": {"type": ["integer", "null"]}, "status": {"type": "string"},
     "version": {"type": "integer"}, "result": {"type": ["object", "null"]},
-    "log": {"type": "array", "items": {"type": "object", "required": ["version", "kind", "seat"]}}}}
+    "log": {"type": "array", "description": "one entry per version: `created` (version 0), then `joined`, `move` "
+                                            "(with `by`), `timeout`, `reclaimed`, `left`, `rematch`, `abandoned`",
+            "items": {"type": "object", "required": ["version", "kind", "seat"], "properties": {
+                "version": {"type": "integer", "minimum": 0},
+                "kind": {"enum": ["created", "joined", "move", "timeout", "reclaimed", "left", "rematch",
+                                  "abandoned"]},
+                "seat": {"type": ["integer", "null"]}, "by": {"enum": ["human", "bot"]},
+                "move": {"type": "object"}}}}}}
 
 _TICKET = {"type": "object",
-           "required": ["ticket", "status", "game", "players", "options", "match_id", "seat", "token"],
+           "required": ["ticket", "status", "game", "players", "options", "match_id", "seat", "token",
+                        "token_issued"],
            "properties": {"ticket": {"type": "string"},
                           "status": {"enum": ["waiting", "matched", "cancelled"]},
                           "game": {"type": "string"}, "players": {"type": "integer"}, "options": {"type": "object"},
                           "match_id": {"type": ["string", "null"]}, "seat": {"type": ["integer", "null"]},
-                          "token": {"type": ["string", "null"], "description": "the seat token once matched"}}}
+                          "token": {"type": ["string", "null"],
+                                    "description": "the seat token: only in the first response that finds the "
+                                                   "ticket matched (null before and after; the server keeps only "
+                                                   "its hash)"},
+                          "token_issued": {"type": "boolean",
+                                           "description": "the seat token has been handed out (it is not shown "
+                                                          "again)"}}}
 
 _GAMES = {"type": "object", "required": ["games"], "properties": {"games": {"type": "array", "items": {
     "type": "object", "required": ["id", "title", "min_players", "max_players", "simultaneous", "options"],
@@ -103,31 +130,54 @@ def _json(schema: str, description: str) -> dict[str, Any]:
 
 
 def _errors(*statuses: int) -> dict[str, Any]:
-    texts = {400: "malformed request", 401: "missing token", 403: "wrong token", 404: "no such match",
-             409: "stale version, not your turn, or match state", 413: "body too large", 422: "illegal move",
-             429: "rate limited", 503: "a dependency is down"}
+    texts = {400: "malformed request (bad JSON, a field or parameter out of range, a body nested deeper than "
+                  f"{MAX_JSON_DEPTH} levels)",
+             401: "missing, malformed or wrong bearer token (WWW-Authenticate: Bearer)",
+             403: "the token holds another seat", 404: "no such match or ticket",
+             409: "stale version, not your turn, or match state", 413: "body too large (MEEPLE_MAX_BODY_BYTES, "
+                                                                       "64 KiB by default, chunked bodies too)",
+             415: "a body not sent as Content-Type: application/json", 422: "illegal move",
+             429: "rate limited (Retry-After), or a per-client quota or hint limit reached (the limit is in the "
+                  "message)",
+             503: "a dependency is down, the store is full (store_full: no new matches), or no bot worker "
+                  "answered a hint in time"}
     return {str(s): _json("Error", texts[s]) for s in statuses}
 
 
 _COMMON = (400, 429, 503)
-_MATCH_ID = {"name": "match_id", "in": "path", "required": True, "schema": {"type": "string"}}
+_BODY = (413, 415)
+_MATCH_ID = {"name": "match_id", "in": "path", "required": True, "schema": {"type": "string", "maxLength": 64}}
 _INCLUDE = {"name": "include", "in": "query", "required": False, "schema": {"enum": ["legal_moves"]},
             "description": "legal_moves: add the caller's legal moves to the response (one request fewer per turn)"}
-_TICKET_ID = {"name": "ticket", "in": "path", "required": True, "schema": {"type": "string"}}
+_TICKET_ID = {"name": "ticket", "in": "path", "required": True, "schema": {"type": "string", "maxLength": 64}}
+_WAIT = {"name": "wait", "in": "query", "schema": {"type": "integer", "minimum": 0, "maximum": LONG_POLL_MAX_S,
+                                                   "default": 0},
+         "description": f"long-poll up to this many seconds (at most {LONG_POLL_MAX_S}, MEEPLE_LONG_POLL_MAX_S)"}
 _AUTH: list[dict[str, list[str]]] = [{"bearer": []}]
 
 
-def _body(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"required": True, "content": {"application/json": {"schema": schema}}}
+def _body(schema: dict[str, Any], required: bool = True) -> dict[str, Any]:
+    return {"required": required, "description": f"JSON (Content-Type: application/json), nested at most "
+                                                 f"{MAX_JSON_DEPTH} levels deep",
+            "content": {"application/json": {"schema": schema}}}
+
+
+_EMPTY = _body({"type": "object", "additionalProperties": False, "properties": {}}, required=False)
 
 
 def document() -> dict[str, Any]:
     create = {"type": "object", "required": ["game", "players"], "additionalProperties": False, "properties": {
-        "game": {"type": "string"}, "players": {"type": "integer"}, "options": {"type": "object"},
-        "seed": {"type": "integer", "minimum": 0},
-        "seats": {"type": "array", "items": {"type": "object", "properties": {
-            "kind": {"enum": ["human", "bot"]}, "level": {"enum": ["easy", "normal", "hard"]}}}},
-        "join": {"type": "boolean", "description": "take seat 0 at once; the response carries its token"},
+        "game": {"type": "string"},
+        "players": {"type": "integer", "minimum": 1, "maximum": MAX_PLAYERS,
+                    "description": "within the game's own range (GET /v1/games)"},
+        "options": {"type": "object"},
+        "seed": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1},
+        "seats": {"type": "array", "maxItems": MAX_PLAYERS, "description": "one per player; bot seats count "
+                  "against the client's quotas (MEEPLE_MAX_BOT_SEATS_PER_IP, MEEPLE_MAX_HARD_BOTS_PER_IP)",
+                  "items": {"type": "object", "required": ["kind"], "additionalProperties": False, "properties": {
+                      "kind": {"enum": ["human", "bot"]}, "level": {"enum": ["easy", "normal", "hard"]}}}},
+        "join": {"type": "boolean", "description": "take seat 0 at once (a `joined` entry at version 1); the "
+                                                   "response carries its token"},
         "clock": {"type": "object", "description": "seat clocks (default none): {mode: per_move, seconds} | "
                                                    "{mode: fischer, base_s, increment_s} | {mode: correspondence, "
                                                    "hours}, plus on_timeout: bot (default) | forfeit",
@@ -138,11 +188,19 @@ def document() -> dict[str, Any]:
         "takeover_level": {"enum": ["easy", "normal", "hard"],
                            "description": "the bot that plays a seat after a timeout or a leave (default normal)"}}}
     move = {"type": "object", "required": ["move", "version"], "additionalProperties": False, "properties": {
-        "move": {"type": "object", "required": ["type"]}, "version": {"type": "integer"}}}
+        "move": {"type": "object", "required": ["type"]}, "version": {"type": "integer", "minimum": 0}}}
     return {
         "openapi": "3.1.0",
         "info": {"title": "Meeple REST API", "version": "1.0.0",
-                 "description": "Play tabletop games against people and bots. See docs/api.md."},
+                 "description": "Play tabletop games against people and bots. See docs/api.md. Limits: request "
+                                "bodies are JSON objects of at most MEEPLE_MAX_BODY_BYTES (64 KiB) nested at most "
+                                f"{MAX_JSON_DEPTH} levels; MEEPLE_RATE_LIMIT_PER_MINUTE requests a minute per verified "
+                                "seat token, else per client IP (an invalid token is 401 and counts for the IP); "
+                                "per client IP at most MEEPLE_MAX_ACTIVE_MATCHES_PER_IP (20) waiting or active "
+                                "matches and matchmaking tickets, MEEPLE_MAX_BOT_SEATS_PER_IP (20) bot seats in them "
+                                "and MEEPLE_MAX_HARD_BOTS_PER_IP (4) hard ones; MEEPLE_HINTS_PER_SEAT_MINUTE (10) "
+                                "hints a minute per seat; an active match with no human action for "
+                                "MEEPLE_IDLE_MATCH_TTL (7 days) ends as abandoned."},
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
                                            "description": "the seat token returned once by create/join"}},
@@ -157,74 +215,89 @@ def document() -> dict[str, Any]:
             "/v1/games": {"get": {"summary": "The game catalogue", "responses": {
                 "200": _json("Games", "games"), **_errors(429, 503)}}},
             "/v1/matches": {"post": {"summary": "Create a match", "requestBody": _body(create), "responses": {
-                "201": _json("Match", "created"), **_errors(*_COMMON, 413)}}},
+                "201": _json("Match", "created"), **_errors(*_COMMON, *_BODY)}}},
             "/v1/matches/{match_id}": {"get": {
                 "summary": "Status and the caller's view", "parameters": [_MATCH_ID, _INCLUDE],
                 "security": [{}, *_AUTH],
-                "responses": {"200": _json("Match", "status"), **_errors(401, 403, 404, *_COMMON)}}},
+                "responses": {"200": _json("Match", "status"), **_errors(401, 404, *_COMMON)}}},
             "/v1/matches/{match_id}/join": {"post": {
                 "summary": "Take a free seat (the token is shown once)", "parameters": [_MATCH_ID],
-                "requestBody": {"content": {"application/json": {"schema": {
-                    "type": "object", "additionalProperties": False, "properties": {"seat": {"type": "integer"}}}}}},
-                "responses": {"200": _json("Match", "joined"), **_errors(404, 409, *_COMMON)}}},
+                "requestBody": _body({"type": "object", "additionalProperties": False,
+                                      "properties": {"seat": {"type": "integer", "minimum": 0}}}, required=False),
+                "responses": {"200": _json("Match", "joined: the seat's token (once) and view"),
+                              **_errors(404, 409, *_COMMON, *_BODY)}}},
             "/v1/matches/{match_id}/legal-moves": {"get": {
                 "summary": "The caller's legal moves", "parameters": [_MATCH_ID], "security": _AUTH,
-                "responses": {"200": _json("LegalMoves", "moves"), **_errors(401, 403, 404, *_COMMON)}}},
+                "responses": {"200": _json("LegalMoves", "moves"), **_errors(401, 404, *_COMMON)}}},
             "/v1/matches/{match_id}/hint": {"get": {
                 "summary": "The bot's suggested move for the caller's own seat", "parameters": [_MATCH_ID],
                 "security": _AUTH, "responses": {"200": _json("Hint", "a legal move"),
-                                                 **_errors(401, 403, 404, 409, *_COMMON)}}},
+                                                 **_errors(401, 404, 409, *_COMMON)}}},
             "/v1/matches/{match_id}/moves": {"post": {
                 "summary": "Submit a move", "parameters": [_MATCH_ID, _INCLUDE, {
-                    "name": "Idempotency-Key", "in": "header", "required": False, "schema": {"type": "string"}}],
+                    "name": "Idempotency-Key", "in": "header", "required": False,
+                    "schema": {"type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX},
+                    "description": "a retry with the same key and body returns the original response (24 h)"}],
                 "security": _AUTH, "requestBody": _body(move),
                 "responses": {"200": _json("Match", "applied"),
-                              **_errors(401, 403, 404, 409, 413, 422, *_COMMON)}}},
+                              **_errors(401, 404, 409, 422, *_COMMON, *_BODY)}}},
             "/v1/matches/{match_id}/events": {"get": {
                 "summary": "Long-poll for what happened after a version", "parameters": [
-                    _MATCH_ID, _INCLUDE, {"name": "after", "in": "query", "schema": {"type": "integer"}},
-                    {"name": "wait", "in": "query", "schema": {"type": "integer", "maximum": 30}},
+                    _MATCH_ID, _INCLUDE, {"name": "after", "in": "query", "description": "the version the "
+                                          "caller has seen (default: the current one)",
+                                          "schema": {"type": "integer", "minimum": 0, "maximum": 2**31}},
+                    _WAIT,
                     {"name": "until", "in": "query", "schema": {"enum": ["change", "turn"], "default": "change"},
                      "description": "change: answer at the first new version; turn (a seat token is required): "
                                     "sleep through other seats' moves and answer once the caller must act or "
                                     "the match is finished (all events since `after` included)"}],
                 "security": [{}, *_AUTH],
-                "responses": {"200": _json("Events", "events"), **_errors(401, 403, 404, *_COMMON)}}},
+                "responses": {"200": _json("Events", "events"), **_errors(401, 404, *_COMMON)}}},
             "/v1/matches/{match_id}/events/stream": {"get": {
                 "summary": "Server-Sent Events: one 'update' event (an Events document) per version",
-                "parameters": [_MATCH_ID], "security": [{}, *_AUTH],
+                "parameters": [_MATCH_ID,
+                               {"name": "after", "in": "query", "description": "send the versions after this one "
+                                "(default: the current one)", "schema": {"type": "integer", "minimum": 0,
+                                                                        "maximum": 2**31}},
+                               {"name": "limit", "in": "query", "description": "close the stream after this many "
+                                "seconds (reconnect with after=<last id>)",
+                                "schema": {"type": "integer", "minimum": 1, "maximum": STREAM_LIMIT_MAX_S,
+                                           "default": STREAM_LIMIT_MAX_S}}],
+                "security": [{}, *_AUTH],
                 "responses": {"200": {"description": "text/event-stream",
                                       "content": {"text/event-stream": {"schema": {"type": "string"}}}},
-                              **_errors(401, 403, 404, *_COMMON)}}},
+                              **_errors(401, 404, *_COMMON)}}},
             "/v1/matches/{match_id}/replay": {"get": {
                 "summary": "The move log; the seed once the match is over", "parameters": [_MATCH_ID],
-                "responses": {"200": _json("Replay", "log"), **_errors(401, 403, 404, *_COMMON)}}},
+                "security": [{}, *_AUTH],
+                "responses": {"200": _json("Replay", "log (a seat's token adds its own moves before the end)"),
+                              **_errors(401, 404, *_COMMON)}}},
             "/v1/matches/{match_id}/leave": {"post": {
                 "summary": "Leave the match (a running one: a bot takes the seat for good)", "parameters": [_MATCH_ID],
-                "security": _AUTH,
-                "responses": {"200": _json("Match", "left"), **_errors(401, 403, 404, 409, *_COMMON)}}},
+                "security": _AUTH, "requestBody": _EMPTY,
+                "responses": {"200": _json("Match", "left"), **_errors(401, 404, 409, *_COMMON, *_BODY)}}},
             "/v1/matches/{match_id}/seats/{seat}/reclaim": {"post": {
                 "summary": "Take your seat back from the bot that played it since your clock ran out",
                 "parameters": [_MATCH_ID, {"name": "seat", "in": "path", "required": True,
-                                           "schema": {"type": "integer"}}],
-                "security": _AUTH,
+                                           "schema": {"type": "integer", "minimum": 0}}],
+                "security": _AUTH, "requestBody": _EMPTY,
                 "responses": {"200": _json("Match", "reclaimed (or already yours)"),
-                              **_errors(401, 403, 404, 409, *_COMMON)}}},
+                              **_errors(401, 403, 404, 409, *_COMMON, *_BODY)}}},
             "/v1/matches/{match_id}/rematch": {"post": {
                 "summary": "The next match with the same seats: each human takes theirs (and a new token) here",
-                "parameters": [_MATCH_ID], "security": _AUTH,
+                "parameters": [_MATCH_ID], "security": _AUTH, "requestBody": _EMPTY,
                 "responses": {"200": _json("Match", "your seat in the rematch, with its token"),
-                              **_errors(401, 403, 404, 409, *_COMMON)}}},
+                              **_errors(401, 404, 409, *_COMMON, *_BODY)}}},
             "/v1/matchmaking": {"post": {
                 "summary": "Queue for a game; humans are grouped as they arrive", "requestBody": _body({
                     "type": "object", "required": ["game", "players"], "additionalProperties": False,
-                    "properties": {"game": {"type": "string"}, "players": {"type": "integer"},
+                    "properties": {"game": {"type": "string"},
+                                   "players": {"type": "integer", "minimum": 1, "maximum": MAX_PLAYERS},
                                    "options": {"type": "object"}}}),
-                "responses": {"201": _json("Ticket", "queued or matched at once"), **_errors(*_COMMON, 413)}}},
+                "responses": {"201": _json("Ticket", "queued or matched at once"), **_errors(*_COMMON, *_BODY)}}},
             "/v1/matchmaking/{ticket}": {
-                "get": {"summary": "Poll a ticket (the seat token appears once matched)", "parameters": [
-                    _TICKET_ID, {"name": "wait", "in": "query", "schema": {"type": "integer", "maximum": 30},
-                                 "description": "long-poll: answer once the ticket is matched or cancelled"}],
+                "get": {"summary": "Poll a ticket (the seat token appears once, in the first answer that finds "
+                                   "it matched)", "parameters": [_TICKET_ID, _WAIT],
                         "responses": {"200": _json("Ticket", "ticket"), **_errors(404, *_COMMON)}},
                 "delete": {"summary": "Leave the queue", "parameters": [_TICKET_ID],
                            "responses": {"200": _json("Ticket", "cancelled"), **_errors(404, 409, *_COMMON)}}},

@@ -59,7 +59,8 @@ def gunicorn(redis_url: str, rules: RulesProcess, tmp_path: Path) -> Iterator[Gu
     port, prom_dir = free_port(), tmp_path / "prom"
     env = {**os.environ, "REDIS_URL": redis_url, "MEEPLE_RULES_ADDR": f"127.0.0.1:{rules.port}",
            "PROMETHEUS_MULTIPROC_DIR": str(prom_dir), "MEEPLE_RATE_LIMIT_PER_MINUTE": "100000",
-           "MEEPLE_MAX_ACTIVE_MATCHES_PER_IP": "0", "MEEPLE_MAX_BOT_SEATS_PER_IP": "0", "MEEPLE_MAX_HARD_BOTS_PER_IP": "0"}
+           "MEEPLE_MAX_ACTIVE_MATCHES_PER_IP": "0", "MEEPLE_MAX_BOT_SEATS_PER_IP": "0",
+           "MEEPLE_MAX_HARD_BOTS_PER_IP": "0"}
     proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONF, "--workers", "2", "-k", "sync",
                              "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "2", "services.gateway.wsgi:app"],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -28,6 +28,8 @@ bp = Blueprint("matches", __name__)
 BOT_LEVELS = ("easy", "normal", "hard")
 #: Players a match may be created for (each game's own range is narrower; the rules service checks it).
 MAX_PLAYERS = 16
+#: An ``Idempotency-Key`` is 1 to this many characters.
+IDEMPOTENCY_KEY_MAX = 128
 
 
 def seats_public(match: Match, now: float) -> list[dict[str, Any]]:
@@ -231,8 +233,8 @@ def legal_moves(match_id: str) -> Response:
 @bp.post("/v1/matches/<match_id>/moves")
 def submit_move(match_id: str) -> tuple[Response, int]:
     key = request.headers.get("Idempotency-Key")
-    if key is not None and not 1 <= len(key) <= 128:
-        raise ApiError(400, "bad_idempotency_key", "Idempotency-Key must be 1 to 128 characters")
+    if key is not None and not 1 <= len(key) <= IDEMPOTENCY_KEY_MAX:
+        raise ApiError(400, "bad_idempotency_key", f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} characters")
     include_legal = wants_legal_moves()
     match, done = limited_load(match_id, key)  # one round trip: rate limit, match, earlier response
     seat = caller_seat(match, required=True)
