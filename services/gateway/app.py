@@ -22,7 +22,9 @@ log = logging.getLogger("meeple.gateway")
 def create_app(config: GatewayConfig | None = None) -> Flask:
     config = config or GatewayConfig.from_env()
     app = Flask(__name__)
-    app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes
+    # One byte over the limit: a chunked body (no Content-Length) is read up to this, so one past the limit is
+    # seen as such (413 in ``json_body``) instead of being cut at the limit and parsed as broken JSON.
+    app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes + 1
     app.json = OrjsonProvider(app)
     check_multiprocess()
     metrics = GatewayMetrics()

@@ -41,7 +41,7 @@ def register_error_handlers(app: Flask) -> None:
         status = err.code or 500
         message = err.description or err.name
         if status == 413:
-            message = f"request body too large (limit {app.config['MAX_CONTENT_LENGTH']} bytes)"
+            message = f"request body too large (limit {app.config['MAX_CONTENT_LENGTH'] - 1} bytes)"
         allow = {k: v for k, v in err.get_headers() if k == "Allow"}  # a 405 says what the path takes
         return error_response(status, _HTTP_CODES.get(status, "http_error"), message, allow)
 

@@ -38,7 +38,10 @@ def json_body(allowed: dict[str, type | tuple[type, ...]], required: tuple[str, 
     An empty body reads as ``{}``; a non-empty one must be sent as ``application/json`` (415 otherwise, not a
     silent empty body) and nest at most :data:`MAX_JSON_DEPTH` levels (400 ``too_deep``).
     """
-    raw = request.get_data(cache=True)  # a chunked body past the limit raises 413 here, before any parsing
+    raw = request.get_data(cache=True)  # read up to one byte past the limit (see ``create_app``)
+    limit = gateway().config.max_body_bytes
+    if len(raw) > limit:
+        raise ApiError(413, "body_too_large", f"request body too large (limit {limit} bytes)")
     if not raw:
         body: Any = {}
     else:

@@ -1,0 +1,378 @@
+"""Issue 19, the gateway's half: what an attacker (or a client written from docs/api.md alone) found.
+
+Each test names the rule it pins down; all of them run against real Redis servers, a real rules service
+and the gateway over real HTTP.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+import requests
+
+from services.gateway import control
+from services.gateway.api.common import MAX_JSON_DEPTH
+from services.gateway.errors import _HTTP_CODES
+from services.gateway.gunicorn_worker import _GUNICORN_CODES
+from services.gateway.openapi import document
+from services.gateway.store import MatchStore, keys
+from services.stack import GUNICORN_CONF, free_port, http_ok, wait_until
+from services.timekeeper.keeper import Timekeeper
+
+from .conftest import Api, GatewayServer, RulesProcess, start_gateway
+
+ROOT = Path(__file__).resolve().parents[2]
+GAME = "clash"
+
+
+def nested(depth: int) -> Any:
+    """A JSON value with ``depth`` levels of arrays."""
+    value: Any = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def two_humans(api: Api, game: str = GAME) -> tuple[str, list[str]]:
+    created = api.post("/v1/matches", json={"game": game, "players": 2, "join": True}).json()
+    joined = api.post(f"/v1/matches/{created['id']}/join", json={}).json()
+    return created["id"], [created["token"], joined["token"]]
+
+
+@pytest.fixture()
+def own_gateway(own_redis_url: str, rules: RulesProcess, request: pytest.FixtureRequest) -> Iterator[GatewayServer]:
+    """A gateway on a Redis of the test's own, with the settings the test's ``gateway_config`` mark names."""
+    marker = request.node.get_closest_marker("gateway_config")
+    server = start_gateway(own_redis_url, rules.port, **(marker.kwargs if marker else {}))
+    yield server
+    server.stop()
+
+
+# -- 1: deep nesting is a 400, never a 500 ------------------------------------------------------------------------
+@pytest.mark.parametrize("path", ["/v1/matches", "/v1/matchmaking"])
+def test_options_nested_deeper_than_the_limit_are_400_too_deep_not_500(api: Api, path: str) -> None:
+    reply = api.post(path, json={"game": GAME, "players": 2, "options": {"match": nested(300)}})
+    assert reply.status_code == 400 and reply.json()["error"]["code"] == "too_deep", reply.text
+    assert str(MAX_JSON_DEPTH) in reply.json()["error"]["message"]
+    within = api.post(path, json={"game": GAME, "players": 2, "options": {"match": nested(MAX_JSON_DEPTH - 2)}})
+    assert within.status_code != 500 and within.json().get("error", {}).get("code") != "too_deep"
+
+
+def test_a_move_nested_deeper_than_the_limit_is_400_too_deep_not_500(api: Api) -> None:
+    match_id, tokens = two_humans(api)
+    reply = api.post(f"/v1/matches/{match_id}/moves", tokens[0],
+                     json={"move": {"type": "place", "x": nested(260)}, "version": 1})
+    assert reply.status_code == 400 and reply.json()["error"]["code"] == "too_deep", reply.text
+
+
+# -- 2: rate limits count verified identities; quotas ------------------------------------------------------------
+@pytest.mark.gateway_config(rate_limit_per_minute=5)
+def test_made_up_tokens_are_401_and_count_against_the_ip_not_a_bucket_of_their_own(
+        own_gateway: GatewayServer, own_redis_url: str) -> None:
+    api = Api(own_gateway.url)
+    created = api.post("/v1/matches", json={"game": GAME, "players": 2, "join": True}).json()  # 1 for the IP
+    codes = [api.get(f"/v1/matches/{created['id']}", f"invented-{i}").status_code for i in range(6)]
+    assert codes == [401, 401, 401, 401, 429, 429]  # the IP's 5 a minute, whatever the tokens
+    assert api.get(f"/v1/matches/{created['id']}", "invented-x").headers.get("Retry-After")
+    # A verified token has a bucket of its own: the IP's being spent does not stop the seat holder.
+    assert api.get(f"/v1/matches/{created['id']}", created["token"]).status_code == 200
+    buckets = [k.decode() for k in redis.Redis.from_url(own_redis_url).scan_iter("ratelimit:*")]
+    assert len([k for k in buckets if k.startswith("ratelimit:{t:")]) == 1  # only the real token's
+
+
+@pytest.mark.gateway_config(max_active_matches_per_ip=2, max_bot_seats_per_ip=3, max_hard_bots_per_ip=1)
+def test_per_ip_quotas_on_matches_bot_seats_and_hard_bots_are_429_with_the_limit(own_gateway: GatewayServer) -> None:
+    api = Api(own_gateway.url)
+    two_hard = api.post("/v1/matches", json={"game": GAME, "players": 2, "seats": [{"kind": "bot", "level": "hard"}] * 2})
+    assert two_hard.status_code == 429 and two_hard.json()["error"]["code"] == "quota_exceeded"
+    assert "hard bot seats" in two_hard.json()["error"]["message"] and "limit is 1" in two_hard.json()["error"]["message"]
+    bots = api.post("/v1/matches", json={"game": GAME, "players": 2, "seats": [{"kind": "bot", "level": "easy"}] * 2})
+    assert bots.status_code == 201  # an all-bot match: 2 of the 3 bot seats
+    third = api.post("/v1/matches", json={"game": GAME, "players": 2, "seats": [{"kind": "bot"}] * 2})
+    assert third.status_code == 429 and "limit is 3" in third.json()["error"]["message"]
+    assert api.post("/v1/matches", json={"game": GAME, "players": 2}).status_code == 201
+    over = api.post("/v1/matches", json={"game": GAME, "players": 2})
+    assert over.status_code == 429 and "active matches" in over.json()["error"]["message"]
+    assert "limit is 2" in over.json()["error"]["message"]
+
+
+# -- 3: bounded growth -------------------------------------------------------------------------------------------
+@pytest.mark.gateway_config(idle_match_ttl_s=60)
+def test_an_active_match_without_human_action_is_finished_as_abandoned_and_then_expires(
+        own_gateway: GatewayServer, own_redis_url: str) -> None:
+    api = Api(own_gateway.url)
+    idle_id, _ = two_humans(api)
+    busy_id, busy_tokens = two_humans(api)
+    keeper = Timekeeper(own_redis_url)
+    keeper.store = MatchStore(keeper.redis, 3600, 3600, idle_ttl_s=60)
+    client = redis.Redis.from_url(own_redis_url)
+    assert client.ttl(keys(idle_id)[1]) == -1  # an active match: no TTL of its own
+    status = api.get(f"/v1/matches/{busy_id}", busy_tokens[0]).json()
+    seat = status["to_act"][0]
+    move = api.get(f"/v1/matches/{busy_id}/legal-moves", busy_tokens[seat]).json()["moves"][0]
+    assert api.post(f"/v1/matches/{busy_id}/moves", busy_tokens[seat],
+                    json={"move": move, "version": status["version"]}).status_code == 200
+    store = MatchStore(client, 1, 1)
+    idle_at, busy_at = (store.load(i).meta["human_at"] for i in (idle_id, busy_id))  # type: ignore[union-attr]
+    assert idle_at < busy_at
+    keeper.run_once(now=(idle_at + busy_at) / 2 + 60)  # the idle one's lifetime is over, the busy one's not
+    idle = api.get(f"/v1/matches/{idle_id}").json()
+    assert idle["status"] == "finished" and idle["to_act"] == []
+    assert idle["outcome"] == {"ended_by": "abandoned", "winners": [], "forfeited": [], "scores": None}
+    assert api.get(f"/v1/matches/{idle_id}/replay").json()["log"][-1]["kind"] == "abandoned"
+    assert 0 < client.ttl(keys(idle_id)[1]) <= 3600  # now it expires like any finished match
+    assert api.get(f"/v1/matches/{busy_id}").json()["status"] == "active"
+
+
+def test_when_redis_is_nearly_full_creating_is_503_store_full_and_running_matches_still_play(
+        own_redis_url: str, rules: RulesProcess) -> None:
+    client = redis.Redis.from_url(own_redis_url)
+    client.config_set("maxmemory-policy", "noeviction")
+    first = start_gateway(own_redis_url, rules.port)
+    match_id, tokens = two_humans(Api(first.url))
+    first.stop()
+    used = int(client.info("memory")["used_memory"])
+    client.config_set("maxmemory", str(int(used / 0.6)))  # 60% full: past the 50% where this gateway stops creating
+    gateway = start_gateway(own_redis_url, rules.port, store_full_ratio=0.5)
+    try:
+        api = Api(gateway.url)
+        refused = api.post("/v1/matches", json={"game": GAME, "players": 2})
+        assert refused.status_code == 503 and refused.json()["error"]["code"] == "store_full", refused.text
+        assert api.post("/v1/matchmaking", json={"game": GAME, "players": 2}).json()["error"]["code"] == "store_full"
+        for _ in range(3):  # the match already running plays on in the headroom
+            status = api.get(f"/v1/matches/{match_id}", tokens[0]).json()
+            seat = status["to_act"][0]
+            move = api.get(f"/v1/matches/{match_id}/legal-moves", tokens[seat]).json()["moves"][0]
+            moved = api.post(f"/v1/matches/{match_id}/moves", tokens[seat],
+                             json={"move": move, "version": status["version"]})
+            assert moved.status_code == 200, moved.text
+        client.config_set("maxmemory", str(int(client.info("memory")["used_memory"]) // 2))  # really full now
+        refused = api.post(f"/v1/matches/{match_id}/moves", tokens[0], json={"move": {"type": "x"}, "version": 0})
+        assert refused.status_code in (409, 422, 503)  # never a 500
+        if refused.status_code == 503:
+            assert refused.json()["error"]["code"] == "store_full"
+    finally:
+        client.config_set("maxmemory", "0")
+        gateway.stop()
+
+
+def test_the_gateway_never_imports_the_bots_or_the_engines() -> None:
+    """``/hint`` runs in the bot workers: no module of the gateway imports ``ai`` or the game engines."""
+    offenders = []
+    for path in (ROOT / "services" / "gateway").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            offenders += [f"{path.name}: {n}" for n in names if n == "ai" or n.startswith(("ai.", "services.rules"))]
+    assert offenders == []
+
+
+@pytest.mark.gateway_config(hint_wait_s=0.3, hints_per_seat_minute=2)
+def test_hint_without_a_bot_worker_is_503_and_each_seat_has_a_hint_limit(own_gateway: GatewayServer) -> None:
+    api = Api(own_gateway.url)
+    match_id, tokens = two_humans(api)
+    seat = api.get(f"/v1/matches/{match_id}").json()["to_act"][0]
+    for _ in range(2):
+        reply = api.get(f"/v1/matches/{match_id}/hint", tokens[seat])
+        assert reply.status_code == 503 and reply.json()["error"]["code"] == "hint_unavailable"
+    limited = api.get(f"/v1/matches/{match_id}/hint", tokens[seat])
+    assert limited.status_code == 429 and limited.json()["error"]["code"] == "hint_limited"
+    assert "2 hints a minute" in limited.json()["error"]["message"]
+
+
+# -- 4: matchmaking hands the token out once and stores only its hash -----------------------------------------------
+def test_matchmaking_hands_out_the_seat_token_once_and_stores_only_its_hash(own_gateway: GatewayServer,
+                                                                             own_redis_url: str) -> None:
+    api = Api(own_gateway.url)
+    first = api.post("/v1/matchmaking", json={"game": GAME, "players": 2}).json()
+    second = api.post("/v1/matchmaking", json={"game": GAME, "players": 2}).json()
+    assert first["token"] is None and second["status"] == "matched" and second["token"]  # the POST that matched
+    polls = [api.get(f"/v1/matchmaking/{first['ticket']}").json() for _ in range(3)]
+    assert polls[0]["token"] and polls[0]["token_issued"]
+    assert [p["token"] for p in polls[1:]] == [None, None] and all(p["token_issued"] for p in polls[1:])
+    assert api.get(f"/v1/matchmaking/{second['ticket']}").json()["token"] is None
+    client = redis.Redis.from_url(own_redis_url)
+    stored = b"".join(client.dump(k) or b"" for k in client.scan_iter("*"))
+    for token in (polls[0]["token"], second["token"]):
+        assert token.encode() not in stored
+    match = api.get(f"/v1/matches/{second['match_id']}", polls[0]["token"]).json()
+    assert match["you"] == polls[0]["seat"] and match["status"] == "active"
+    assert [e["kind"] for e in api.get(f"/v1/matches/{second['match_id']}/replay").json()["log"]] == [
+        "created", "joined", "joined"]
+
+
+# -- 6: the contract states every limit; the error table lists every code ------------------------------------------
+def test_the_openapi_document_states_every_enforced_limit() -> None:
+    doc = document()
+    paths = doc["paths"]
+
+    def param(path: str, name: str) -> dict[str, Any]:
+        op = next(iter(paths[path].values()))
+        found: dict[str, Any] = next(p for p in op["parameters"] if p["name"] == name)
+        return found
+
+    events = "/v1/matches/{match_id}/events"
+    assert param(events, "wait")["schema"]["minimum"] == 0 and param(events, "wait")["schema"]["maximum"] == 30
+    assert param(events, "after")["schema"]["minimum"] == 0
+    assert param(events + "/stream", "after")["schema"]["minimum"] == 0
+    assert param(events + "/stream", "limit")["schema"] == {"type": "integer", "minimum": 1, "maximum": 3600,
+                                                            "default": 3600}
+    key = param("/v1/matches/{match_id}/moves", "Idempotency-Key")["schema"]
+    assert (key["minLength"], key["maxLength"]) == (1, 128)
+    create = paths["/v1/matches"]["post"]["requestBody"]
+    players = create["content"]["application/json"]["schema"]["properties"]["players"]
+    assert (players["minimum"], players["maximum"]) == (1, 16)
+    assert str(MAX_JSON_DEPTH) in create["description"] and "64 KiB" in doc["info"]["description"]
+    assert paths["/v1/matches/{match_id}/replay"]["get"]["security"] == [{}, {"bearer": []}]
+    for path in ("/v1/matches", "/v1/matches/{match_id}/moves", "/v1/matchmaking"):
+        assert {"413", "415", "429"} <= set(paths[path]["post"]["responses"])
+
+
+def test_the_error_table_of_docs_api_md_lists_every_code_the_server_answers() -> None:
+    source = "\n".join(p.read_text() for p in (ROOT / "services" / "gateway").rglob("*.py"))
+    codes = set(re.findall(r'ApiError\(\s*\d{3},\s*"([a-z_]+)"', source))
+    codes |= set(_HTTP_CODES.values()) | set(_GUNICORN_CODES.values()) | {"store_unavailable", "store_full",
+                                                                          "internal_error", "rules_unavailable"}
+    table = (ROOT / "docs" / "api.md").read_text().split("## Errors", 1)[1].split("\n## ", 1)[0]
+    missing = sorted(code for code in codes if f"`{code}`" not in table)
+    assert missing == []
+    for code in ("no_such_seat", "bad_idempotency_key", "malformed_request", "method_not_allowed", "busy"):
+        assert f"`{code}`" in table
+
+
+# -- 9: the outcome names exactly the engine's winners --------------------------------------------------------------
+def test_the_outcome_keeps_a_winner_on_no_side_such_as_the_fierce_women_automa() -> None:
+    sides = [[0], [1]]  # 2-player Fierce Women: seat 2 is the automa, on no side
+    assert control.final(sides, [], [10.0, 11.0, 12.0], [2])["winners"] == [2]
+    assert control.final(sides, [], [12.0, 11.0, 12.0], [0, 2])["winners"] == [0, 2]
+    assert control.final([[0]], [], [3.0], [])["winners"] == []  # a solo game lost: nobody wins
+
+
+# -- 10: contract drift ------------------------------------------------------------------------------------------
+def test_join_answers_with_the_seats_view_and_replay_logs_created_and_every_joined(api: Api) -> None:
+    created = api.post("/v1/matches", json={"game": GAME, "players": 2, "join": True}).json()
+    assert created["version"] == 1 and created["view"] is not None
+    joined = api.post(f"/v1/matches/{created['id']}/join", json={}).json()
+    assert joined["view"] is not None and joined["you"] == 1
+    log = api.get(f"/v1/matches/{created['id']}/replay").json()["log"]
+    assert [(e["version"], e["kind"], e["seat"]) for e in log] == [(0, "created", None), (1, "joined", 0),
+                                                                   (2, "joined", 1)]
+
+
+def test_a_garbage_bearer_token_is_401_with_www_authenticate(api: Api) -> None:
+    match_id, _ = two_humans(api)
+    for path in ("", "/legal-moves", "/replay", "/events?wait=0"):
+        reply = api.get(f"/v1/matches/{match_id}{path}", "garbage")
+        assert reply.status_code == 401 and reply.json()["error"]["code"] == "wrong_token", path
+        assert reply.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_a_post_body_not_sent_as_json_is_415_with_a_clear_message(api: Api) -> None:
+    reply = api.post("/v1/matches", data=b'{"game": "clash", "players": 2}')  # no Content-Type
+    assert reply.status_code == 415 and reply.json()["error"]["code"] == "unsupported_media_type"
+    assert "application/json" in reply.json()["error"]["message"]
+    form = api.post("/v1/matches", data={"game": "clash", "players": "2"})
+    assert form.status_code == 415
+    match_id, tokens = two_humans(api)
+    assert api.post(f"/v1/matches/{match_id}/join").status_code == 409  # an empty body still reads as {}
+
+
+def test_405_names_the_allowed_methods(gateway_server: GatewayServer) -> None:
+    reply = requests.put(f"{gateway_server.url}/v1/matches", timeout=10)
+    assert reply.status_code == 405 and reply.json()["error"]["code"] == "method_not_allowed"
+    assert "POST" in reply.headers["Allow"]
+
+
+def test_meeple_run_help_explains_the_ports_and_their_variables() -> None:
+    from services.cli import build_parser
+
+    run = build_parser()._subparsers._group_actions[0].choices["run"]  # type: ignore[union-attr]
+    text = run.format_help()
+    for needed in ("--http-port", "--rules-port", "MEEPLE_HTTP_PORT", "MEEPLE_RULES_PORT", "8000", "50051"):
+        assert needed in text
+    readme = (ROOT / "README.md").read_text()
+    assert "MEEPLE_HTTP_PORT" in readme and "--http-port" in readme
+
+
+
+# -- 5 and 7: the real gateway under gunicorn ---------------------------------------------------------------------
+@pytest.fixture()
+def gunicorn_gateway(redis_url: str, rules: RulesProcess, tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """``gunicorn -c services.gateway.gunicorn_conf`` with the gateway, HOME in a temporary directory."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
+    env.update(HOME=str(tmp_path), REDIS_URL=redis_url, MEEPLE_RULES_ADDR=f"127.0.0.1:{rules.port}",
+               PROMETHEUS_MULTIPROC_DIR=str(tmp_path / "prom"))
+    proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONF, "--workers", "1",
+                             "--bind", f"127.0.0.1:{port}", "services.gateway.wsgi:app"],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: http_ok(f"http://127.0.0.1:{port}/healthz"), "gateway", proc)
+        yield f"http://127.0.0.1:{port}", tmp_path
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(15)
+
+
+def raw_exchange(url: str, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send raw bytes and read one answer (up to its Content-Length): status, headers, body."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(request)
+        data = b""
+        while b"\r\n\r\n" not in data or len(data.partition(b"\r\n\r\n")[2]) < _length(data):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines[1:])
+    return int(lines[0].split()[1]), headers, body
+
+
+def _length(data: bytes) -> int:
+    found = re.search(rb"\r\nContent-Length: (\d+)\r\n", data, re.IGNORECASE)
+    return int(found.group(1)) if found else 1 << 30
+
+
+def test_requests_gunicorn_rejects_before_the_app_get_json_errors(gunicorn_gateway: tuple[str, Path]) -> None:
+    url, _ = gunicorn_gateway
+    long_url = b"GET /v1/games?x=" + b"a" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"
+    many_headers = b"GET /v1/games HTTP/1.1\r\nHost: x\r\n" + b"".join(
+        b"X-H%d: v\r\n" % i for i in range(150)) + b"\r\n"
+    bad_header = b"GET /v1/games HTTP/1.1\r\nHost: x\r\nBad Header: v\r\n\r\n"
+    for request, status, code in ((long_url, 414, "uri_too_long"), (many_headers, 431, "headers_too_large"),
+                                  (bad_header, 400, "malformed_request")):
+        got, headers, body = raw_exchange(url, request)
+        assert got == status and headers["Content-Type"] == "application/json", body
+        assert json.loads(body)["error"]["code"] == code
+
+
+def test_an_oversized_chunked_body_is_413_not_malformed_json(gunicorn_gateway: tuple[str, Path]) -> None:
+    url, _ = gunicorn_gateway
+    chunk = b'{"game": "' + b"x" * 32_000  # 96 KB sent of a body that would go on: no Content-Length to refuse
+    body = b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in [chunk] + [b"y" * 32_000] * 2)
+    request = (b"POST /v1/matches HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               b"Transfer-Encoding: chunked\r\n\r\n" + body)
+    status, _, reply = raw_exchange(url, request)
+    assert status == 413 and json.loads(reply)["error"]["code"] == "body_too_large", reply
+
+
+def test_the_gateway_binds_no_shared_gunicorn_control_socket(gunicorn_gateway: tuple[str, Path]) -> None:
+    """Two gateways on one host must not fight over ``~/.gunicorn/gunicorn.ctl``: it is off by default."""
+    url, home = gunicorn_gateway
+    assert requests.get(f"{url}/healthz", timeout=10).status_code == 200
+    assert not (home / ".gunicorn").exists()
