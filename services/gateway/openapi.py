@@ -264,8 +264,10 @@ def document() -> dict[str, Any]:
                                 "schema": {"type": "integer", "minimum": 1, "maximum": STREAM_LIMIT_MAX_S,
                                            "default": STREAM_LIMIT_MAX_S}}],
                 "security": [{}, *_AUTH],
-                "responses": {"200": {"description": "text/event-stream",
-                                      "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+                "responses": {"200": {"description": "text/event-stream: `event: update` (id = the version) whose "
+                                                     "data is an Events document, and comment heartbeats",
+                                      "content": {"text/event-stream": {
+                                          "schema": {"$ref": "#/components/schemas/Events"}}}},
                               **_errors(401, 404, *_COMMON)}}},
             "/v1/matches/{match_id}/replay": {"get": {
                 "summary": "The move log; the seed once the match is over", "parameters": [_MATCH_ID],
