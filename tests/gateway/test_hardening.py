@@ -95,9 +95,11 @@ def test_made_up_tokens_are_401_and_count_against_the_ip_not_a_bucket_of_their_o
 @pytest.mark.gateway_config(max_active_matches_per_ip=2, max_bot_seats_per_ip=3, max_hard_bots_per_ip=1)
 def test_per_ip_quotas_on_matches_bot_seats_and_hard_bots_are_429_with_the_limit(own_gateway: GatewayServer) -> None:
     api = Api(own_gateway.url)
-    two_hard = api.post("/v1/matches", json={"game": GAME, "players": 2, "seats": [{"kind": "bot", "level": "hard"}] * 2})
+    hard = [{"kind": "bot", "level": "hard"}] * 2
+    two_hard = api.post("/v1/matches", json={"game": GAME, "players": 2, "seats": hard})
     assert two_hard.status_code == 429 and two_hard.json()["error"]["code"] == "quota_exceeded"
-    assert "hard bot seats" in two_hard.json()["error"]["message"] and "limit is 1" in two_hard.json()["error"]["message"]
+    message = two_hard.json()["error"]["message"]
+    assert "hard bot seats" in message and "limit is 1" in message
     bots = api.post("/v1/matches", json={"game": GAME, "players": 2, "seats": [{"kind": "bot", "level": "easy"}] * 2})
     assert bots.status_code == 201  # an all-bot match: 2 of the 3 bot seats
     third = api.post("/v1/matches", json={"game": GAME, "players": 2, "seats": [{"kind": "bot"}] * 2})
@@ -285,7 +287,7 @@ def test_a_post_body_not_sent_as_json_is_415_with_a_clear_message(api: Api) -> N
     assert "application/json" in reply.json()["error"]["message"]
     form = api.post("/v1/matches", data={"game": "clash", "players": "2"})
     assert form.status_code == 415
-    match_id, tokens = two_humans(api)
+    match_id, _ = two_humans(api)
     assert api.post(f"/v1/matches/{match_id}/join").status_code == 409  # an empty body still reads as {}
 
 
