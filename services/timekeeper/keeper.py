@@ -109,15 +109,20 @@ class Timekeeper:
 
     def sweep_idle(self, now: float) -> int:
         """Finish every match whose idle lifetime is over; returns how many."""
+        return self._settle(self.store.claim_idle(now, self.lease_s), self.check_idle, now, "abandoned", idle=True)
+
+    def _settle(self, members: list[str], act: Any, now: float, counted: str, idle: bool = False) -> int:
+        """Act on each leased entry and release it (back into its index when it is due later); a malformed
+        entry is dropped. Returns how many came out as ``counted``."""
         done = 0
-        for match_id in self.store.claim_idle(now, self.lease_s):
+        for member in members:
             try:
-                outcome, later = self.check_idle(match_id, now)
-            except (ValueError, KeyError, TypeError):
-                log.exception("dropping malformed idle entry %r", match_id)
-                outcome, later = "gone", None
-            self.store.release(match_id, later, idle=True)
-            done += outcome == "abandoned"
+                outcome, later = act(member, now)
+            except (ValueError, KeyError, IndexError, TypeError):
+                log.exception("dropping malformed entry %r", member)
+                outcome, later = "stale", None
+            self.store.release(member, later, idle=idle)
+            done += outcome == counted
         return done
 
     def fire(self, member: str, now: float) -> tuple[str, float | None]:
@@ -154,15 +159,7 @@ class Timekeeper:
     def run_once(self, now: float | None = None) -> int:
         """Fire every deadline due now; returns how many timed out."""
         now = time.time() if now is None else now
-        fired = 0
-        for member in self.store.claim_due(now, self.lease_s):
-            try:
-                outcome, later = self.fire(member, now)
-            except (ValueError, KeyError, IndexError):
-                log.exception("dropping malformed deadline %r", member)
-                outcome, later = "stale", None
-            self.store.release(member, later)
-            fired += outcome == "timeout"
+        fired = self._settle(self.store.claim_due(now, self.lease_s), self.fire, now, "timeout")
         self.metrics.pending.set(self.redis.zcard(DEADLINES_KEY))
         if now >= self._idle_at:
             self._idle_at = now + IDLE_EVERY_S
