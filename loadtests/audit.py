@@ -53,13 +53,16 @@ def check_match(match_id: str, version: int, meta: dict[str, Any], stored: bytes
         state = game.new_game(meta["players"], meta["seed"], meta["options"])
     except (KeyError, RulesError) as exc:
         return bad(f"cannot set the match up again: {exc}")
+    # The server ended it before the game did (a forfeit, or no human action for the idle lifetime): its
+    # last entry leaves nobody to act.
+    ended_early = (meta.get("outcome") or {}).get("ended_by") in ("forfeit", "abandoned")
     for entry in log:
         if entry["kind"] == "move":
             try:
                 state = game.apply(state, entry["seat"], entry["move"])
             except RulesError as exc:
                 return bad(f"the move at version {entry['version']} is illegal on replay: {exc}")
-        if entry.get("to_act") != game.to_act(state):
+        if entry.get("to_act") != game.to_act(state) and not (ended_early and entry is log[-1]):
             return bad(f"version {entry['version']}: the log says {entry.get('to_act')} act next, the replay "
                        f"says {game.to_act(state)}")
     replayed = game.encode(state)
@@ -70,6 +73,9 @@ def check_match(match_id: str, version: int, meta: dict[str, Any], stored: bytes
             same = False
         if not same:
             return bad("the stored state differs from the replay of the log")
+    if ended_early:
+        return Audit(match_id, game_id, status, moves, None if meta.get("to_act") == [] and status == "finished"
+                     else "a match ended by the server must be finished with nobody to act")
     if meta.get("to_act") != game.to_act(state):
         return bad(f"meta says {meta.get('to_act')} act next, the replay says {game.to_act(state)}")
     if (status == "finished") != game.is_over(state):

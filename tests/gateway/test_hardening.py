@@ -22,6 +22,7 @@ import pytest
 import redis
 import requests
 
+from loadtests.audit import audit_match
 from services.gateway import control
 from services.gateway.api.common import MAX_JSON_DEPTH
 from services.gateway.errors import _HTTP_CODES
@@ -135,6 +136,7 @@ def test_an_active_match_without_human_action_is_finished_as_abandoned_and_then_
     assert idle["outcome"] == {"ended_by": "abandoned", "winners": [], "forfeited": [], "scores": None}
     assert api.get(f"/v1/matches/{idle_id}/replay").json()["log"][-1]["kind"] == "abandoned"
     assert 0 < client.ttl(keys(idle_id)[1]) <= 3600  # now it expires like any finished match
+    assert audit_match(client, idle_id).ok  # the load test's audit replays it: the log still explains the state
     assert api.get(f"/v1/matches/{busy_id}").json()["status"] == "active"
 
 

@@ -34,7 +34,8 @@ IDEMPOTENCY_KEY_MAX = 128
 
 def seats_public(match: Match, now: float) -> list[dict[str, Any]]:
     return [{"seat": i, "kind": s["kind"], "level": s.get("level"), "taken": bool(s.get("token_hash"))
-             or s["kind"] == "bot" or bool(s.get("left")) or bool(s.get("reserved")), "control": "bot" if control.bot_plays(s) else "human",
+             or s["kind"] == "bot" or bool(s.get("left")) or bool(s.get("reserved")),
+             "control": "bot" if control.bot_plays(s) else "human",
              "connected": s["kind"] == "human" and match.presence.get(i, 0.0) >= now,
              "forfeited": bool(s.get("forfeited")), "left": bool(s.get("left"))}
             for i, s in enumerate(match.meta["seats"])]
