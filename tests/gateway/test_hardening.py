@@ -89,6 +89,8 @@ def test_made_up_tokens_are_401_and_count_against_the_ip_not_a_bucket_of_their_o
     assert api.get(f"/v1/matches/{created['id']}", "invented-x").headers.get("Retry-After")
     # A verified token has a bucket of its own: the IP's being spent does not stop the seat holder.
     assert api.get(f"/v1/matches/{created['id']}", created["token"]).status_code == 200
+    invented = {"Authorization": "Bearer made-up-create"}  # creating counts for the IP, token or not
+    assert api.post("/v1/matches", json={"game": GAME, "players": 2}, headers=invented).status_code == 429
     buckets = [k.decode() for k in redis.Redis.from_url(own_redis_url).scan_iter("ratelimit:*")]
     assert len([k for k in buckets if k.startswith("ratelimit:{t:")]) == 1  # only the real token's
 
