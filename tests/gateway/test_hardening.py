@@ -29,7 +29,7 @@ from services.gateway.errors import _HTTP_CODES
 from services.gateway.gunicorn_worker import _GUNICORN_CODES
 from services.gateway.openapi import document
 from services.gateway.store import MatchStore, keys
-from services.stack import GUNICORN_CONF, free_port, http_ok, wait_until
+from services.stack import GUNICORN_CONF, Stack, StackConfig, free_port, http_ok, wait_until
 from services.timekeeper.keeper import Timekeeper
 
 from .conftest import Api, GatewayServer, RulesProcess, start_gateway
@@ -297,6 +297,12 @@ def test_a_post_body_not_sent_as_json_is_415_with_a_clear_message(api: Api) -> N
     assert api.post(f"/v1/matches/{match_id}/join").status_code == 409  # an empty body still reads as {}
 
 
+def test_an_integer_field_takes_a_json_number_with_an_integral_value_as_the_openapi_schema_does(api: Api) -> None:
+    created = api.post("/v1/matches", json={"game": GAME, "players": 2.0, "join": True})
+    assert created.status_code == 201 and created.json()["players"] == 2
+    assert api.post("/v1/matches", json={"game": GAME, "players": 2.5}).json()["error"]["code"] == "wrong_type"
+
+
 def test_405_names_the_allowed_methods(gateway_server: GatewayServer) -> None:
     reply = requests.put(f"{gateway_server.url}/v1/matches", timeout=10)
     assert reply.status_code == 405 and reply.json()["error"]["code"] == "method_not_allowed"
@@ -384,3 +390,13 @@ def test_the_gateway_binds_no_shared_gunicorn_control_socket(gunicorn_gateway: t
     url, home = gunicorn_gateway
     assert requests.get(f"{url}/healthz", timeout=10).status_code == 200
     assert not (home / ".gunicorn").exists()
+
+
+def test_the_embedded_redis_has_a_maxmemory_and_never_evicts_a_live_match(tmp_path: Path) -> None:
+    stack = Stack(StackConfig(data_dir=tmp_path, redis_maxmemory="64mb"))
+    try:
+        client = redis.Redis.from_url(stack._start_redis())
+        assert client.config_get("maxmemory")["maxmemory"] == str(64 * 1024 * 1024)
+        assert client.config_get("maxmemory-policy")["maxmemory-policy"] == "noeviction"
+    finally:
+        stack.stop()

@@ -61,12 +61,14 @@ def json_body(allowed: dict[str, type | tuple[type, ...]], required: tuple[str, 
     for name in required:
         if name not in body:
             raise ApiError(400, "missing_field", f"field {name!r} is required")
-    for name, value in body.items():
+    for name, value in list(body.items()):
         spec = allowed[name]
         kinds: tuple[type, ...] = spec if isinstance(spec, tuple) else (spec,)
         if isinstance(value, bool) and bool not in kinds:
             raise ApiError(400, "wrong_type", f"field {name!r} has the wrong type")
-        if not isinstance(value, kinds):
+        if isinstance(value, float) and int in kinds and value.is_integer():
+            body[name] = int(value)  # JSON has one number type: 2.0 is the integer 2 (as JSON Schema reads it)
+        elif not isinstance(value, kinds):
             raise ApiError(400, "wrong_type", f"field {name!r} has the wrong type")
     return body
 
