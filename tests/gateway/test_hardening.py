@@ -89,6 +89,7 @@ def test_made_up_tokens_are_401_and_count_against_the_ip_not_a_bucket_of_their_o
     assert api.get(f"/v1/matches/{created['id']}", "invented-x").headers.get("Retry-After")
     # A verified token has a bucket of its own: the IP's being spent does not stop the seat holder.
     assert api.get(f"/v1/matches/{created['id']}", created["token"]).status_code == 200
+    assert api.get("/v1/matches/no-such-match", "invented-y").status_code == 429  # a 404 counts for the IP too
     invented = {"Authorization": "Bearer made-up-create"}  # creating counts for the IP, token or not
     assert api.post("/v1/matches", json={"game": GAME, "players": 2}, headers=invented).status_code == 429
     buckets = [k.decode() for k in redis.Redis.from_url(own_redis_url).scan_iter("ratelimit:*")]
@@ -285,6 +286,7 @@ def test_a_garbage_bearer_token_is_401_with_www_authenticate(api: Api) -> None:
         reply = api.get(f"/v1/matches/{match_id}{path}", "garbage")
         assert reply.status_code == 401 and reply.json()["error"]["code"] == "wrong_token", path
         assert reply.headers["WWW-Authenticate"].startswith("Bearer")
+    assert api.get("/v1/matches/no-such-match", "garbage").status_code == 404  # no match: 404, token or not
 
 
 def test_a_post_body_not_sent_as_json_is_415_with_a_clear_message(api: Api) -> None:

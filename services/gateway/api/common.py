@@ -114,17 +114,13 @@ def limited_load(match_id: str, idempotency_key: str | None = None, *, view: boo
     ident = _token_ident(token) if token else _ip_ident()
     found, (count, reset), done = gw.store.load_counted(match_id, ident, idempotency_key, fields, log_from)
     if token is not None and (found is None or found.seat_of(token) is None):
-        reject_token(ident, count)  # 401 (or 429 for the IP), never a bucket of its own
+        # Never a bucket of its own: the count moves to the IP, then 404 (no match) or 401 (no seat).
+        hits, reset = gw.store.move_hit(ident, _ip_ident(), drop=count <= 1)
+        _enforce(limit, hits, reset)
+        found_or_404(match_id, found)
+        _invalid_token()
     _enforce(limit, count, reset)
     return found_or_404(match_id, found), done
-
-
-def reject_token(token_ident: str, count: int) -> None:
-    """A token that holds no seat: undo its bucket's count, count the request against the IP, 401."""
-    gw = gateway()
-    hits, reset = gw.store.move_hit(token_ident, _ip_ident(), drop=count <= 1)
-    _enforce(gw.config.rate_limit_per_minute, hits, reset)
-    _invalid_token()
 
 
 def _invalid_token() -> None:
