@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,16 @@ def test_per_ip_quotas_on_matches_bot_seats_and_hard_bots_are_429_with_the_limit
     over = api.post("/v1/matches", json={"game": GAME, "players": 2})
     assert over.status_code == 429 and "active matches" in over.json()["error"]["message"]
     assert "limit is 2" in over.json()["error"]["message"]
+
+
+@pytest.mark.gateway_config(max_active_matches_per_ip=1, max_bot_seats_per_ip=0, max_hard_bots_per_ip=0)
+def test_a_match_that_finishes_gives_its_quota_back(own_gateway: GatewayServer, own_redis_url: str) -> None:
+    api = Api(own_gateway.url)
+    two_humans(api)
+    assert api.post("/v1/matches", json={"game": GAME, "players": 2}).status_code == 429
+    keeper = Timekeeper(own_redis_url)
+    keeper.run_once(now=time.time() + 8 * 24 * 3600)  # a week and a day later: abandoned, hence finished
+    assert api.post("/v1/matches", json={"game": GAME, "players": 2}).status_code == 201
 
 
 # -- 3: bounded growth -------------------------------------------------------------------------------------------
