@@ -245,9 +245,19 @@ class Sideboards(Game[State]):
         })
 
     def decode(self, data: bytes) -> State:
+        return self._decode(data, reachable=True)
+
+    def decode_trusted(self, data: bytes) -> State:
+        """Sealed bytes: the fields are still checked as they are read, the whole-state rules are skipped."""
+        return self._decode(data, reachable=False)
+
+    def _decode(self, data: bytes, reachable: bool) -> State:
         doc = load_document(data, GAME_ID, 1, self._FIELDS)
         try:
-            return _validated(doc)
+            s = _validated(doc)
+            if reachable:
+                _check_reachable(s)
+            return s
         except InvalidState:
             raise
         except (RulesError, TypeError, KeyError, ValueError, AttributeError, IndexError) as exc:
@@ -375,6 +385,24 @@ def _validated(doc: dict[str, Any]) -> State:
         require(doc["result"] is None, "no result before the end")
         s.result = None
     return s
+
+
+def _check_reachable(s: State) -> None:
+    """What "Flow" and "Effects" imply about the whole state, beyond each field: the discard pile holds
+    exactly the cards that exchanges, a solo game's hand-offs and the end put there (until a reshuffle,
+    which only 6 seats with 4 or more exchanges can cause, D16), and every place step starts with H cards."""
+    n, big = s.players, hand_size(s.four)
+    used = s.exchange.count("used")
+    if s.phase == "place":
+        require(all(len(h) == big for h in s.hands), f"every seat holds {big} cards in a place step")
+    if s.last_reshuffle is not None:
+        require(n == 6 and not s.four and used >= 4, "the deck runs out only with 6 seats and 4 or more exchanges")
+        return
+    over = s.phase == "game_over"
+    handoffs = s.step if s.phase == "place" else LAST_STEP if over else 0
+    expected = 2 * used + (big - 1) * (handoffs if n == 1 else 0) + (n * (big - 1) if over else 0)
+    require(len(s.discard) == expected, f"the discard pile must hold {expected} cards ({used} exchanges"
+                                        f"{', solo hand-offs' if n == 1 else ''}{', the leftovers' if over else ''})")
 
 
 GAME = Sideboards()
