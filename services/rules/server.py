@@ -28,6 +28,8 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_
 from services.pb import rules_pb2, rules_pb2_grpc
 from services.rules.games import GAMES, Game, RulesError
 from services.rules.games.base import CONFLICT_CODES, MALFORMED_CODES, InvalidOptions, InvalidState
+from services.rules.seal import ENV_VAR as SEAL_ENV_VAR
+from services.rules.seal import Sealer, SealError
 
 log = logging.getLogger("meeple.rules")
 
@@ -130,9 +132,9 @@ def _game(game_id: str) -> Game[Any]:
     return game
 
 
-def _decode(game: Game[Any], data: bytes) -> Any:
+def _decode(game: Game[Any], data: bytes, trusted: bool = False) -> Any:
     try:
-        return game.decode(data)
+        return game.decode_trusted(data) if trusted else game.decode(data)
     except InvalidState as exc:
         raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, exc.message, exc.code) from None
     except Exception:  # a decoder bug must not kill the server or leak a trace
@@ -155,15 +157,27 @@ T = TypeVar("T")
 class RulesServicer(rules_pb2_grpc.RulesServicer):
     """Translates RPCs to engine calls; stateless by construction."""
 
-    def __init__(self, metrics: RulesMetrics, recent_states: int = 2048) -> None:
+    def __init__(self, metrics: RulesMetrics, recent_states: int = 2048, sealer: Sealer | None = None) -> None:
         self.metrics = metrics
         self.recent = RecentStates(recent_states)
+        self.sealer = sealer or Sealer()
 
     def _state(self, game: Game[Any], data: bytes) -> Any:
-        """The state behind ``data``, a private copy the caller may change."""
+        """The state behind ``data``, a private copy the caller may change.
+
+        Sealed by a replica of this service: decoded without re-validation. A seal that fails:
+        ``INVALID_ARGUMENT``. Unsealed (a third party's own state): decoded and validated in full.
+        """
         state = self.recent.get(game, data)
-        self.metrics.decodes.labels(game.id, "recent" if state is not None else "decoded").inc()
-        return state if state is not None else _decode(game, data)
+        if state is not None:
+            self.metrics.decodes.labels(game.id, "recent").inc()
+            return state
+        try:
+            payload, trusted = self.sealer.open(game.id, data)
+        except SealError as exc:
+            raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "bad_seal") from None
+        self.metrics.decodes.labels(game.id, "sealed" if trusted else "validated").inc()
+        return _decode(game, payload, trusted)
 
     @contextmanager
     def _observe(self, method: str, game: str, context: grpc.ServicerContext) -> Iterator[None]:
@@ -197,7 +211,7 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
         ]
         legal = [rules_pb2.SeatMoves(seat=s, moves_json=orjson.dumps(game.legal_moves(state, s)).decode())
                  for s in to_act] if derive else []
-        encoded = game.encode(state)
+        encoded = self.sealer.seal(game.id, game.encode(state))
         reply = rules_pb2.GameState(
             game=game.id, state=encoded, to_act=to_act, finished=finished,
             seats=game.seat_count(state), result_json=orjson.dumps(result).decode() if result is not None else "",
@@ -284,20 +298,22 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
 
 
 def serve(address: str = "127.0.0.1:0", metrics_port: int | None = None, workers: int = 8,
-          metrics: RulesMetrics | None = None, recent_states: int = 2048) -> tuple[grpc.Server, int]:
+          metrics: RulesMetrics | None = None, recent_states: int = 2048,
+          sealer: Sealer | None = None) -> tuple[grpc.Server, int]:
     """Start a rules server (health checking and reflection on); returns it and its bound port.
 
     ``metrics_port`` 0 picks a free port; ``None`` serves no /metrics endpoint (tests can read
-    ``metrics.registry`` directly).
+    ``metrics.registry`` directly). ``sealer`` None: no sealing (every state is validated in full).
     """
     metrics = metrics or RulesMetrics()
+    sealer = sealer or Sealer()
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rules"),
         options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
                  ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
                  ("grpc.so_reuseport", 0)],
     )
-    rules_pb2_grpc.add_RulesServicer_to_server(RulesServicer(metrics, recent_states), server)
+    rules_pb2_grpc.add_RulesServicer_to_server(RulesServicer(metrics, recent_states, sealer), server)
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
@@ -350,8 +366,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, on_ready: Callable[[int, int], None] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        sealer = Sealer.from_env()
+    except ValueError as exc:
+        log.error("%s", exc)
+        return 2
+    if sealer.enabled:
+        log.info("state bytes are sealed with key %r (%d key(s) verify)", sealer.signing, len(sealer.keys))
+    else:
+        log.warning("%s is not set: state bytes are not sealed and every state is validated in full "
+                    "(set the same key on every replica to seal)", SEAL_ENV_VAR)
     server, port = serve(f"{args.host}:{args.port}", metrics_port=args.metrics_port, workers=args.workers,
-                         recent_states=args.recent_states)
+                         recent_states=args.recent_states, sealer=sealer)
     metrics_port = getattr(server, "metrics_port", 0)
     log.info("rules service on %s:%d (games: %s); metrics on :%d/metrics",
              args.host, port, ", ".join(GAMES), metrics_port)
