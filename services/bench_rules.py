@@ -30,7 +30,7 @@ from services.rules.games.base import Game, Move
 from services.rules.seal import Sealer, new_key_spec
 from services.rules.server import RulesMetrics, RulesServicer, serve, shutdown
 
-MODES = ("sealed", "validated", "recent")
+MODES = ("sealed", "validated")
 
 
 def record_games(game: Game[Any], count: int, max_moves: int) -> list[tuple[int, int, list[tuple[int, Move]]]]:
@@ -73,7 +73,7 @@ def replay(stub: Any, gid: str, players: int, seed: int, moves: list[tuple[int, 
 
 def state_cost(gid: str, sealer: Sealer, states: list[bytes], repeat: int) -> float:
     """Mean µs of a replica's way from request bytes to a state, in-process."""
-    servicer = RulesServicer(RulesMetrics(), recent_states=0, sealer=sealer)
+    servicer = RulesServicer(RulesMetrics(), sealer)
     game = get_game(gid)
     t0 = time.perf_counter()
     for _ in range(repeat):
@@ -84,8 +84,7 @@ def state_cost(gid: str, sealer: Sealer, states: list[bytes], repeat: int) -> fl
 
 def run_bench(game_ids: list[str], rounds: int, games: int, max_moves: int) -> dict[str, Any]:
     sealers = {mode: sealer_for(mode) for mode in MODES}
-    servers = {mode: serve("127.0.0.1:0", sealer=sealers[mode], recent_states=2048 if mode == "recent" else 0)
-               for mode in MODES}
+    servers = {mode: serve("127.0.0.1:0", sealer=sealers[mode]) for mode in MODES}
     report: dict[str, Any] = {}
     try:
         channels = {mode: grpc.insecure_channel(f"127.0.0.1:{port}") for mode, (_, port) in servers.items()}

@@ -388,13 +388,13 @@ def rng_load(text: Any) -> random.Random:
         raise InvalidState("rng: not a valid generator state") from exc
     if words[-1] > _MT_WORDS:
         raise InvalidState("rng: position out of range")
-    rng = random.Random()
+    rng = random.Random.__new__(random.Random)  # Random() would first seed itself from os.urandom (~8 µs)
     rng.setstate((3, words, None))
     return rng
 
 
 def rng_copy(rng: random.Random) -> random.Random:
-    out = random.Random()
+    out = random.Random.__new__(random.Random)  # not Random(): it would seed itself from os.urandom first
     out.setstate(rng.getstate())
     return out
 
