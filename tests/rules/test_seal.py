@@ -169,3 +169,15 @@ def test_key_spec_accepts_hex_and_base64() -> None:
     raw = os.urandom(32)
     for text in (raw.hex(), base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode().rstrip("=")):
         assert Sealer.from_spec(f"k:{text}").keys["k"] == raw
+
+
+def test_make_run_generates_one_key_under_var_and_reuses_it(tmp_path: Any) -> None:
+    """``meeple run`` makes the key once (owner-only file) and every later start reuses it."""
+    import stat
+
+    from services.stack import seal_keys
+
+    first = seal_keys(tmp_path)
+    assert Sealer.from_spec(first).enabled
+    assert stat.S_IMODE((tmp_path / "seal.keys").stat().st_mode) == 0o600
+    assert seal_keys(tmp_path) == first
