@@ -164,7 +164,7 @@ def add_parser(sub: Any) -> None:
                         help="GAME:KEY=JSON option override, e.g. fierce-women:action_cards=false")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.set_defaults(func=run)
-    from services import bench_rules  # noqa: PLC0415  (starts gRPC servers: only loaded for its own command)
+    from services import bench_rules  # imported here: it pulls in the gRPC server
 
     bench_rules.add_parser(sub)
 

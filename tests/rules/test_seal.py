@@ -158,7 +158,7 @@ def test_without_keys_nothing_is_sealed_and_sealed_bytes_are_validated(replicas:
 
 @pytest.mark.parametrize("spec", ["a:short", "no-colon", "a:" + "00" * 32 + ",a:" + "11" * 32, "bad id!:" + "00" * 32])
 def test_bad_key_specs_are_refused_at_start(spec: str) -> None:
-    with pytest.raises(ValueError, match="MEEPLE_SEAL_KEYS|seal key"):
+    with pytest.raises(ValueError, match=r"MEEPLE_SEAL_KEYS|seal key"):
         Sealer.from_spec(spec)
 
 

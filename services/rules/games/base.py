@@ -289,9 +289,9 @@ def _seat_checked(method: Any, spectator: bool) -> Any:
     """``method`` refusing a seat that is not an ``int`` in ``0..seat_count-1`` with :class:`NoSuchSeat`."""
 
     def checked(self: Game[Any], state: Any, seat: Any, *args: Any) -> Any:
-        if seat.__class__ is not int or seat < 0 or seat >= self.seat_count(state):
-            if not (spectator and seat is None):
-                raise NoSuchSeat(f"seat {seat!r} does not exist (seats 0..{self.seat_count(state) - 1})")
+        if (seat.__class__ is not int or seat < 0 or seat >= self.seat_count(state)) and not (
+                spectator and seat is None):
+            raise NoSuchSeat(f"seat {seat!r} does not exist (seats 0..{self.seat_count(state) - 1})")
         return method(self, state, seat, *args)
 
     checked._seat_checked = True  # type: ignore[attr-defined]

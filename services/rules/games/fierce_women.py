@@ -1082,8 +1082,8 @@ def _check_reachable(s: State) -> None:
             require(last["card"] in discard or last["card"] in on_table,
                     "automa_last names a card that is not where the automa put it")
     if not over:
-        seat = actor(s)
-        require(seat is not None and bool(LEGAL_MOVES[s.phase](s, seat)), "the seat to act has no legal move")
+        deciding = actor(s)
+        require(deciding is not None and bool(LEGAL_MOVES[s.phase](s, deciding)), "the seat to act has no legal move")
 
 
 # -- Moves: validation step 1 (malformed regardless of state) ----------------------------------------

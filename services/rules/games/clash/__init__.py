@@ -355,6 +355,11 @@ _RECORD_KEYS = {"game", "first_player", "reason", "stuck", "tiles", "kaboom", "w
 def _check_records(st: ClashState) -> None:
     """The game records obey "End and scoring", and ``wins``, ``points``, the phase and ``result`` follow from them."""
     o = st.options
+    if o["beginner"]:  # "only Mustafa and the coloured tiles": no neutral tile anywhere, in any phase
+        placed = [t for t in st.tile + st.cov if t is not None]
+        anywhere = placed + st.open[0] + st.open[1] + st.hidden[0] + st.hidden[1] + st.neutral + st.removed
+        require(not (set(anywhere) | set(st.pool) | set(st.set_aside)) & set(NEUTRALS),
+                "a beginner match has no neutral tiles")
     for i, r in enumerate(st.games):
         require(set(r) == _RECORD_KEYS and r["game"] == i + 1 and r["first_player"] in (0, 1) and
                 type(r["first_player"]) is int and r["reason"] in ("board_full", "move_limit", "no_placement"),
@@ -423,6 +428,52 @@ def _ids(v: Any, what: str) -> list[str]:
 def _seat(v: Any, what: str) -> int:
     require(is_int(v) and v in (0, 1), f"{what}: seat 0 or 1 expected")
     return int(v)
+
+
+def _tile_or_null(v: Any) -> bool:
+    return v is None or (type(v) is str and v in ORDER)
+
+
+def _tiles_or_null(v: Any) -> bool:
+    return v is None or (type(v) is list and all(_tile_or_null(t) for t in v))
+
+
+def _field(v: Any) -> bool:
+    return type(v) is list and len(v) == 2 and all(is_int(x) and 0 <= x <= 2 for x in v)
+
+
+def _seat_ok(v: Any) -> bool:
+    return is_int(v) and v in (0, 1)
+
+
+_TILE_FIELD = {"field": _field, "tile": _tile_or_null}
+#: The log's events and what each field must be (views and ``secrets`` read them; the spec's "Log").
+_EVENTS: dict[str, dict[str, Any]] = {
+    "setup": {"game": is_int, "first_player": _seat_ok, "neutral_zone": _tiles_or_null,
+              "private": lambda v: type(v) is bool,
+              "dealt": lambda v: type(v) is list and len(v) == 2 and all(_tiles_or_null(d) for d in v)},
+    "pick": {"seat": _seat_ok, "tile": _tile_or_null},
+    "offer": {"step": is_int, "seat": _seat_ok, "tiles": _tiles_or_null, "private": lambda v: type(v) is bool},
+    "place": {"game": is_int, "move": is_int, "seat": _seat_ok, "tile": _tile_or_null, "from": lambda v: type(v) is str,
+              "field": _field, "supports": lambda v: v in COLOUR_SEAT, "covered": _tile_or_null},
+    "destroy": _TILE_FIELD, "discard": _TILE_FIELD, "flip": _TILE_FIELD, "repeat": _TILE_FIELD, "take": _TILE_FIELD,
+    "move": {**_TILE_FIELD, "to": _field},
+    "agent": {"tile": _tile_or_null, "hidden": lambda v: v is None or is_int(v)},
+    "hacker": {"tile": _tile_or_null}, "refill": {"tile": _tile_or_null}, "removed": {"tiles": _tiles_or_null},
+    "elections": {"seat": _seat_ok, "tile": _tile_or_null},
+    "game_end": {"record": lambda v: type(v) is dict},
+    "choose_first": {"chooser": _seat_ok, "seat": _seat_ok},
+}
+
+
+def _check_event(e: Any) -> None:
+    require(type(e) is dict and e.get("event") in _EVENTS, "log: unknown event")
+    fields = _EVENTS[e["event"]]
+    keys = set(e) - {"event"}
+    optional = {"private"} if e["event"] == "pick" else set()
+    require(set(fields) <= keys <= set(fields) | optional, f"log: {e['event']} event has the wrong fields")
+    require(all(check(e[name]) for name, check in fields.items()) and
+            ("private" not in optional or e.get("private", True) is True), f"log: bad {e['event']} event")
 
 
 def _decode_body(game: Clash, doc: JSONDict) -> ClashState:
@@ -545,7 +596,9 @@ def _decode_body(game: Clash, doc: JSONDict) -> ClashState:
     require(len(doc["games"]) == st.game_no - (0 if st.phase in ("choose_first", "match_over") else 1),
             "games do not fit game_no")
     st.games = doc["games"]
-    require(type(doc["log"]) is list and all(type(e) is dict for e in doc["log"]), "bad log")
+    require(type(doc["log"]) is list, "bad log")
+    for e in doc["log"]:
+        _check_event(e)
     st.log = doc["log"]
     require(doc["result"] is None or type(doc["result"]) is dict, "bad result")
     require((doc["result"] is not None) == (st.phase == "match_over"), "result does not fit the phase")
