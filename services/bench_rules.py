@@ -8,7 +8,7 @@ and the bytes of the previous reply. Modes:
   next move decodes without re-validation;
 * ``validated``: no key, every state is decoded and validated in full (a third party's own bytes).
 
-Rounds alternate the modes, so a drift of the machine's speed hits them alike; compare the ratios.
+The modes take turns move by move, so a drift of the machine's speed hits them alike; compare the ratios.
 ``apply_us`` is the client's wall time of one ``ApplyMove`` (gRPC included), ``state_us`` the part a
 replica spends turning request bytes into a state (seal check + decode), timed in-process.
 """
@@ -54,32 +54,36 @@ def sealer_for(mode: str) -> Sealer:
     return Sealer.from_spec(new_key_spec("bench")) if mode == "sealed" else Sealer()
 
 
-def replay(stub: Any, gid: str, players: int, seed: int, moves: list[tuple[int, Move]]) -> tuple[float, int,
-                                                                                                    list[bytes]]:
-    """Seconds spent in ApplyMove over one recorded game, the number of calls, and every state's bytes."""
-    reply = stub.NewGame(rules_pb2.NewGameRequest(game=gid, players=players, seed=seed, options_json="{}",
-                                                  derive=True))
-    states = [reply.state]
-    total = 0.0
+def replay(stubs: dict[str, Any], gid: str, players: int, seed: int, moves: list[tuple[int, Move]],
+           spent: dict[str, float], states: dict[str, list[bytes]]) -> None:
+    """One recorded game through every mode in lockstep (each move on each server in turn, so a drift of
+    the machine's speed hits the modes alike): adds the seconds spent in ApplyMove and every state's bytes."""
+    replies = {mode: stub.NewGame(rules_pb2.NewGameRequest(game=gid, players=players, seed=seed, options_json="{}",
+                                                           derive=True)) for mode, stub in stubs.items()}
     for seat, move in moves:
-        request = rules_pb2.ApplyMoveRequest(game=gid, state=reply.state, seat=seat,
-                                             move_json=orjson.dumps(move).decode(), derive=True)
-        t0 = time.perf_counter()
-        reply = stub.ApplyMove(request)
-        total += time.perf_counter() - t0
-        states.append(reply.state)
-    return total, len(moves), states
+        move_json = orjson.dumps(move).decode()
+        for mode, stub in stubs.items():
+            request = rules_pb2.ApplyMoveRequest(game=gid, state=replies[mode].state, seat=seat, move_json=move_json,
+                                                 derive=True)
+            t0 = time.perf_counter()
+            replies[mode] = stub.ApplyMove(request)
+            spent[mode] += time.perf_counter() - t0
+            states[mode].append(replies[mode].state)
 
 
-def state_cost(gid: str, sealer: Sealer, states: list[bytes], repeat: int) -> float:
-    """Mean µs of a replica's way from request bytes to a state, in-process."""
-    servicer = RulesServicer(RulesMetrics(), sealer)
+def state_costs(gid: str, sealers: dict[str, Sealer], states: dict[str, list[bytes]], repeat: int) -> dict[str, float]:
+    """Mean µs of a replica's way from request bytes to a state, in-process, the modes alternating per state."""
+    servicers = {mode: RulesServicer(RulesMetrics(), sealer) for mode, sealer in sealers.items()}
     game = get_game(gid)
-    t0 = time.perf_counter()
+    spent = dict.fromkeys(sealers, 0.0)
+    count = min(len(v) for v in states.values())
     for _ in range(repeat):
-        for data in states:
-            servicer._state(game, data)
-    return (time.perf_counter() - t0) / (repeat * len(states)) * 1e6
+        for i in range(count):
+            for mode, servicer in servicers.items():
+                t0 = time.perf_counter()
+                servicer._state(game, states[mode][i])
+                spent[mode] += time.perf_counter() - t0
+    return {mode: seconds / (repeat * count) * 1e6 for mode, seconds in spent.items()}
 
 
 def run_bench(game_ids: list[str], rounds: int, games: int, max_moves: int) -> dict[str, Any]:
@@ -92,26 +96,21 @@ def run_bench(game_ids: list[str], rounds: int, games: int, max_moves: int) -> d
         for gid in game_ids:
             recorded = record_games(get_game(gid), games, max_moves)
             spent = dict.fromkeys(MODES, 0.0)
-            calls = dict.fromkeys(MODES, 0)
             seen: dict[str, list[bytes]] = {mode: [] for mode in MODES}
             for _ in range(rounds):
-                for mode in MODES:
-                    for players, seed, moves in recorded:
-                        seconds, n, states = replay(stubs[mode], gid, players, seed, moves)
-                        spent[mode] += seconds
-                        calls[mode] += n
-                        if len(seen[mode]) < 400:
-                            seen[mode].extend(states)
-            figures: dict[str, Any] = {}
-            for mode in MODES:
-                figures[mode] = {"apply_us": round(spent[mode] / max(calls[mode], 1) * 1e6, 1),
-                                 "state_us": round(state_cost(gid, sealers[mode], seen[mode], 3), 1),
-                                 "bytes": round(sum(map(len, seen[mode])) / max(len(seen[mode]), 1))}
+                for players, seed, moves in recorded:
+                    replay(stubs, gid, players, seed, moves, spent, seen)
+            calls = len(seen[MODES[0]])
+            kept = {mode: states[:calls // rounds] for mode, states in seen.items()}  # one round's states
+            state_us = state_costs(gid, sealers, kept, 3)
+            figures: dict[str, Any] = {
+                mode: {"apply_us": round(spent[mode] / max(calls, 1) * 1e6, 1), "state_us": round(state_us[mode], 1),
+                       "bytes": round(sum(map(len, kept[mode])) / max(len(kept[mode]), 1))} for mode in MODES}
             base = figures["validated"]
             figures["sealed_vs_validated"] = {
                 "apply": round(figures["sealed"]["apply_us"] / base["apply_us"], 3),
                 "state": round(figures["sealed"]["state_us"] / base["state_us"], 3)}
-            figures["moves"] = calls["sealed"]
+            figures["moves"] = calls
             report[gid] = figures
             print(f"  {gid} done", file=sys.stderr)
         for channel in channels.values():
