@@ -181,3 +181,12 @@ def test_make_run_generates_one_key_under_var_and_reuses_it(tmp_path: Any) -> No
     assert Sealer.from_spec(first).enabled
     assert stat.S_IMODE((tmp_path / "seal.keys").stat().st_mode) == 0o600
     assert seal_keys(tmp_path) == first
+
+
+def test_the_service_refuses_to_start_with_a_malformed_key(monkeypatch: pytest.MonkeyPatch,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    from services.rules.server import main
+
+    monkeypatch.setenv(seal.ENV_VAR, "k1:too-short")
+    assert main(["--port", "0", "--metrics-port", "0"]) == 2
+    assert "at least 32 bytes" in caplog.text
