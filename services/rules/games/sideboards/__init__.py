@@ -254,7 +254,7 @@ class Sideboards(Game[State]):
     def _decode(self, data: bytes, reachable: bool) -> State:
         doc = load_document(data, GAME_ID, 1, self._FIELDS)
         try:
-            s = _validated(doc)
+            s = _validated(doc, reachable)
             if reachable:
                 _check_reachable(s)
             return s
@@ -276,7 +276,7 @@ def _ids(value: Any, what: str) -> list[str]:
     return list(value)
 
 
-def _validated(doc: dict[str, Any]) -> State:
+def _validated(doc: dict[str, Any], reachable: bool = True) -> State:
     """Every field checked: types, ranges, each card in exactly one place, sizes that fit the phase."""
     s = State.__new__(State)
     players = doc["players"]
@@ -352,7 +352,7 @@ def _validated(doc: dict[str, Any]) -> State:
     require(type(log) is list and (n >= 2 or not log), "bad pass log")
     seen_steps: set[tuple[int, int]] = set()
     last = -1
-    for e in log:
+    for e in log if reachable else ():  # sealed bytes: the record is as the service wrote it
         require(type(e) is dict and set(e) == {"step", "from", "to", "cards"}, "bad pass entry")
         require(is_int(e["step"]) and last <= e["step"] < min(step, LAST_STEP) and is_int(e["from"]) and
                 0 <= e["from"] < n and e["to"] == (e["from"] + 1) % n and (e["step"], e["from"]) not in seen_steps,
@@ -360,7 +360,7 @@ def _validated(doc: dict[str, Any]) -> State:
         require(1 <= len(_ids(e["cards"], "passed cards")) <= (2 if four else 1), "bad passed cards")
         seen_steps.add((e["step"], e["from"]))
         last = e["step"]
-    require(doc["history_digest"] == _history_digest(log), "the pass log was altered")
+    require(not reachable or doc["history_digest"] == _history_digest(log), "the pass log was altered")
     s.pass_log = [_entry(e) for e in log]
     reshuffled = doc["last_reshuffle"]
     if reshuffled is None:
