@@ -164,6 +164,9 @@ def add_parser(sub: Any) -> None:
                         help="GAME:KEY=JSON option override, e.g. fierce-women:action_cards=false")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.set_defaults(func=run)
+    from services import bench_rules  # imported here: it pulls in the gRPC server
+
+    bench_rules.add_parser(sub)
 
 
 def run(args: argparse.Namespace) -> int:

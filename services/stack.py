@@ -27,6 +27,9 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from services.rules.seal import ENV_VAR as SEAL_ENV_VAR
+from services.rules.seal import new_key_spec
+
 ROOT = Path(__file__).resolve().parent.parent
 #: Multiprocess Prometheus metrics across the gateway's workers (see that module).
 GUNICORN_CONF = "python:services.gateway.gunicorn_conf"
@@ -84,6 +87,22 @@ def grpc_serving(address: str) -> bool:
 def http_ok(url: str) -> bool:
     with urllib.request.urlopen(url, timeout=1) as response:
         return bool(response.status == 200)
+
+
+def seal_keys(data_dir: Path) -> str:
+    """The rules replicas' shared seal key: made once in ``data_dir/seal.keys`` (mode 0600), then reused, so
+    states stored in Redis stay trusted across restarts. ``MEEPLE_SEAL_KEYS`` in the environment wins."""
+    path = data_dir / "seal.keys"
+    if not path.exists():
+        data_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:  # another stack made it meanwhile
+            time.sleep(0.1)
+        else:
+            with os.fdopen(fd, "w") as out:
+                out.write(new_key_spec("k1") + "\n")
+    return path.read_text().strip()
 
 
 @dataclass
@@ -144,11 +163,12 @@ class Stack:
         cfg.data_dir.mkdir(parents=True, exist_ok=True)
         self.redis_url = (cfg.redis_url or (os.environ.get("REDIS_URL", "") if cfg.use_env_redis else "")
                           or self._start_redis())
+        seal_env = {SEAL_ENV_VAR: os.environ.get(SEAL_ENV_VAR) or seal_keys(cfg.data_dir)}
         for i in range(cfg.rules_replicas):
             port = cfg.rules_port + i if cfg.rules_port else free_port()
             metrics_port = free_port()
             proc = self._spawn(f"rules-{i}", [sys.executable, "-m", "services.rules.server", "--host", cfg.host,
-                                       "--port", str(port), "--metrics-port", str(metrics_port)])
+                                       "--port", str(port), "--metrics-port", str(metrics_port)], seal_env)
             address = f"{cfg.host}:{port}"
             wait_until(lambda a=address: grpc_serving(a), f"rules service {address}", proc)  # type: ignore[misc]
             self.rules_addresses.append(address)

@@ -46,3 +46,20 @@ def test_max_branching_is_a_table_column_and_a_json_key(capsys: pytest.CaptureFi
     assert header.split()[10] == "max_branching" and len(rows) == 4  # after three two-word "µs" headings
     assert [int(r.split()[7]) for r in rows] == [f["max_branching"] for f in report["fierce-women"].values()]
     assert "max_branching" in orjson.loads(orjson.dumps(report))["fierce-women"]["4"]
+
+
+def test_bench_rules_replays_the_same_games_through_a_sealing_and_a_validating_server(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``meeple bench rules --json``: both modes served every move; sealed states carry the seal's bytes."""
+    from services.cli import main
+    from services.rules.seal import MAC_BYTES, MAGIC
+
+    assert main(["bench", "rules", "--json", "--rounds", "1", "--games", "1", "--max-moves", "6",
+                 "--game", "clash"]) == 0
+    report = orjson.loads(capsys.readouterr().out)["clash"]
+    assert report["moves"] == 6
+    for mode in ("sealed", "validated"):
+        assert report[mode]["apply_us"] > 0 and report[mode]["state_us"] > 0
+    # "bench" is the key id: magic, its length byte, the id, the MAC
+    assert report["sealed"]["bytes"] - report["validated"]["bytes"] == len(MAGIC) + 1 + len("bench") + MAC_BYTES
+    assert set(report["sealed_vs_validated"]) == {"apply", "state"}

@@ -8,12 +8,10 @@ the engine protocol; all rules live in ``services/rules/games``.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import logging
 import signal
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from concurrent import futures
 from contextlib import contextmanager
@@ -28,6 +26,8 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_
 from services.pb import rules_pb2, rules_pb2_grpc
 from services.rules.games import GAMES, Game, RulesError
 from services.rules.games.base import CONFLICT_CODES, MALFORMED_CODES, InvalidOptions, InvalidState
+from services.rules.seal import ENV_VAR as SEAL_ENV_VAR
+from services.rules.seal import Sealer, SealError
 
 log = logging.getLogger("meeple.rules")
 
@@ -55,51 +55,9 @@ class RulesMetrics:
                              registry=self.registry)
         self.illegal = Counter("meeple_rules_illegal_moves_total", "Moves rejected, by reason",
                                ["game", "reason"], registry=self.registry)
-        self.decodes = Counter("meeple_rules_state_decodes_total", "States needed by a call: found among the "
-                               "replica's recent states, or decoded and validated", ["game", "source"],
-                               registry=self.registry)
-
-
-class RecentStates:
-    """The states this replica produced lately, by a hash of their encoding.
-
-    A gateway sends back exactly the bytes of the previous reply, so a match's next move usually finds
-    its state here and skips decoding, which validates everything and is the costliest step of a move
-    (up to ~0.6 ms). Only bytes this process encoded itself are found (a 128-bit BLAKE2b of the exact
-    bytes is the key), so nothing unvalidated ever gets in, and a miss simply decodes: the service stays
-    stateless, any replica can serve any request. Callers get a clone: engines may scribble on a state
-    while enumerating moves, and threads must never share one.
-    """
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: OrderedDict[bytes, Any] = OrderedDict()
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def key(game: Game[Any], data: bytes) -> bytes:
-        return hashlib.blake2b(data, digest_size=16, person=game.id.encode()[:16]).digest()
-
-    def get(self, game: Game[Any], data: bytes) -> Any | None:
-        if self.size <= 0:
-            return None
-        key = self.key(game, data)
-        with self._lock:
-            state = self._items.get(key)
-            if state is not None:
-                self._items.move_to_end(key)
-        return None if state is None else game.clone(state)
-
-    def put(self, game: Game[Any], data: bytes, state: Any) -> None:
-        """Remember ``state`` (which nobody may change from now on) as the meaning of ``data``."""
-        if self.size <= 0:
-            return
-        key = self.key(game, data)
-        with self._lock:
-            self._items[key] = state
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+        self.decodes = Counter("meeple_rules_state_decodes_total", "States decoded, by source: sealed (seal "
+                               "verified, not re-validated) or validated (unsealed, checked in full)",
+                               ["game", "source"], registry=self.registry)
 
 
 class _Abort(Exception):
@@ -130,9 +88,9 @@ def _game(game_id: str) -> Game[Any]:
     return game
 
 
-def _decode(game: Game[Any], data: bytes) -> Any:
+def _decode(game: Game[Any], data: bytes, trusted: bool = False) -> Any:
     try:
-        return game.decode(data)
+        return game.decode_trusted(data) if trusted else game.decode(data)
     except InvalidState as exc:
         raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, exc.message, exc.code) from None
     except Exception:  # a decoder bug must not kill the server or leak a trace
@@ -155,15 +113,22 @@ T = TypeVar("T")
 class RulesServicer(rules_pb2_grpc.RulesServicer):
     """Translates RPCs to engine calls; stateless by construction."""
 
-    def __init__(self, metrics: RulesMetrics, recent_states: int = 2048) -> None:
+    def __init__(self, metrics: RulesMetrics, sealer: Sealer | None = None) -> None:
         self.metrics = metrics
-        self.recent = RecentStates(recent_states)
+        self.sealer = sealer or Sealer()
 
     def _state(self, game: Game[Any], data: bytes) -> Any:
-        """The state behind ``data``, a private copy the caller may change."""
-        state = self.recent.get(game, data)
-        self.metrics.decodes.labels(game.id, "recent" if state is not None else "decoded").inc()
-        return state if state is not None else _decode(game, data)
+        """The state behind ``data``, a private copy the caller may change.
+
+        Sealed by a replica of this service: decoded without re-validation. A seal that fails:
+        ``INVALID_ARGUMENT``. Unsealed (a third party's own state): decoded and validated in full.
+        """
+        try:
+            payload, trusted = self.sealer.open(game.id, data)
+        except SealError as exc:
+            raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "bad_seal") from None
+        self.metrics.decodes.labels(game.id, "sealed" if trusted else "validated").inc()
+        return _decode(game, payload, trusted)
 
     @contextmanager
     def _observe(self, method: str, game: str, context: grpc.ServicerContext) -> Iterator[None]:
@@ -197,7 +162,7 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
         ]
         legal = [rules_pb2.SeatMoves(seat=s, moves_json=orjson.dumps(game.legal_moves(state, s)).decode())
                  for s in to_act] if derive else []
-        encoded = game.encode(state)
+        encoded = self.sealer.seal(game.id, game.encode(state))
         reply = rules_pb2.GameState(
             game=game.id, state=encoded, to_act=to_act, finished=finished,
             seats=game.seat_count(state), result_json=orjson.dumps(result).decode() if result is not None else "",
@@ -207,7 +172,6 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
             outcome = game.outcome(state)
             reply.scores.extend(outcome.scores)
             reply.winners.extend(outcome.winners)
-        self.recent.put(game, encoded, state)  # all work on ``state`` is done: from now on it is read-only
         return reply
 
     def ListGames(self, request: rules_pb2.ListGamesRequest, context: grpc.ServicerContext) -> Any:
@@ -284,20 +248,21 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
 
 
 def serve(address: str = "127.0.0.1:0", metrics_port: int | None = None, workers: int = 8,
-          metrics: RulesMetrics | None = None, recent_states: int = 2048) -> tuple[grpc.Server, int]:
+          metrics: RulesMetrics | None = None, sealer: Sealer | None = None) -> tuple[grpc.Server, int]:
     """Start a rules server (health checking and reflection on); returns it and its bound port.
 
     ``metrics_port`` 0 picks a free port; ``None`` serves no /metrics endpoint (tests can read
-    ``metrics.registry`` directly).
+    ``metrics.registry`` directly). ``sealer`` None: no sealing (every state is validated in full).
     """
     metrics = metrics or RulesMetrics()
+    sealer = sealer or Sealer()
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rules"),
         options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
                  ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
                  ("grpc.so_reuseport", 0)],
     )
-    rules_pb2_grpc.add_RulesServicer_to_server(RulesServicer(metrics, recent_states), server)
+    rules_pb2_grpc.add_RulesServicer_to_server(RulesServicer(metrics, sealer), server)
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
@@ -344,14 +309,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metrics-port", type=int, default=int(os.environ.get("MEEPLE_RULES_METRICS_PORT", "9101")),
                         help="port of the Prometheus /metrics endpoint (0 = any free port)")
     parser.add_argument("--workers", type=int, default=int(os.environ.get("MEEPLE_RULES_WORKERS", "8")))
-    parser.add_argument("--recent-states", type=int, default=int(os.environ.get("MEEPLE_RULES_RECENT_STATES", "2048")),
-                        help="states kept to skip decoding the next move's (0 = always decode)")
 
 
 def run(args: argparse.Namespace, on_ready: Callable[[int, int], None] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        sealer = Sealer.from_env()
+    except ValueError as exc:
+        log.error("%s", exc)
+        return 2
+    if sealer.enabled:
+        log.info("state bytes are sealed with key %r (%d key(s) verify)", sealer.signing, len(sealer.keys))
+    else:
+        log.warning("%s is not set: state bytes are not sealed and every state is validated in full "
+                    "(set the same key on every replica to seal)", SEAL_ENV_VAR)
     server, port = serve(f"{args.host}:{args.port}", metrics_port=args.metrics_port, workers=args.workers,
-                         recent_states=args.recent_states)
+                         sealer=sealer)
     metrics_port = getattr(server, "metrics_port", 0)
     log.info("rules service on %s:%d (games: %s); metrics on :%d/metrics",
              args.host, port, ", ".join(GAMES), metrics_port)

@@ -887,9 +887,19 @@ class FierceWomen(Game[State]):
         return dump_document(GAME_ID, 1, body)
 
     def decode(self, data: bytes) -> State:
+        return self._decode(data, reachable=True)
+
+    def decode_trusted(self, data: bytes) -> State:
+        """Sealed bytes: the fields are still checked as they are read, the whole-state rules are skipped."""
+        return self._decode(data, reachable=False)
+
+    def _decode(self, data: bytes, reachable: bool) -> State:
         doc = load_document(data, GAME_ID, 1, self._FIELDS)
         try:
-            return _validated(doc)
+            s = _validated(doc)
+            if reachable:
+                _check_reachable(s)
+            return s
         except InvalidState:
             raise
         except (TypeError, KeyError, ValueError, AttributeError, IndexError) as exc:
@@ -957,8 +967,10 @@ def _validated(doc: dict[str, Any]) -> State:
     overrides = doc["overrides"]
     require(isinstance(overrides, dict) and set(overrides) <= set(CATEGORIES), "bad overrides")
     for o in overrides.values():
-        require(isinstance(o, dict) and set(o) == {"value", "card", "seat"} and o["value"] in (1, n) and
-                o["card"] in COLUMN_ACTIONS and is_int(o["seat"]) and 0 <= o["seat"] < n, "bad override")
+        require(isinstance(o, dict) and set(o) == {"value", "card", "seat"} and o["card"] in OVERRIDE_VALUE and
+                is_int(o["value"]) and o["value"] == OVERRIDE_VALUE[o["card"]](n) and is_int(o["seat"]) and
+                0 <= o["seat"] < n and o["seat"] != s.automa, "bad override: {value: 1 for A1 or N for A2, "
+                "card: A1 or A2, seat: a player}")
     s.overrides = {k: dict(v) for k, v in overrides.items()}
     require(isinstance(doc["popular_min"], bool), "bad popular_min")
     s.popular_min = doc["popular_min"]
@@ -987,7 +999,11 @@ def _validated(doc: dict[str, Any]) -> State:
                 "automa_placed must list exactly the automa's women")
         last = doc["automa_last"]
         require(last is None or (isinstance(last, dict) and set(last) == {"turn", "pile", "card", "column"} and
-                                 last["card"] in ALL_IDS), "bad automa_last")
+                                 is_int(last["turn"]) and is_int(last["pile"]) and 0 <= last["pile"] <= 2 and
+                                 last["card"] in ALL_IDS and
+                                 (last["column"] is None if last["card"] in ACTIONS else
+                                  is_int(last["column"]) and 0 <= last["column"] < len(WOMAN_IDS))),
+                "bad automa_last")
         s.automa_last = None if last is None else dict(last)
         require(not s.hands[2], "the automa has no hand")
     if s.phase == "game_over":
@@ -998,6 +1014,76 @@ def _validated(doc: dict[str, Any]) -> State:
         require(bool(free_cards(s.tables[s.current])), "nothing to rearrange")
     s.rng = rng_load(doc["rng"])
     return s
+
+
+#: The value an A1/A2 override fixes, by card, for N seats (E3).
+OVERRIDE_VALUE = {a: (lambda n: 1) if k == "any_min" else (lambda n: n) for a, k in ACTIONS.items()
+                  if k in ("any_min", "solo_max")}
+_CARD_OF = {k: a for a, k in ACTIONS.items()}
+
+
+def _check_reachable(s: State) -> None:
+    """The rules no sequence of legal moves from a deal can break, which untrusted bytes may (E2-E8, Flow).
+
+    Every field has its type by now; this checks them against each other: the columns obey the column
+    rule, hands and piles fit the turn, effects name cards that were played, a removal queue is the one
+    its action card starts, and the seat to act has a move.
+    """
+    n, automa, real = s.seats, s.automa, 2 if s.players == 2 else s.players
+    deck_size = len(WOMAN_IDS) + (len(ACTION_IDS) if s.options["action_cards"] else 0)
+    dealt = 30 if n <= 3 else 40
+    require(len(s.out_of_game) == deck_size - 3 * real - dealt, "out_of_game does not fit the deal")
+    over = s.phase == "game_over"
+    drawn = s.turn - (1 if s.phase == "draw" else 0)
+    require(1 <= s.turn <= dealt and sum(map(len, s.piles)) == dealt - drawn, "the piles do not fit the turn")
+    require(over or s.current == (s.turn - 1) % n, "current does not fit the turn (seats take turns in order)")
+    for seat in range(n):
+        if seat != automa and not (seat == s.current and s.phase == "play"):
+            require(len(s.hands[seat]) == 3, f"seat {seat} must hold 3 cards between its turns")
+    for seat, table in enumerate(s.tables):
+        seen = 0
+        for i, col in enumerate(table):
+            require(all(c in WOMEN or c in COLUMN_ACTIONS for c in col),
+                    f"seat {seat} column {i}: only A1-A3 stay in a column")
+            require(seat != automa or all(c in WOMEN for c in col), "the automa never plays action cards")
+            k = common(col)
+            require(k != 0, f"seat {seat} column {i} has no common category")
+            if single(k):
+                require(not seen & k, f"seat {seat} collects {cats_of(k)[0]} in two columns")
+                seen |= k
+    discard = set(s.discard)
+    played_by = {c: seat for seat, table in enumerate(s.tables) for col in table for c in col if c in ACTIONS}
+    cards = [o["card"] for o in s.overrides.values()]
+    require(len(set(cards)) == len(cards), "an override card is recorded twice")
+    for o in s.overrides.values():
+        require(o["card"] in discard or played_by.get(o["card"]) == o["seat"],
+                f"override by {o['card']}: the card is neither in the discard pile nor on seat {o['seat']}'s table")
+    require(not s.popular_min or _CARD_OF["popular_min"] in discard, "popular_min without its card played")
+    c5 = s.collect_five_plus_one
+    require(c5 is None or (c5 != automa and _CARD_OF["collect_five_plus_one"] in discard),
+            "collect_five_plus_one without its card played")
+    if s.phase == "rearrange":
+        require(_CARD_OF["reshuffle"] in discard, "rearrange without its card played")
+    if s.pending is not None:
+        action, queue = s.pending["action"], s.pending["queue"]
+        require(s.pending["actor"] == s.current and _CARD_OF[action] in discard,
+                "a removal is pending only after the current seat played its card")
+        order = [(s.current + i) % n for i in range(n)]
+        require(queue == order[n - len(queue):], "the removal queue must be the remaining seats in turn order")
+        require(has_removable(s, queue[0], action), f"seat {queue[0]} has nothing to remove")
+    if automa is not None:
+        last = s.automa_last
+        if s.turn < 3:
+            require(last is None, "the automa has not played yet")
+        else:
+            require(last is not None and last["turn"] == s.turn // 3 * 3, "automa_last does not fit the turn")
+            assert last is not None
+            on_table = {c for col in s.tables[automa] for c in col}
+            require(last["card"] in discard or last["card"] in on_table,
+                    "automa_last names a card that is not where the automa put it")
+    if not over:
+        deciding = actor(s)
+        require(deciding is not None and bool(LEGAL_MOVES[s.phase](s, deciding)), "the seat to act has no legal move")
 
 
 # -- Moves: validation step 1 (malformed regardless of state) ----------------------------------------

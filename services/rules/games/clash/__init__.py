@@ -95,15 +95,9 @@ class Clash(Game[ClashState]):
 
     # -- setup
     def new_game(self, players: int, seed: int, options: Mapping[str, Any] | None = None) -> ClashState:
-        if players != 2:
+        if not is_int(players) or players != 2:
             raise InvalidOptions("CLASH is played by exactly 2 players")
-        o = resolve_options(self, options)
-        if sum(1 for k in ("beginner", "random_support", "draft", "secret_draft") if o[k]) > 1:
-            raise InvalidOptions("at most one of beginner, random_support, draft, secret_draft")
-        if o["hidden_support"] and not o["random_support"]:
-            raise InvalidOptions("hidden_support requires random_support")
-        if o["long_game"] and any(o[k] for k in ("beginner", "random_support", "draft", "secret_draft")):
-            raise InvalidOptions("long_game needs a neutral zone: no beginner, random_support, draft or secret_draft")
+        o = check_options(resolve_options(self, options))
         st = ClashState()
         st.options = o
         st.rng = random.Random(seed)
@@ -318,16 +312,89 @@ class Clash(Game[ClashState]):
             "log": st.log, "result": st.result, "history_digest": _history_digest(st.games, st.log, st.result)})
 
     def decode(self, data: bytes) -> ClashState:
-        keys = ("options", "rng", "phase", "to_act", "game_no", "first_player", "current", "move_no", "board",
-                "start_tile_placed", "zones", "neutral_zone", "removed", "pool", "set_aside", "draft",
-                "knowledge", "games", "wins", "points", "log", "result", "history_digest")
-        doc = load_document(data, GAME_ID, 1, keys)
+        return self._decode(data, reachable=True)
+
+    def decode_trusted(self, data: bytes) -> ClashState:
+        """Sealed bytes: the fields are still checked as they are read; the log, its digest and the game records
+        are not re-checked."""
+        return self._decode(data, reachable=False)
+
+    def _decode(self, data: bytes, reachable: bool) -> ClashState:
+        doc = load_document(data, GAME_ID, 1, _KEYS)
         try:
-            return _decode_body(self, doc)
+            st = _decode_body(self, doc, reachable)
+            if reachable:
+                check_options(dict(st.options))
+                _check_records(st)
+            return st
         except InvalidState:
             raise
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, InvalidOptions) as exc:
             raise InvalidState(f"malformed state: {exc}") from None
+
+
+_KEYS = ("options", "rng", "phase", "to_act", "game_no", "first_player", "current", "move_no", "board",
+         "start_tile_placed", "zones", "neutral_zone", "removed", "pool", "set_aside", "draft",
+         "knowledge", "games", "wins", "points", "log", "result", "history_digest")
+
+
+def check_options(o: dict[str, Any]) -> dict[str, Any]:
+    """The constraints between options (``new_game`` and ``decode`` alike); raises :class:`InvalidOptions`."""
+    if sum(1 for k in ("beginner", "random_support", "draft", "secret_draft") if o[k]) > 1:
+        raise InvalidOptions("at most one of beginner, random_support, draft, secret_draft")
+    if o["hidden_support"] and not o["random_support"]:
+        raise InvalidOptions("hidden_support requires random_support")
+    if o["long_game"] and any(o[k] for k in ("beginner", "random_support", "draft", "secret_draft")):
+        raise InvalidOptions("long_game needs a neutral zone: no beginner, random_support, draft or secret_draft")
+    return o
+
+
+_RECORD_KEYS = {"game", "first_player", "reason", "stuck", "tiles", "kaboom", "winner", "points", "moves",
+                "final_board", "final_zones"}
+
+
+def _check_records(st: ClashState) -> None:
+    """The game records obey "End and scoring", and ``wins``, ``points``, the phase and ``result`` follow from them."""
+    o = st.options
+    if o["beginner"]:  # "only Mustafa and the coloured tiles": no neutral tile anywhere, in any phase
+        placed = [t for t in st.tile + st.cov if t is not None]
+        anywhere = placed + st.open[0] + st.open[1] + st.hidden[0] + st.hidden[1] + st.neutral + st.removed
+        require(not (set(anywhere) | set(st.pool) | set(st.set_aside)) & set(NEUTRALS),
+                "a beginner match has no neutral tiles")
+    for i, r in enumerate(st.games):
+        require(set(r) == _RECORD_KEYS and r["game"] == i + 1 and r["first_player"] in (0, 1) and
+                type(r["first_player"]) is int and r["reason"] in ("board_full", "move_limit", "no_placement"),
+                f"game record {i + 1} is malformed")
+        tiles, kaboom, stuck = r["tiles"], r["kaboom"], r["stuck"]
+        require(type(tiles) is list and len(tiles) == 2 and all(is_int(x) and 0 <= x <= 9 for x in tiles) and
+                (kaboom is None or (is_int(kaboom) and kaboom in (0, 1))) and
+                (stuck is None if r["reason"] != "no_placement" else is_int(stuck) and stuck in (0, 1)) and
+                (r["reason"] != "board_full" or sum(tiles) == 9) and
+                is_int(r["moves"]) and 0 <= r["moves"] <= o["max_moves"] and
+                type(r["final_board"]) is list and type(r["final_zones"]) is list,
+                f"game record {i + 1} is malformed")
+        winner = (1 - kaboom if kaboom is not None else 1 - stuck if stuck is not None else
+                  0 if tiles[0] > tiles[1] else 1 if tiles[1] > tiles[0] else None)
+        points = [0 if kaboom == s else tiles[s] for s in (0, 1)]
+        require(r["winner"] == winner and r["points"] == points and type(r["points"][0]) is int,
+                f"game record {i + 1}: winner or points do not follow from its tiles")
+    n = len(st.games)
+    require(st.wins == [sum(1 for r in st.games if r["winner"] == s) for s in (0, 1)],
+            "wins do not match the game records")
+    require(st.points == [sum(r["points"][s] for r in st.games) for s in (0, 1)],
+            "points do not match the game records")
+    over = n >= 1 and (o["match"] == "single" or
+                       (max(st.wins) >= 2 or n >= 3 if o["match"] == "best_of_3" else n >= o["games"]))
+    if st.phase in ("choose_first", "match_over"):
+        require(over == (st.phase == "match_over"), "the match is over exactly when its format says so")
+    else:
+        require(not over, "a new game started after the match was decided")
+    if st.phase == "choose_first":
+        last = st.games[-1]
+        chooser = 1 - last["winner"] if last["winner"] is not None else 1 - last["first_player"]
+        require(st.to_act == [chooser], "the loser (or the second player after a draw) chooses who starts")
+    if st.phase == "match_over":
+        require(st.result == result_doc(st), "result does not match the game records")
 
 
 def _history_digest(games: Any, log: Any, result: Any) -> str:
@@ -364,7 +431,53 @@ def _seat(v: Any, what: str) -> int:
     return int(v)
 
 
-def _decode_body(game: Clash, doc: JSONDict) -> ClashState:
+def _tile_or_null(v: Any) -> bool:
+    return v is None or (type(v) is str and v in ORDER)
+
+
+def _tiles_or_null(v: Any) -> bool:
+    return v is None or (type(v) is list and all(_tile_or_null(t) for t in v))
+
+
+def _field(v: Any) -> bool:
+    return type(v) is list and len(v) == 2 and all(is_int(x) and 0 <= x <= 2 for x in v)
+
+
+def _seat_ok(v: Any) -> bool:
+    return is_int(v) and v in (0, 1)
+
+
+_TILE_FIELD = {"field": _field, "tile": _tile_or_null}
+#: The log's events and what each field must be (views and ``secrets`` read them; the spec's "Log").
+_EVENTS: dict[str, dict[str, Any]] = {
+    "setup": {"game": is_int, "first_player": _seat_ok, "neutral_zone": _tiles_or_null,
+              "private": lambda v: type(v) is bool,
+              "dealt": lambda v: type(v) is list and len(v) == 2 and all(_tiles_or_null(d) for d in v)},
+    "pick": {"seat": _seat_ok, "tile": _tile_or_null},
+    "offer": {"step": is_int, "seat": _seat_ok, "tiles": _tiles_or_null, "private": lambda v: type(v) is bool},
+    "place": {"game": is_int, "move": is_int, "seat": _seat_ok, "tile": _tile_or_null, "from": lambda v: type(v) is str,
+              "field": _field, "supports": lambda v: v in COLOUR_SEAT, "covered": _tile_or_null},
+    "destroy": _TILE_FIELD, "discard": _TILE_FIELD, "flip": _TILE_FIELD, "repeat": _TILE_FIELD, "take": _TILE_FIELD,
+    "move": {**_TILE_FIELD, "to": _field},
+    "agent": {"tile": _tile_or_null, "hidden": lambda v: v is None or is_int(v)},
+    "hacker": {"tile": _tile_or_null}, "refill": {"tile": _tile_or_null}, "removed": {"tiles": _tiles_or_null},
+    "elections": {"seat": _seat_ok, "tile": _tile_or_null},
+    "game_end": {"record": lambda v: type(v) is dict},
+    "choose_first": {"chooser": _seat_ok, "seat": _seat_ok},
+}
+
+
+def _check_event(e: Any) -> None:
+    require(type(e) is dict and e.get("event") in _EVENTS, "log: unknown event")
+    fields = _EVENTS[e["event"]]
+    keys = set(e) - {"event"}
+    optional = {"private"} if e["event"] == "pick" else set()
+    require(set(fields) <= keys <= set(fields) | optional, f"log: {e['event']} event has the wrong fields")
+    require(all(check(e[name]) for name, check in fields.items()) and
+            ("private" not in optional or e.get("private", True) is True), f"log: bad {e['event']} event")
+
+
+def _decode_body(game: Clash, doc: JSONDict, reachable: bool = True) -> ClashState:
     st = ClashState()
     require(type(doc["options"]) is dict, "options must be an object")
     o = resolve_options(game, doc["options"])
@@ -484,12 +597,16 @@ def _decode_body(game: Clash, doc: JSONDict) -> ClashState:
     require(len(doc["games"]) == st.game_no - (0 if st.phase in ("choose_first", "match_over") else 1),
             "games do not fit game_no")
     st.games = doc["games"]
-    require(type(doc["log"]) is list and all(type(e) is dict for e in doc["log"]), "bad log")
+    require(type(doc["log"]) is list, "bad log")
+    if reachable:  # what a seal vouches for: the log's events and the digest over the history
+        for e in doc["log"]:
+            _check_event(e)
     st.log = doc["log"]
     require(doc["result"] is None or type(doc["result"]) is dict, "bad result")
     require((doc["result"] is not None) == (st.phase == "match_over"), "result does not fit the phase")
     st.result = doc["result"]
-    require(doc["history_digest"] == _history_digest(st.games, st.log, st.result), "history was altered")
+    require(not reachable or doc["history_digest"] == _history_digest(st.games, st.log, st.result),
+            "history was altered")
     if st.phase == "play":
         require(st.to_act == [st.current], "to_act must be the current seat")
     return st
