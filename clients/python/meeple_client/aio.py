@@ -1,0 +1,190 @@
+"""The asyncio flavour: the same calls as :mod:`meeple_client.client`, awaitable, on httpx.AsyncClient."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+from httpx_sse import aconnect_sse
+
+from . import _core
+from ._core import LONG_POLL_S, MatchState, create_body, parse_sse_update, prepare
+from .client import base_of
+from .errors import TransportError
+
+
+class AsyncClient:
+    """Awaitable twin of :class:`meeple_client.Client` (use ``async with``)."""
+
+    def __init__(self, base_url: str, *, retries: int = _core.DEFAULT_RETRIES, timeout: float = 10.0,
+                 http: httpx.AsyncClient | None = None) -> None:
+        self.base_url = base_of(base_url)
+        self.retries = retries
+        self.timeout = timeout
+        self.http = http or httpx.AsyncClient(base_url=self.base_url, timeout=timeout)
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    async def call(self, name: str, path: dict[str, Any] | None = None, query: dict[str, Any] | None = None,
+                   body: Any = None, token: str | None = None, timeout: float | None = None) -> Any:
+        req = prepare(name, path, query, body, token, timeout or self.timeout)
+        delays = _core.retry_delays(self.retries)
+        while True:
+            try:
+                response = await self.http.request(req.method, req.url, params=req.params, headers=req.headers,
+                                                   content=_core.content(req), timeout=req.timeout)
+                return _core.answer(response)
+            except (httpx.TransportError, _core.ApiError) as exc:
+                delay = next(delays, None)
+                if delay is None or not _core.retryable(req, exc):
+                    if isinstance(exc, httpx.TransportError):
+                        raise TransportError(f"{req.method} {req.url}: {exc!r}") from exc
+                    raise
+                await asyncio.sleep(_core.wait_before_retry(exc, delay))
+
+    async def games(self) -> list[dict[str, Any]]:
+        games: list[dict[str, Any]] = (await self.call("games"))["games"]
+        return games
+
+    async def create_match(self, game: str, players: int, *, options: dict[str, Any] | None = None,
+                           seats: list[dict[str, Any]] | None = None, join: bool = True,
+                           clock: dict[str, Any] | None = None, takeover_level: str | None = None,
+                           seed: int | None = None) -> AsyncMatch:
+        doc = await self.call("create_match", body=create_body(game, players, options, seats, join, clock,
+                                                               takeover_level, seed))
+        match = AsyncMatch(self, doc["id"], doc.get("token"))
+        match.update(doc)
+        return await match.refresh() if join else match
+
+    async def join(self, match_id: str, seat: int | None = None) -> AsyncMatch:
+        doc = await self.call("join", {"match_id": match_id}, body={} if seat is None else {"seat": seat})
+        match = AsyncMatch(self, match_id, doc["token"])
+        match.update(doc)
+        return await match.refresh()
+
+    async def match(self, match_id: str, token: str | None = None) -> AsyncMatch:
+        return await AsyncMatch(self, match_id, token).refresh()
+
+    async def replay(self, match_id: str) -> dict[str, Any]:
+        replay: dict[str, Any] = await self.call("replay", {"match_id": match_id})
+        return replay
+
+    async def matchmaking(self, game: str, players: int, options: dict[str, Any] | None = None) -> AsyncTicket:
+        doc = await self.call("matchmaking", body={"game": game, "players": players, "options": options or {}})
+        return AsyncTicket(self, doc)
+
+
+class AsyncMatch(MatchState):
+    """Awaitable twin of :class:`meeple_client.Match`."""
+
+    def __init__(self, client: AsyncClient, match_id: str, token: str | None = None) -> None:
+        super().__init__(match_id, token)
+        self.client = client
+
+    def _path(self) -> dict[str, Any]:
+        return {"match_id": self.id}
+
+    async def refresh(self) -> AsyncMatch:
+        include = "legal_moves" if self.token else None
+        self.update(await self.client.call("get_match", self._path(), {"include": include}, token=self.token))
+        return self
+
+    async def move(self, move: dict[str, Any]) -> AsyncMatch:
+        """Submit at the version read; :class:`StaleVersion` if the decision is no longer pending."""
+        body = {"move": move, "version": self.version}
+        self.update(await self.client.call("move", self._path(), {"include": "legal_moves"}, body, self.token))
+        return self
+
+    async def wait_turn(self, timeout: float | None = None) -> AsyncMatch:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not (self.finished or self.my_turn):
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            await self.poll(until="turn")
+        if self.finished and self.outcome is None:
+            await self.refresh()
+        return self
+
+    async def poll(self, until: str = "change", wait: int = LONG_POLL_S) -> dict[str, Any]:
+        query = {"after": self.version, "wait": wait, "until": until,
+                 "include": "legal_moves" if self.token else None}
+        doc: dict[str, Any] = await self.client.call("events", self._path(), query, token=self.token,
+                                                     timeout=wait + 15)
+        self.update(doc)
+        return doc
+
+    async def events(self, transport: str = "long-poll", until: str = "change") -> AsyncIterator[dict[str, Any]]:
+        if transport == "sse":
+            async for doc in _sse(self):
+                yield doc
+            return
+        while not self.finished:
+            doc = await self.poll(until=until)
+            if doc["events"]:
+                yield doc
+
+    async def hint(self) -> dict[str, Any]:
+        hint: dict[str, Any] = await self.client.call("hint", self._path(), token=self.token, timeout=30)
+        return hint
+
+    async def leave(self) -> AsyncMatch:
+        self.update(await self.client.call("leave", self._path(), token=self.token))
+        return self
+
+    async def reclaim(self) -> AsyncMatch:
+        self.update(await self.client.call("reclaim", {**self._path(), "seat": self.seat}, token=self.token))
+        return await self.refresh()
+
+    async def rematch(self) -> AsyncMatch:
+        doc = await self.client.call("rematch", self._path(), token=self.token)
+        match = AsyncMatch(self.client, doc["id"], doc.get("token"))
+        match.update(doc)
+        return await match.refresh()
+
+
+async def _sse(match: AsyncMatch) -> AsyncIterator[dict[str, Any]]:
+    while not match.finished:
+        req = prepare("events_stream", match._path(), {"after": match.version}, token=match.token)
+        async with aconnect_sse(match.client.http, "GET", match.client.base_url + req.url, params=req.params,
+                                headers=req.headers, timeout=httpx.Timeout(match.client.timeout, read=60)) as source:
+            if not source.response.is_success:
+                await source.response.aread()
+                _core.answer(source.response)
+            async for sse in source.aiter_sse():
+                doc = parse_sse_update(sse.event, sse.data)
+                if doc is not None:
+                    match.update(doc)
+                    yield doc
+                    if match.finished:
+                        return
+
+
+class AsyncTicket:
+    def __init__(self, client: AsyncClient, doc: dict[str, Any]) -> None:
+        self.client = client
+        self.doc = doc
+        self.token: str | None = doc.get("token")
+
+    @property
+    def status(self) -> str:
+        return str(self.doc["status"])
+
+    async def wait(self, timeout: float = 300.0) -> AsyncMatch:
+        deadline = time.monotonic() + timeout
+        while self.status == "waiting" and time.monotonic() < deadline:
+            self.doc = await self.client.call("ticket", {"ticket": self.doc["ticket"]}, {"wait": LONG_POLL_S},
+                                              timeout=LONG_POLL_S + 15)
+            self.token = self.doc.get("token") or self.token
+        if self.status != "matched" or not self.token:
+            raise TimeoutError(f"ticket {self.status}")
+        return await AsyncMatch(self.client, str(self.doc["match_id"]), self.token).refresh()

@@ -1,0 +1,231 @@
+"""The synchronous client: :class:`Client`, the :class:`Match` a seat plays, matchmaking :class:`Ticket`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+from httpx_sse import connect_sse
+
+from . import _core
+from ._core import LONG_POLL_S, MatchState, create_body, parse_sse_update, prepare
+from .errors import TransportError
+
+
+def base_of(url: str) -> str:
+    """Accept the server's root or its ``/v1`` URL (what ``make run`` prints)."""
+    url = url.rstrip("/")
+    return url[:-3] if url.endswith("/v1") else url
+
+
+class Client:
+    """One connection pool to a Meeple server. Thread-safe as httpx.Client is; close it (or use ``with``)."""
+
+    def __init__(self, base_url: str, *, retries: int = _core.DEFAULT_RETRIES, timeout: float = 10.0,
+                 http: httpx.Client | None = None) -> None:
+        self.base_url = base_of(base_url)
+        self.retries = retries
+        self.timeout = timeout
+        self.http = http or httpx.Client(base_url=self.base_url, timeout=timeout,
+                                         limits=httpx.Limits(max_keepalive_connections=4))
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.http.close()
+
+    def call(self, name: str, path: dict[str, Any] | None = None, query: dict[str, Any] | None = None,
+             body: Any = None, token: str | None = None, timeout: float | None = None) -> Any:
+        """One operation of the table, with the safe retries; returns the JSON body or raises a typed error."""
+        req = prepare(name, path, query, body, token, timeout or self.timeout)
+        delays = _core.retry_delays(self.retries)
+        while True:
+            try:
+                response = self.http.request(req.method, req.url, params=req.params, headers=req.headers,
+                                             content=_core.content(req), timeout=req.timeout)
+                return _core.answer(response)
+            except (httpx.TransportError, _core.ApiError) as exc:
+                delay = next(delays, None)
+                if delay is None or not _core.retryable(req, exc):
+                    if isinstance(exc, httpx.TransportError):
+                        raise TransportError(f"{req.method} {req.url}: {exc!r}") from exc
+                    raise
+                time.sleep(_core.wait_before_retry(exc, delay))
+
+    def games(self) -> list[dict[str, Any]]:
+        """The catalogue: ``[{id, title, min_players, max_players, simultaneous, options}]``."""
+        games: list[dict[str, Any]] = self.call("games")["games"]
+        return games
+
+    def create_match(self, game: str, players: int, *, options: dict[str, Any] | None = None,
+                     seats: list[dict[str, Any]] | None = None, join: bool = True,
+                     clock: dict[str, Any] | None = None, takeover_level: str | None = None,
+                     seed: int | None = None) -> Match:
+        """Create a match; with ``join`` (default) the caller holds seat 0 and its token."""
+        doc = self.call("create_match", body=create_body(game, players, options, seats, join, clock,
+                                                         takeover_level, seed))
+        match = Match(self, doc["id"], doc.get("token"))
+        match.update(doc)
+        return match.refresh() if join else match
+
+    def join(self, match_id: str, seat: int | None = None) -> Match:
+        """Take a free seat (or that one); the token is kept in the returned match."""
+        doc = self.call("join", {"match_id": match_id}, body={} if seat is None else {"seat": seat})
+        match = Match(self, match_id, doc["token"])
+        match.update(doc)
+        return match.refresh()
+
+    def match(self, match_id: str, token: str | None = None) -> Match:
+        """A match to resume with a token you kept, or to spectate without one."""
+        return Match(self, match_id, token).refresh()
+
+    def replay(self, match_id: str) -> dict[str, Any]:
+        replay: dict[str, Any] = self.call("replay", {"match_id": match_id})
+        return replay
+
+    def matchmaking(self, game: str, players: int, options: dict[str, Any] | None = None) -> Ticket:
+        doc = self.call("matchmaking", body={"game": game, "players": players, "options": options or {}})
+        return Ticket(self, doc)
+
+
+class Match(MatchState):
+    """A match as one seat (or a spectator) sees it. Attributes mirror the last status document."""
+
+    def __init__(self, client: Client, match_id: str, token: str | None = None) -> None:
+        super().__init__(match_id, token)
+        self.client = client
+
+    def _path(self) -> dict[str, Any]:
+        return {"match_id": self.id}
+
+    def refresh(self) -> Match:
+        """Reload the status, the view and (for a seat) the legal moves."""
+        include = "legal_moves" if self.token else None
+        self.update(self.client.call("get_match", self._path(), {"include": include}, token=self.token))
+        return self
+
+    def move(self, move: dict[str, Any]) -> Match:
+        """Submit ``move`` at the version this object read. Raises :class:`StaleVersion` (409) if the match
+        moved on so that the decision is no longer pending: call :meth:`refresh` and decide again."""
+        body = {"move": move, "version": self.version}
+        self.update(self.client.call("move", self._path(), {"include": "legal_moves"}, body, self.token))
+        return self
+
+    def wait_turn(self, timeout: float | None = None) -> Match:
+        """Block until this seat must act or the match is over (long-polls ``until=turn``)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not (self.finished or self.my_turn):
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            self.poll(until="turn")
+        if self.finished and self.outcome is None:
+            self.refresh()
+        return self
+
+    def poll(self, until: str = "change", wait: int = LONG_POLL_S) -> dict[str, Any]:
+        """One long-poll after the current version; folds the answer in and returns the Events document."""
+        query = {"after": self.version, "wait": wait, "until": until,
+                 "include": "legal_moves" if self.token else None}
+        doc: dict[str, Any] = self.client.call("events", self._path(), query, token=self.token,
+                                               timeout=wait + 15)
+        self.update(doc)
+        return doc
+
+    def events(self, transport: str = "long-poll", until: str = "change") -> Iterator[dict[str, Any]]:
+        """Every Events document from now until the match is finished, over ``long-poll`` or ``sse``."""
+        yield from TRANSPORTS[transport](self, until)
+
+    def hint(self) -> dict[str, Any]:
+        """The easy bot's suggestion for this seat: ``{version, seat, move}``."""
+        hint: dict[str, Any] = self.client.call("hint", self._path(), token=self.token, timeout=30)
+        return hint
+
+    def replay(self) -> dict[str, Any]:
+        return self.client.replay(self.id)
+
+    def leave(self) -> Match:
+        self.update(self.client.call("leave", self._path(), token=self.token))
+        return self
+
+    def reclaim(self) -> Match:
+        self.update(self.client.call("reclaim", {**self._path(), "seat": self.seat}, token=self.token))
+        return self.refresh()
+
+    def rematch(self) -> Match:
+        """This seat in the next match (same game, options and seats), with its new token."""
+        doc = self.client.call("rematch", self._path(), token=self.token)
+        match = Match(self.client, doc["id"], doc.get("token"))
+        match.update(doc)
+        return match.refresh()
+
+
+def _long_poll(match: Match, until: str) -> Iterator[dict[str, Any]]:
+    while not match.finished:
+        doc = match.poll(until=until)
+        if doc["events"]:
+            yield doc
+
+
+def _sse(match: Match, until: str) -> Iterator[dict[str, Any]]:
+    """Server-Sent Events; reconnects after the server's stream limit with ``after`` = the last version."""
+    del until  # the stream sends every version; callers filter
+    while not match.finished:
+        req = prepare("events_stream", match._path(), {"after": match.version}, token=match.token)
+        url = match.client.base_url + req.url
+        with connect_sse(match.client.http, "GET", url, params=req.params, headers=req.headers,
+                         timeout=httpx.Timeout(match.client.timeout, read=60)) as source:
+            if not source.response.is_success:
+                source.response.read()
+                _core.answer(source.response)
+            for sse in source.iter_sse():
+                doc = parse_sse_update(sse.event, sse.data)
+                if doc is not None:
+                    match.update(doc)
+                    yield doc
+                    if match.finished:
+                        return
+
+
+#: Event transports by name; a WebSocket transport adds itself here.
+TRANSPORTS = {"long-poll": _long_poll, "sse": _sse}
+
+
+class Ticket:
+    """A matchmaking ticket. Its id is a secret; once matched it carries the match, the seat and the token."""
+
+    def __init__(self, client: Client, doc: dict[str, Any]) -> None:
+        self.client = client
+        self.doc = doc
+        self.token: str | None = doc.get("token")
+
+    @property
+    def id(self) -> str:
+        return str(self.doc["ticket"])
+
+    @property
+    def status(self) -> str:
+        return str(self.doc["status"])
+
+    def poll(self, wait: int = 0) -> Ticket:
+        self.doc = self.client.call("ticket", {"ticket": self.id}, {"wait": wait or None}, timeout=wait + 15)
+        self.token = self.doc.get("token") or self.token  # the server may show the token only once
+        return self
+
+    def wait(self, timeout: float = 300.0) -> Match:
+        """Long-poll until matched; returns the seat's :class:`Match`."""
+        deadline = time.monotonic() + timeout
+        while self.status == "waiting" and time.monotonic() < deadline:
+            self.poll(wait=LONG_POLL_S)
+        if self.status != "matched" or not self.token:
+            raise TimeoutError(f"ticket {self.status}")
+        return Match(self.client, str(self.doc["match_id"]), self.token).refresh()
+
+    def cancel(self) -> Ticket:
+        self.doc = self.client.call("cancel_ticket", {"ticket": self.id})
+        return self

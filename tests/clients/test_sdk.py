@@ -1,0 +1,148 @@
+"""The Python SDK against a real server: typed errors, versions, idempotent retries, events, async."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+
+from meeple_client import AsyncClient, BadRequest, Client, Forbidden, NotFound, StaleVersion, Unauthorized
+from meeple_client._core import prepare
+
+from .conftest import Stack
+
+VS_BOT = [{"kind": "human"}, {"kind": "bot", "level": "easy"}]
+
+
+def test_a_whole_clash_game_against_a_bot_through_the_sdk(stack: Stack) -> None:
+    with Client(stack.url + "/v1") as api:
+        match = api.create_match("clash", 2, options={"match": "single"}, seats=VS_BOT, seed=7)
+        assert match.seat == 0 and match.token and match.view is not None
+        while not match.finished:
+            match.wait_turn(timeout=60)
+            if match.my_turn:
+                match.move(match.legal_moves[0])
+        assert match.outcome is not None and match.result is not None
+        assert match.replay()["seed"] == 7
+
+
+def test_a_move_at_an_old_version_raises_stale_version_and_is_not_rebased(stack: Stack) -> None:
+    with Client(stack.url) as api:
+        first = api.create_match("fierce-women", 2, seats=[{"kind": "human"}, {"kind": "human"}])
+        second = api.join(first.id)
+        first.refresh()
+        actor, other = (first, second) if first.my_turn else (second, first)
+        stale_copy = api.match(actor.id, actor.token)
+        actor.move(actor.legal_moves[0])
+        if not actor.my_turn:  # the other seat moves: the copy's decision (same seat) is long gone
+            other.refresh().move(other.legal_moves[0])
+        version_before = api.match(actor.id).version
+        with pytest.raises(StaleVersion) as caught:
+            stale_copy.move(stale_copy.legal_moves[0])
+        assert caught.value.status == 409 and caught.value.code == "stale_version"
+        assert api.match(actor.id).version == version_before  # nothing was applied behind our back
+
+
+def test_errors_are_typed_and_carry_the_servers_code(stack: Stack) -> None:
+    with Client(stack.url) as api:
+        with pytest.raises(NotFound) as missing:
+            api.match("no-such-match")
+        assert missing.value.code == "match_not_found"
+        with pytest.raises(BadRequest) as bad:
+            api.create_match("no-such-game", 2)
+        assert bad.value.code == "unknown_game"
+        match = api.create_match("clash", 2, seats=VS_BOT)
+        with pytest.raises((Unauthorized, Forbidden)) as refused:  # 403 today; 401 once invalid tokens are
+            api.call("legal_moves", {"match_id": match.id}, token="0.not-a-token")
+        assert refused.value.code in ("wrong_token", "bad_token", "invalid_token")
+
+
+def test_every_post_is_sent_as_json_with_a_body() -> None:
+    req = prepare("leave", {"match_id": "m"}, token="0.t")
+    assert req.headers["Content-Type"] == "application/json" and req.body == {}
+    move = prepare("move", {"match_id": "m"}, body={"move": {}, "version": 0}, token="0.t")
+    assert len(move.headers["Idempotency-Key"]) == 32
+
+
+def test_a_retried_move_applies_once_thanks_to_its_idempotency_key(stack: Stack) -> None:
+    """A transport that loses the first answer: the SDK sends the same move with the same key again."""
+    sent: list[str] = []
+
+    class LoseFirstAnswer(httpx.HTTPTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            response = super().handle_request(request)
+            if request.method == "POST" and request.url.path.endswith("/moves") and not sent:
+                sent.append(request.headers["Idempotency-Key"])
+                response.read()
+                raise httpx.ReadError("answer lost", request=request)
+            if request.url.path.endswith("/moves"):
+                sent.append(request.headers["Idempotency-Key"])
+            return response
+
+    http = httpx.Client(base_url=stack.url, transport=LoseFirstAnswer())
+    with Client(stack.url, http=http) as api:
+        match = api.create_match("fierce-women", 2, seats=[{"kind": "human"}, {"kind": "human"}])
+        api.join(match.id)
+        match.refresh()
+        if not match.my_turn:
+            pytest.skip("seat 1 starts with this seed")  # pragma: no cover
+        before = match.version
+        match.move(match.legal_moves[0])
+        assert len(sent) == 2 and sent[0] == sent[1]
+        assert match.version == before + 1  # applied exactly once
+        log = api.replay(match.id)["log"]
+        assert sum(1 for e in log if e["kind"] == "move") == 1
+
+
+def test_events_iterate_over_long_poll_and_sse_alike(stack: Stack) -> None:
+    with Client(stack.url) as api:
+        host = api.create_match("clash", 2, options={"match": "single"}, seats=VS_BOT, seed=3)
+        watcher_lp = api.match(host.id)
+        watcher_sse = api.match(host.id)
+        seen: dict[str, list[int]] = {"long-poll": [], "sse": []}
+        starts = {"long-poll": watcher_lp.version, "sse": watcher_sse.version}
+
+        def follow(name: str, watcher: Any) -> None:
+            for doc in watcher.events(transport=name):
+                seen[name].extend(e["version"] for e in doc["events"])
+
+        import threading
+
+        threads = [threading.Thread(target=follow, args=(n, w), daemon=True)
+                   for n, w in (("long-poll", watcher_lp), ("sse", watcher_sse))]
+        for t in threads:
+            t.start()
+        while not host.finished:
+            host.wait_turn(timeout=60)
+            if host.my_turn:
+                host.move(host.legal_moves[-1])
+        for t in threads:
+            t.join(60)
+        final = host.version
+        for name in seen:  # every version exactly once, in order, on either transport
+            assert seen[name] == list(range(starts[name] + 1, final + 1)), name
+        assert watcher_sse.finished and watcher_lp.finished
+
+
+def test_the_async_client_plays_a_game_too(stack: Stack) -> None:
+    async def play() -> dict[str, Any] | None:
+        async with AsyncClient(stack.url) as api:
+            match = await api.create_match("clash", 2, options={"match": "single"}, seats=VS_BOT)
+            while not match.finished:
+                await match.wait_turn(timeout=60)
+                if match.my_turn:
+                    await match.move(match.legal_moves[0])
+            return match.outcome
+
+    outcome = asyncio.run(play())
+    assert outcome is not None and outcome["ended_by"] == "game"
+
+
+def test_matchmaking_tickets_turn_into_seats(stack: Stack) -> None:
+    with Client(stack.url) as api:
+        first = api.matchmaking("clash", 2, {"match": "single"})
+        second = api.matchmaking("clash", 2, {"match": "single"})
+        a, b = first.wait(timeout=30), second.wait(timeout=30)
+        assert a.id == b.id and {a.seat, b.seat} == {0, 1}
