@@ -6,10 +6,11 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: run test install proto proto-check lint typecheck bench loadtest arena clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev,load]'
+	$(BIN)/pip install --quiet -e clients/python
 	$(BIN)/python scripts/gen_proto.py --check || $(BIN)/python scripts/gen_proto.py
 	touch $(STAMP)
 
