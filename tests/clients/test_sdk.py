@@ -7,7 +7,6 @@ from typing import Any
 
 import httpx
 import pytest
-
 from meeple_client import AsyncClient, BadRequest, Client, Forbidden, NotFound, StaleVersion, Unauthorized
 from meeple_client._core import prepare
 

@@ -47,14 +47,16 @@ def _clash(view: dict[str, Any]) -> list[str]:
             elif cell["face"] == "down":
                 cells.append(f"({cell['tile']})")
             else:
-                cells.append(f"{cell['tile']}{SUPPORT_ARROW.get(cell['supports'], '?')}{'*' if cell['security'] else ''}")
+                arrow = SUPPORT_ARROW.get(cell["supports"], "?")
+                cells.append(f"{cell['tile']}{arrow}{'*' if cell['security'] else ''}")
         side = "  <- blue's side" if r == 0 else "  <- green's side" if r == 2 else ""
         lines.append(f"row {r}   " + "".join(c.ljust(10) for c in cells) + side)
     lines.append("(v supports blue, ^ supports green, * Security, (..) face down)")
     for seat, zone in enumerate(view["zones"]):
         name = "blue " if seat == 0 else "green"
-        hidden = zone.get("hidden") or [f"?x{zone.get('hidden_count', 0)}"] if zone.get("hidden_count") else []
-        lines.append(f"{name} zone: {' '.join(zone['open']) or '-'}" + (f"  hidden: {' '.join(hidden)}" if hidden else ""))
+        hidden = (zone.get("hidden") or [f"?x{zone['hidden_count']}"]) if zone.get("hidden_count") else []
+        lines.append(f"{name} zone: {' '.join(zone['open']) or '-'}"
+                     + (f"  hidden: {' '.join(hidden)}" if hidden else ""))
     lines.append(f"neutral zone: {' '.join(view.get('neutral_zone') or []) or '-'}   removed: "
                  f"{' '.join(view.get('removed') or []) or '-'}")
     return lines
@@ -80,7 +82,7 @@ def _fierce_women(view: dict[str, Any]) -> list[str]:
     piles = "  ".join(f"{i}:{p['top'] or '-'}({p['size']})" for i, p in enumerate(view["piles"]))
     lines = [f"FIERCE WOMEN  turn {view.get('turn')}  phase {view.get('phase')}   piles {piles}"]
     for seat, table in enumerate(view["tables"]):
-        hand = view["hands"][seat] if seat < len(view["hands"]) else {"size": 0, "known": []}
+        hand: dict[str, Any] = view["hands"][seat] if seat < len(view["hands"]) else {"size": 0, "known": []}
         lines.append(f"seat {seat}: hand {hand['size']}" + (f" {' '.join(hand['cards'])}" if "cards" in hand else "")
                      + (f" known {' '.join(hand['known'])}" if hand.get("known") else ""))
         for col, column in enumerate(table):
@@ -98,8 +100,8 @@ def _they_who_were_8(view: dict[str, Any]) -> list[str]:
         gods = [g for g in view["gods"] if g["owner"] in seats]
         lines.append(f"team {team} (seats {seats[0]}+{seats[1]}): glory {sum(g['glory'] for g in gods)}  "
                      f"infamy {sum(g['infamy'] for g in gods)}")
-    lines.append("gods: " + "  ".join(f"{g['id']}(s{g['owner']} +{g['glory']}/-{g['infamy']}{' used' if g['used'] else ''})"
-                                      for g in view["gods"]))
+    lines.append("gods: " + "  ".join(
+        f"{g['id']}(s{g['owner']} +{g['glory']}/-{g['infamy']}{' used' if g['used'] else ''})" for g in view["gods"]))
     lines.append(f"hand sizes: {view['hand_sizes']}   pile {view.get('pile_size')}")
     if view.get("hand") is not None:
         lines.append(f"your hand: {' '.join(view['hand']) or '-'}")
@@ -128,7 +130,8 @@ def render_clock(clock: dict[str, Any] | None) -> str:
     parts = []
     for seat in clock.get("seats", []):
         left = seat.get("remaining_s")
-        parts.append(f"seat {seat['seat']} {'-' if left is None else f'{left:.0f}s'}{' (running)' if seat['running'] else ''}")
+        shown = "-" if left is None else f"{left:.0f}s"
+        parts.append(f"seat {seat['seat']} {shown}{' (running)' if seat['running'] else ''}")
     return f"clock ({clock['mode']}): " + ", ".join(parts)
 
 

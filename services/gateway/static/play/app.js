@@ -173,7 +173,9 @@ async function matchPage(id) {
   const wire = () => {
     for (const b of app.querySelectorAll("button.move")) b.addEventListener("click", () => act(async () => {
       const move = st.doc.legal_moves[Number(b.dataset.index)];
-      fold(await call("POST", `/matches/${id}/moves`, { token, body: { move, version: st.doc.version }, query: { include: "legal_moves" } }));
+      const done = await call("POST", `/matches/${id}/moves`, { token, body: { move, version: st.doc.version }, query: { include: "legal_moves" } });
+      st.log.push({ version: done.version, kind: "move", seat: st.doc.you, move });
+      fold(done);
       st.hint = null; st.field = null; st.filter = "";
     }));
     const filter = document.getElementById("filter");

@@ -37,7 +37,7 @@ function hexPoints(cx, cy, r) {
 }
 
 function clash(view, ctx) {
-  const S = 112, R = 54, X0 = 70, Y0 = 50;
+  const S = 112, R = 54, X0 = 70, Y0 = 84;
   const blocked = new Set((view.blocked || []).map(f => f.join(","))), stab = new Set((view.stabilised || []).map(f => f.join(",")));
   let cells = "";
   view.board.forEach((row, r) => row.forEach((cell, c) => {
@@ -53,7 +53,7 @@ function clash(view, ctx) {
       if (!down) inner += `<polygon points="${cx - 12},${cy + dir * 28} ${cx + 12},${cy + dir * 28} ${cx},${cy + dir * 46}" fill="${tipColour}"/>`;
       inner += `<text x="${cx}" y="${cy + 6}" text-anchor="middle" font-size="20" font-weight="700">${esc(cell.tile)}</text>`;
       if (cell.covered) inner += `<text x="${cx}" y="${cy - 18}" text-anchor="middle" font-size="11">over ${esc(cell.covered)}</text>`;
-      if (cell.security) inner += `<text x="${cx + 30}" y="${cy - 22}" font-size="13" fill="#b45309">🛡</text>`;
+      if (cell.security) inner += `<text x="${cx + 22}" y="${cy - 20}" font-size="13" font-weight="700" fill="#b45309">SEC</text>`;
     }
     if (blocked.has(key)) inner += `<text x="${cx - 40}" y="${cy - 22}" font-size="12" fill="#dc2626">blocked</text>`;
     if (stab.has(key)) inner += `<text x="${cx - 40}" y="${cy + 34}" font-size="12" fill="#0891b2">UN</text>`;
@@ -61,10 +61,10 @@ function clash(view, ctx) {
       <polygon points="${hexPoints(cx, cy, R)}" fill="${fill}" stroke="#374151" stroke-width="2" ${cell ? "" : 'stroke-dasharray="6 4"'}/>${inner}</g>`;
   }));
   const svg = `<svg viewBox="0 0 ${X0 * 2 + 2 * S} ${Y0 * 2 + 2 * S + 20}" role="img" aria-label="CLASH board">
-    <text x="4" y="16" font-size="13" fill="var(--blue)">Blue's side (row 0)</text>
-    <text x="4" y="${Y0 * 2 + 2 * S + 14}" font-size="13" fill="var(--green)">Green's side (row 2)</text>${cells}</svg>`;
+    <text x="4" y="18" font-size="15" fill="var(--blue)">Blue's side (row 0)</text>
+    <text x="4" y="${Y0 * 2 + 2 * S + 14}" font-size="15" fill="var(--green)">Green's side (row 2)</text>${cells}</svg>`;
   const zone = (z, s) => `<div><b style="color:${s ? "var(--green)" : "var(--blue)"}">${s ? "Green" : "Blue"} zone</b>${chips(z.open, "open zone")}
-      ${z.hidden ? `<span class="meta">your hidden:</span>${chips(z.hidden, "hidden zone")}` : z.hidden_count ? `<span class="meta">${z.hidden_count} hidden</span>` : ""}</div>`;
+      ${z.hidden && z.hidden.length ? `<span class="meta">your hidden:</span>${chips(z.hidden, "hidden zone")}` : z.hidden_count ? `<span class="meta">${z.hidden_count} hidden</span>` : ""}</div>`;
   return `<div class="meta">game ${view.game_no} · ${esc(view.phase)} · placement ${view.move_no} · wins blue ${view.wins[0]} – green ${view.wins[1]}</div>
     ${svg}${view.zones.map(zone).join("")}
     <div><b>Neutral zone</b>${chips(view.neutral_zone, "neutral zone")}</div>
@@ -89,7 +89,7 @@ function sideboards(view) {
     const p = view.provisional[s] || {};
     return `<div><b style="color:${SEAT_COLOURS[s]}">Seat ${s}${view.viewer === s ? " (you)" : ""}</b>
       <span class="meta">colour ${p.colour_count} · handle ${p.handle_count} · row ${p.row_drawers} · exchange ${esc(view.exchange[s])}${view.submitted[s] ? " · submitted" : ""}</span>
-      <svg viewBox="0 0 ${width} ${H + 8}" style="max-height:110px" role="img" aria-label="dresser of seat ${s}">${body}</svg></div>`;
+      <svg viewBox="0 0 ${width} ${H + 8}" preserveAspectRatio="xMinYMin meet" style="max-height:110px" role="img" aria-label="dresser of seat ${s}">${body}</svg></div>`;
   };
   const g = view.goals || {};
   return `<div class="meta">step ${view.step} · ${esc(view.phase)} · deck ${view.deck_count}</div>
@@ -115,10 +115,10 @@ function fierceWomen(view) {
     return `<div><b style="color:${SEAT_COLOURS[s]}">Seat ${s}${view.viewer === s ? " (you)" : ""}${view.automa_seat === s ? " (automa)" : ""}</b>
       <span class="meta">hand ${hand.size}${hand.known && hand.known.length ? ` · known ${hand.known.join(" ")}` : ""}</span>
       ${hand.cards ? chips(hand.cards, `hand of seat ${s}`) : ""}
-      <svg viewBox="0 0 ${Math.max(1, columns.length) * 86 + 8} ${tallest * 26 + 30}" style="max-height:${tallest * 26 + 40}px" role="img" aria-label="columns of seat ${s}">${body}</svg></div>`;
+      <svg viewBox="0 0 ${Math.max(1, columns.length) * 86 + 8} ${tallest * 26 + 30}" preserveAspectRatio="xMinYMin meet" style="max-height:${tallest * 26 + 40}px" role="img" aria-label="columns of seat ${s}">${body}</svg></div>`;
   };
   return `<div class="meta">turn ${view.turn} · ${esc(view.phase)}</div>
-    <svg viewBox="0 0 ${view.piles.length * 90 + 10} 68" style="max-height:90px" role="img" aria-label="piles">${piles}</svg>
+    <svg viewBox="0 0 ${view.piles.length * 90 + 10} 68" preserveAspectRatio="xMinYMin meet" style="max-height:90px" role="img" aria-label="piles">${piles}</svg>
     ${view.tables.map(table).join("")}
     <div><b>Discard</b>${chips(view.discard, "discard pile")}</div>`;
 }
@@ -148,7 +148,7 @@ function theyWhoWere8(view) {
     <svg viewBox="0 0 320 300" role="img" aria-label="gods">${gods}
       <text x="160" y="146" text-anchor="middle" font-size="13">hands ${view.hand_sizes.join(" · ")}</text>
       ${view.turn_seat !== null && view.turn_seat !== undefined ? `<text x="160" y="164" text-anchor="middle" font-size="13">turn: seat ${view.turn_seat}</text>` : ""}</svg>
-    <svg viewBox="0 0 340 84" style="max-height:110px" role="img" aria-label="team track">${track}</svg>
+    <svg viewBox="0 0 340 84" preserveAspectRatio="xMinYMin meet" style="max-height:110px" role="img" aria-label="team track">${track}</svg>
     ${play ? `<div>In play: seat ${play.seat} plays <span class="chip">${esc(play.card)}</span> on ${esc(fmt(play.target))}</div>` : ""}
     ${view.hand ? `<div><b>Your hand</b>${chips(view.hand, "your hand")}</div>` : ""}`;
 }
