@@ -199,3 +199,36 @@ def test_docs_page_is_swagger_ui_served_offline_and_try_it_out_works_with_a_bear
     assert status.inner_text().strip().startswith("200"), block.locator(".live-responses-table").inner_text()
     assert '"moves"' in block.locator(".live-responses-table").inner_text()
     assert elsewhere == [], elsewhere  # offline: nothing but this server
+
+
+def test_matchmaking_from_the_lobby_then_a_spectator_follows_the_match_live(new_page: Any, stack: Stack) -> None:
+    """Matchmaking seats the lone person with a bot (MEEPLE_BOT_FILL_S=1 here); a second browser watches."""
+    player = new_page()
+    player.goto("/play")
+    player.select_option("#game", "clash")
+    player.fill("#options", json.dumps({"match": "single"}))
+    player.click("#matchmake")
+    player.wait_for_selector("#match-id", timeout=60_000)
+    match_id = player.inner_text("#match-id")
+    assert "you are seat" in player.inner_text("main")
+    watcher = new_page()
+    watched = Received(watcher)
+    watcher.goto("/play")
+    watcher.fill("#watch-id", match_id)
+    watcher.click("#watch button[type=submit]")
+    watcher.wait_for_selector("#match-id")
+    assert "spectating" in watcher.inner_text("main") and watcher.query_selector("button.move") is None
+    start = int(watcher.inner_text("#version"))
+    play_until_finished(player, random.Random(4))
+    watcher.wait_for_selector("#result", timeout=60_000)  # the spectator's page followed to the end
+    assert int(watcher.inner_text("#version")) > start
+    bodies = watched.bodies()
+    game, states = states_by_version(stack, match_id)
+    for body in bodies:  # a spectator sees no seat's hidden ids while the match runs
+        if isinstance(body, dict) and "version" in body and body.get("status") != "finished":
+            version = max(v for v in states if v <= body["version"])
+            assert leaked_secrets(game, states[version], None, body) == set()
+    watcher.click("#replay-link")
+    watcher.wait_for_selector("#step-text")
+    watcher.click("#first")
+    assert watcher.inner_text("#step-text").startswith("v0")

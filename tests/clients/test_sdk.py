@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -135,7 +136,9 @@ def test_the_async_client_plays_a_game_too(stack: Stack) -> None:
                     await match.move(match.legal_moves[0])
             return match.outcome
 
-    outcome = asyncio.run(play())
+    # A thread of its own: Playwright's sync API (tests/browser, same process) holds this thread's event loop.
+    with ThreadPoolExecutor(1) as pool:
+        outcome = pool.submit(asyncio.run, play()).result(timeout=180)
     assert outcome is not None and outcome["ended_by"] == "game"
 
 
@@ -145,3 +148,42 @@ def test_matchmaking_tickets_turn_into_seats(stack: Stack) -> None:
         second = api.matchmaking("clash", 2, {"match": "single"})
         a, b = first.wait(timeout=30), second.wait(timeout=30)
         assert a.id == b.id and {a.seat, b.seat} == {0, 1}
+
+
+def test_the_readme_sdk_example_runs_as_written(stack: Stack) -> None:
+    """The 15-line example in README.md ("Use the Python SDK"), against this server with an easy bot."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## Use the Python SDK", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert len(code.strip().splitlines()) <= 16
+    code = code.replace("http://127.0.0.1:8000", stack.url).replace('"level": "normal"', '"level": "easy"')
+    printed: list[Any] = []
+    exec(compile(code, "README.md", "exec"), {"print": lambda *a: printed.append(a)})
+    assert printed and isinstance(printed[-1][0], list)  # winners, then scores
+
+
+def test_the_async_client_follows_a_match_over_sse(stack: Stack) -> None:
+    async def watch() -> list[int]:
+        async with AsyncClient(stack.url) as api:
+            host = await api.create_match("clash", 2, options={"match": "single"}, seats=VS_BOT)
+            watcher = await api.match(host.id)
+            start, seen = watcher.version, []
+
+            async def play() -> None:
+                while not host.finished:
+                    await host.wait_turn(timeout=60)
+                    if host.my_turn:
+                        await host.move(host.legal_moves[0])
+
+            async def follow() -> None:
+                async for doc in watcher.events(transport="sse"):
+                    seen.extend(e["version"] for e in doc["events"])
+
+            await asyncio.wait_for(asyncio.gather(play(), follow()), timeout=120)
+            assert seen == list(range(start + 1, host.version + 1))
+            return seen
+
+    with ThreadPoolExecutor(1) as pool:
+        assert pool.submit(asyncio.run, watch()).result(timeout=180)
