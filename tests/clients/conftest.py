@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pytest
 
 from services.bots.worker import Worker
-from tests.gateway.conftest import RulesProcess, redis_server, start_gateway
+from tests.gateway.conftest import RulesProcess, redis_server, rules, start_gateway  # noqa: F401  (rules: a fixture)
 
 
 @dataclass
@@ -20,7 +20,7 @@ class Stack:
 
 
 @pytest.fixture(scope="session")
-def stack(rules: RulesProcess) -> Iterator[Stack]:
+def stack(rules: RulesProcess) -> Iterator[Stack]:  # noqa: F811  (the imported fixture)
     with redis_server() as redis_url:
         gw = start_gateway(redis_url, rules.port, bot_fill_s=1)
         bot = Worker(redis_url, f"127.0.0.1:{rules.port}", name="clients-worker", claim_idle_ms=60_000)
@@ -33,12 +33,3 @@ def stack(rules: RulesProcess) -> Iterator[Stack]:
             thread.join(10)
             gw.stop()
 
-
-@pytest.fixture(scope="session")
-def rules() -> Iterator[RulesProcess]:
-    from services.stack import free_port
-
-    proc = RulesProcess(free_port())
-    proc.start()
-    yield proc
-    proc.stop()

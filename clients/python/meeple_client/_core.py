@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import json
 import random
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import httpx
 
 from .errors import ApiError, RateLimited, error_for
 
 Auth = Literal["none", "optional", "required"]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -251,3 +253,81 @@ def parse_sse_update(event: str, data: str) -> dict[str, Any] | None:
         return None
     doc: dict[str, Any] = json.loads(data)
     return doc
+
+
+@dataclass
+class Call:
+    """One operation to perform; the flows below yield these and receive the JSON answers (sans-I/O), so the
+    sync and asyncio flavours share every step and differ only in how they send."""
+
+    name: str
+    path: dict[str, Any] | None = None
+    query: dict[str, Any] | None = None
+    body: Any = None
+    token: str | None = None
+    timeout: float | None = None
+
+
+#: A flow: yields calls, receives each call's answer, returns its result.
+Flow = Generator[Call, Any, T]
+
+
+class MatchFlows(MatchState):
+    """What a seat (or spectator) does with a match, written once as flows."""
+
+    def _path(self) -> dict[str, Any]:
+        return {"match_id": self.id}
+
+    def _include(self) -> str | None:
+        return "legal_moves" if self.token else None
+
+    def refresh_flow(self) -> Flow[None]:
+        self.update((yield Call("get_match", self._path(), {"include": self._include()}, token=self.token)))
+
+    def move_flow(self, move: dict[str, Any]) -> Flow[None]:
+        body = {"move": move, "version": self.version}  # the version this object read: never rebased
+        self.update((yield Call("move", self._path(), {"include": "legal_moves"}, body, self.token)))
+
+    def poll_flow(self, until: str = "change", wait: int = LONG_POLL_S) -> Flow[dict[str, Any]]:
+        query = {"after": self.version, "wait": wait, "until": until, "include": self._include()}
+        doc: dict[str, Any] = yield Call("events", self._path(), query, token=self.token, timeout=wait + 15)
+        self.update(doc)
+        return doc
+
+    def wait_turn_flow(self, timeout: float | None) -> Flow[None]:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not (self.finished or self.my_turn):
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            yield from self.poll_flow(until="turn")
+        if self.finished and self.outcome is None:  # events documents carry no outcome
+            yield from self.refresh_flow()
+
+    def hint_flow(self) -> Flow[dict[str, Any]]:
+        hint: dict[str, Any] = yield Call("hint", self._path(), token=self.token, timeout=30)
+        return hint
+
+    def leave_flow(self) -> Flow[None]:
+        self.update((yield Call("leave", self._path(), token=self.token)))
+
+    def reclaim_flow(self) -> Flow[None]:
+        self.update((yield Call("reclaim", {**self._path(), "seat": self.seat}, token=self.token)))
+        yield from self.refresh_flow()
+
+    def rematch_flow(self) -> Flow[dict[str, Any]]:
+        """The rematch's status document with this seat's new token (the caller wraps it in a match)."""
+        doc: dict[str, Any] = yield Call("rematch", self._path(), token=self.token)
+        return doc
+
+
+def ticket_wait_flow(doc: dict[str, Any], timeout: float) -> Flow[tuple[str, str]]:
+    """Long-poll a matchmaking ticket until matched; returns (match id, seat token). The server may show the
+    token only once, so the first one seen is kept."""
+    deadline = time.monotonic() + timeout
+    token = doc.get("token")
+    while doc["status"] == "waiting" and time.monotonic() < deadline:
+        doc = yield Call("ticket", {"ticket": doc["ticket"]}, {"wait": LONG_POLL_S}, timeout=LONG_POLL_S + 15)
+        token = doc.get("token") or token
+    if doc["status"] != "matched" or not token:
+        raise TimeoutError(f"ticket {doc['status']}")
+    return str(doc["match_id"]), str(token)

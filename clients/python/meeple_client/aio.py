@@ -1,9 +1,9 @@
-"""The asyncio flavour: the same calls as :mod:`meeple_client.client`, awaitable, on httpx.AsyncClient."""
+"""The asyncio flavour: the same calls as :mod:`meeple_client.client`, awaitable, on httpx.AsyncClient.
+Both flavours drive the same flows (:mod:`meeple_client._core`)."""
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -11,7 +11,7 @@ import httpx
 from httpx_sse import aconnect_sse
 
 from . import _core
-from ._core import LONG_POLL_S, MatchState, create_body, parse_sse_update, prepare
+from ._core import Flow, MatchFlows, T, create_body, parse_sse_update, prepare, ticket_wait_flow
 from .client import base_of
 from .errors import TransportError
 
@@ -52,6 +52,16 @@ class AsyncClient:
                     raise
                 await asyncio.sleep(_core.wait_before_retry(exc, delay))
 
+    async def run(self, flow: Flow[T]) -> T:
+        try:
+            step = next(flow)
+            while True:
+                answer = await self.call(step.name, step.path, step.query, step.body, step.token, step.timeout)
+                step = flow.send(answer)
+        except StopIteration as done:
+            result: T = done.value
+            return result
+
     async def games(self) -> list[dict[str, Any]]:
         games: list[dict[str, Any]] = (await self.call("games"))["games"]
         return games
@@ -62,15 +72,11 @@ class AsyncClient:
                            seed: int | None = None) -> AsyncMatch:
         doc = await self.call("create_match", body=create_body(game, players, options, seats, join, clock,
                                                                takeover_level, seed))
-        match = AsyncMatch(self, doc["id"], doc.get("token"))
-        match.update(doc)
-        return await match.refresh() if join else match
+        return await AsyncMatch.from_doc(self, doc, refresh=join)
 
     async def join(self, match_id: str, seat: int | None = None) -> AsyncMatch:
         doc = await self.call("join", {"match_id": match_id}, body={} if seat is None else {"seat": seat})
-        match = AsyncMatch(self, match_id, doc["token"])
-        match.update(doc)
-        return await match.refresh()
+        return await AsyncMatch.from_doc(self, {"id": match_id, **doc})
 
     async def match(self, match_id: str, token: str | None = None) -> AsyncMatch:
         return await AsyncMatch(self, match_id, token).refresh()
@@ -84,44 +90,34 @@ class AsyncClient:
         return AsyncTicket(self, doc)
 
 
-class AsyncMatch(MatchState):
+class AsyncMatch(MatchFlows):
     """Awaitable twin of :class:`meeple_client.Match`."""
 
     def __init__(self, client: AsyncClient, match_id: str, token: str | None = None) -> None:
         super().__init__(match_id, token)
         self.client = client
 
-    def _path(self) -> dict[str, Any]:
-        return {"match_id": self.id}
+    @classmethod
+    async def from_doc(cls, client: AsyncClient, doc: dict[str, Any], refresh: bool = True) -> AsyncMatch:
+        match = cls(client, doc["id"], doc.get("token"))
+        match.update(doc)
+        return await match.refresh() if refresh else match
 
     async def refresh(self) -> AsyncMatch:
-        include = "legal_moves" if self.token else None
-        self.update(await self.client.call("get_match", self._path(), {"include": include}, token=self.token))
+        await self.client.run(self.refresh_flow())
         return self
 
     async def move(self, move: dict[str, Any]) -> AsyncMatch:
         """Submit at the version read; :class:`StaleVersion` if the decision is no longer pending."""
-        body = {"move": move, "version": self.version}
-        self.update(await self.client.call("move", self._path(), {"include": "legal_moves"}, body, self.token))
+        await self.client.run(self.move_flow(move))
         return self
 
     async def wait_turn(self, timeout: float | None = None) -> AsyncMatch:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not (self.finished or self.my_turn):
-            if deadline is not None and time.monotonic() >= deadline:
-                break
-            await self.poll(until="turn")
-        if self.finished and self.outcome is None:
-            await self.refresh()
+        await self.client.run(self.wait_turn_flow(timeout))
         return self
 
-    async def poll(self, until: str = "change", wait: int = LONG_POLL_S) -> dict[str, Any]:
-        query = {"after": self.version, "wait": wait, "until": until,
-                 "include": "legal_moves" if self.token else None}
-        doc: dict[str, Any] = await self.client.call("events", self._path(), query, token=self.token,
-                                                     timeout=wait + 15)
-        self.update(doc)
-        return doc
+    async def poll(self, until: str = "change", wait: int = _core.LONG_POLL_S) -> dict[str, Any]:
+        return await self.client.run(self.poll_flow(until, wait))
 
     async def events(self, transport: str = "long-poll", until: str = "change") -> AsyncIterator[dict[str, Any]]:
         if transport == "sse":
@@ -134,22 +130,18 @@ class AsyncMatch(MatchState):
                 yield doc
 
     async def hint(self) -> dict[str, Any]:
-        hint: dict[str, Any] = await self.client.call("hint", self._path(), token=self.token, timeout=30)
-        return hint
+        return await self.client.run(self.hint_flow())
 
     async def leave(self) -> AsyncMatch:
-        self.update(await self.client.call("leave", self._path(), token=self.token))
+        await self.client.run(self.leave_flow())
         return self
 
     async def reclaim(self) -> AsyncMatch:
-        self.update(await self.client.call("reclaim", {**self._path(), "seat": self.seat}, token=self.token))
-        return await self.refresh()
+        await self.client.run(self.reclaim_flow())
+        return self
 
     async def rematch(self) -> AsyncMatch:
-        doc = await self.client.call("rematch", self._path(), token=self.token)
-        match = AsyncMatch(self.client, doc["id"], doc.get("token"))
-        match.update(doc)
-        return await match.refresh()
+        return await AsyncMatch.from_doc(self.client, await self.client.run(self.rematch_flow()))
 
 
 async def _sse(match: AsyncMatch) -> AsyncIterator[dict[str, Any]]:
@@ -173,18 +165,11 @@ class AsyncTicket:
     def __init__(self, client: AsyncClient, doc: dict[str, Any]) -> None:
         self.client = client
         self.doc = doc
-        self.token: str | None = doc.get("token")
 
     @property
     def status(self) -> str:
         return str(self.doc["status"])
 
     async def wait(self, timeout: float = 300.0) -> AsyncMatch:
-        deadline = time.monotonic() + timeout
-        while self.status == "waiting" and time.monotonic() < deadline:
-            self.doc = await self.client.call("ticket", {"ticket": self.doc["ticket"]}, {"wait": LONG_POLL_S},
-                                              timeout=LONG_POLL_S + 15)
-            self.token = self.doc.get("token") or self.token
-        if self.status != "matched" or not self.token:
-            raise TimeoutError(f"ticket {self.status}")
-        return await AsyncMatch(self.client, str(self.doc["match_id"]), self.token).refresh()
+        match_id, token = await self.client.run(ticket_wait_flow(self.doc, timeout))
+        return await AsyncMatch(self.client, match_id, token).refresh()

@@ -10,7 +10,7 @@ import httpx
 from httpx_sse import connect_sse
 
 from . import _core
-from ._core import LONG_POLL_S, MatchState, create_body, parse_sse_update, prepare
+from ._core import Flow, MatchFlows, T, create_body, parse_sse_update, prepare, ticket_wait_flow
 from .errors import TransportError
 
 
@@ -28,8 +28,7 @@ class Client:
         self.base_url = base_of(base_url)
         self.retries = retries
         self.timeout = timeout
-        self.http = http or httpx.Client(base_url=self.base_url, timeout=timeout,
-                                         limits=httpx.Limits(max_keepalive_connections=4))
+        self.http = http or httpx.Client(base_url=self.base_url, timeout=timeout)
 
     def __enter__(self) -> Client:
         return self
@@ -58,6 +57,16 @@ class Client:
                     raise
                 time.sleep(_core.wait_before_retry(exc, delay))
 
+    def run(self, flow: Flow[T]) -> T:
+        """Drive a flow of :mod:`meeple_client._core`: perform each call it yields, send back the answer."""
+        try:
+            step = next(flow)
+            while True:
+                step = flow.send(self.call(step.name, step.path, step.query, step.body, step.token, step.timeout))
+        except StopIteration as done:
+            result: T = done.value
+            return result
+
     def games(self) -> list[dict[str, Any]]:
         """The catalogue: ``[{id, title, min_players, max_players, simultaneous, options}]``."""
         games: list[dict[str, Any]] = self.call("games")["games"]
@@ -70,16 +79,12 @@ class Client:
         """Create a match; with ``join`` (default) the caller holds seat 0 and its token."""
         doc = self.call("create_match", body=create_body(game, players, options, seats, join, clock,
                                                          takeover_level, seed))
-        match = Match(self, doc["id"], doc.get("token"))
-        match.update(doc)
-        return match.refresh() if join else match
+        return Match.from_doc(self, doc, refresh=join)
 
     def join(self, match_id: str, seat: int | None = None) -> Match:
         """Take a free seat (or that one); the token is kept in the returned match."""
         doc = self.call("join", {"match_id": match_id}, body={} if seat is None else {"seat": seat})
-        match = Match(self, match_id, doc["token"])
-        match.update(doc)
-        return match.refresh()
+        return Match.from_doc(self, {"id": match_id, **doc})
 
     def match(self, match_id: str, token: str | None = None) -> Match:
         """A match to resume with a token you kept, or to spectate without one."""
@@ -94,48 +99,38 @@ class Client:
         return Ticket(self, doc)
 
 
-class Match(MatchState):
+class Match(MatchFlows):
     """A match as one seat (or a spectator) sees it. Attributes mirror the last status document."""
 
     def __init__(self, client: Client, match_id: str, token: str | None = None) -> None:
         super().__init__(match_id, token)
         self.client = client
 
-    def _path(self) -> dict[str, Any]:
-        return {"match_id": self.id}
+    @classmethod
+    def from_doc(cls, client: Client, doc: dict[str, Any], refresh: bool = True) -> Match:
+        match = cls(client, doc["id"], doc.get("token"))
+        match.update(doc)
+        return match.refresh() if refresh else match
 
     def refresh(self) -> Match:
         """Reload the status, the view and (for a seat) the legal moves."""
-        include = "legal_moves" if self.token else None
-        self.update(self.client.call("get_match", self._path(), {"include": include}, token=self.token))
+        self.client.run(self.refresh_flow())
         return self
 
     def move(self, move: dict[str, Any]) -> Match:
         """Submit ``move`` at the version this object read. Raises :class:`StaleVersion` (409) if the match
         moved on so that the decision is no longer pending: call :meth:`refresh` and decide again."""
-        body = {"move": move, "version": self.version}
-        self.update(self.client.call("move", self._path(), {"include": "legal_moves"}, body, self.token))
+        self.client.run(self.move_flow(move))
         return self
 
     def wait_turn(self, timeout: float | None = None) -> Match:
         """Block until this seat must act or the match is over (long-polls ``until=turn``)."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not (self.finished or self.my_turn):
-            if deadline is not None and time.monotonic() >= deadline:
-                break
-            self.poll(until="turn")
-        if self.finished and self.outcome is None:
-            self.refresh()
+        self.client.run(self.wait_turn_flow(timeout))
         return self
 
-    def poll(self, until: str = "change", wait: int = LONG_POLL_S) -> dict[str, Any]:
+    def poll(self, until: str = "change", wait: int = _core.LONG_POLL_S) -> dict[str, Any]:
         """One long-poll after the current version; folds the answer in and returns the Events document."""
-        query = {"after": self.version, "wait": wait, "until": until,
-                 "include": "legal_moves" if self.token else None}
-        doc: dict[str, Any] = self.client.call("events", self._path(), query, token=self.token,
-                                               timeout=wait + 15)
-        self.update(doc)
-        return doc
+        return self.client.run(self.poll_flow(until, wait))
 
     def events(self, transport: str = "long-poll", until: str = "change") -> Iterator[dict[str, Any]]:
         """Every Events document from now until the match is finished, over ``long-poll`` or ``sse``."""
@@ -143,26 +138,22 @@ class Match(MatchState):
 
     def hint(self) -> dict[str, Any]:
         """The easy bot's suggestion for this seat: ``{version, seat, move}``."""
-        hint: dict[str, Any] = self.client.call("hint", self._path(), token=self.token, timeout=30)
-        return hint
+        return self.client.run(self.hint_flow())
 
     def replay(self) -> dict[str, Any]:
         return self.client.replay(self.id)
 
     def leave(self) -> Match:
-        self.update(self.client.call("leave", self._path(), token=self.token))
+        self.client.run(self.leave_flow())
         return self
 
     def reclaim(self) -> Match:
-        self.update(self.client.call("reclaim", {**self._path(), "seat": self.seat}, token=self.token))
-        return self.refresh()
+        self.client.run(self.reclaim_flow())
+        return self
 
     def rematch(self) -> Match:
         """This seat in the next match (same game, options and seats), with its new token."""
-        doc = self.client.call("rematch", self._path(), token=self.token)
-        match = Match(self.client, doc["id"], doc.get("token"))
-        match.update(doc)
-        return match.refresh()
+        return Match.from_doc(self.client, self.client.run(self.rematch_flow()))
 
 
 def _long_poll(match: Match, until: str) -> Iterator[dict[str, Any]]:
@@ -177,9 +168,8 @@ def _sse(match: Match, until: str) -> Iterator[dict[str, Any]]:
     del until  # the stream sends every version; callers filter
     while not match.finished:
         req = prepare("events_stream", match._path(), {"after": match.version}, token=match.token)
-        url = match.client.base_url + req.url
-        with connect_sse(match.client.http, "GET", url, params=req.params, headers=req.headers,
-                         timeout=httpx.Timeout(match.client.timeout, read=60)) as source:
+        with connect_sse(match.client.http, "GET", match.client.base_url + req.url, params=req.params,
+                         headers=req.headers, timeout=httpx.Timeout(match.client.timeout, read=60)) as source:
             if not source.response.is_success:
                 source.response.read()
                 _core.answer(source.response)
@@ -202,30 +192,16 @@ class Ticket:
     def __init__(self, client: Client, doc: dict[str, Any]) -> None:
         self.client = client
         self.doc = doc
-        self.token: str | None = doc.get("token")
-
-    @property
-    def id(self) -> str:
-        return str(self.doc["ticket"])
 
     @property
     def status(self) -> str:
         return str(self.doc["status"])
 
-    def poll(self, wait: int = 0) -> Ticket:
-        self.doc = self.client.call("ticket", {"ticket": self.id}, {"wait": wait or None}, timeout=wait + 15)
-        self.token = self.doc.get("token") or self.token  # the server may show the token only once
-        return self
-
     def wait(self, timeout: float = 300.0) -> Match:
         """Long-poll until matched; returns the seat's :class:`Match`."""
-        deadline = time.monotonic() + timeout
-        while self.status == "waiting" and time.monotonic() < deadline:
-            self.poll(wait=LONG_POLL_S)
-        if self.status != "matched" or not self.token:
-            raise TimeoutError(f"ticket {self.status}")
-        return Match(self.client, str(self.doc["match_id"]), self.token).refresh()
+        match_id, token = self.client.run(ticket_wait_flow(self.doc, timeout))
+        return Match(self.client, match_id, token).refresh()
 
     def cancel(self) -> Ticket:
-        self.doc = self.client.call("cancel_ticket", {"ticket": self.id})
+        self.doc = self.client.call("cancel_ticket", {"ticket": self.doc["ticket"]})
         return self
