@@ -66,35 +66,39 @@ def test_every_post_is_sent_as_json_with_a_body() -> None:
     assert len(move.headers["Idempotency-Key"]) == 32
 
 
-def test_a_retried_move_applies_once_thanks_to_its_idempotency_key(stack: Stack) -> None:
-    """A transport that loses the first answer: the SDK sends the same move with the same key again."""
-    sent: list[str] = []
+class _Faulty(httpx.HTTPTransport):
+    """A real transport to the server that fails the first matching request in a chosen way."""
 
-    class LoseFirstAnswer(httpx.HTTPTransport):
-        def handle_request(self, request: httpx.Request) -> httpx.Response:
-            response = super().handle_request(request)
-            if request.method == "POST" and request.url.path.endswith("/moves") and not sent:
-                sent.append(request.headers["Idempotency-Key"])
-                response.read()
+    def __init__(self, path_end: str, fault: str) -> None:
+        super().__init__()
+        self.path_end, self.fault, self.seen = path_end, fault, 0
+        self.keys: list[str | None] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "POST" and request.url.path.endswith(self.path_end):
+            self.seen += 1
+            self.keys.append(request.headers.get("Idempotency-Key"))
+            if self.seen == 1 and self.fault == "503":
+                return httpx.Response(503, json={"error": {"code": "store_unavailable", "message": "down"}})
+            if self.seen == 1 and self.fault == "lost":
+                super().handle_request(request).read()
                 raise httpx.ReadError("answer lost", request=request)
-            if request.url.path.endswith("/moves"):
-                sent.append(request.headers["Idempotency-Key"])
-            return response
+        return super().handle_request(request)
 
-    http = httpx.Client(base_url=stack.url, transport=LoseFirstAnswer())
-    with Client(stack.url, http=http) as api:
-        match = api.create_match("fierce-women", 2, seats=[{"kind": "human"}, {"kind": "human"}])
-        api.join(match.id)
-        match.refresh()
-        if not match.my_turn:
-            pytest.skip("seat 1 starts with this seed")  # pragma: no cover
+
+def test_a_retried_move_applies_once_thanks_to_its_idempotency_key(stack: Stack) -> None:
+    """The first answer is lost: the SDK sends the same move with the same key again, and it applies once."""
+    faulty = _Faulty("/moves", "lost")
+    with Client(stack.url, http=httpx.Client(base_url=stack.url, transport=faulty)) as api:
+        first = api.create_match("fierce-women", 2, seats=[{"kind": "human"}, {"kind": "human"}])
+        second = api.join(first.id)
+        match = first if first.refresh().my_turn else second
         before = match.version
         match.move(match.legal_moves[0])
-        assert len(sent) == 2 and sent[0] == sent[1]
+        assert faulty.seen == 2 and faulty.keys[0] == faulty.keys[1] is not None
         assert match.version == before + 1  # applied exactly once
         log = api.replay(match.id)["log"]
         assert sum(1 for e in log if e["kind"] == "move") == 1
-
 
 def test_events_iterate_over_long_poll_and_sse_alike(stack: Stack) -> None:
     with Client(stack.url) as api:
@@ -187,3 +191,22 @@ def test_the_async_client_follows_a_match_over_sse(stack: Stack) -> None:
 
     with ThreadPoolExecutor(1) as pool:
         assert pool.submit(asyncio.run, watch()).result(timeout=180)
+
+
+def test_a_503_is_retried_and_the_call_then_succeeds(stack: Stack) -> None:
+    faulty = _Faulty("/v1/matches", "503")
+    with Client(stack.url, http=httpx.Client(base_url=stack.url, transport=faulty)) as api:
+        match = api.create_match("clash", 2, seats=VS_BOT)
+    assert faulty.seen == 2 and match.token
+
+
+def test_a_lost_answer_to_a_join_is_not_resent_because_a_join_is_not_idempotent(stack: Stack) -> None:
+    from meeple_client import TransportError
+
+    with Client(stack.url) as api:
+        host = api.create_match("clash", 2, seats=[{"kind": "human"}, {"kind": "human"}])
+    faulty = _Faulty("/join", "lost")
+    with Client(stack.url, http=httpx.Client(base_url=stack.url, transport=faulty)) as api, \
+            pytest.raises(TransportError):
+        api.join(host.id)
+    assert faulty.seen == 1  # sent once: a second join would have taken another seat

@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar
 
 import httpx
 
-from .errors import ApiError, RateLimited, error_for
+from .errors import ApiError, RateLimited, TransportError, error_for
 
 Auth = Literal["none", "optional", "required"]
 T = TypeVar("T")
@@ -143,7 +143,13 @@ def retryable(req: Request, exc: BaseException) -> bool:
     return isinstance(exc, httpx.TransportError) and req.op.idempotent
 
 
-def wait_before_retry(exc: BaseException, delay: float) -> float:
+def retry_or_raise(req: Request, exc: Exception, delays: Iterator[float]) -> float:
+    """After a failed attempt: the seconds to wait before the next one, or the error to give up with."""
+    delay = next(delays, None)
+    if delay is None or not retryable(req, exc):
+        if isinstance(exc, httpx.TransportError):
+            raise TransportError(f"{req.method} {req.url}: {exc!r}") from exc
+        raise exc
     return min(exc.retry_after, 10.0) if isinstance(exc, RateLimited) else delay
 
 

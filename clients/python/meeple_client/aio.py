@@ -13,7 +13,6 @@ from httpx_sse import aconnect_sse
 from . import _core
 from ._core import Flow, MatchFlows, T, create_body, parse_sse_update, prepare, ticket_wait_flow
 from .client import base_of
-from .errors import TransportError
 
 
 class AsyncClient:
@@ -45,12 +44,7 @@ class AsyncClient:
                                                    content=_core.content(req), timeout=req.timeout)
                 return _core.answer(response)
             except (httpx.TransportError, _core.ApiError) as exc:
-                delay = next(delays, None)
-                if delay is None or not _core.retryable(req, exc):
-                    if isinstance(exc, httpx.TransportError):
-                        raise TransportError(f"{req.method} {req.url}: {exc!r}") from exc
-                    raise
-                await asyncio.sleep(_core.wait_before_retry(exc, delay))
+                await asyncio.sleep(_core.retry_or_raise(req, exc, delays))
 
     async def run(self, flow: Flow[T]) -> T:
         try:

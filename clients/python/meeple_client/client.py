@@ -11,7 +11,6 @@ from httpx_sse import connect_sse
 
 from . import _core
 from ._core import Flow, MatchFlows, T, create_body, parse_sse_update, prepare, ticket_wait_flow
-from .errors import TransportError
 
 
 def base_of(url: str) -> str:
@@ -50,12 +49,7 @@ class Client:
                                              content=_core.content(req), timeout=req.timeout)
                 return _core.answer(response)
             except (httpx.TransportError, _core.ApiError) as exc:
-                delay = next(delays, None)
-                if delay is None or not _core.retryable(req, exc):
-                    if isinstance(exc, httpx.TransportError):
-                        raise TransportError(f"{req.method} {req.url}: {exc!r}") from exc
-                    raise
-                time.sleep(_core.wait_before_retry(exc, delay))
+                time.sleep(_core.retry_or_raise(req, exc, delays))
 
     def run(self, flow: Flow[T]) -> T:
         """Drive a flow of :mod:`meeple_client._core`: perform each call it yields, send back the answer."""
