@@ -232,3 +232,30 @@ def test_matchmaking_from_the_lobby_then_a_spectator_follows_the_match_live(new_
     watcher.wait_for_selector("#step-text")
     watcher.click("#first")
     assert watcher.inner_text("#step-text").startswith("v0")
+
+
+def test_keyboard_play_hint_key_board_field_filter_and_clock(new_page: Any) -> None:
+    page = new_page({"width": 390, "height": 844})
+    page.goto("/play")
+    page.select_option("#game", "clash")
+    page.select_option("#vs", "easy")
+    page.select_option("#clock", "per_move:60")
+    page.fill("#options", json.dumps({"match": "single"}))
+    page.click("#create")
+    page.wait_for_selector("button.move")
+    assert "⏱" in page.inner_text(".seats")  # the seat clocks are shown
+    page.keyboard.press("h")  # the hint key
+    page.wait_for_function("document.getElementById('hint-text')?.textContent.trim().length > 0")
+    empty = page.locator("[data-field][aria-label$='empty']").first
+    field = empty.get_attribute("data-field")
+    empty.focus()
+    page.keyboard.press("Enter")  # a board field, by keyboard: only the moves placing there remain
+    page.wait_for_selector(f"text=Field {field}")
+    labels = [b.inner_text() for b in page.query_selector_all("button.move")]
+    r, c = field.split(",")
+    assert labels and all(f"field [{r},{c}]" in label for label in labels)
+    version = page.inner_text("#version")
+    page.evaluate("document.activeElement.blur()")  # focus away from the board, then play move 1
+    page.keyboard.press("1")
+    page.wait_for_function(f"document.getElementById('version').textContent !== '{version}'")
+    assert not page.is_visible("#error")

@@ -44,6 +44,13 @@ class Pane:
             time.sleep(0.1)
         raise AssertionError(f"none of {needles} on screen:\n{self.screen()}")
 
+    def wait_until_changed(self, before: str, typed: str, timeout: float = 30.0) -> None:
+        """Until the screen shows more than ``before`` plus the typed line (the answer has been drawn)."""
+        unchanged = {before.rstrip(), f"{before.rstrip()} {typed}"}
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.screen().rstrip() in unchanged:
+            time.sleep(0.05)
+
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=10)
 
@@ -89,3 +96,25 @@ def test_meeple_play_renders_each_games_view_with_numbered_moves(stack: Stack, p
     assert "    1. " in screen or "  1. " in screen
     pane.keys("1")  # a move is accepted and the screen comes back
     pane.wait_for("version 1", "version 2", "version 3", "version 4", "version 5")
+
+
+def test_two_friends_play_clash_in_two_terminals_with_an_invite(stack: Stack, pane_factory: list[Pane]) -> None:
+    host = Pane([MEEPLE, "play", "clash", "--vs", "humans", "--option", 'match="single"', "--url", stack.url])
+    pane_factory.append(host)
+    screen = host.wait_for("meeple play --join ")
+    match_id = screen.split("meeple play --join ", 1)[1].split()[0]
+    guest = Pane([MEEPLE, "play", "--join", match_id, "--url", stack.url])
+    pane_factory.append(guest)
+    guest.wait_for(f"match {match_id}")
+    for _ in range(300):
+        screens = [pane.screen() for pane in (host, guest)]
+        if all("GAME OVER" in s for s in screens):
+            break
+        for pane, screen in zip((host, guest), screens, strict=True):
+            if screen.rstrip().endswith("your move>"):
+                pane.keys("1")
+                pane.wait_until_changed(screen, "1")
+        time.sleep(0.05)
+    else:
+        raise AssertionError(f"no end:\n{host.screen()}\n----\n{guest.screen()}")
+    assert "you won" in host.screen() or "you won" in guest.screen() or "winners: seats [0, 1]" in host.screen()
