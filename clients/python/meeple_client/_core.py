@@ -214,7 +214,7 @@ class MatchState:
 
     @property
     def my_turn(self) -> bool:
-        return self.seat is not None and not self.finished and self.seat in self.to_act
+        return self.seat is not None and self.status == "active" and self.seat in self.to_act
 
     @property
     def legal_moves(self) -> list[dict[str, Any]]:
