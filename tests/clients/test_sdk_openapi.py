@@ -40,3 +40,16 @@ def test_every_operation_of_the_document_is_covered_or_listed_as_not_covered(sta
         for method in methods:
             key = (method.upper(), path)
             assert key in covered or key in NOT_COVERED, f"{key} has no SDK call and is not listed as not covered"
+
+
+def test_the_sdks_typed_documents_have_exactly_the_fields_of_the_documents_schemas(stack: Stack) -> None:
+    from meeple_client.models import SCHEMAS, Game
+
+    schemas = _document(stack)["components"]["schemas"]
+    for name, typed in SCHEMAS.items():
+        fields = set(typed.__annotations__)
+        assert fields == set(schemas[name]["properties"]), f"{typed.__name__} vs schema {name}"
+        required = set(schemas[name].get("required", []))
+        assert required <= fields, f"{typed.__name__} lacks required fields of {name}"
+    game_item = schemas["Games"]["properties"]["games"]["items"]
+    assert set(Game.__annotations__) == set(game_item["properties"])

@@ -21,7 +21,9 @@ from .errors import (
     Unauthorized,
     Unavailable,
 )
+from .models import EventsDoc, Game, Hint, MatchDoc, ReplayDoc, TicketDoc
 
-__all__ = ["ApiError", "AsyncClient", "AsyncMatch", "AsyncTicket", "BadRequest", "Client", "Conflict", "Forbidden",
-           "IllegalMove", "Match", "MeepleError", "NotFound", "NotYourTurn", "RateLimited", "StaleVersion",
-           "Ticket", "TransportError", "Unauthorized", "Unavailable"]
+__all__ = ["ApiError", "AsyncClient", "AsyncMatch", "AsyncTicket", "BadRequest", "Client", "Conflict", "EventsDoc",
+           "Forbidden", "Game", "Hint", "IllegalMove", "Match", "MatchDoc", "MeepleError", "NotFound", "NotYourTurn",
+           "RateLimited", "ReplayDoc", "StaleVersion", "Ticket", "TicketDoc", "TransportError", "Unauthorized",
+           "Unavailable"]

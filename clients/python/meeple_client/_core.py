@@ -10,13 +10,14 @@ import json
 import random
 import time
 import uuid
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 import httpx
 
 from .errors import ApiError, RateLimited, TransportError, error_for
+from .models import EventsDoc, Hint
 
 Auth = Literal["none", "optional", "required"]
 T = TypeVar("T")
@@ -162,7 +163,7 @@ class MatchState:
     token: str | None = None
     doc: dict[str, Any] = field(default_factory=dict)
 
-    def update(self, doc: dict[str, Any]) -> None:
+    def update(self, doc: Mapping[str, Any]) -> None:
         """Fold a status document (create/join/get/move) or an events document into the state."""
         if "events" in doc:  # an events document: keep what it does not carry
             merged = dict(self.doc)
@@ -253,11 +254,11 @@ def create_body(game: str, players: int, options: dict[str, Any] | None, seats: 
     return body
 
 
-def parse_sse_update(event: str, data: str) -> dict[str, Any] | None:
+def parse_sse_update(event: str, data: str) -> EventsDoc | None:
     """An ``update`` event's Events document (other event kinds are ignored)."""
     if event != "update" or not data:
         return None
-    doc: dict[str, Any] = json.loads(data)
+    doc: EventsDoc = json.loads(data)
     return doc
 
 
@@ -294,9 +295,9 @@ class MatchFlows(MatchState):
         body = {"move": move, "version": self.version}  # the version this object read: never rebased
         self.update((yield Call("move", self._path(), {"include": "legal_moves"}, body, self.token)))
 
-    def poll_flow(self, until: str = "change", wait: int = LONG_POLL_S) -> Flow[dict[str, Any]]:
+    def poll_flow(self, until: str = "change", wait: int = LONG_POLL_S) -> Flow[EventsDoc]:
         query = {"after": self.version, "wait": wait, "until": until, "include": self._include()}
-        doc: dict[str, Any] = yield Call("events", self._path(), query, token=self.token, timeout=wait + 15)
+        doc: EventsDoc = yield Call("events", self._path(), query, token=self.token, timeout=wait + 15)
         self.update(doc)
         return doc
 
@@ -309,8 +310,8 @@ class MatchFlows(MatchState):
         if self.finished and self.outcome is None:  # events documents carry no outcome
             yield from self.refresh_flow()
 
-    def hint_flow(self) -> Flow[dict[str, Any]]:
-        hint: dict[str, Any] = yield Call("hint", self._path(), token=self.token, timeout=30)
+    def hint_flow(self) -> Flow[Hint]:
+        hint: Hint = yield Call("hint", self._path(), token=self.token, timeout=30)
         return hint
 
     def leave_flow(self) -> Flow[None]:

@@ -13,6 +13,7 @@ from httpx_sse import aconnect_sse
 from . import _core
 from ._core import Flow, MatchFlows, T, create_body, parse_sse_update, prepare, ticket_wait_flow
 from .client import base_of
+from .models import EventsDoc, Game, Hint, ReplayDoc
 
 
 class AsyncClient:
@@ -56,8 +57,8 @@ class AsyncClient:
             result: T = done.value
             return result
 
-    async def games(self) -> list[dict[str, Any]]:
-        games: list[dict[str, Any]] = (await self.call("games"))["games"]
+    async def games(self) -> list[Game]:
+        games: list[Game] = (await self.call("games"))["games"]
         return games
 
     async def create_match(self, game: str, players: int, *, options: dict[str, Any] | None = None,
@@ -75,8 +76,8 @@ class AsyncClient:
     async def match(self, match_id: str, token: str | None = None) -> AsyncMatch:
         return await AsyncMatch(self, match_id, token).refresh()
 
-    async def replay(self, match_id: str) -> dict[str, Any]:
-        replay: dict[str, Any] = await self.call("replay", {"match_id": match_id})
+    async def replay(self, match_id: str) -> ReplayDoc:
+        replay: ReplayDoc = await self.call("replay", {"match_id": match_id})
         return replay
 
     async def matchmaking(self, game: str, players: int, options: dict[str, Any] | None = None) -> AsyncTicket:
@@ -110,10 +111,10 @@ class AsyncMatch(MatchFlows):
         await self.client.run(self.wait_turn_flow(timeout))
         return self
 
-    async def poll(self, until: str = "change", wait: int = _core.LONG_POLL_S) -> dict[str, Any]:
+    async def poll(self, until: str = "change", wait: int = _core.LONG_POLL_S) -> EventsDoc:
         return await self.client.run(self.poll_flow(until, wait))
 
-    async def events(self, transport: str = "long-poll", until: str = "change") -> AsyncIterator[dict[str, Any]]:
+    async def events(self, transport: str = "long-poll", until: str = "change") -> AsyncIterator[EventsDoc]:
         if transport == "sse":
             async for doc in _sse(self):
                 yield doc
@@ -123,7 +124,7 @@ class AsyncMatch(MatchFlows):
             if doc["events"]:
                 yield doc
 
-    async def hint(self) -> dict[str, Any]:
+    async def hint(self) -> Hint:
         return await self.client.run(self.hint_flow())
 
     async def leave(self) -> AsyncMatch:
@@ -138,7 +139,7 @@ class AsyncMatch(MatchFlows):
         return await AsyncMatch.from_doc(self.client, await self.client.run(self.rematch_flow()))
 
 
-async def _sse(match: AsyncMatch) -> AsyncIterator[dict[str, Any]]:
+async def _sse(match: AsyncMatch) -> AsyncIterator[EventsDoc]:
     while not match.finished:
         req = prepare("events_stream", match._path(), {"after": match.version}, token=match.token)
         async with aconnect_sse(match.client.http, "GET", match.client.base_url + req.url, params=req.params,

@@ -11,6 +11,7 @@ from httpx_sse import connect_sse
 
 from . import _core
 from ._core import Flow, MatchFlows, T, create_body, parse_sse_update, prepare, ticket_wait_flow
+from .models import EventsDoc, Game, Hint, ReplayDoc
 
 
 def base_of(url: str) -> str:
@@ -61,9 +62,9 @@ class Client:
             result: T = done.value
             return result
 
-    def games(self) -> list[dict[str, Any]]:
+    def games(self) -> list[Game]:
         """The catalogue: ``[{id, title, min_players, max_players, simultaneous, options}]``."""
-        games: list[dict[str, Any]] = self.call("games")["games"]
+        games: list[Game] = self.call("games")["games"]
         return games
 
     def create_match(self, game: str, players: int, *, options: dict[str, Any] | None = None,
@@ -84,8 +85,8 @@ class Client:
         """A match to resume with a token you kept, or to spectate without one."""
         return Match(self, match_id, token).refresh()
 
-    def replay(self, match_id: str) -> dict[str, Any]:
-        replay: dict[str, Any] = self.call("replay", {"match_id": match_id})
+    def replay(self, match_id: str) -> ReplayDoc:
+        replay: ReplayDoc = self.call("replay", {"match_id": match_id})
         return replay
 
     def matchmaking(self, game: str, players: int, options: dict[str, Any] | None = None) -> Ticket:
@@ -122,19 +123,19 @@ class Match(MatchFlows):
         self.client.run(self.wait_turn_flow(timeout))
         return self
 
-    def poll(self, until: str = "change", wait: int = _core.LONG_POLL_S) -> dict[str, Any]:
+    def poll(self, until: str = "change", wait: int = _core.LONG_POLL_S) -> EventsDoc:
         """One long-poll after the current version; folds the answer in and returns the Events document."""
         return self.client.run(self.poll_flow(until, wait))
 
-    def events(self, transport: str = "long-poll", until: str = "change") -> Iterator[dict[str, Any]]:
+    def events(self, transport: str = "long-poll", until: str = "change") -> Iterator[EventsDoc]:
         """Every Events document from now until the match is finished, over ``long-poll`` or ``sse``."""
         yield from TRANSPORTS[transport](self, until)
 
-    def hint(self) -> dict[str, Any]:
+    def hint(self) -> Hint:
         """The easy bot's suggestion for this seat: ``{version, seat, move}``."""
         return self.client.run(self.hint_flow())
 
-    def replay(self) -> dict[str, Any]:
+    def replay(self) -> ReplayDoc:
         return self.client.replay(self.id)
 
     def leave(self) -> Match:
@@ -150,14 +151,14 @@ class Match(MatchFlows):
         return Match.from_doc(self.client, self.client.run(self.rematch_flow()))
 
 
-def _long_poll(match: Match, until: str) -> Iterator[dict[str, Any]]:
+def _long_poll(match: Match, until: str) -> Iterator[EventsDoc]:
     while not match.finished:
         doc = match.poll(until=until)
         if doc["events"]:
             yield doc
 
 
-def _sse(match: Match, until: str) -> Iterator[dict[str, Any]]:
+def _sse(match: Match, until: str) -> Iterator[EventsDoc]:
     """Server-Sent Events; reconnects after the server's stream limit with ``after`` = the last version."""
     del until  # the stream sends every version; callers filter
     while not match.finished:
