@@ -42,7 +42,7 @@ async function lobby() {
         <button class="primary" type="submit" id="create">Play</button>
       </form></section>
     <section class="panel" aria-labelledby="mm-h"><h2 id="mm-h">Matchmaking</h2>
-      <p class="meta">Play people who ask for the same game; bots fill empty seats if nobody comes.</p>
+      <p class="meta">Play people who ask for the same game, players and options (chosen under New game); bots fill empty seats if nobody comes in time.</p>
       <button id="matchmake">Find a game</button> <span id="mm-status" role="status"></span></section>
     <section class="panel" aria-labelledby="watch-h"><h2 id="watch-h">Spectate or replay</h2>
       <form id="watch"><label>Match id <input id="watch-id" name="id" required></label>
