@@ -119,6 +119,10 @@ def test_a_whole_game_against_bots_through_the_page_without_hidden_information(
     assert page.is_visible("#rematch") and page.is_visible("#replay-link")
     assert not page.is_visible("#error"), page.inner_text("#error")
     assert assert_no_hidden_information(stack, match_id, 0, received.bodies()) > moves
+    if game == "clash":  # a rematch: the same seats in a new match, this browser in seat 0 again
+        page.click("#rematch")
+        page.wait_for_function(f"document.getElementById('match-id')?.textContent !== '{match_id}'")
+        assert page.inner_text("#status") in ("active", "waiting") and "you are seat 0" in page.inner_text("main")
 
 
 def test_an_invite_link_game_between_two_browser_contexts(new_page: Any, stack: Stack) -> None:
