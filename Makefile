@@ -4,12 +4,13 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test install proto proto-check lint typecheck bench loadtest arena clean
+.PHONY: run test test-tools install proto proto-check lint typecheck bench loadtest arena clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev,load]'
+	$(BIN)/pip install --quiet -e clients/python
 	$(BIN)/python scripts/gen_proto.py --check || $(BIN)/python scripts/gen_proto.py
 	touch $(STAMP)
 
@@ -26,18 +27,22 @@ proto-check: $(STAMP)
 run: $(STAMP)
 	$(BIN)/meeple run
 
-## The test suite (CI runs exactly this).
-test: $(STAMP)
+## System tools the client tests drive (tmux, Debian's chromium): installed with apt-get when missing.
+test-tools:
+	@bash scripts/ensure_test_tools.sh
+
+## The test suite (CI runs exactly this), the SDK, `meeple play` under tmux and the browser tests included.
+test: $(STAMP) test-tools
 	$(BIN)/python scripts/gen_proto.py --check
 	$(BIN)/ruff check .
-	$(BIN)/mypy services ai loadtests
+	$(BIN)/mypy services ai loadtests clients/python/meeple_client
 	$(BIN)/pytest -n 2 -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy services ai loadtests
+	$(BIN)/mypy services ai loadtests clients/python/meeple_client
 
 ## Benchmarks: printed figures, never timed tests.
 bench: $(STAMP)

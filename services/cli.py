@@ -68,6 +68,7 @@ OPTIONAL: tuple[tuple[str, str], ...] = (
     ("run", "services.stack"),
     ("arena", "ai.arena"),
     ("loadtest", "loadtests.runner"),
+    ("play", "meeple_client.tui"),  # the SDK's terminal client (clients/python), when installed
 )
 
 

@@ -220,6 +220,7 @@ class Stack:
         if self.gateway_url:
             lines += [f"  REST API:       {self.gateway_url}/v1   <- point your client here",
                       f"  API docs:       {self.gateway_url}/docs",
+                      f"  play:           {self.gateway_url}/play   (or: meeple play clash --vs normal)",
                       f"  try:            curl {self.gateway_url}/v1/games"]
         lines += [f"  metrics {name}: {url}" for name, url in self.metrics.items()]
         lines += [f"  note: {note}" for note in self.notes]

@@ -7,7 +7,7 @@ import time
 
 from flask import Flask, Response, g, request
 
-from .api import events, games, matches, matchmaking, ops, seats
+from .api import clients, events, games, matches, matchmaking, ops, seats
 from .config import GatewayConfig
 from .context import Gateway
 from .errors import register_error_handlers
@@ -40,6 +40,7 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     register_error_handlers(app)
     for blueprint in (games.bp, matches.bp, seats.bp, events.bp, matchmaking.bp, ops.bp):
         app.register_blueprint(blueprint)
+    clients.register(app)
 
     @app.before_request
     def _start_timer() -> None:

@@ -309,7 +309,9 @@ def document() -> dict[str, Any]:
             "/metrics": {"get": {"summary": "Prometheus metrics", "responses": {"200": {"description": "text"}}}},
             "/v1/openapi.json": {"get": {"summary": "This document",
                                          "responses": {"200": {"description": "OpenAPI 3.1"}}}},
-            "/docs": {"get": {"summary": "Interactive docs (served locally)",
+            "/docs": {"get": {"summary": "Interactive docs: Swagger UI, served locally",
+                              "responses": {"200": {"description": "HTML"}}}},
+            "/play": {"get": {"summary": "The browser client (lobby and boards)",
                               "responses": {"200": {"description": "HTML"}}}},
         },
     }

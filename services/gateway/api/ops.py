@@ -1,8 +1,6 @@
-"""Operations: liveness, readiness, Prometheus metrics, the OpenAPI document and its docs page."""
+"""Operations: liveness, readiness, Prometheus metrics and the OpenAPI document (its page: api/clients.py)."""
 
 from __future__ import annotations
-
-from importlib import resources
 
 from flask import Blueprint, Response, jsonify
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, multiprocess
@@ -49,9 +47,3 @@ def metrics() -> Response:
 @bp.get("/v1/openapi.json")
 def openapi() -> Response:
     return jsonify(document())
-
-
-@bp.get("/docs")
-def docs() -> Response:
-    page = resources.files("services.gateway").joinpath("static/docs.html").read_text()
-    return Response(page, mimetype="text/html")

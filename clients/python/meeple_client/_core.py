@@ -1,0 +1,340 @@
+"""What both flavours share: the operation table, request preparation, answers, retries and match state.
+
+Every call the SDK makes goes through :data:`OPERATIONS` (method, path template, the query parameters it
+may send), so a test can compare the table with the server's OpenAPI document: the SDK cannot drift.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+import uuid
+from collections.abc import Generator, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+import httpx
+
+from .errors import ApiError, RateLimited, TransportError, error_for
+from .models import EventsDoc, Hint
+
+Auth = Literal["none", "optional", "required"]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Operation:
+    method: str
+    path: str
+    query: tuple[str, ...] = ()
+    body: bool = False
+    auth: Auth = "none"
+    #: safe to send again after a lost answer: reads, and moves (which carry an Idempotency-Key)
+    idempotent: bool = False
+    headers: tuple[str, ...] = ()
+
+
+_M = "/v1/matches/{match_id}"
+OPERATIONS: dict[str, Operation] = {
+    "games": Operation("GET", "/v1/games", idempotent=True),
+    "create_match": Operation("POST", "/v1/matches", body=True),
+    "get_match": Operation("GET", _M, ("include",), auth="optional", idempotent=True),
+    "join": Operation("POST", _M + "/join", body=True),
+    "legal_moves": Operation("GET", _M + "/legal-moves", auth="required", idempotent=True),
+    "hint": Operation("GET", _M + "/hint", auth="required", idempotent=True),
+    "move": Operation("POST", _M + "/moves", ("include",), body=True, auth="required", idempotent=True,
+                      headers=("Idempotency-Key",)),
+    "events": Operation("GET", _M + "/events", ("include", "after", "wait", "until"), auth="optional",
+                        idempotent=True),
+    "events_stream": Operation("GET", _M + "/events/stream", ("after", "limit"), auth="optional", idempotent=True),
+    "replay": Operation("GET", _M + "/replay", idempotent=True),
+    "leave": Operation("POST", _M + "/leave", auth="required"),
+    "reclaim": Operation("POST", _M + "/seats/{seat}/reclaim", auth="required"),
+    "rematch": Operation("POST", _M + "/rematch", auth="required"),
+    "matchmaking": Operation("POST", "/v1/matchmaking", body=True),
+    "ticket": Operation("GET", "/v1/matchmaking/{ticket}", ("wait",), idempotent=True),
+    "cancel_ticket": Operation("DELETE", "/v1/matchmaking/{ticket}"),
+}
+
+#: Operations of the OpenAPI document the SDK deliberately does not wrap, and why.
+NOT_COVERED: dict[tuple[str, str], str] = {
+    ("GET", "/healthz"): "operators' liveness probe",
+    ("GET", "/readyz"): "operators' readiness probe",
+    ("GET", "/metrics"): "Prometheus scrape",
+    ("GET", "/v1/openapi.json"): "the document itself (the SDK is checked against it)",
+    ("GET", "/docs"): "an HTML page for people",
+    ("GET", "/play"): "the browser client's page",
+    ("GET", "/v1/matches/{match_id}/ws"): "WebSocket transport: not in the SDK yet (long-poll and SSE are)",
+}
+
+#: How long a long-poll may wait (the server's cap, docs/api.md) and the HTTP read timeout around it.
+LONG_POLL_S = 30
+RETRY_STATUSES = (503,)
+DEFAULT_RETRIES = 4
+
+
+@dataclass
+class Request:
+    op: Operation
+    method: str
+    url: str
+    params: dict[str, Any]
+    headers: dict[str, str]
+    body: Any
+    timeout: float
+
+
+def prepare(name: str, path: dict[str, Any] | None = None, query: dict[str, Any] | None = None,
+            body: Any = None, token: str | None = None, timeout: float = 10.0) -> Request:
+    """Build one call of operation ``name``; refuses query parameters the operation does not declare."""
+    op = OPERATIONS[name]
+    params = {k: v for k, v in (query or {}).items() if v is not None}
+    unknown = set(params) - set(op.query)
+    if unknown:
+        raise ValueError(f"{name} takes no query parameter {sorted(unknown)}")
+    if op.auth == "required" and not token:
+        raise ValueError(f"{name} needs the seat's token")
+    headers = {"Accept": "application/json"}
+    if token and op.auth != "none":
+        headers["Authorization"] = f"Bearer {token}"
+    if op.method == "POST":
+        # Always JSON (even an empty object): the server may refuse POSTs without this content type.
+        headers["Content-Type"] = "application/json"
+        body = {} if body is None else body
+    if "Idempotency-Key" in op.headers:
+        headers["Idempotency-Key"] = uuid.uuid4().hex  # one key per logical call: its retries reuse it
+    url = op.path.format(**{k: str(v) for k, v in (path or {}).items()})
+    return Request(op, op.method, url, params, headers, body, timeout)
+
+
+def content(req: Request) -> bytes | None:
+    return None if req.body is None else json.dumps(req.body, separators=(",", ":")).encode()
+
+
+def answer(response: httpx.Response) -> Any:
+    """The JSON body of a 2xx answer, else the typed error."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = response.text
+    if response.is_success:
+        return body
+    raise error_for(response.status_code, body, dict(response.headers))
+
+
+def retry_delays(retries: int) -> Iterator[float]:
+    """Exponential backoff with jitter: 0.1, 0.2, 0.4 ... seconds (capped at 2 s)."""
+    for attempt in range(retries):
+        yield min(2.0, 0.1 * 2**attempt) * (0.5 + random.random())
+
+
+def retryable(req: Request, exc: BaseException) -> bool:
+    """Whether sending ``req`` again is safe after ``exc``.
+
+    503 means nothing was changed; a connection that never opened sent nothing; any other transport
+    failure is retried only for idempotent operations (reads, and moves thanks to their Idempotency-Key).
+    """
+    if isinstance(exc, RateLimited):
+        return True
+    if isinstance(exc, ApiError):
+        return exc.status in RETRY_STATUSES
+    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+        return True
+    return isinstance(exc, httpx.TransportError) and req.op.idempotent
+
+
+def retry_or_raise(req: Request, exc: Exception, delays: Iterator[float]) -> float:
+    """After a failed attempt: the seconds to wait before the next one, or the error to give up with."""
+    delay = next(delays, None)
+    if delay is None or not retryable(req, exc):
+        if isinstance(exc, httpx.TransportError):
+            raise TransportError(f"{req.method} {req.url}: {exc!r}") from exc
+        raise exc
+    return min(exc.retry_after, 10.0) if isinstance(exc, RateLimited) else delay
+
+
+@dataclass
+class MatchState:
+    """The last known picture of a match from one seat (or a spectator): what a status document carries,
+    kept up to date by moves and events. ``version`` is the version decisions are based on."""
+
+    id: str
+    token: str | None = None
+    doc: dict[str, Any] = field(default_factory=dict)
+
+    def update(self, doc: Mapping[str, Any]) -> None:
+        """Fold a status document (create/join/get/move) or an events document into the state."""
+        if "events" in doc:  # an events document: keep what it does not carry
+            merged = dict(self.doc)
+            for key in ("version", "status", "to_act", "result"):
+                merged[key] = doc[key]
+            if doc.get("view") is not None:
+                merged["view"] = doc["view"]
+            if "legal_moves" in doc:
+                merged["legal_moves"] = doc["legal_moves"]
+            self.doc = merged
+        else:
+            token = doc.get("token")
+            if token:
+                self.token = token
+            keep_view = self.doc.get("view") if doc.get("view") is None else None
+            self.doc = {k: v for k, v in doc.items() if k != "token"}
+            if keep_view is not None and doc.get("version") == self.doc.get("version"):
+                self.doc["view"] = keep_view
+
+    @property
+    def game(self) -> str:
+        return str(self.doc.get("game", ""))
+
+    @property
+    def version(self) -> int:
+        return int(self.doc.get("version", 0))
+
+    @property
+    def status(self) -> str:
+        return str(self.doc.get("status", ""))
+
+    @property
+    def seat(self) -> int | None:
+        you = self.doc.get("you", self.doc.get("seat"))
+        return None if you is None else int(you)
+
+    @property
+    def to_act(self) -> list[int]:
+        return list(self.doc.get("to_act", []))
+
+    @property
+    def view(self) -> dict[str, Any] | None:
+        view = self.doc.get("view")
+        return view if isinstance(view, dict) else None
+
+    @property
+    def finished(self) -> bool:
+        return self.status == "finished"
+
+    @property
+    def my_turn(self) -> bool:
+        return self.seat is not None and self.status == "active" and self.seat in self.to_act
+
+    @property
+    def legal_moves(self) -> list[dict[str, Any]]:
+        """The caller's legal moves at :attr:`version` ([] while it has nothing to decide)."""
+        return list(self.doc.get("legal_moves") or [])
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        return self.doc.get("result")
+
+    @property
+    def outcome(self) -> dict[str, Any] | None:
+        return self.doc.get("outcome")
+
+    @property
+    def clock(self) -> dict[str, Any] | None:
+        return self.doc.get("clock")
+
+    @property
+    def seats(self) -> list[dict[str, Any]]:
+        return list(self.doc.get("seats", []))
+
+    @property
+    def rematch_id(self) -> str | None:
+        return self.doc.get("rematch")
+
+
+def create_body(game: str, players: int, options: dict[str, Any] | None, seats: list[dict[str, Any]] | None,
+                join: bool, clock: dict[str, Any] | None, takeover_level: str | None,
+                seed: int | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"game": game, "players": players, "join": join}
+    for key, value in (("options", options), ("seats", seats), ("clock", clock),
+                       ("takeover_level", takeover_level), ("seed", seed)):
+        if value is not None:
+            body[key] = value
+    return body
+
+
+def parse_sse_update(event: str, data: str) -> EventsDoc | None:
+    """An ``update`` event's Events document (other event kinds are ignored)."""
+    if event != "update" or not data:
+        return None
+    doc: EventsDoc = json.loads(data)
+    return doc
+
+
+@dataclass
+class Call:
+    """One operation to perform; the flows below yield these and receive the JSON answers (sans-I/O), so the
+    sync and asyncio flavours share every step and differ only in how they send."""
+
+    name: str
+    path: dict[str, Any] | None = None
+    query: dict[str, Any] | None = None
+    body: Any = None
+    token: str | None = None
+    timeout: float | None = None
+
+
+#: A flow: yields calls, receives each call's answer, returns its result.
+Flow = Generator[Call, Any, T]
+
+
+class MatchFlows(MatchState):
+    """What a seat (or spectator) does with a match, written once as flows."""
+
+    def _path(self) -> dict[str, Any]:
+        return {"match_id": self.id}
+
+    def _include(self) -> str | None:
+        return "legal_moves" if self.token else None
+
+    def refresh_flow(self) -> Flow[None]:
+        self.update((yield Call("get_match", self._path(), {"include": self._include()}, token=self.token)))
+
+    def move_flow(self, move: dict[str, Any]) -> Flow[None]:
+        body = {"move": move, "version": self.version}  # the version this object read: never rebased
+        self.update((yield Call("move", self._path(), {"include": "legal_moves"}, body, self.token)))
+
+    def poll_flow(self, until: str = "change", wait: int = LONG_POLL_S) -> Flow[EventsDoc]:
+        query = {"after": self.version, "wait": wait, "until": until, "include": self._include()}
+        doc: EventsDoc = yield Call("events", self._path(), query, token=self.token, timeout=wait + 15)
+        self.update(doc)
+        return doc
+
+    def wait_turn_flow(self, timeout: float | None) -> Flow[None]:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not (self.finished or self.my_turn):
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            yield from self.poll_flow(until="turn")
+        if self.finished and self.outcome is None:  # events documents carry no outcome
+            yield from self.refresh_flow()
+
+    def hint_flow(self) -> Flow[Hint]:
+        hint: Hint = yield Call("hint", self._path(), token=self.token, timeout=30)
+        return hint
+
+    def leave_flow(self) -> Flow[None]:
+        self.update((yield Call("leave", self._path(), token=self.token)))
+
+    def reclaim_flow(self) -> Flow[None]:
+        self.update((yield Call("reclaim", {**self._path(), "seat": self.seat}, token=self.token)))
+        yield from self.refresh_flow()
+
+    def rematch_flow(self) -> Flow[dict[str, Any]]:
+        """The rematch's status document with this seat's new token (the caller wraps it in a match)."""
+        doc: dict[str, Any] = yield Call("rematch", self._path(), token=self.token)
+        return doc
+
+
+def ticket_wait_flow(doc: dict[str, Any], timeout: float) -> Flow[tuple[str, str]]:
+    """Long-poll a matchmaking ticket until matched; returns (match id, seat token). The server may show the
+    token only once, so the first one seen is kept."""
+    deadline = time.monotonic() + timeout
+    token = doc.get("token")
+    while doc["status"] == "waiting" and time.monotonic() < deadline:
+        doc = yield Call("ticket", {"ticket": doc["ticket"]}, {"wait": LONG_POLL_S}, timeout=LONG_POLL_S + 15)
+        token = doc.get("token") or token
+    if doc["status"] != "matched" or not token:
+        raise TimeoutError(f"ticket {doc['status']}")
+    return str(doc["match_id"]), str(token)

@@ -1,0 +1,170 @@
+"""The asyncio flavour: the same calls as :mod:`meeple_client.client`, awaitable, on httpx.AsyncClient.
+Both flavours drive the same flows (:mod:`meeple_client._core`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+from httpx_sse import aconnect_sse
+
+from . import _core
+from ._core import Flow, MatchFlows, T, create_body, parse_sse_update, prepare, ticket_wait_flow
+from .client import base_of
+from .models import EventsDoc, Game, Hint, ReplayDoc
+
+
+class AsyncClient:
+    """Awaitable twin of :class:`meeple_client.Client` (use ``async with``)."""
+
+    def __init__(self, base_url: str, *, retries: int = _core.DEFAULT_RETRIES, timeout: float = 10.0,
+                 http: httpx.AsyncClient | None = None) -> None:
+        self.base_url = base_of(base_url)
+        self.retries = retries
+        self.timeout = timeout
+        self.http = http or httpx.AsyncClient(base_url=self.base_url, timeout=timeout)
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    async def call(self, name: str, path: dict[str, Any] | None = None, query: dict[str, Any] | None = None,
+                   body: Any = None, token: str | None = None, timeout: float | None = None) -> Any:
+        req = prepare(name, path, query, body, token, timeout or self.timeout)
+        delays = _core.retry_delays(self.retries)
+        while True:
+            try:
+                response = await self.http.request(req.method, req.url, params=req.params, headers=req.headers,
+                                                   content=_core.content(req), timeout=req.timeout)
+                return _core.answer(response)
+            except (httpx.TransportError, _core.ApiError) as exc:
+                await asyncio.sleep(_core.retry_or_raise(req, exc, delays))
+
+    async def run(self, flow: Flow[T]) -> T:
+        try:
+            step = next(flow)
+            while True:
+                answer = await self.call(step.name, step.path, step.query, step.body, step.token, step.timeout)
+                step = flow.send(answer)
+        except StopIteration as done:
+            result: T = done.value
+            return result
+
+    async def games(self) -> list[Game]:
+        games: list[Game] = (await self.call("games"))["games"]
+        return games
+
+    async def create_match(self, game: str, players: int, *, options: dict[str, Any] | None = None,
+                           seats: list[dict[str, Any]] | None = None, join: bool = True,
+                           clock: dict[str, Any] | None = None, takeover_level: str | None = None,
+                           seed: int | None = None) -> AsyncMatch:
+        doc = await self.call("create_match", body=create_body(game, players, options, seats, join, clock,
+                                                               takeover_level, seed))
+        return await AsyncMatch.from_doc(self, doc, refresh=join)
+
+    async def join(self, match_id: str, seat: int | None = None) -> AsyncMatch:
+        doc = await self.call("join", {"match_id": match_id}, body={} if seat is None else {"seat": seat})
+        return await AsyncMatch.from_doc(self, {"id": match_id, **doc})
+
+    async def match(self, match_id: str, token: str | None = None) -> AsyncMatch:
+        return await AsyncMatch(self, match_id, token).refresh()
+
+    async def replay(self, match_id: str) -> ReplayDoc:
+        replay: ReplayDoc = await self.call("replay", {"match_id": match_id})
+        return replay
+
+    async def matchmaking(self, game: str, players: int, options: dict[str, Any] | None = None) -> AsyncTicket:
+        doc = await self.call("matchmaking", body={"game": game, "players": players, "options": options or {}})
+        return AsyncTicket(self, doc)
+
+
+class AsyncMatch(MatchFlows):
+    """Awaitable twin of :class:`meeple_client.Match`."""
+
+    def __init__(self, client: AsyncClient, match_id: str, token: str | None = None) -> None:
+        super().__init__(match_id, token)
+        self.client = client
+
+    @classmethod
+    async def from_doc(cls, client: AsyncClient, doc: dict[str, Any], refresh: bool = True) -> AsyncMatch:
+        match = cls(client, doc["id"], doc.get("token"))
+        match.update(doc)
+        return await match.refresh() if refresh else match
+
+    async def refresh(self) -> AsyncMatch:
+        await self.client.run(self.refresh_flow())
+        return self
+
+    async def move(self, move: dict[str, Any]) -> AsyncMatch:
+        """Submit at the version read; :class:`StaleVersion` if the decision is no longer pending."""
+        await self.client.run(self.move_flow(move))
+        return self
+
+    async def wait_turn(self, timeout: float | None = None) -> AsyncMatch:
+        await self.client.run(self.wait_turn_flow(timeout))
+        return self
+
+    async def poll(self, until: str = "change", wait: int = _core.LONG_POLL_S) -> EventsDoc:
+        return await self.client.run(self.poll_flow(until, wait))
+
+    async def events(self, transport: str = "long-poll", until: str = "change") -> AsyncIterator[EventsDoc]:
+        if transport == "sse":
+            async for doc in _sse(self):
+                yield doc
+            return
+        while not self.finished:
+            doc = await self.poll(until=until)
+            if doc["events"]:
+                yield doc
+
+    async def hint(self) -> Hint:
+        return await self.client.run(self.hint_flow())
+
+    async def leave(self) -> AsyncMatch:
+        await self.client.run(self.leave_flow())
+        return self
+
+    async def reclaim(self) -> AsyncMatch:
+        await self.client.run(self.reclaim_flow())
+        return self
+
+    async def rematch(self) -> AsyncMatch:
+        return await AsyncMatch.from_doc(self.client, await self.client.run(self.rematch_flow()))
+
+
+async def _sse(match: AsyncMatch) -> AsyncIterator[EventsDoc]:
+    while not match.finished:
+        req = prepare("events_stream", match._path(), {"after": match.version}, token=match.token)
+        async with aconnect_sse(match.client.http, "GET", match.client.base_url + req.url, params=req.params,
+                                headers=req.headers, timeout=httpx.Timeout(match.client.timeout, read=60)) as source:
+            if not source.response.is_success:
+                await source.response.aread()
+                _core.answer(source.response)
+            async for sse in source.aiter_sse():
+                doc = parse_sse_update(sse.event, sse.data)
+                if doc is not None:
+                    match.update(doc)
+                    yield doc
+                    if match.finished:
+                        return
+
+
+class AsyncTicket:
+    def __init__(self, client: AsyncClient, doc: dict[str, Any]) -> None:
+        self.client = client
+        self.doc = doc
+
+    @property
+    def status(self) -> str:
+        return str(self.doc["status"])
+
+    async def wait(self, timeout: float = 300.0) -> AsyncMatch:
+        match_id, token = await self.client.run(ticket_wait_flow(self.doc, timeout))
+        return await AsyncMatch(self.client, match_id, token).refresh()

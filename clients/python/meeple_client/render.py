@@ -1,0 +1,142 @@
+"""Text renderings of each game's view (docs/games/*.md) and short labels for moves, for terminals."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+SUPPORT_ARROW = {"blue": "v", "green": "^"}  # a tile's tip: blue points south (row 2), green north
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, int) for v in value):
+        return f"[{value[0]},{value[1]}]"
+    if isinstance(value, list):
+        return "[" + " ".join(_fmt(v) for v in value) + "]"
+    if isinstance(value, dict):
+        if set(value) == {"god"}:
+            return str(value["god"])
+        return "{" + " ".join(f"{k}={_fmt(v)}" for k, v in value.items()) + "}"
+    return "-" if value is None else str(value)
+
+
+def describe_move(move: dict[str, Any]) -> str:
+    """A one-line label: the move type, then its fields in the spec's order (``place B1 own [0,0] ...``)."""
+    parts = [str(move.get("type", "?"))]
+    for key, value in move.items():
+        if key == "type":
+            continue
+        if key == "effect" and value is None:
+            parts.append("no effect")
+        elif key in ("tile", "card", "cards", "god", "pile"):
+            parts.append(_fmt(value))
+        else:
+            parts.append(f"{key}={_fmt(value)}")
+    return " ".join(parts)
+
+
+def _clash(view: dict[str, Any]) -> list[str]:
+    lines = [f"CLASH  game {view.get('game_no')}  phase {view.get('phase')}  move {view.get('move_no')}  "
+             f"wins blue {view['wins'][0]} - green {view['wins'][1]}",
+             "        col 0     col 1     col 2"]
+    for r, row in enumerate(view["board"]):
+        cells = []
+        for cell in row:
+            if cell is None:
+                cells.append("  .  ")
+            elif cell["face"] == "down":
+                cells.append(f"({cell['tile']})")
+            else:
+                arrow = SUPPORT_ARROW.get(cell["supports"], "?")
+                cells.append(f"{cell['tile']}{arrow}{'*' if cell['security'] else ''}")
+        side = "  <- blue's side" if r == 0 else "  <- green's side" if r == 2 else ""
+        lines.append(f"row {r}   " + "".join(c.ljust(10) for c in cells) + side)
+    lines.append("(v supports blue, ^ supports green, * Security, (..) face down)")
+    for seat, zone in enumerate(view["zones"]):
+        name = "blue " if seat == 0 else "green"
+        hidden = (zone.get("hidden") or [f"?x{zone['hidden_count']}"]) if zone.get("hidden_count") else []
+        lines.append(f"{name} zone: {' '.join(zone['open']) or '-'}"
+                     + (f"  hidden: {' '.join(hidden)}" if hidden else ""))
+    lines.append(f"neutral zone: {' '.join(view.get('neutral_zone') or []) or '-'}   removed: "
+                 f"{' '.join(view.get('removed') or []) or '-'}")
+    return lines
+
+
+def _sideboards(view: dict[str, Any]) -> list[str]:
+    goals = view.get("goals", {})
+    lines = [f"SIDEBOARDS  step {view.get('step')}  phase {view.get('phase')}  deck {view.get('deck_count')}  "
+             f"goals colour {goals.get('colour')} handle {goals.get('handle')} row {goals.get('row')}"]
+    for seat, dresser in enumerate(view["dressers"]):
+        cards = " ".join(f"{c['card']}{'^' if c['orientation'] == 0 else 'v'}" for c in dresser) or "-"
+        prov = view.get("provisional", [{}] * (seat + 1))[seat]
+        done = " (submitted)" if view.get("submitted", [False] * (seat + 1))[seat] else ""
+        lines.append(f"seat {seat} dresser: {cards}   colour {prov.get('colour_count')} handle "
+                     f"{prov.get('handle_count')} row {prov.get('row_drawers')}  exchange "
+                     f"{view.get('exchange', ['?'] * (seat + 1))[seat]}{done}")
+    if "hand" in view:
+        lines.append(f"your hand: {' '.join(view['hand'])}")
+    return lines
+
+
+def _fierce_women(view: dict[str, Any]) -> list[str]:
+    piles = "  ".join(f"{i}:{p['top'] or '-'}({p['size']})" for i, p in enumerate(view["piles"]))
+    lines = [f"FIERCE WOMEN  turn {view.get('turn')}  phase {view.get('phase')}   piles {piles}"]
+    for seat, table in enumerate(view["tables"]):
+        hand: dict[str, Any] = view["hands"][seat] if seat < len(view["hands"]) else {"size": 0, "known": []}
+        lines.append(f"seat {seat}: hand {hand['size']}" + (f" {' '.join(hand['cards'])}" if "cards" in hand else "")
+                     + (f" known {' '.join(hand['known'])}" if hand.get("known") else ""))
+        for col, column in enumerate(table):
+            lines.append(f"    column {col}: {' '.join(column['cards'])}   [{column.get('category') or '?'}; "
+                         f"{'/'.join(column.get('common') or [])}]")
+    if view.get("discard"):
+        lines.append(f"discard: {' '.join(view['discard'])}")
+    return lines
+
+
+def _they_who_were_8(view: dict[str, Any]) -> list[str]:
+    lines = [f"THEY WHO WERE 8  round {view.get('round')}/{view.get('max_rounds')}  phase {view.get('phase')}  "
+             f"supply glory {view['supply']['glory']} infamy {view['supply']['infamy']}"]
+    for team, seats in enumerate(view["teams"]):
+        gods = [g for g in view["gods"] if g["owner"] in seats]
+        lines.append(f"team {team} (seats {seats[0]}+{seats[1]}): glory {sum(g['glory'] for g in gods)}  "
+                     f"infamy {sum(g['infamy'] for g in gods)}")
+    lines.append("gods: " + "  ".join(
+        f"{g['id']}(s{g['owner']} +{g['glory']}/-{g['infamy']}{' used' if g['used'] else ''})" for g in view["gods"]))
+    lines.append(f"hand sizes: {view['hand_sizes']}   pile {view.get('pile_size')}")
+    if view.get("hand") is not None:
+        lines.append(f"your hand: {' '.join(view['hand']) or '-'}")
+    if view.get("current_play"):
+        play = view["current_play"]
+        lines.append(f"in play: seat {play['seat']} {play['card']} on {_fmt(play.get('target'))}")
+    return lines
+
+
+RENDERERS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
+    "clash": _clash, "sideboards": _sideboards, "fierce-women": _fierce_women, "they-who-were-8": _they_who_were_8}
+
+
+def render_view(game: str, view: dict[str, Any] | None) -> list[str]:
+    if view is None:
+        return ["(no view yet)"]
+    try:
+        return RENDERERS[game](view)
+    except (KeyError, IndexError, TypeError):  # an unknown game or a shape this version does not know
+        return [f"{k}: {_fmt(v)}" for k, v in view.items() if k != "log"]
+
+
+def render_clock(clock: dict[str, Any] | None) -> str:
+    if not clock or clock.get("mode") == "none":
+        return "clock: none"
+    parts = []
+    for seat in clock.get("seats", []):
+        left = seat.get("remaining_s")
+        shown = "-" if left is None else f"{left:.0f}s"
+        parts.append(f"seat {seat['seat']} {shown}{' (running)' if seat['running'] else ''}")
+    return f"clock ({clock['mode']}): " + ", ".join(parts)
+
+
+def render_result(outcome: dict[str, Any] | None, result: dict[str, Any] | None, seat: int | None) -> str:
+    winners = (outcome or {}).get("winners") or (result or {}).get("winners") or []
+    scores = (outcome or {}).get("scores")
+    verdict = "you won" if seat in winners else "you lost" if seat is not None else "finished"
+    return f"GAME OVER: {verdict}. winners: seats {winners}; scores {scores}"

@@ -1,0 +1,169 @@
+"""``meeple-play`` (also ``meeple play``): play any game in a terminal against bots or friends.
+
+A line-based screen, so it works in any terminal, over ssh and under tmux: the board, numbered legal
+moves, ``h`` for a hint, the clock and the result. Built only on the SDK.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, TextIO
+
+from .client import Client, Match
+from .errors import ApiError, StaleVersion
+from .render import describe_move, render_clock, render_result, render_view
+
+DEFAULT_URL = os.environ.get("MEEPLE_URL", "http://127.0.0.1:8000")
+PAGE = 30  # moves listed at once; "f TEXT" filters long lists (CLASH offers ~150)
+HELP = "number = play it | h = hint | f TEXT = filter moves | f = clear filter | r = refresh | q = quit"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("game", nargs="?", help="clash, sideboards, fierce-women, they-who-were-8")
+    parser.add_argument("--url", default=DEFAULT_URL, help=f"the server (default {DEFAULT_URL}, or $MEEPLE_URL)")
+    parser.add_argument("--vs", default="normal", help="bot level for the other seats: easy, normal, hard, or "
+                                                       "'humans' to leave them free for friends")
+    parser.add_argument("--players", type=int, default=None, help="seats (default: the game's minimum, 2 or 4)")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=JSON", help="a game option")
+    parser.add_argument("--join", metavar="MATCH", help="take a free seat of a friend's match")
+    parser.add_argument("--seat", type=int, default=None, help="with --join: the seat to take")
+    parser.add_argument("--resume", metavar="MATCH", help="resume a match with --token")
+    parser.add_argument("--token", default=None)
+
+
+def add_parser(sub: Any) -> None:
+    """``meeple play``: the server's command delegates here."""
+    parser = sub.add_parser("play", help="play in this terminal (the SDK's meeple-play)")
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+class Screen:
+    """The match loop: draw, ask, act. Input and output are streams so tests could drive them too."""
+
+    def __init__(self, match: Match, out: TextIO = sys.stdout, inp: TextIO = sys.stdin) -> None:
+        self.match = match
+        self.out = out
+        self.inp = inp
+        self.filter = ""
+        self.note = ""
+
+    def say(self, *lines: str) -> None:
+        for line in lines:
+            print(line, file=self.out)
+        self.out.flush()
+
+    def shown_moves(self) -> list[tuple[int, dict[str, Any]]]:
+        moves = list(enumerate(self.match.legal_moves, 1))
+        if self.filter:
+            moves = [(i, m) for i, m in moves if self.filter.lower() in describe_move(m).lower()]
+        return moves
+
+    def draw(self) -> None:
+        m = self.match
+        seats = " ".join(f"{s['seat']}:{s['kind']}{'(' + s['level'] + ')' if s.get('level') else ''}"
+                         for s in m.seats)
+        self.say("\033[2J\033[H" if self.out.isatty() else "",
+                 f"match {m.id}  {m.game}  version {m.version}  status {m.status}  you: seat {m.seat}",
+                 f"seats {seats}   to act: {m.to_act}   {render_clock(m.clock)}", "")
+        self.say(*render_view(m.game, m.view), "")
+        if m.status == "waiting":
+            self.say(f"Waiting for players. Invite a friend: meeple play --join {m.id}")
+        if self.note:
+            self.say(self.note)
+            self.note = ""
+
+    def loop(self) -> int:
+        m = self.match
+        while True:
+            self.draw()
+            if m.finished:
+                self.say(render_result(m.outcome, m.result, m.seat))
+                return 0
+            if not m.my_turn:
+                self.say(f"waiting for seat(s) {m.to_act} ...")
+                m.wait_turn(timeout=30)
+                continue
+            shown = self.shown_moves()
+            for number, move in shown[:PAGE]:
+                self.say(f"  {number:3d}. {describe_move(move)}")
+            if len(shown) > PAGE:
+                self.say(f"  ... {len(shown) - PAGE} more: narrow them with f TEXT (e.g. f B1, f [1,1])")
+            self.say(HELP)
+            self.out.write("your move> ")
+            self.out.flush()
+            line = self.inp.readline()
+            if not line:
+                return 0
+            if not self.act(line.strip()):
+                return 0
+
+    def act(self, line: str) -> bool:
+        m = self.match
+        if line in ("q", "quit"):
+            return False
+        if line in ("r", ""):
+            m.refresh()
+        elif line == "h":
+            hint = m.hint()
+            number = next((i for i, mv in enumerate(m.legal_moves, 1) if mv == hint["move"]), None)
+            self.note = f"hint: {number}. {describe_move(hint['move'])}"
+        elif line == "f" or line.startswith("f "):
+            self.filter = line[2:].strip()
+        elif line.isdigit() and 1 <= int(line) <= len(m.legal_moves):
+            try:
+                m.move(m.legal_moves[int(line) - 1])
+                self.filter = ""
+            except StaleVersion:
+                m.refresh()
+                self.note = "the match moved on: here it is again, decide anew"
+            except ApiError as err:
+                self.note = f"refused: {err.code}: {err.message}"
+        else:
+            self.note = f"? {line!r}: {HELP}"
+        return True
+
+
+def open_match(api: Client, args: argparse.Namespace) -> Match:
+    if args.resume:
+        return api.match(args.resume, args.token)
+    if args.join:
+        return api.join(args.join, args.seat)
+    if not args.game:
+        raise SystemExit("name a game (clash, sideboards, fierce-women, they-who-were-8), or --join MATCH")
+    catalogue = {g["id"]: g for g in api.games()}
+    if args.game not in catalogue:
+        raise SystemExit(f"unknown game {args.game!r}; this server has {', '.join(catalogue)}")
+    players = args.players or max(catalogue[args.game]["min_players"], 2)
+    other = {"kind": "human"} if args.vs == "humans" else {"kind": "bot", "level": args.vs}
+    options = {k: json.loads(v) for k, v in (o.split("=", 1) for o in args.option)}
+    return api.create_match(args.game, players, options=options or None,
+                            seats=[{"kind": "human"}] + [other] * (players - 1))
+
+
+def run(args: argparse.Namespace) -> int:
+    with Client(args.url) as api:
+        try:
+            match = open_match(api, args)
+        except ApiError as err:
+            print(f"error: {err.code}: {err.message}", file=sys.stderr)
+            return 2
+        print(f"seat {match.seat} of match {match.id}; your token (to resume): {match.token}")
+        try:
+            return Screen(match).loop()
+        except KeyboardInterrupt:
+            print(f"\nbye. resume with: meeple play --resume {match.id} --token {match.token}")
+            return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="meeple-play", description=__doc__)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+// The REST API from the browser: JSON in and out, bearer tokens, an Idempotency-Key on every move.
+// Seat tokens stay in this browser's localStorage (per match), so a reload resumes the game.
+
+export class ApiError extends Error {
+  constructor(status, code, message) { super(`${code}: ${message}`); this.status = status; this.code = code; }
+}
+
+export async function call(method, path, { token = null, body = undefined, query = {}, signal } = {}) {
+  const url = new URL("/v1" + path, location.origin);
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) url.searchParams.set(k, v);
+  const headers = { Accept: "application/json" };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  const init = { method, headers, signal };
+  if (method === "POST" || body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body === undefined ? {} : body);
+  }
+  if (path.endsWith("/moves")) headers["Idempotency-Key"] = crypto.randomUUID ? crypto.randomUUID() : String(Math.random());
+  let response;
+  for (let attempt = 0; ; attempt++) {
+    response = await fetch(url, init);
+    // 503: a dependency is down and nothing changed; retry a few times (moves carry their key).
+    if (response.status !== 503 || attempt >= 3) break;
+    await new Promise(r => setTimeout(r, 200 * 2 ** attempt));
+  }
+  const doc = await response.json().catch(() => null);
+  if (!response.ok) {
+    const err = doc && doc.error ? doc.error : { code: `http_${response.status}`, message: response.statusText };
+    throw new ApiError(response.status, err.code, err.message);
+  }
+  return doc;
+}
+
+const KEY = id => `meeple.seat.${id}`;
+
+export function saveSeat(matchId, seat, token) {
+  localStorage.setItem(KEY(matchId), JSON.stringify({ seat, token }));
+  const mine = JSON.parse(localStorage.getItem("meeple.matches") || "[]").filter(m => m !== matchId);
+  localStorage.setItem("meeple.matches", JSON.stringify([matchId, ...mine].slice(0, 20)));
+}
+
+export function loadSeat(matchId) {
+  try { return JSON.parse(localStorage.getItem(KEY(matchId))); } catch { return null; }
+}
+
+export function myMatches() {
+  try { return JSON.parse(localStorage.getItem("meeple.matches") || "[]"); } catch { return []; }
+}

@@ -1,0 +1,212 @@
+"""The Python SDK against a real server: typed errors, versions, idempotent retries, events, async."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+import pytest
+from meeple_client import AsyncClient, BadRequest, Client, Forbidden, NotFound, StaleVersion, Unauthorized
+from meeple_client._core import prepare
+
+from .conftest import Stack
+
+VS_BOT = [{"kind": "human"}, {"kind": "bot", "level": "easy"}]
+
+
+def test_a_whole_clash_game_against_a_bot_through_the_sdk(stack: Stack) -> None:
+    with Client(stack.url + "/v1") as api:
+        match = api.create_match("clash", 2, options={"match": "single"}, seats=VS_BOT, seed=7)
+        assert match.seat == 0 and match.token and match.view is not None
+        while not match.finished:
+            match.wait_turn(timeout=60)
+            if match.my_turn:
+                match.move(match.legal_moves[0])
+        assert match.outcome is not None and match.result is not None
+        assert match.replay()["seed"] == 7
+
+
+def test_a_move_at_an_old_version_raises_stale_version_and_is_not_rebased(stack: Stack) -> None:
+    with Client(stack.url) as api:
+        first = api.create_match("fierce-women", 2, seats=[{"kind": "human"}, {"kind": "human"}])
+        second = api.join(first.id)
+        first.refresh()
+        actor, other = (first, second) if first.my_turn else (second, first)
+        stale_copy = api.match(actor.id, actor.token)
+        actor.move(actor.legal_moves[0])
+        if not actor.my_turn:  # the other seat moves: the copy's decision (same seat) is long gone
+            other.refresh().move(other.legal_moves[0])
+        version_before = api.match(actor.id).version
+        with pytest.raises(StaleVersion) as caught:
+            stale_copy.move(stale_copy.legal_moves[0])
+        assert caught.value.status == 409 and caught.value.code == "stale_version"
+        assert api.match(actor.id).version == version_before  # nothing was applied behind our back
+
+
+def test_errors_are_typed_and_carry_the_servers_code(stack: Stack) -> None:
+    with Client(stack.url) as api:
+        with pytest.raises(NotFound) as missing:
+            api.match("no-such-match")
+        assert missing.value.code == "match_not_found"
+        with pytest.raises(BadRequest) as bad:
+            api.create_match("no-such-game", 2)
+        assert bad.value.code == "unknown_game"
+        match = api.create_match("clash", 2, seats=VS_BOT)
+        with pytest.raises((Unauthorized, Forbidden)) as refused:  # 403 today; 401 once invalid tokens are
+            api.call("legal_moves", {"match_id": match.id}, token="0.not-a-token")
+        assert refused.value.code in ("wrong_token", "bad_token", "invalid_token")
+
+
+def test_every_post_is_sent_as_json_with_a_body() -> None:
+    req = prepare("leave", {"match_id": "m"}, token="0.t")
+    assert req.headers["Content-Type"] == "application/json" and req.body == {}
+    move = prepare("move", {"match_id": "m"}, body={"move": {}, "version": 0}, token="0.t")
+    assert len(move.headers["Idempotency-Key"]) == 32
+
+
+class _Faulty(httpx.HTTPTransport):
+    """A real transport to the server that fails the first matching request in a chosen way."""
+
+    def __init__(self, path_end: str, fault: str) -> None:
+        super().__init__()
+        self.path_end, self.fault, self.seen = path_end, fault, 0
+        self.keys: list[str | None] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "POST" and request.url.path.endswith(self.path_end):
+            self.seen += 1
+            self.keys.append(request.headers.get("Idempotency-Key"))
+            if self.seen == 1 and self.fault == "503":
+                return httpx.Response(503, json={"error": {"code": "store_unavailable", "message": "down"}})
+            if self.seen == 1 and self.fault == "lost":
+                super().handle_request(request).read()
+                raise httpx.ReadError("answer lost", request=request)
+        return super().handle_request(request)
+
+
+def test_a_retried_move_applies_once_thanks_to_its_idempotency_key(stack: Stack) -> None:
+    """The first answer is lost: the SDK sends the same move with the same key again, and it applies once."""
+    faulty = _Faulty("/moves", "lost")
+    with Client(stack.url, http=httpx.Client(base_url=stack.url, transport=faulty)) as api:
+        first = api.create_match("fierce-women", 2, seats=[{"kind": "human"}, {"kind": "human"}])
+        second = api.join(first.id)
+        match = first if first.refresh().my_turn else second
+        before = match.version
+        match.move(match.legal_moves[0])
+        assert faulty.seen == 2 and faulty.keys[0] == faulty.keys[1] is not None
+        assert match.version == before + 1  # applied exactly once
+        log = api.replay(match.id)["log"]
+        assert sum(1 for e in log if e["kind"] == "move") == 1
+
+def test_events_iterate_over_long_poll_and_sse_alike(stack: Stack) -> None:
+    with Client(stack.url) as api:
+        host = api.create_match("clash", 2, options={"match": "single"}, seats=VS_BOT, seed=3)
+        watcher_lp = api.match(host.id)
+        watcher_sse = api.match(host.id)
+        seen: dict[str, list[int]] = {"long-poll": [], "sse": []}
+        starts = {"long-poll": watcher_lp.version, "sse": watcher_sse.version}
+
+        def follow(name: str, watcher: Any) -> None:
+            for doc in watcher.events(transport=name):
+                seen[name].extend(e["version"] for e in doc["events"])
+
+        import threading
+
+        threads = [threading.Thread(target=follow, args=(n, w), daemon=True)
+                   for n, w in (("long-poll", watcher_lp), ("sse", watcher_sse))]
+        for t in threads:
+            t.start()
+        while not host.finished:
+            host.wait_turn(timeout=60)
+            if host.my_turn:
+                host.move(host.legal_moves[-1])
+        for t in threads:
+            t.join(60)
+        final = host.version
+        for name in seen:  # every version exactly once, in order, on either transport
+            assert seen[name] == list(range(starts[name] + 1, final + 1)), name
+        assert watcher_sse.finished and watcher_lp.finished
+
+
+def test_the_async_client_plays_a_game_too(stack: Stack) -> None:
+    async def play() -> dict[str, Any] | None:
+        async with AsyncClient(stack.url) as api:
+            match = await api.create_match("clash", 2, options={"match": "single"}, seats=VS_BOT)
+            while not match.finished:
+                await match.wait_turn(timeout=60)
+                if match.my_turn:
+                    await match.move(match.legal_moves[0])
+            return match.outcome
+
+    # A thread of its own: Playwright's sync API (tests/browser, same process) holds this thread's event loop.
+    with ThreadPoolExecutor(1) as pool:
+        outcome = pool.submit(asyncio.run, play()).result(timeout=180)
+    assert outcome is not None and outcome["ended_by"] == "game"
+
+
+def test_matchmaking_tickets_turn_into_seats(stack: Stack) -> None:
+    with Client(stack.url) as api:
+        first = api.matchmaking("clash", 2, {"match": "single"})
+        second = api.matchmaking("clash", 2, {"match": "single"})
+        a, b = first.wait(timeout=30), second.wait(timeout=30)
+        assert a.id == b.id and {a.seat, b.seat} == {0, 1}
+
+
+def test_the_readme_sdk_example_runs_as_written(stack: Stack) -> None:
+    """The 15-line example in README.md ("Use the Python SDK"), against this server with an easy bot."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## Use the Python SDK", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert len(code.strip().splitlines()) <= 16
+    code = code.replace("http://127.0.0.1:8000", stack.url).replace('"level": "normal"', '"level": "easy"')
+    printed: list[Any] = []
+    exec(compile(code, "README.md", "exec"), {"print": lambda *a: printed.append(a)})
+    assert printed and isinstance(printed[-1][0], list)  # winners, then scores
+
+
+def test_the_async_client_follows_a_match_over_sse(stack: Stack) -> None:
+    async def watch() -> list[int]:
+        async with AsyncClient(stack.url) as api:
+            host = await api.create_match("clash", 2, options={"match": "single"}, seats=VS_BOT)
+            watcher = await api.match(host.id)
+            start, seen = watcher.version, []
+
+            async def play() -> None:
+                while not host.finished:
+                    await host.wait_turn(timeout=60)
+                    if host.my_turn:
+                        await host.move(host.legal_moves[0])
+
+            async def follow() -> None:
+                async for doc in watcher.events(transport="sse"):
+                    seen.extend(e["version"] for e in doc["events"])
+
+            await asyncio.wait_for(asyncio.gather(play(), follow()), timeout=120)
+            assert seen == list(range(start + 1, host.version + 1))
+            return seen
+
+    with ThreadPoolExecutor(1) as pool:
+        assert pool.submit(asyncio.run, watch()).result(timeout=180)
+
+
+def test_a_503_is_retried_and_the_call_then_succeeds(stack: Stack) -> None:
+    faulty = _Faulty("/v1/matches", "503")
+    with Client(stack.url, http=httpx.Client(base_url=stack.url, transport=faulty)) as api:
+        match = api.create_match("clash", 2, seats=VS_BOT)
+    assert faulty.seen == 2 and match.token
+
+
+def test_a_lost_answer_to_a_join_is_not_resent_because_a_join_is_not_idempotent(stack: Stack) -> None:
+    from meeple_client import TransportError
+
+    with Client(stack.url) as api:
+        host = api.create_match("clash", 2, seats=[{"kind": "human"}, {"kind": "human"}])
+    faulty = _Faulty("/join", "lost")
+    with Client(stack.url, http=httpx.Client(base_url=stack.url, transport=faulty)) as api, \
+            pytest.raises(TransportError):
+        api.join(host.id)
+    assert faulty.seen == 1  # sent once: a second join would have taken another seat
