@@ -76,8 +76,9 @@ class AsyncClient:
     async def match(self, match_id: str, token: str | None = None) -> AsyncMatch:
         return await AsyncMatch(self, match_id, token).refresh()
 
-    async def replay(self, match_id: str) -> ReplayDoc:
-        replay: ReplayDoc = await self.call("replay", {"match_id": match_id})
+    async def replay(self, match_id: str, token: str | None = None) -> ReplayDoc:
+        """The move log; a seat's ``token`` adds that seat's own moves before the match ends."""
+        replay: ReplayDoc = await self.call("replay", {"match_id": match_id}, token=token)
         return replay
 
     async def matchmaking(self, game: str, players: int, options: dict[str, Any] | None = None) -> AsyncTicket:

@@ -85,8 +85,9 @@ class Client:
         """A match to resume with a token you kept, or to spectate without one."""
         return Match(self, match_id, token).refresh()
 
-    def replay(self, match_id: str) -> ReplayDoc:
-        replay: ReplayDoc = self.call("replay", {"match_id": match_id})
+    def replay(self, match_id: str, token: str | None = None) -> ReplayDoc:
+        """The move log; a seat's ``token`` adds that seat's own moves before the match ends."""
+        replay: ReplayDoc = self.call("replay", {"match_id": match_id}, token=token)
         return replay
 
     def matchmaking(self, game: str, players: int, options: dict[str, Any] | None = None) -> Ticket:
@@ -136,7 +137,7 @@ class Match(MatchFlows):
         return self.client.run(self.hint_flow())
 
     def replay(self) -> ReplayDoc:
-        return self.client.replay(self.id)
+        return self.client.replay(self.id, self.token)
 
     def leave(self) -> Match:
         self.client.run(self.leave_flow())

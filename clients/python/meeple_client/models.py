@@ -126,7 +126,10 @@ class TicketDoc(TypedDict):
     options: dict[str, Any]
     match_id: str | None
     seat: int | None
+    #: the seat token is in ``token`` exactly once (the first read that finds the ticket matched); later reads
+    #: say ``token: null, token_issued: true``
     token: str | None
+    token_issued: bool
 
 
 #: Which TypedDict is which schema of the OpenAPI document (components/schemas).
