@@ -27,6 +27,10 @@ class GatewayConfig:
     #: A seat counts as connected this long after its last authenticated request (or long-poll/stream).
     presence_s: float = 30.0
     cors_origins: tuple[str, ...] = field(default_factory=tuple)
+    #: Replicas a match update must reach before it is acknowledged (``WAIT``); -1 = one when the match's
+    #: primary has a replica, none otherwise. ``redis_wait_ms`` bounds the wait (then 503, not acknowledged).
+    redis_wait_replicas: int = -1
+    redis_wait_ms: int = 500
 
     @classmethod
     def from_env(cls) -> GatewayConfig:
@@ -44,4 +48,6 @@ class GatewayConfig:
             bot_fill_s=_int("MEEPLE_BOT_FILL_S", cls.bot_fill_s),
             presence_s=float(os.environ.get("MEEPLE_PRESENCE_S", cls.presence_s)),
             cors_origins=origins,
+            redis_wait_replicas=_int("MEEPLE_REDIS_WAIT_REPLICAS", cls.redis_wait_replicas),
+            redis_wait_ms=_int("MEEPLE_REDIS_WAIT_MS", cls.redis_wait_ms),
         )

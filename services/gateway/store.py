@@ -16,13 +16,18 @@ One key family per match, all with the hash tag ``{id}`` so a match lives in one
   (``legal:<seat>``), with ``at`` = the version that wrote the state. Reads then need no rules call;
   the compare-and-set replaces the hash together with the state, so it can never describe another one.
 
-Seat-clock deadlines of every match are indexed in one sorted set, ``{clock}:deadlines`` (member
-``<id>|<seat>|<turn>``, score = due time), with ``{clock}:leases`` holding the ones a timekeeper is
+Seat-clock deadlines are indexed in sorted sets ``clock:{<shard>}:deadlines`` (member
+``<id>|<seat>|<turn>``, score = due time), with ``clock:{<shard>}:leases`` holding the ones a timekeeper is
 working on (see ``services/timekeeper``). The index is written *before* the compare-and-set that
 starts a clock: an entry whose update lost the race is simply found stale, while the opposite order
 could lose a deadline if the process died between the two writes.
 
-``stats:matches`` (a hash, outside every match's slot) counts matches per ``<status>:<game>`` for the metrics.
+``stats:{<shard>}:matches`` (hashes, outside every match's slot) count matches per ``<status>:<game>`` for
+the metrics; a match counts in the shard of its id.
+
+Structures shared by every match are split into :data:`SHARDS` keys whose hash tags fall in equal parts
+of the slot range (``services.redisconn.spread_tags``): on a Redis Cluster they spread over the primaries,
+and each script still touches one slot (a shard's deadlines and leases share its tag).
 
 Every update is one Lua script: compare the version, write everything, bump the version, append the log
 and the event — atomically, so concurrent gateways can never lose or duplicate a move.
@@ -40,15 +45,22 @@ from typing import Any
 import orjson
 import redis
 
+from services import redisconn
+
 from .config import GatewayConfig
 
 KEY_SUFFIXES = ("version", "meta", "state", "log", "events", "derived")
-#: Per-game match counters: ``active:<game>`` now, ``created|finished:<game>`` ever.
-MATCH_STATS_KEY = "stats:matches"
-DEADLINES_KEY = "{clock}:deadlines"
+#: How many keys each shared structure is split into (fixed: every process must agree on it).
+SHARDS = 8
+#: Per-game match counters: ``active:<game>`` now, ``created|finished:<game>`` ever (one hash per shard).
+MATCH_STATS_KEYS = tuple(f"stats:{{{tag}}}:matches" for tag in redisconn.spread_tags("s", SHARDS))
+#: (deadlines, leases) of each shard: a claim script touches one pair, so one slot.
+DEADLINE_SHARDS = tuple((f"clock:{{{tag}}}:deadlines", f"clock:{{{tag}}}:leases")
+                        for tag in redisconn.spread_tags("c", SHARDS))
 #: How long the response of an ``Idempotency-Key`` request is kept for a retry.
 IDEMPOTENCY_TTL_S = 24 * 3600
-LEASES_KEY = "{clock}:leases"
+#: How often the store looks again whether a match's primary has a replica to ``WAIT`` for.
+REPLICA_CHECK_S = 5.0
 
 #: Move due deadlines to the lease set (due again at ``lease_until``) and return them; expired leases
 #: (a timekeeper died holding them) return to the deadlines first. One script, so two timekeepers
@@ -95,6 +107,11 @@ def idem_key(match_id: str, key: str) -> str:
 
 def keys(match_id: str) -> list[str]:
     return [f"match:{{{match_id}}}:{suffix}" for suffix in KEY_SUFFIXES]
+
+
+def deadline_keys(match_id: str) -> tuple[str, str]:
+    """(deadlines, leases) of the shard that indexes ``match_id``'s clock deadlines."""
+    return DEADLINE_SHARDS[redisconn.shard_of(match_id, SHARDS)]
 
 
 def hash_token(token: str) -> str:
@@ -153,6 +170,13 @@ class Match:
 Remember = Callable[[Match], tuple[str, dict[str, Any]]]
 
 
+class NotReplicated(redis.exceptions.ConnectionError):
+    """The update is on the primary but no replica confirmed it in time: not acknowledged (503).
+
+    A retry with the same ``Idempotency-Key`` returns the stored response if the update survived.
+    """
+
+
 class StaleVersion(Exception):
     def __init__(self, current: int) -> None:
         super().__init__(f"match is at version {current}")
@@ -160,16 +184,23 @@ class StaleVersion(Exception):
 
 
 class MatchStore:
-    def __init__(self, client: redis.Redis, finished_ttl_s: int, waiting_ttl_s: int) -> None:
+    def __init__(self, client: Any, finished_ttl_s: int, waiting_ttl_s: int, wait_replicas: int = -1,
+                 wait_ms: int = 500) -> None:
         self.redis = client
+        self.cluster = redisconn.is_cluster(client)
         self.finished_ttl_s, self.waiting_ttl_s = finished_ttl_s, waiting_ttl_s
+        #: replicas an update waits for (``WAIT``): -1 = one if the match's primary has any, else none
+        self.wait_replicas, self.wait_ms = wait_replicas, wait_ms
+        self._replicas: tuple[float, int] | None = None  # (checked at, count) on a single server
         self._cas = client.register_script(_CAS)
         self._claim = client.register_script(_CLAIM)
+        self._claim_from = 0
 
     @classmethod
-    def from_config(cls, client: redis.Redis, config: GatewayConfig) -> MatchStore:
+    def from_config(cls, client: Any, config: GatewayConfig) -> MatchStore:
         """The store as every process that shares it must see it: the TTLs come from the one config."""
-        return cls(client, config.finished_ttl_s, config.waiting_ttl_s)
+        return cls(client, config.finished_ttl_s, config.waiting_ttl_s, config.redis_wait_replicas,
+                   config.redis_wait_ms)
 
     def ttl_for(self, status: str) -> int:
         if status == "finished":
@@ -184,7 +215,7 @@ class MatchStore:
         # Version -1 -> 0: the creation itself, with the TTL of its status (a waiting match expires).
         ok, version = self._compare_and_set(match_id, -1, meta, state, entry, derived)
         assert ok == 1
-        self.count_transition(meta["game"], None, meta["status"])
+        self.count_transition(meta["game"], None, meta["status"], match_id)
         return Match(match_id, int(version), meta, state)
 
     def load(self, match_id: str, fields: tuple[str, ...] = (), log_from: int | None = None) -> Match | None:
@@ -199,6 +230,11 @@ class MatchStore:
         """One round trip for what every match request starts with: count the caller's request (see
         :meth:`hit`), load the match as :meth:`load` does, and fetch the stored response of
         ``idempotency_key`` if given. MULTI/EXEC, so what is read is one version of the match."""
+        if self.cluster:  # the counter lives in another slot: MULTI/EXEC cannot hold both
+            count = self.hit(ident, window_s)
+            found = self.load(match_id, fields, log_from)
+            return found, count, (None if idempotency_key is None
+                                   else self.idempotent_get(match_id, idempotency_key))
         key, reset = _window(ident, window_s)
         pipe = self.redis.pipeline(transaction=True)
         pipe.incr(key)
@@ -235,20 +271,38 @@ class MatchStore:
 
     # -- seat-clock deadlines ----------------------------------------------------------------------
     def schedule(self, match_id: str, seat: int, turn: int, due: float) -> None:
-        self.redis.zadd(DEADLINES_KEY, {f"{match_id}|{seat}|{turn}": due})
+        self.redis.zadd(deadline_keys(match_id)[0], {f"{match_id}|{seat}|{turn}": due})
 
     def claim_due(self, now: float, lease_s: float, count: int = 50) -> list[str]:
-        """Deadlines due at ``now``, leased to the caller for ``lease_s`` seconds."""
-        due = self._claim(keys=[DEADLINES_KEY, LEASES_KEY], args=[now, now + lease_s, count])
-        return [m.decode() if isinstance(m, bytes) else str(m) for m in due]
+        """Deadlines due at ``now`` (up to ``count``), leased to the caller for ``lease_s`` seconds.
+
+        One script per shard, starting each call at the next shard so that none waits behind a busy one.
+        """
+        taken: list[str] = []
+        start, self._claim_from = self._claim_from, (self._claim_from + 1) % SHARDS
+        for i in range(SHARDS):
+            if len(taken) >= count:
+                break
+            due = self._claim(keys=list(DEADLINE_SHARDS[(start + i) % SHARDS]),
+                              args=[now, now + lease_s, count - len(taken)])
+            taken += [m.decode() if isinstance(m, bytes) else str(m) for m in due]
+        return taken
 
     def release(self, member: str, due: float | None = None) -> None:
         """Done with a leased deadline; ``due`` puts it back for later (it was not due yet)."""
+        deadlines, leases = deadline_keys(member.split("|", 1)[0])
         pipe = self.redis.pipeline(transaction=False)
-        pipe.zrem(LEASES_KEY, member)
+        pipe.zrem(leases, member)
         if due is not None:
-            pipe.zadd(DEADLINES_KEY, {member: due})
+            pipe.zadd(deadlines, {member: due})
         pipe.execute()
+
+    def deadlines_pending(self) -> int:
+        """Deadlines indexed and not yet leased, over every shard."""
+        pipe = self.redis.pipeline(transaction=False)
+        for deadlines, _ in DEADLINE_SHARDS:
+            pipe.zcard(deadlines)
+        return sum(int(n) for n in pipe.execute())
 
     def update(self, match: Match, meta: dict[str, Any], state: bytes | None, entry: dict[str, Any],
                derived: dict[str, str] | None = None, remember: Remember | None = None) -> Match:
@@ -265,7 +319,7 @@ class MatchStore:
                                             remember(updated) if remember is not None else None)
         if ok != 1:
             raise StaleVersion(int(version))
-        self.count_transition(str(meta["game"]), match.meta["status"], meta["status"])
+        self.count_transition(str(meta["game"]), match.meta["status"], meta["status"], match.id)
         return updated
 
     def _compare_and_set(self, match_id: str, version: int, meta: dict[str, Any], state: bytes | None,
@@ -274,13 +328,65 @@ class MatchStore:
         """Run the compare-and-set script: the one place that knows its keys and arguments."""
         k = keys(match_id)
         idem, record = idempotent if idempotent is not None else (None, None)
-        ok, current = self._cas(keys=[*k, idem_key(match_id, idem) if idem is not None else k[0]], args=[
-            version, orjson.dumps(meta), state if state is not None else b"", orjson.dumps(entry),
-            self.ttl_for(meta["status"]), wake_of(meta), orjson.dumps(record) if record is not None else b"",
-            IDEMPOTENCY_TTL_S, *_pairs(derived)])
-        return int(ok), int(current)
+        cas_keys = [*k, idem_key(match_id, idem) if idem is not None else k[0]]
+        args = [version, orjson.dumps(meta), state if state is not None else b"", orjson.dumps(entry),
+                self.ttl_for(meta["status"]), wake_of(meta), orjson.dumps(record) if record is not None else b"",
+                IDEMPOTENCY_TTL_S, *_pairs(derived)]
+        replicas = self.replicas_to_wait(k[0])
+        if replicas == 0:
+            ok, current = self._cas(keys=cas_keys, args=args)
+            return int(ok), int(current)
+        return self._cas_and_wait(cas_keys, args, replicas)
 
-    def count_transition(self, game: str, before: str | None, after: str) -> None:
+    def replicas_to_wait(self, key: str) -> int:
+        """Replicas an update of ``key``'s match waits for: the configured count, or (auto) one when its
+        primary has a replica now. A primary left without one (its replica was promoted after a failover
+        and no new one joined yet) acknowledges on its own rather than refuse every move."""
+        if self.wait_replicas >= 0:
+            return self.wait_replicas
+        if self.cluster:
+            return min(1, redisconn.replicas_of(self.redis, key))
+        now = time.monotonic()
+        if self._replicas is None or now - self._replicas[0] > REPLICA_CHECK_S:
+            self._replicas = (now, redisconn.replicas_of(self.redis, key))
+        return min(1, self._replicas[1])
+
+    def _cas_and_wait(self, cas_keys: list[str], args: list[Any], replicas: int) -> tuple[int, int]:
+        """The compare-and-set, then ``WAIT replicas wait_ms`` on the same connection (WAIT counts that
+        connection's writes): an update is acknowledged only once a replica holds it, so a primary
+        killed right after loses nothing a client was told."""
+        give_up = time.monotonic() + redisconn.CLUSTER_RETRY_S
+        retry = False
+        while time.monotonic() < give_up:
+            if retry:  # after a failover the slot's new primary may have no replica yet
+                replicas = self.replicas_to_wait(cas_keys[0])
+            retry = True
+            node = redisconn.primary_client(self.redis, cas_keys[0])
+            pipe = node.pipeline(transaction=False)
+            self._cas(keys=cas_keys, args=args, client=pipe)
+            if replicas:
+                pipe.execute_command("WAIT", replicas, self.wait_ms)
+            try:
+                (ok, current), *acks = pipe.execute()
+                acked = int(acks[0]) if acks else 0
+            except (redis.exceptions.MovedError, redis.exceptions.TryAgainError,
+                    redis.exceptions.ClusterDownError):
+                redisconn.refresh(self.redis)  # the slot moved (a failover): the script did not run
+                continue
+            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as err:
+                redisconn.refresh(self.redis)
+                if not (self.cluster and redisconn.never_sent(err)):
+                    raise  # the script may have run: only the client's retry (Idempotency-Key) can tell
+                time.sleep(0.2)  # the primary is gone and nothing was sent: wait for its replica to take over
+                continue
+            if int(ok) == 1 and int(acked) < replicas:
+                redisconn.refresh(self.redis)  # the replica may be gone: look again next time
+                self._replicas = None
+                raise NotReplicated(f"no replica confirmed the update within {self.wait_ms} ms")
+            return int(ok), int(current)
+        raise redis.exceptions.ConnectionError("the match's primary is failing over; try again shortly")
+
+    def count_transition(self, game: str, before: str | None, after: str, match_id: str = "") -> None:
         """Keep the match counters the metrics read: one extra round trip, only when a status changes.
 
         Outside the compare-and-set (the hash is in another Cluster slot), so a crash in between can
@@ -288,15 +394,16 @@ class MatchStore:
         """
         if before == after:
             return
+        stats = MATCH_STATS_KEYS[redisconn.shard_of(match_id, SHARDS)]
         pipe = self.redis.pipeline(transaction=False)
         if before is None:
-            pipe.hincrby(MATCH_STATS_KEY, f"created:{game}", 1)
+            pipe.hincrby(stats, f"created:{game}", 1)
         if before == "active":
-            pipe.hincrby(MATCH_STATS_KEY, f"active:{game}", -1)
+            pipe.hincrby(stats, f"active:{game}", -1)
         if after == "active":
-            pipe.hincrby(MATCH_STATS_KEY, f"active:{game}", 1)
+            pipe.hincrby(stats, f"active:{game}", 1)
         if after == "finished":
-            pipe.hincrby(MATCH_STATS_KEY, f"finished:{game}", 1)
+            pipe.hincrby(stats, f"finished:{game}", 1)
         pipe.execute()
 
     def derived(self, match: Match, name: str) -> bytes | None:
@@ -383,7 +490,7 @@ def _window(ident: str, window_s: int) -> tuple[str, int]:
 
 def _queue_reads(pipe: Any, match_id: str, fields: tuple[str, ...], log_from: int | None) -> None:
     k = keys(match_id)
-    pipe.mget(k[:3])
+    pipe.execute_command("MGET", *k[:3])  # (a cluster pipeline refuses ``mget``: this one is single-slot)
     pipe.hgetall(presence_key(match_id))
     if fields:
         pipe.hmget(k[5], ["at", *fields])

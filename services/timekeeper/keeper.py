@@ -24,10 +24,11 @@ from typing import Any
 import redis
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
+from services import redisconn
 from services.gateway import clocks, control
 from services.gateway.config import GatewayConfig
 from services.gateway.moves import MAX_REBASES, commit
-from services.gateway.store import DEADLINES_KEY, MatchStore, StaleVersion
+from services.gateway.store import DEADLINE_SHARDS, MatchStore, StaleVersion
 
 log = logging.getLogger("meeple.timekeeper")
 LAG_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -63,7 +64,7 @@ def timed_out(meta: dict[str, Any], seat: int) -> dict[str, Any]:
 class Timekeeper:
     def __init__(self, redis_url: str, lease_s: float = 10.0, poll_s: float = 0.1,
                  metrics: TimekeeperMetrics | None = None) -> None:
-        self.redis = redis.Redis.from_url(redis_url, socket_timeout=10)
+        self.redis = redisconn.connect(redis_url, socket_timeout=10)
         self.store = MatchStore.from_config(self.redis, GatewayConfig.from_env())  # the gateways' TTLs
         self.lease_s, self.poll_s = lease_s, poll_s
         self.metrics = metrics or TimekeeperMetrics()
@@ -112,16 +113,17 @@ class Timekeeper:
                 outcome, later = "stale", None
             self.store.release(member, later)
             fired += outcome == "timeout"
-        self.metrics.pending.set(self.redis.zcard(DEADLINES_KEY))
+        self.metrics.pending.set(self.store.deadlines_pending())
         return fired
 
     def run(self) -> None:
-        log.info("timekeeper watching %s", DEADLINES_KEY)
+        log.info("timekeeper watching %d deadline shards", len(DEADLINE_SHARDS))
         while not self.stopping.is_set():
             try:
                 self.run_once()
-            except redis.ConnectionError as err:
+            except (redis.ConnectionError, redis.TimeoutError) as err:
                 log.warning("redis unavailable: %s", err)
+                redisconn.refresh(self.redis)
                 self.stopping.wait(1)
                 continue
             self.stopping.wait(self.poll_s)

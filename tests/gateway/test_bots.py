@@ -16,7 +16,7 @@ import pytest
 import redis
 
 from services.bots.worker import GROUP, Worker
-from services.gateway.bots_seam import BOT_JOBS_STREAM
+from services.gateway.bots_seam import bot_jobs_stream
 from services.gateway.moves import apply_move
 from services.gateway.rules_client import RulesClient
 from services.gateway.store import MatchStore
@@ -94,7 +94,8 @@ def test_a_job_of_a_worker_killed_mid_think_is_reclaimed(own_redis_url: str, rul
 
         def doomed_holds_the_job() -> bool:
             try:
-                return bool(client.xpending_range(BOT_JOBS_STREAM, GROUP, "-", "+", 10, consumername="doomed"))
+                return bool(client.xpending_range(bot_jobs_stream(match_id), GROUP, "-", "+", 10,
+                                                  consumername="doomed"))
             except redis.ResponseError:  # the worker has not created the group yet
                 return False
 
@@ -139,7 +140,8 @@ def test_each_bot_decision_gets_one_job_even_in_simultaneous_steps(own_redis_url
         created = api.post("/v1/matches", json={"game": "sideboards", "players": 4,
                                                 "seats": [{"kind": "bot", "level": "easy"}] * 4}).json()
         client = redis.Redis.from_url(own_redis_url)
-        jobs = [orjson.loads(f[b"job"]) for _, f in client.xrange(BOT_JOBS_STREAM)]
+        stream = bot_jobs_stream(created["id"])  # a match's jobs go to its shard's stream
+        jobs = [orjson.loads(f[b"job"]) for _, f in client.xrange(stream)]
         assert sorted(j["seat"] for j in jobs) == [0, 1, 2, 3]
         store = MatchStore(client, 60, 60)
         match = store.load(created["id"])
@@ -147,7 +149,7 @@ def test_each_bot_decision_gets_one_job_even_in_simultaneous_steps(own_redis_url
         game = GAMES["sideboards"]
         move = game.legal_moves(game.decode(match.state), 0)[0]
         apply_move(store, RulesClient(f"127.0.0.1:{rules.port}"), match, 0, move, match.version, by_bot=True)
-        assert client.xlen(BOT_JOBS_STREAM) == 4  # seats 1-3 still have their jobs; seat 0 waits for the step
+        assert client.xlen(stream) == 4  # seats 1-3 still have their jobs; seat 0 waits for the step
     finally:
         gateway.stop()
 

@@ -20,7 +20,7 @@ import pytest
 import redis
 
 from services.bots.worker import Worker
-from services.gateway.store import DEADLINES_KEY, MatchStore
+from services.gateway.store import MatchStore, deadline_keys
 from services.timekeeper.keeper import Timekeeper
 
 from .conftest import Api, GatewayServer, RulesProcess, start_gateway
@@ -188,7 +188,7 @@ def test_a_killed_and_restarted_timekeeper_still_fires_the_pending_deadline_exac
     client = redis.Redis.from_url(table.redis_url)
     keeper = table.timekeeper_process()
     match_id, _ = table.create([{"kind": "human"}, {"kind": "human"}], {"mode": "per_move", "seconds": 2})
-    assert client.zcard(DEADLINES_KEY) == 1
+    assert client.zcard(deadline_keys(match_id)[0]) == 1
     keeper.send_signal(signal.SIGKILL)
     keeper.wait(10)
     time.sleep(2.5)  # the deadline passes while no timekeeper runs
