@@ -175,6 +175,15 @@ class LocalCluster:
                     return next(n for n in self.live() if n.port == int(master[1]))
         raise RuntimeError(f"no node serves slot {slot}")
 
+    def replicas_of(self, primary: Node) -> list[Node]:
+        """The live replicas of ``primary``."""
+        text = primary.client().execute_command("CLUSTER", "NODES")
+        text = text.decode() if isinstance(text, bytes) else str(text)
+        me = next(line.split()[0] for line in text.splitlines() if "myself" in line.split()[2])
+        ports = {int(line.split()[1].split("@")[0].rsplit(":", 1)[1]) for line in text.splitlines()
+                 if line.split()[3] == me}
+        return [n for n in self.live() if n.port in ports]
+
     def kill(self, node: Node) -> None:
         """``kill -9``: no goodbye to the cluster, no last write to disk."""
         if node.proc is not None and node.proc.poll() is None:

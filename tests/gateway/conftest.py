@@ -1,5 +1,9 @@
 """Real parts for gateway tests: a redis-server and a gRPC rules server on free ports, the gateway over HTTP.
 
+Every test that takes ``redis_url`` or ``own_redis_url`` runs twice: on one redis-server and on a real
+local Redis Cluster (3 primaries, from the same binaries), so a cross-slot script, pipeline or command
+anywhere in the store, gateway, bot workers or timekeeper fails here.
+
 Every JSON response a test receives through :class:`Api` is validated against the OpenAPI document.
 """
 
@@ -13,6 +17,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -25,6 +30,7 @@ from werkzeug.serving import BaseWSGIServer, make_server
 from services.gateway.app import create_app
 from services.gateway.config import GatewayConfig
 from services.gateway.openapi import document
+from services.rediscluster import LocalCluster
 from services.rules.server import serve, shutdown
 from services.stack import free_port, redis_server_binary
 
@@ -99,17 +105,49 @@ def redis_server() -> Iterator[str]:
             proc.wait(10)
 
 
+@contextlib.contextmanager
+def redis_cluster(primaries: int = 3, replicas: int = 0, node_timeout_ms: int = 1500) -> Iterator[LocalCluster]:
+    """A real Redis Cluster on free loopback ports, gone afterwards."""
+    with tempfile.TemporaryDirectory() as data:
+        cluster = LocalCluster(primaries, replicas, Path(data), node_timeout_ms=node_timeout_ms)
+        try:
+            yield cluster.start()
+        finally:
+            cluster.stop()
+
+
+REDIS_KINDS = ("single", "cluster")
+
+
+@pytest.fixture(scope="session", params=REDIS_KINDS)
+def redis_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    if request.param == "cluster":
+        with redis_cluster() as cluster:
+            yield cluster.url
+    else:
+        with redis_server() as url:
+            yield url
+
+
 @pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
-    with redis_server() as url:
-        yield url
+def spare_cluster() -> Iterator[LocalCluster]:
+    """A cluster emptied before each test that needs a store of its own (see ``own_redis_url``)."""
+    with redis_cluster() as cluster:
+        yield cluster
 
 
-@pytest.fixture()
-def own_redis_url() -> Iterator[str]:
-    """A Redis of the test's own, for tests whose workers must see no other test's bot jobs or deadlines."""
-    with redis_server() as url:
-        yield url
+@pytest.fixture(params=REDIS_KINDS)
+def own_redis_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A Redis of the test's own, for tests whose workers must see no other test's bot jobs or deadlines
+    (on a cluster: the spare cluster, emptied first — forming one per test would take seconds)."""
+    if request.param == "cluster":
+        cluster: LocalCluster = request.getfixturevalue("spare_cluster")
+        for node in cluster.primary_nodes():
+            node.client().flushall()
+        yield cluster.url
+    else:
+        with redis_server() as url:
+            yield url
 
 
 @dataclass

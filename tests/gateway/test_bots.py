@@ -15,6 +15,7 @@ import orjson
 import pytest
 import redis
 
+from services import redisconn
 from services.bots.worker import GROUP, Worker
 from services.gateway.bots_seam import bot_jobs_stream
 from services.gateway.moves import apply_move
@@ -77,7 +78,7 @@ def test_a_job_of_a_worker_killed_mid_think_is_reclaimed(own_redis_url: str, rul
     env = {**os.environ, "REDIS_URL": redis_url, "MEEPLE_RULES_ADDR": f"127.0.0.1:{rules.port}"}
     doomed = subprocess.Popen([sys.executable, "-m", "services.bots.worker", "--metrics-port", "0",
                                "--name", "doomed", "--claim-idle-ms", "600000"], env=env)
-    client = redis.Redis.from_url(redis_url)
+    client = redisconn.connect(redis_url)
     try:
         seats = [{"kind": "bot", "level": "hard"}, {"kind": "human"}]
         created = api.post("/v1/matches", json={"game": GAME, "players": 2, "seats": seats})
@@ -139,7 +140,7 @@ def test_each_bot_decision_gets_one_job_even_in_simultaneous_steps(own_redis_url
         api = Api(gateway.url)
         created = api.post("/v1/matches", json={"game": "sideboards", "players": 4,
                                                 "seats": [{"kind": "bot", "level": "easy"}] * 4}).json()
-        client = redis.Redis.from_url(own_redis_url)
+        client = redisconn.connect(own_redis_url)
         stream = bot_jobs_stream(created["id"])  # a match's jobs go to its shard's stream
         jobs = [orjson.loads(f[b"job"]) for _, f in client.xrange(stream)]
         assert sorted(j["seat"] for j in jobs) == [0, 1, 2, 3]

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-import redis
 
+from services import redisconn
 from services.bots.worker import Worker
 from services.gateway.store import MatchStore, deadline_keys
 from services.timekeeper.keeper import Timekeeper
@@ -185,7 +185,7 @@ def test_reclaim_is_for_the_owner_only(table: Table) -> None:
 
 
 def test_a_killed_and_restarted_timekeeper_still_fires_the_pending_deadline_exactly_once(table: Table) -> None:
-    client = redis.Redis.from_url(table.redis_url)
+    client = redisconn.connect(table.redis_url)
     keeper = table.timekeeper_process()
     match_id, _ = table.create([{"kind": "human"}, {"kind": "human"}], {"mode": "per_move", "seconds": 2})
     assert client.zcard(deadline_keys(match_id)[0]) == 1
@@ -200,7 +200,7 @@ def test_a_killed_and_restarted_timekeeper_still_fires_the_pending_deadline_exac
 
 
 def test_a_deadline_leased_by_a_timekeeper_that_died_fires_when_the_lease_runs_out(table: Table) -> None:
-    store = MatchStore(redis.Redis.from_url(table.redis_url), 60, 60)
+    store = MatchStore(redisconn.connect(table.redis_url), 60, 60)
     match_id, _ = table.create([{"kind": "human"}, {"kind": "human"}], {"mode": "per_move", "seconds": 1})
     # A timekeeper takes the deadline (as if it were due) and dies before acting on it.
     assert len(store.claim_due(time.time() + 5, lease_s=1.5)) == 1

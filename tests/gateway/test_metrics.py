@@ -13,12 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 import requests
 from prometheus_client import CollectorRegistry
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from loadtests import promtext
+from services import redisconn
 from services.bots.worker import GROUP, Worker
 from services.gateway.bots_seam import BOT_JOB_STREAMS
 from services.rules.games import GAMES
@@ -171,7 +171,7 @@ def test_bot_queue_depth_counts_jobs_no_worker_has_taken(own_redis_url: str, rul
     redis_url = own_redis_url  # no other test's jobs in any stream
     stream = BOT_JOB_STREAMS[0]
     worker = Worker(redis_url, f"127.0.0.1:{rules.port}", name="depth-test")
-    client = redis.Redis.from_url(redis_url)
+    client = redisconn.connect(redis_url)
     before = worker.queue_depth()
     try:
         for n in range(3):
