@@ -155,8 +155,11 @@ def scrape_all(targets: dict[str, str]) -> dict[str, promtext.Samples]:
 def raw_metrics(targets: dict[str, str]) -> dict[str, str]:
     texts = {}
     for name, url in targets.items():
-        with urllib_open(url) as response:
-            texts[name] = response.read().decode()
+        try:
+            with urllib_open(url) as response:
+                texts[name] = response.read().decode()
+        except OSError:  # a process the chaos killed: its figures are gone with it
+            continue
     return texts
 
 
@@ -260,7 +263,7 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
         for name, text in texts.items():
             (out / "metrics" / f"{name}.prom").write_text(text)
         after = {name: promtext.parse(text) for name, text in texts.items()}
-        cpu = {name: process_cpu(proc.pid) - cpu_before.get(name, 0.0) for name, proc in stack.procs}
+        cpu = {name: max(0.0, process_cpu(proc.pid) - cpu_before.get(name, 0.0)) for name, proc in stack.procs}
         cpu["locust"] = ((children_after.ru_utime + children_after.ru_stime)
                          - (children_before.ru_utime + children_before.ru_stime))
         # Nothing may write while the matches are replayed: stop everyone but Redis first.

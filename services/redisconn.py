@@ -30,6 +30,10 @@ from redis.retry import Retry
 #: Either client: both speak the same commands; only multi-slot operations differ.
 Client: TypeAlias = "redis.Redis | RedisCluster"
 _TRUE = {"1", "true", "yes", "on"}
+#: What a store that is down or failing over raises (a cluster also answers CLUSTERDOWN, TRYAGAIN,
+#: MOVED/ASK for a moment, or has a slot without a primary): the gateway's 503, a bot job left for later.
+UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, redis.exceptions.ClusterError,
+               redis.exceptions.TryAgainError, redis.exceptions.AskError, redis.exceptions.SlotNotCoveredError)
 #: A failover takes ``cluster-node-timeout`` plus an election (about 1 s); retries cover this much of it.
 CLUSTER_RETRY_S = 6.0
 

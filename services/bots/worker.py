@@ -115,7 +115,7 @@ class Worker:
     def _process(self, stream: Any, entry_id: bytes, fields: dict[bytes, bytes]) -> None:
         try:
             outcome = self.handle(orjson.loads(fields[b"job"]))
-        except (ApiError, redis.ConnectionError, redis.TimeoutError) as err:
+        except (ApiError, *redisconn.UNAVAILABLE) as err:
             # a dependency is down (rules, or Redis failing over): keep it pending for a retry or a re-claim
             log.warning("job %s postponed: %s", entry_id, getattr(err, "message", err))
             self.metrics.jobs.labels("postponed").inc()
@@ -197,7 +197,7 @@ class Worker:
         while not self.stopping.is_set():
             try:
                 self.run_once()
-            except (redis.ConnectionError, redis.TimeoutError) as err:
+            except redisconn.UNAVAILABLE as err:
                 log.warning("redis unavailable: %s", err)
                 redisconn.refresh(self.redis)
                 time.sleep(1)

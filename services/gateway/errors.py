@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import redis
 from flask import Flask, Response, jsonify
 from werkzeug.exceptions import HTTPException
+
+from services.redisconn import UNAVAILABLE
 
 log = logging.getLogger("meeple.gateway")
 
@@ -44,12 +45,13 @@ def register_error_handlers(app: Flask) -> None:
             message = f"request body too large (limit {app.config['MAX_CONTENT_LENGTH']} bytes)"
         return error_response(status, _HTTP_CODES.get(status, "http_error"), message)
 
-    @app.errorhandler(redis.exceptions.ConnectionError)
-    @app.errorhandler(redis.exceptions.TimeoutError)
     def _redis_down(err: Exception) -> Response:
         log.warning("redis unavailable: %s", err)
         return error_response(503, "store_unavailable", "the match store is unavailable; try again shortly",
                               {"Retry-After": "1"})
+
+    for unavailable in UNAVAILABLE:  # down, or a cluster failing over
+        app.register_error_handler(unavailable, _redis_down)
 
     @app.errorhandler(Exception)
     def _crash(err: Exception) -> Any:  # never leak a trace to a client

@@ -21,7 +21,6 @@ import threading
 import time
 from typing import Any
 
-import redis
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 from services import redisconn
@@ -121,7 +120,7 @@ class Timekeeper:
         while not self.stopping.is_set():
             try:
                 self.run_once()
-            except (redis.ConnectionError, redis.TimeoutError) as err:
+            except redisconn.UNAVAILABLE as err:
                 log.warning("redis unavailable: %s", err)
                 redisconn.refresh(self.redis)
                 self.stopping.wait(1)

@@ -16,7 +16,7 @@ from loadtests.runner import LOCUSTFILE, LoadConfig, parse_think, parse_weights,
 from services.cli import main
 
 SUMMARY_KEYS = {"users", "duration_s", "requests", "failures", "moves_per_s", "endpoints", "baseline",
-                "corrupted_matches"}
+                "corrupted_matches", "redis", "acknowledged_moves", "lost_acknowledged_moves", "failures_by_error"}
 
 
 def test_a_tiny_run_boots_the_stack_plays_audits_and_reports(tmp_path: Path,
@@ -30,6 +30,8 @@ def test_a_tiny_run_boots_the_stack_plays_audits_and_reports(tmp_path: Path,
     assert summary["users"] == 4 and 7 <= summary["duration_s"] <= 12
     assert summary["requests"] > 20 and summary["failures"] == 0, (out / "report.md").read_text()
     assert summary["corrupted_matches"] == 0
+    # every move a user saw acknowledged was recorded, and each is in the store
+    assert summary["acknowledged_moves"] > 0 and summary["lost_acknowledged_moves"] == 0
     move = summary["endpoints"]["move"]
     assert set(move) == {"p50_ms", "p95_ms", "p99_ms", "rps"} and move["p50_ms"] <= move["p99_ms"]
     assert summary["moves_per_s"] > 0
