@@ -31,11 +31,15 @@ from services.stack import free_port, redis_server_binary
 STATES = ("waiting", "active", "finished")
 
 
-def match_bytes(client: redis.Redis, match_id: str) -> int:
-    """``MEMORY USAGE`` summed over every key of the match (its hash tag)."""
+def match_bytes(client: redis.Redis, match_id: str, parts: dict[str, int] | None = None) -> int:
+    """``MEMORY USAGE`` summed over every key of the match (its hash tag); ``parts`` adds up by key kind."""
     total = 0
     for key in client.scan_iter(match=f"*{{{match_id}}}*", count=1000):
-        total += int(client.memory_usage(key, samples=0) or 0)
+        size = int(client.memory_usage(key, samples=0) or 0)
+        total += size
+        if parts is not None:
+            kind = key.decode().split("}:", 1)[-1].split(":", 1)[0]
+            parts[kind] = parts.get(kind, 0) + size
     return total
 
 
@@ -75,6 +79,7 @@ def measure(games: list[str], samples: int, seed: int = 1) -> dict[str, Any]:
             for gid in games:
                 players = max(GAMES[gid].min_players, 2)
                 sizes: dict[str, list[int]] = {state: [] for state in STATES}
+                parts: dict[str, int] = {}
                 full_lengths: list[int] = []
                 for _ in range(samples):
                     created = http.post("/v1/matches", json={"game": gid, "players": players, "join": True}).get_json()
@@ -83,7 +88,7 @@ def measure(games: list[str], samples: int, seed: int = 1) -> dict[str, Any]:
                         http.post(f"/v1/matches/{created['id']}/join", json={}).get_json()["token"]
                         for _ in range(players - 1)]
                     full_lengths.append(_play(http, created["id"], tokens, rng, 100_000))
-                    sizes["finished"].append(match_bytes(client, created["id"]))
+                    sizes["finished"].append(match_bytes(client, created["id"], parts))
                 half = max(1, int(statistics.median(full_lengths)) // 2)
                 for _ in range(samples):
                     created = http.post("/v1/matches", json={"game": gid, "players": players, "join": True}).get_json()
@@ -93,7 +98,8 @@ def measure(games: list[str], samples: int, seed: int = 1) -> dict[str, Any]:
                     _play(http, created["id"], tokens, rng, half)
                     sizes["active"].append(match_bytes(client, created["id"]))
                 out[gid] = {"players": players, "moves_per_game": int(statistics.median(full_lengths)),
-                            **{f"{state}_bytes": int(statistics.median(sizes[state])) for state in STATES}}
+                            **{f"{state}_bytes": int(statistics.median(sizes[state])) for state in STATES},
+                            "finished_bytes_by_key": {k: v // samples for k, v in sorted(parts.items())}}
             return out
         finally:
             shutdown(server, grace=0.2)
