@@ -107,12 +107,51 @@ def measure(games: list[str], samples: int, seed: int = 1) -> dict[str, Any]:
             proc.wait(10)
 
 
+def wait_cost(updates: int) -> dict[str, Any]:
+    """What acknowledging only after a replica has the update costs: the same compare-and-set timed on a
+    loopback cluster of 3 primaries with a replica each, without ``WAIT`` and with ``WAIT 1``."""
+    from pathlib import Path
+
+    from services import redisconn
+    from services.gateway.store import MatchStore
+    from services.rediscluster import LocalCluster
+
+    with tempfile.TemporaryDirectory() as data:
+        cluster = LocalCluster(3, 1, Path(data)).start()
+        try:
+            client = redisconn.connect(cluster.url)
+            meta = {"game": "clash", "status": "active", "to_act": [0], "seats": []}
+            entry = {"kind": "move", "seat": 0, "to_act": [0]}
+            state = b"x" * 2000
+            out: dict[str, Any] = {}
+            for label, replicas in (("no_wait", 0), ("wait_1", 1)):
+                store = MatchStore(client, 3600, 3600, wait_replicas=replicas)
+                times = []
+                for i in range(updates):
+                    match = store.create(f"{label}{i % 50}x{i}", meta, state)
+                    start = time.perf_counter()
+                    store.update(match, meta, state, entry)
+                    times.append((time.perf_counter() - start) * 1e6)
+                times.sort()
+                out[label] = {"p50_us": round(times[len(times) // 2]), "p99_us": round(times[int(len(times) * 0.99)]),
+                              "updates": updates}
+            out["wait_1_over_no_wait_p50"] = round(out["wait_1"]["p50_us"] / out["no_wait"]["p50_us"], 2)
+            return out
+        finally:
+            cluster.stop()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m loadtests.capacity", description=__doc__)
     parser.add_argument("--samples", type=int, default=5, help="matches measured per game and state (median)")
     parser.add_argument("--game", action="append", default=[], help="only this game (repeatable)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--wait-cost", type=int, default=0, metavar="N",
+                        help="instead: time N updates on a replicated loopback cluster without and with WAIT 1")
     args = parser.parse_args(argv)
+    if args.wait_cost:
+        print(orjson.dumps(wait_cost(args.wait_cost), option=orjson.OPT_INDENT_2).decode())
+        return 0
     result = measure(args.game or sorted(GAMES), args.samples)
     if args.json:
         print(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import dataclasses
 import os
 import resource
 import shutil
@@ -37,7 +38,7 @@ from services.bench import parse_option
 from services.stack import ROOT, Stack, StackConfig, http_ok, wait_until
 
 from . import promtext
-from .audit import Audit, audit_store, lost_acknowledged
+from .audit import Audit, audit_store, lost_acknowledged, stored_match_ids
 
 LOCUSTFILE = Path(__file__).with_name("locustfile.py")
 MOVE = "move"
@@ -73,6 +74,8 @@ class LoadConfig:
     redis_cluster: int = 0
     replicas: int = 0
     chaos: bool = False
+    #: > 0: half the run on the empty store, then this many matches copied in, then the other half
+    preload: int = 0
 
     def request_cap(self) -> int:
         return self.max_requests or max(10_000, self.users * self.duration_s * 60)
@@ -257,6 +260,10 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
         cpu_before = {name: process_cpu(proc.pid) for name, proc in stack.procs}
         children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         chaos = Chaos(stack, cfg.duration_s) if cfg.chaos else None
+        if cfg.preload:
+            cfg = dataclasses.replace(cfg, duration_s=max(10, cfg.duration_s // 2))
+            drive_locust(cfg, stack, out, prefix="empty_locust")
+            info["preload"] = preload(redisconn.connect(stack.redis_url), cfg.preload)
         elapsed, stop_reason, progress = drive_locust(cfg, stack, out, chaos)
         children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
         texts = raw_metrics(stack.metrics)
@@ -271,7 +278,7 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
         store = redisconn.connect(stack.redis_url)
         if stack.cluster is not None:
             stack.cluster.wait_healthy()
-        audits = audit_store(store)
+        audits = audit_store(store, [m for m in stored_match_ids(store) if not m.startswith(PRELOAD_PREFIX)])
         lost = lost_acknowledged(store, read_acks(out / "acknowledged.jsonl"))
     finally:
         stack.stop()
@@ -287,6 +294,14 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
     summary["failures_by_error"] = failures_by_error(read_failures(out / "locust_failures.csv"))
     if chaos is not None:
         summary["chaos"] = chaos.report(failure_times(history))
+    if cfg.preload:
+        empty = read_stats(out / "empty_locust_stats.csv").get(MOVE, {})
+        loaded = stats.get(MOVE, {})
+        p50s = (_ms(empty, "50%"), _ms(loaded, "50%"))
+        summary["preload"] = {**info["preload"], "empty_move_p50_ms": p50s[0], "loaded_move_p50_ms": p50s[1],
+                              "empty_moves_per_s": round(sustained_rate(out / "empty_locust_stats_history.csv",
+                                                                        MOVE, cfg.users), 2),
+                              "ratio": round(p50s[1] / p50s[0], 2) if p50s[0] and p50s[1] else None}
     if lost:
         (out / "lost_acknowledged.json").write_bytes(orjson.dumps(lost, option=orjson.OPT_INDENT_2))
     info.update(elapsed=elapsed, stop_reason=stop_reason, cpu=cpu, audits=audits, queue_depths=progress.queue_depths)
@@ -408,7 +423,43 @@ class Chaos:
                 "note": "times are seconds after the first kill; Locust's history has one row a second"}
 
 
-def drive_locust(cfg: LoadConfig, stack: Stack, out: Path, chaos: Chaos | None = None
+PRELOAD_PREFIX = "preload-"  # match ids never hold a '-': these cannot collide with real ones
+
+
+def preload(client: Any, count: int, batch: int = 500) -> dict[str, Any]:
+    """Copy matches the first half of the run played (finished and active ones) ``count`` times over under
+    new ids (``DUMP``/``RESTORE`` of each key, TTLs kept; idempotency records and presence left out), so the
+    second half runs against a store holding ``count`` more matches. The audit skips the copies."""
+    from services.gateway.store import KEY_SUFFIXES, keys
+
+    started = time.monotonic()
+    templates = []
+    for match_id in stored_match_ids(client):
+        meta = client.get(keys(match_id)[1])
+        if meta and orjson.loads(meta).get("status") in ("finished", "active"):
+            dumps = [(client.dump(key), client.pttl(key)) for key in keys(match_id)]
+            if all(dump is not None for dump, _ in dumps):
+                templates.append(dumps)
+        if len(templates) >= 200:
+            break
+    if not templates:
+        raise RuntimeError("nothing to preload from: the first half played no match")
+    made = 0
+    while made < count:
+        pipe = client.pipeline(transaction=False)
+        for i in range(made, min(count, made + batch)):
+            for suffix, (dump, ttl) in zip(KEY_SUFFIXES, templates[i % len(templates)], strict=True):
+                pipe.restore(f"match:{{{PRELOAD_PREFIX}{i}}}:{suffix}", max(0, ttl), dump, replace=True)
+        pipe.execute()
+        made = min(count, made + batch)
+    info: Any = client.info("memory")
+    used = (sum(int(v["used_memory"]) for v in info.values()) if isinstance(next(iter(info.values())), dict)
+            else int(info["used_memory"]))
+    return {"matches": count, "templates": len(templates), "seconds": round(time.monotonic() - started, 1),
+            "redis_used_memory_bytes": used}
+
+
+def drive_locust(cfg: LoadConfig, stack: Stack, out: Path, chaos: Chaos | None = None, prefix: str = "locust"
                  ) -> tuple[float, str, Progress]:
     """Run Locust headless against the stack; print a progress line; returns (seconds, why it stopped)."""
     env = {**os.environ,
@@ -422,7 +473,7 @@ def drive_locust(cfg: LoadConfig, stack: Stack, out: Path, chaos: Chaos | None =
            "MEEPLE_LOAD_ACKS": str(out / "acknowledged.jsonl")}
     argv = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless", "--only-summary",
             "-u", str(cfg.users), "-r", str(cfg.spawn_rate), "-t", f"{cfg.duration_s}s",
-            "--host", str(stack.gateway_url), "--csv", str(out / "locust"), "--csv-full-history",
+            "--host", str(stack.gateway_url), "--csv", str(out / prefix), "--csv-full-history",
             "--stop-timeout", "0", "--exit-code-on-error", "0", "--loglevel", "WARNING"]
     progress = Progress()
     bots = [url for name, url in stack.metrics.items() if name.startswith("bots")]
@@ -446,7 +497,7 @@ def drive_locust(cfg: LoadConfig, stack: Stack, out: Path, chaos: Chaos | None =
                 if elapsed > cfg.duration_s + 60:
                     reason = "aborted: Locust did not stop on time"
                     break
-                line = progress.line(cfg, elapsed, out / "locust_stats_history.csv", bots)
+                line = progress.line(cfg, elapsed, out / f"{prefix}_stats_history.csv", bots)
                 if not cfg.quiet and (tty or elapsed - last_print >= 10):
                     print(("\r" if tty else "") + line, end="" if tty else "\n", file=sys.stderr, flush=True)
                     last_print = elapsed
@@ -503,6 +554,9 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--replicas", type=int, default=0, metavar="R", help="with --redis-cluster: replicas each")
     parser.add_argument("--chaos", action="store_true",
                         help="kill a Redis primary, a rules replica, a bot worker and a gateway worker during the run")
+    parser.add_argument("--preload", type=int, default=0, metavar="N",
+                        help="half the run on the empty store, then N matches copied in, then the other half; "
+                             "the summary compares move p50 (preload.ratio)")
     parser.add_argument("--rules-replicas", type=int, default=1)
     parser.add_argument("--bot-workers", type=int, default=1)
     parser.add_argument("--bot-nice", type=int, default=10, help="bot workers' CPU priority below the request path")
@@ -540,7 +594,8 @@ def run(args: argparse.Namespace) -> int:
                      bot_players=args.bot_players,
                      max_requests=args.max_requests, max_requests_per_user=args.max_requests_per_user,
                      think_s=args.think, options=options, weights=args.weights, bot_fill_s=args.bot_fill,
-                     quiet=args.quiet, redis_cluster=args.redis_cluster, replicas=args.replicas, chaos=args.chaos)
+                     quiet=args.quiet, redis_cluster=args.redis_cluster, replicas=args.replicas, chaos=args.chaos,
+                     preload=args.preload)
     summary, out = run_loadtest(cfg)
     print(f"report: {out / 'report.md'}", file=sys.stderr)
     if args.json:

@@ -94,3 +94,25 @@ def test_cli_arguments_are_validated() -> None:
             parse_weights(bad)
     with pytest.raises(argparse.ArgumentTypeError):
         parse_think("1,0")
+
+
+def test_chaos_failures_group_into_windows_measured_from_the_first_kill() -> None:
+    from loadtests.runner import Chaos
+    from services.stack import Stack, StackConfig
+
+    chaos = Chaos(Stack(StackConfig()), 60)
+    chaos.events = [(1000.0, "kill -9 redis primary :1"), (1010.0, "kill -9 rules-1 (pid 2)")]
+    report = chaos.report([(1001.0, 3), (1004.0, 2), (1030.0, 1)])
+    assert [e["at_s"] for e in report["events"]] == [0.0, 10.0]
+    windows = [(w["from_s"], w["to_s"], w["failures"], w["length_s"]) for w in report["failure_windows"]]
+    assert windows == [(1.0, 4.0, 5, 4.0), (30.0, 30.0, 1, 1.0)]
+
+
+def test_failures_are_counted_by_request_and_error() -> None:
+    from loadtests.runner import failures_by_error
+
+    rows = [{"Name": "move", "Error": "LocustBadStatusCode(code=503)", "Occurrences": "4"},
+            {"Name": "move", "Error": "LocustBadStatusCode(code=503)", "Occurrences": "1"},
+            {"Name": "create match", "Error": "LocustBadStatusCode(code=500)", "Occurrences": "2"}]
+    assert failures_by_error(rows) == {"move: LocustBadStatusCode(code=503)": 5,
+                                       "create match: LocustBadStatusCode(code=500)": 2}
