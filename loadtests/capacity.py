@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,9 +23,9 @@ import redis
 
 from services.gateway.app import create_app
 from services.gateway.config import GatewayConfig
+from services.rediscluster import single_redis
 from services.rules.games import GAMES
 from services.rules.server import serve, shutdown
-from services.stack import free_port, redis_server_binary
 
 STATES = ("waiting", "active", "finished")
 
@@ -58,20 +57,11 @@ def _play(http: Any, match_id: str, tokens: list[str], rng: random.Random, limit
 
 
 def measure(games: list[str], samples: int, seed: int = 1) -> dict[str, Any]:
-    port = free_port()
-    with tempfile.TemporaryDirectory() as data:
-        proc = subprocess.Popen([redis_server_binary(), "--port", str(port), "--bind", "127.0.0.1", "--dir", data,
-                                 "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
+    with single_redis() as url:
         server, rules_port = serve("127.0.0.1:0")
         try:
-            client = redis.Redis(port=port)
-            for _ in range(100):
-                try:
-                    client.ping()
-                    break
-                except redis.ConnectionError:
-                    time.sleep(0.05)
-            app = create_app(GatewayConfig(redis_url=f"redis://127.0.0.1:{port}/0",
+            client = redis.Redis.from_url(url)
+            app = create_app(GatewayConfig(redis_url=url,
                                            rules_addr=f"127.0.0.1:{rules_port}", rate_limit_per_minute=0))
             http = app.test_client()
             rng = random.Random(seed)
@@ -103,8 +93,6 @@ def measure(games: list[str], samples: int, seed: int = 1) -> dict[str, Any]:
             return out
         finally:
             shutdown(server, grace=0.2)
-            proc.terminate()
-            proc.wait(10)
 
 
 def wait_cost(updates: int) -> dict[str, Any]:

@@ -15,14 +15,42 @@ import random
 import signal
 import socket
 import subprocess
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import redis
 
-from .stack import redis_server_binary
+from .stack import free_port, redis_server_binary
+
+
+def wait_for(check: Callable[[], bool], what: str, timeout: float) -> None:
+    """Poll ``check`` until it holds (Redis errors count as not yet)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(redis.RedisError, OSError):
+            if check():
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"{what}: not ready within {timeout:.0f} s")
+
+
+@contextlib.contextmanager
+def single_redis() -> Iterator[str]:
+    """One real redis-server on a free loopback port, in memory, gone afterwards; yields its URL."""
+    port = free_port()
+    with tempfile.TemporaryDirectory() as data:
+        proc = subprocess.Popen([redis_server_binary(), "--port", str(port), "--bind", "127.0.0.1", "--dir", data,
+                                 "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
+        try:
+            node = Node(port, Path(data))
+            wait_for(lambda: bool(node.client().ping()), "redis-server", 10)
+            yield f"redis://127.0.0.1:{port}/0"
+        finally:
+            proc.terminate()
+            proc.wait(10)
 
 
 def redis_cli_binary() -> str:
@@ -91,7 +119,7 @@ class LocalCluster:
             self.nodes.append(node)
             self._launch(node, f"redis-{i}")
         for node in self.nodes:
-            self._wait(lambda n=node: bool(n.client().ping()), f"redis node {node.port}", timeout)  # type: ignore[misc]
+            wait_for(lambda n=node: bool(n.client().ping()), f"redis node {node.port}", timeout)  # type: ignore[misc]
         subprocess.run([redis_cli_binary(), "--cluster", "create", *(n.address for n in self.nodes),
                         "--cluster-replicas", str(self.replicas), "--cluster-yes"],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout)
@@ -108,15 +136,6 @@ class LocalCluster:
             node.proc = self.spawn(name, argv)
         else:
             node.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, start_new_session=True)
-
-    def _wait(self, check: Callable[[], bool], what: str, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with contextlib.suppress(redis.RedisError, OSError):
-                if check():
-                    return
-            time.sleep(0.05)
-        raise RuntimeError(f"{what}: not ready within {timeout:.0f} s")
 
     def wait_healthy(self, timeout: float = 30.0, replicas: int = 0) -> None:
         """Until every live node says the cluster is ok, every slot is served by a live node, and they
@@ -143,7 +162,7 @@ class LocalCluster:
                         if info.get("master_link_status") != "up":
                             return False
             return True
-        self._wait(agreed, "redis cluster", timeout)
+        wait_for(agreed, "redis cluster", timeout)
 
     def _primary_ports(self, node: Node) -> list[int]:
         lines = node.client().execute_command("CLUSTER", "NODES")

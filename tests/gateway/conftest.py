@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import re
-import subprocess
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +20,6 @@ from typing import Any
 
 import grpc
 import pytest
-import redis
 import requests
 from jsonschema import Draft202012Validator
 from werkzeug.serving import BaseWSGIServer, make_server
@@ -30,9 +27,9 @@ from werkzeug.serving import BaseWSGIServer, make_server
 from services.gateway.app import create_app
 from services.gateway.config import GatewayConfig
 from services.gateway.openapi import document
-from services.rediscluster import LocalCluster
+from services.rediscluster import LocalCluster, single_redis
 from services.rules.server import serve, shutdown
-from services.stack import free_port, redis_server_binary
+from services.stack import free_port
 
 OPENAPI = document()
 
@@ -87,22 +84,8 @@ class Api:
 @contextlib.contextmanager
 def redis_server() -> Iterator[str]:
     """A real redis-server on a free port, gone afterwards; yields its URL."""
-    port = free_port()
-    with tempfile.TemporaryDirectory() as data:
-        proc = subprocess.Popen([redis_server_binary(), "--port", str(port), "--bind", "127.0.0.1", "--dir", data,
-                                 "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
-        client = redis.Redis(port=port)
-        for _ in range(100):
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.05)
-        try:
-            yield f"redis://127.0.0.1:{port}/0"
-        finally:
-            proc.terminate()
-            proc.wait(10)
+    with single_redis() as url:
+        yield url
 
 
 @contextlib.contextmanager
