@@ -107,7 +107,9 @@ class LocalCluster:
 
     @property
     def url(self) -> str:
-        return f"redis+cluster://127.0.0.1:{self.nodes[0].port}"
+        """A cluster URL naming a live node (a client finds the others from it)."""
+        live = self.live() or self.nodes
+        return f"redis+cluster://127.0.0.1:{live[0].port}"
 
     def start(self, timeout: float = 30.0) -> LocalCluster:
         count = self.primaries * (1 + self.replicas)

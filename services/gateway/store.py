@@ -363,12 +363,16 @@ class MatchStore:
             retry = True
             node = redisconn.primary_client(self.redis, cas_keys[0])
             pipe = node.pipeline(transaction=False)
-            self._cas(keys=cas_keys, args=args, client=pipe)
+            # EVALSHA itself: a pipeline running a Script object first asks SCRIPT EXISTS (a round trip more)
+            pipe.evalsha(self._cas.sha, len(cas_keys), *cas_keys, *args)
             if replicas:
                 pipe.execute_command("WAIT", replicas, self.wait_ms)
             try:
                 (ok, current), *acks = pipe.execute()
                 acked = int(acks[0]) if acks else 0
+            except redis.exceptions.NoScriptError:
+                node.script_load(_CAS)  # a node that never ran it (new, or just promoted): nothing ran
+                continue
             except (redis.exceptions.MovedError, redis.exceptions.TryAgainError,
                     redis.exceptions.ClusterDownError):
                 redisconn.refresh(self.redis)  # the slot moved (a failover): the script did not run

@@ -59,30 +59,35 @@ def test_shared_structures_spread_over_every_primary(spare_cluster: LocalCluster
         assert client.keyslot(deadlines) == client.keyslot(leases)
 
 
+def _through_failover(call: Any, retry_s: float = 30.0) -> Any:
+    """``call()`` again every 0.2 s while it answers 503 (a failover in progress), which must be clean."""
+    give_up = time.monotonic() + retry_s
+    while True:
+        reply = call()
+        if reply.status_code != 503 or time.monotonic() > give_up:
+            return reply
+        assert reply.json()["error"]["code"] == "store_unavailable"  # a clean 503, never a 500
+        time.sleep(0.2)
+
+
 def _play(api: Api, match_id: str, tokens: list[str], status: dict[str, Any], moves: int, rng: random.Random,
-          acknowledged: list[dict[str, Any]], retry_s: float = 30.0) -> dict[str, Any]:
+          acknowledged: list[dict[str, Any]]) -> dict[str, Any]:
     """Play ``moves`` random legal moves, retrying each (same Idempotency-Key) while the store answers 503."""
     for _ in range(moves):
         if status["status"] != "active":
             break
         seat = status["to_act"][0]
-        legal = api.get(f"/v1/matches/{match_id}/legal-moves", tokens[seat]).json()["moves"]
-        move = rng.choice(legal)
+        legal = _through_failover(lambda s=seat: api.get(f"/v1/matches/{match_id}/legal-moves", tokens[s]))
+        move = rng.choice(legal.json()["moves"])
         body = {"move": move, "version": status["version"]}
         key = f"{match_id}-{status['version']}"
-        give_up = time.monotonic() + retry_s
-        while True:
-            reply = api.post(f"/v1/matches/{match_id}/moves", tokens[seat], json=body,
-                             headers={"Idempotency-Key": key})
-            if reply.status_code != 503 or time.monotonic() > give_up:
-                break
-            assert reply.json()["error"]["code"] == "store_unavailable"  # a clean 503, never a 500
-            time.sleep(0.2)
+        reply = _through_failover(lambda s=seat, b=body, k=key: api.post(  # type: ignore[misc]
+            f"/v1/matches/{match_id}/moves", tokens[s], json=b, headers={"Idempotency-Key": k}))
         assert reply.status_code == 200, reply.text
         status = reply.json()
         acknowledged.append({"match_id": match_id, "seat": seat, "move": move, "version": status["version"]})
         while status["status"] == "active" and not status["to_act"]:
-            status = api.get(f"/v1/matches/{match_id}").json()
+            status = _through_failover(lambda: api.get(f"/v1/matches/{match_id}")).json()
     return status
 
 
