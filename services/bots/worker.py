@@ -27,7 +27,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, star
 
 from ai.bot import Bot
 from services import redisconn
-from services.gateway import control
+from services.gateway import control, legacy
 from services.gateway.bots_seam import BOT_JOB_STREAMS
 from services.gateway.config import GatewayConfig
 from services.gateway.errors import ApiError
@@ -83,6 +83,7 @@ class Worker:
             except redis.ResponseError as err:
                 if "BUSYGROUP" not in str(err):
                     raise
+        legacy.migrate(self.store)  # jobs an older version left in the unsharded stream
 
     def handle(self, job: dict[str, Any]) -> str:
         """Play the job's move if it is still due; returns the outcome for metrics."""

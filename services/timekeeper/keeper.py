@@ -24,7 +24,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 from services import redisconn
-from services.gateway import clocks, control
+from services.gateway import clocks, control, legacy
 from services.gateway.config import GatewayConfig
 from services.gateway.moves import MAX_REBASES, commit
 from services.gateway.store import DEADLINE_SHARDS, MatchStore, StaleVersion
@@ -68,6 +68,7 @@ class Timekeeper:
         self.lease_s, self.poll_s = lease_s, poll_s
         self.metrics = metrics or TimekeeperMetrics()
         self.stopping = threading.Event()
+        legacy.migrate(self.store)  # deadlines an older version indexed in one sorted set
 
     def fire(self, member: str, now: float) -> tuple[str, float | None]:
         """Act on one leased deadline: ("timeout" | "stale" | "expired" | "later", due-if-later)."""
