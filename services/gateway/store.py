@@ -229,24 +229,29 @@ class MatchStore:
                      ) -> tuple[Match | None, tuple[int, int], dict[str, Any] | None]:
         """One round trip for what every match request starts with: count the caller's request (see
         :meth:`hit`), load the match as :meth:`load` does, and fetch the stored response of
-        ``idempotency_key`` if given. MULTI/EXEC, so what is read is one version of the match."""
-        if self.cluster:  # the counter lives in another slot: MULTI/EXEC cannot hold both
-            count = self.hit(ident, window_s)
-            found = self.load(match_id, fields, log_from)
-            return found, count, (None if idempotency_key is None
-                                   else self.idempotent_get(match_id, idempotency_key))
+        ``idempotency_key`` if given. MULTI/EXEC, so what is read is one version of the match.
+
+        On a cluster the counter lives in another slot than the match, so it is counted in a round trip
+        of its own, and the match (with the stored response: same slot) is read in one MULTI/EXEC.
+        """
         key, reset = _window(ident, window_s)
         pipe = self.redis.pipeline(transaction=True)
-        pipe.incr(key)
-        pipe.expire(key, window_s)
+        if not self.cluster:
+            pipe.incr(key)
+            pipe.expire(key, window_s)
         if idempotency_key is not None:
             pipe.get(idem_key(match_id, idempotency_key))
         _queue_reads(pipe, match_id, fields, log_from)
-        replies = pipe.execute()
-        count, done = replies[0], None
+        if self.cluster:
+            count = self.hit(ident, window_s)[0]
+            replies = pipe.execute()
+        else:
+            count, _, *replies = pipe.execute()
+        done = None
         if idempotency_key is not None:
-            done = orjson.loads(replies[2]) if replies[2] else None
-        match = _read(match_id, replies[3 if idempotency_key is not None else 2:], fields, log_from)
+            raw = replies.pop(0)
+            done = orjson.loads(raw) if raw else None
+        match = _read(match_id, replies, fields, log_from)
         return match, (int(count), reset), done
 
     def delete(self, match_id: str) -> None:
