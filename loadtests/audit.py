@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-import redis
 
 from services.gateway.store import keys
 from services.rules.games import RulesError, get_game
@@ -103,7 +102,7 @@ def check_derived(game: Any, state: Any, derived: dict[bytes, bytes]) -> str | N
     return None
 
 
-def audit_match(client: redis.Redis, match_id: str) -> Audit:
+def audit_match(client: Any, match_id: str) -> Audit:
     """Load one match (version, meta, state, log) from the store and check it."""
     version_key, meta_key, state_key, log_key, _, derived_key = keys(match_id)
     pipe = client.pipeline(transaction=True)  # MULTI/EXEC: one consistent snapshot (the keys share a slot)
@@ -119,7 +118,29 @@ def audit_match(client: redis.Redis, match_id: str) -> Audit:
     return check_match(match_id, int(version), meta, state, [orjson.loads(raw) for raw in raw_log], derived)
 
 
-def stored_match_ids(client: redis.Redis) -> Iterator[str]:
+def lost_acknowledged(client: Any, acknowledged: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The moves a client was told were applied that the store's log does not hold.
+
+    Each record is ``{"match_id", "seat", "move", "version"}`` (the version the move's response named);
+    a move counts as kept when the log holds it, by that seat, at that version (or, with no version, at any).
+    A match that expired is not "lost" (its TTL ran out): it is reported only if its keys are gone too early.
+    """
+    by_match: dict[str, list[dict[str, Any]]] = {}
+    for record in acknowledged:
+        by_match.setdefault(str(record["match_id"]), []).append(record)
+    lost = []
+    for match_id, records in sorted(by_match.items()):
+        log = [orjson.loads(raw) for raw in client.lrange(keys(match_id)[3], 0, -1)]
+        for record in records:
+            wanted = [e for e in log if e.get("kind") == "move" and e.get("seat") == record["seat"]
+                      and e.get("move") == record["move"]]
+            version = record.get("version")
+            if not wanted or (version is not None and not any(e.get("version") == version for e in wanted)):
+                lost.append(record)
+    return lost
+
+
+def stored_match_ids(client: Any) -> Iterator[str]:
     """Every match id in the store (SCAN: it never blocks the server for long)."""
     for key in client.scan_iter(match="match:*:meta", count=1000):
         found = _META_KEY.match(key.decode() if isinstance(key, bytes) else key)
@@ -127,7 +148,7 @@ def stored_match_ids(client: redis.Redis) -> Iterator[str]:
             yield found.group(1)
 
 
-def audit_store(client: redis.Redis, match_ids: Iterable[str] | None = None) -> list[Audit]:
+def audit_store(client: Any, match_ids: Iterable[str] | None = None) -> list[Audit]:
     """Check ``match_ids`` (default: every match in the store)."""
     ids = sorted(set(stored_match_ids(client) if match_ids is None else match_ids))
     return [audit_match(client, match_id) for match_id in ids]

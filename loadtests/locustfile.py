@@ -69,6 +69,16 @@ _queue_games: collections.deque[dict[str, Any]] = collections.deque()
 RECENT: collections.deque[str] = collections.deque(maxlen=200)
 
 
+#: Every move the server acknowledged, one JSON line each, for the audit's "lost acknowledged moves".
+_ACKS = open(os.environ["MEEPLE_LOAD_ACKS"], "a", buffering=1) if os.environ.get("MEEPLE_LOAD_ACKS") else None  # noqa: SIM115
+
+
+def record_acknowledged(match_id: str, seat: int, move: Any, version: Any) -> None:
+    if _ACKS is not None:
+        doc = {"match_id": match_id, "seat": seat, "move": move, "version": version}
+        _ACKS.write(orjson.dumps(doc).decode() + "\n")
+
+
 def require_loopback(url: str | None) -> None:
     """Refuse to send load anywhere but this machine."""
     if urllib.parse.urlsplit(url or "").hostname not in LOOPBACK:
@@ -147,6 +157,8 @@ class MeepleUser(FastHttpUser):
                 reply = self.call("POST", f"{base}/moves?include=legal_moves", "move", token,
                                   {"move": move, "version": status["version"]},
                                   {"Idempotency-Key": f"{match_id}-{seat}-{status['version']}"})
+                if reply is not None:
+                    record_acknowledged(match_id, seat, move, reply.get("version"))
             else:
                 reply = self.wait_turn(base, token, status["version"])
             if reply is None:  # the failure is recorded; free the others rather than leave them waiting

@@ -98,8 +98,20 @@ def _summary(summary: dict[str, Any], deltas: dict[str, promtext.Samples], elaps
         ("moves played by bots", f"{bot_moves:.0f} ({bot_moves / elapsed:.1f}/s)"),
         ("matches created / finished", f"{created:.0f} / {finished:.0f}"),
         ("corrupted matches (replay differs from the store)", f"**{summary['corrupted_matches']}**"),
+        ("lost acknowledged moves (a user was told it applied; the store lacks it)",
+         f"**{summary.get('lost_acknowledged_moves', 0)}** of {summary.get('acknowledged_moves', 0)}"),
+        ("Redis", (f"cluster of {summary['redis']['cluster_primaries']} primaries, "
+                   f"{summary['redis']['replicas_per_primary']} replica(s) each")
+         if summary.get("redis", {}).get("cluster_primaries") else "one server"),
     ]
-    return ["## Summary", "", *_table(["figure", "value"], rows)]
+    lines = ["## Summary", "", *_table(["figure", "value"], rows)]
+    chaos = summary.get("chaos")
+    if chaos:
+        lines += ["", "### Chaos (seconds after the first kill)", "",
+                  *_table(["at s", "what"], [(e["at_s"], e["what"]) for e in chaos["events"]]), "",
+                  *_table(["failures from s", "to s", "failures"],
+                          [(w["from_s"], w["to_s"], w["failures"]) for w in chaos["failure_windows"]])]
+    return lines
 
 
 def _targets(summary: dict[str, Any], cfg: Any) -> list[str]:

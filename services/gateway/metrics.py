@@ -14,14 +14,16 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import Any
 
 import redis
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, values
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from .store import MATCH_STATS_KEY
+from services.redisconn import TimedRedisCluster, connect_as
+
+from .store import MATCH_STATS_KEYS
 
 #: Request latencies: fine steps around the targets (p50 15 ms, p99 100 ms) so percentiles interpolate well.
 LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15,
@@ -113,9 +115,14 @@ class TimedRedis(redis.Redis):
         return pipe
 
 
-def timed_redis(url: str, metrics: RedisMetrics, **kwargs: Any) -> TimedRedis:
-    client = cast(TimedRedis, TimedRedis.from_url(url, **kwargs))  # from_url builds ``cls``
-    client.histogram = metrics.latency
+def timed_redis(url: str, metrics: RedisMetrics, **kwargs: Any) -> Any:
+    """A client for ``url`` (one server or a cluster: see ``services.redisconn``) timing every command."""
+    client = connect_as(url, TimedRedis, TimedRedisCluster, **kwargs)
+    if isinstance(client, TimedRedisCluster):
+        latency = metrics.latency
+        client.observe = lambda name, seconds: latency.labels(name).observe(seconds)
+    else:
+        client.histogram = metrics.latency
     return client
 
 
@@ -125,7 +132,7 @@ class MatchStatsCollector(Collector):
     Every gateway reports the same global numbers: aggregate with ``max by (game)``, not ``sum``.
     """
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: Any) -> None:
         self.client = client
 
     def collect(self) -> Iterator[Metric]:
@@ -133,14 +140,21 @@ class MatchStatsCollector(Collector):
         totals = {status: CounterMetricFamily(f"meeple_matches_{status}", f"Matches {status}", labels=["game"])
                   for status in ("created", "finished")}
         try:
-            counts: dict[bytes, bytes] = self.client.hgetall(MATCH_STATS_KEY)  # type: ignore[assignment]
+            pipe = self.client.pipeline(transaction=False)
+            for key in MATCH_STATS_KEYS:  # one hash per shard (spread over a cluster's primaries)
+                pipe.hgetall(key)
+            shards: list[dict[bytes, bytes]] = pipe.execute()
         except redis.RedisError:
             return  # the store is down: no numbers rather than wrong ones (readyz reports the outage)
-        for field, raw in sorted(counts.items()):
-            status, _, game = field.decode().partition(":")
+        counts: dict[bytes, int] = {}
+        for shard in shards:
+            for name, raw in shard.items():
+                counts[name] = counts.get(name, 0) + int(raw)
+        for name, count in sorted(counts.items()):
+            status, _, game = name.decode().partition(":")
             if status == "active":
-                active.add_metric([game], int(raw))
+                active.add_metric([game], count)
             elif status in totals:
-                totals[status].add_metric([game], int(raw))
+                totals[status].add_metric([game], count)
         yield active
         yield from totals.values()

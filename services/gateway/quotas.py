@@ -10,6 +10,7 @@ that expires, or a crash between two writes, only leaves a charge that lapses by
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,17 +32,6 @@ for i = 1, 3 do
   if #wanted[i] > 0 and redis.call('TTL', KEYS[i]) < ttl then redis.call('EXPIRE', KEYS[i], ttl) end
 end
 return {0, 0}
-"""
-
-#: A started match's charges lapse later: raise their scores (never lower them) and the keys' lifetimes.
-_EXTEND = """
-local ttl = math.ceil(tonumber(ARGV[2]) - tonumber(ARGV[1])) + 1
-local wanted = {{ARGV[3]}, cjson.decode(ARGV[4]), cjson.decode(ARGV[5])}
-for i = 1, 3 do
-  for _, member in ipairs(wanted[i]) do redis.call('ZADD', KEYS[i], 'XX', 'GT', ARGV[2], member) end
-  if #wanted[i] > 0 and redis.call('TTL', KEYS[i]) < ttl then redis.call('EXPIRE', KEYS[i], ttl) end
-end
-return 0
 """
 
 WHAT = ("active matches", "bot seats", "hard bot seats")
@@ -97,6 +87,15 @@ def release(pipe: Any, owner: str, member: str, seats: list[dict[str, Any]]) -> 
 
 
 def extend(pipe: Any, owner: str, member: str, seats: list[dict[str, Any]], now: float, until: float) -> None:
-    """Queue on ``pipe``: the charges of a match that just started lapse at ``until`` (never earlier)."""
+    """Queue on ``pipe``: the charges of a match that just started lapse at ``until`` (never earlier).
+
+    Plain commands, not a script, so a Redis Cluster pipeline can carry them beside the match counters. The
+    keys' lifetime may be set outright: every charge already held was made by ``now`` and lapses by
+    ``now`` plus the longest lifetime at the latest, which is ``until``.
+    """
     bots, hard = seat_members(member, seats)
-    pipe.eval(_EXTEND, 3, *keys(owner), now, until, member, orjson.dumps(bots).decode(), orjson.dumps(hard).decode())
+    ttl = math.ceil(until - now) + 1
+    for key, members in zip(keys(owner), ([member], bots, hard), strict=True):
+        if members:
+            pipe.zadd(key, dict.fromkeys(members, until), xx=True, gt=True)
+            pipe.expire(key, ttl)

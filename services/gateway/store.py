@@ -16,17 +16,22 @@ One key family per match, all with the hash tag ``{id}`` so a match lives in one
   (``legal:<seat>``), with ``at`` = the version that wrote the state. Reads then need no rules call;
   the compare-and-set replaces the hash together with the state, so it can never describe another one.
 
-Seat-clock deadlines of every match are indexed in one sorted set, ``{clock}:deadlines`` (member
-``<id>|<seat>|<turn>``, score = due time), with ``{clock}:leases`` holding the ones a timekeeper is
+Seat-clock deadlines are indexed in sorted sets ``clock:{<shard>}:deadlines`` (member
+``<id>|<seat>|<turn>``, score = due time), with ``clock:{<shard>}:leases`` holding the ones a timekeeper is
 working on (see ``services/timekeeper``). The index is written *before* the compare-and-set that
 starts a clock: an entry whose update lost the race is simply found stale, while the opposite order
 could lose a deadline if the process died between the two writes.
 
-Every match is also indexed in ``{idle}:matches`` (score = when it is due for an idle check) from its
-creation on: the timekeeper finishes an active match with no human action for ``MEEPLE_IDLE_MATCH_TTL``
-as abandoned (``meta["human_at"]`` is the last human action), so no match lives forever.
+Every match is also indexed for an idle check (score = when it is due) from its creation on, in the
+``idle:{<shard>}:matches`` shard of its id: the timekeeper finishes an active match with no human action for
+``MEEPLE_IDLE_MATCH_TTL`` as abandoned (``meta["human_at"]`` is the last human action), so no match lives forever.
 
-``stats:matches`` (a hash, outside every match's slot) counts matches per ``<status>:<game>`` for the metrics.
+``stats:{<shard>}:matches`` (hashes, outside every match's slot) count matches per ``<status>:<game>`` for
+the metrics; a match counts in the shard of its id.
+
+Structures shared by every match are split into :data:`SHARDS` keys whose hash tags fall in equal parts
+of the slot range (``services.redisconn.spread_tags``): on a Redis Cluster they spread over the primaries,
+and each script still touches one slot (a shard's index and leases share its tag).
 
 Every update is one Lua script: compare the version, write everything, bump the version, append the log
 and the event — atomically, so concurrent gateways can never lose or duplicate a move.
@@ -44,20 +49,27 @@ from typing import Any
 import orjson
 import redis
 
+from services import redisconn
+
 from . import quotas
 from .config import GatewayConfig
 
 KEY_SUFFIXES = ("version", "meta", "state", "log", "events", "derived")
-#: Per-game match counters: ``active:<game>`` now, ``created|finished:<game>`` ever.
-MATCH_STATS_KEY = "stats:matches"
-DEADLINES_KEY = "{clock}:deadlines"
+#: How many keys each shared structure is split into (fixed: every process must agree on it).
+SHARDS = 8
+#: Per-game match counters: ``active:<game>`` now, ``created|finished:<game>`` ever (one hash per shard).
+MATCH_STATS_KEYS = tuple(f"stats:{{{tag}}}:matches" for tag in redisconn.spread_tags("s", SHARDS))
+#: (deadlines, leases) of each shard: a claim script touches one pair, so one slot.
+DEADLINE_SHARDS = tuple((f"clock:{{{tag}}}:deadlines", f"clock:{{{tag}}}:leases")
+                        for tag in redisconn.spread_tags("c", SHARDS))
 #: How long the response of an ``Idempotency-Key`` request is kept for a retry.
 IDEMPOTENCY_TTL_S = 24 * 3600
-LEASES_KEY = "{clock}:leases"
-IDLE_KEY = "{idle}:matches"
-IDLE_LEASES_KEY = "{idle}:leases"
+#: (idle index, leases) of each shard, claimed like the deadlines.
+IDLE_SHARDS = tuple((f"idle:{{{tag}}}:matches", f"idle:{{{tag}}}:leases") for tag in redisconn.spread_tags("i", SHARDS))
 #: How long the answer to "is the store full?" is reused (one INFO call a second per process at most).
 ROOM_CHECK_EVERY_S = 1.0
+#: How often the store looks again whether a match's primary has a replica to ``WAIT`` for.
+REPLICA_CHECK_S = 5.0
 
 #: Move due deadlines to the lease set (due again at ``lease_until``) and return them; expired leases
 #: (a timekeeper died holding them) return to the deadlines first. One script, so two timekeepers
@@ -104,6 +116,16 @@ def idem_key(match_id: str, key: str) -> str:
 
 def keys(match_id: str) -> list[str]:
     return [f"match:{{{match_id}}}:{suffix}" for suffix in KEY_SUFFIXES]
+
+
+def deadline_keys(match_id: str) -> tuple[str, str]:
+    """(deadlines, leases) of the shard that indexes ``match_id``'s clock deadlines."""
+    return DEADLINE_SHARDS[redisconn.shard_of(match_id, SHARDS)]
+
+
+def idle_keys(match_id: str) -> tuple[str, str]:
+    """(index, leases) of the shard that indexes ``match_id`` for its idle check."""
+    return IDLE_SHARDS[redisconn.shard_of(match_id, SHARDS)]
 
 
 def hash_token(token: str) -> str:
@@ -162,6 +184,13 @@ class Match:
 Remember = Callable[[Match], tuple[str, dict[str, Any]]]
 
 
+class NotReplicated(redis.exceptions.ConnectionError):
+    """The update is on the primary but no replica confirmed it in time: not acknowledged (503).
+
+    A retry with the same ``Idempotency-Key`` returns the stored response if the update survived.
+    """
+
+
 class StaleVersion(Exception):
     def __init__(self, current: int) -> None:
         super().__init__(f"match is at version {current}")
@@ -169,31 +198,41 @@ class StaleVersion(Exception):
 
 
 class MatchStore:
-    def __init__(self, client: redis.Redis, finished_ttl_s: int, waiting_ttl_s: int,
-                 idle_ttl_s: int = 7 * 24 * 3600) -> None:
+    def __init__(self, client: Any, finished_ttl_s: int, waiting_ttl_s: int, idle_ttl_s: int = 7 * 24 * 3600,
+                 wait_replicas: int = -1, wait_ms: int = 500) -> None:
         self.redis = client
+        self.cluster = redisconn.is_cluster(client)
         self.finished_ttl_s, self.waiting_ttl_s, self.idle_ttl_s = finished_ttl_s, waiting_ttl_s, idle_ttl_s
+        #: replicas an update waits for (``WAIT``): -1 = one if the match's primary has any, else none
+        self.wait_replicas, self.wait_ms = wait_replicas, wait_ms
+        self._replicas: tuple[float, int] | None = None  # (checked at, count) on a single server
         self._cas = client.register_script(_CAS)
         self._claim = client.register_script(_CLAIM)
+        self._claim_from = {"deadlines": 0, "idle": 0}  # the shard each kind's next claim starts at
         self._room: tuple[float, float] = (0.0, 0.0)  # (checked at, used share of maxmemory)
 
     @classmethod
-    def from_config(cls, client: redis.Redis, config: GatewayConfig) -> MatchStore:
+    def from_config(cls, client: Any, config: GatewayConfig) -> MatchStore:
         """The store as every process that shares it must see it: the TTLs come from the one config."""
-        return cls(client, config.finished_ttl_s, config.waiting_ttl_s, config.idle_match_ttl_s)
+        return cls(client, config.finished_ttl_s, config.waiting_ttl_s, config.idle_match_ttl_s,
+                   config.redis_wait_replicas, config.redis_wait_ms)
 
     def quota_until(self, status: str, now: float) -> float:
         """When a match's quota charge lapses at the latest (it is released when the match finishes)."""
         return now + (self.waiting_ttl_s if status == "waiting" else self.idle_ttl_s + self.waiting_ttl_s)
 
     def used_share(self) -> float:
-        """How full Redis is: ``used_memory / maxmemory`` (0 without a ``maxmemory``), refreshed each second."""
+        """How full Redis is: ``used_memory / maxmemory`` (0 without a ``maxmemory``; on a cluster, of its fullest
+        primary), refreshed each second."""
         checked, share = self._room
         if time.monotonic() - checked < ROOM_CHECK_EVERY_S:
             return share
-        info: Any = self.redis.info("memory")
-        limit = int(info.get("maxmemory") or 0)
-        share = int(info.get("used_memory") or 0) / limit if limit > 0 else 0.0
+        if self.cluster:  # every primary holds matches: the fullest one decides
+            infos: Any = list(self.redis.info("memory", target_nodes=self.redis.PRIMARIES).values())
+        else:
+            infos = [self.redis.info("memory")]
+        share = max((int(i.get("used_memory") or 0) / int(i["maxmemory"]) if int(i.get("maxmemory") or 0) > 0
+                     else 0.0) for i in infos)
         self._room = (time.monotonic(), share)
         return share
 
@@ -209,7 +248,7 @@ class MatchStore:
         entry = {"version": 0, "kind": "created", "seat": None, "to_act": meta["to_act"], "at": time.time()}
         # Indexed before it exists (as clock deadlines are): a crash in between leaves a stale entry, never
         # a match without a lifetime.
-        self.redis.zadd(IDLE_KEY, {match_id: meta["created_at"] + self.idle_ttl_s})
+        self.redis.zadd(idle_keys(match_id)[0], {match_id: meta["created_at"] + self.idle_ttl_s})
         # Version -1 -> 0: the creation itself, with the TTL of its status (a waiting match expires).
         ok, version = self._compare_and_set(match_id, -1, meta, state, entry, derived)
         assert ok == 1
@@ -227,26 +266,36 @@ class MatchStore:
                      ) -> tuple[Match | None, tuple[int, int], dict[str, Any] | None]:
         """One round trip for what every match request starts with: count the caller's request (see
         :meth:`hit`), load the match as :meth:`load` does, and fetch the stored response of
-        ``idempotency_key`` if given. MULTI/EXEC, so what is read is one version of the match."""
+        ``idempotency_key`` if given. MULTI/EXEC, so what is read is one version of the match.
+
+        On a cluster the counter lives in another slot than the match, so it is counted in a round trip
+        of its own, and the match (with the stored response: same slot) is read in one MULTI/EXEC.
+        """
         key, reset = _window(ident, window_s)
         pipe = self.redis.pipeline(transaction=True)
-        pipe.incr(key)
-        pipe.expire(key, window_s)
+        if not self.cluster:
+            pipe.incr(key)
+            pipe.expire(key, window_s)
         if idempotency_key is not None:
             pipe.get(idem_key(match_id, idempotency_key))
         _queue_reads(pipe, match_id, fields, log_from)
-        replies = pipe.execute()
-        count, done = replies[0], None
+        if self.cluster:
+            count = self.hit(ident, window_s)[0]
+            replies = pipe.execute()
+        else:
+            count, _, *replies = pipe.execute()
+        done = None
         if idempotency_key is not None:
-            done = orjson.loads(replies[2]) if replies[2] else None
-        match = _read(match_id, replies[3 if idempotency_key is not None else 2:], fields, log_from)
+            raw = replies.pop(0)
+            done = orjson.loads(raw) if raw else None
+        match = _read(match_id, replies, fields, log_from)
         return match, (int(count), reset), done
 
     def delete(self, match_id: str, meta: dict[str, Any] | None = None) -> None:
         """Remove a match that never became visible (a rematch that lost its race), and its quota charge."""
         pipe = self.redis.pipeline(transaction=False)
         pipe.delete(*keys(match_id), presence_key(match_id))
-        pipe.zrem(IDLE_KEY, match_id)
+        pipe.zrem(idle_keys(match_id)[0], match_id)
         if meta is not None and meta.get("owner"):
             quotas.release(pipe, meta["owner"], match_id, meta["seats"])
         pipe.execute()
@@ -269,17 +318,31 @@ class MatchStore:
 
     # -- seat-clock deadlines ----------------------------------------------------------------------
     def schedule(self, match_id: str, seat: int, turn: int, due: float) -> None:
-        self.redis.zadd(DEADLINES_KEY, {f"{match_id}|{seat}|{turn}": due})
+        self.redis.zadd(deadline_keys(match_id)[0], {f"{match_id}|{seat}|{turn}": due})
 
     def claim_due(self, now: float, lease_s: float, count: int = 50) -> list[str]:
-        """Deadlines due at ``now``, leased to the caller for ``lease_s`` seconds."""
-        due = self._claim(keys=[DEADLINES_KEY, LEASES_KEY], args=[now, now + lease_s, count])
-        return [m.decode() if isinstance(m, bytes) else str(m) for m in due]
+        """Deadlines due at ``now`` (up to ``count``), leased to the caller for ``lease_s`` seconds."""
+        return self._claim_shards("deadlines", DEADLINE_SHARDS, now, lease_s, count)
+
+    def _claim_shards(self, kind: str, shards: tuple[tuple[str, str], ...], now: float, lease_s: float,
+                      count: int) -> list[str]:
+        """Lease up to ``count`` due entries of a sharded index, one script per shard (one slot each),
+        starting each call at the next shard so that none waits behind a busy one."""
+        taken: list[str] = []
+        start = self._claim_from[kind]
+        self._claim_from[kind] = (start + 1) % len(shards)
+        for i in range(len(shards)):
+            if len(taken) >= count:
+                break
+            due = self._claim(keys=list(shards[(start + i) % len(shards)]),
+                              args=[now, now + lease_s, count - len(taken)])
+            taken += [m.decode() if isinstance(m, bytes) else str(m) for m in due]
+        return taken
 
     def release(self, member: str, due: float | None = None, *, idle: bool = False) -> None:
         """Done with a leased deadline; ``due`` puts it back for later (it was not due yet). ``idle``: an
         entry of the idle-match index instead (see :meth:`claim_idle`)."""
-        index, leases = (IDLE_KEY, IDLE_LEASES_KEY) if idle else (DEADLINES_KEY, LEASES_KEY)
+        index, leases = idle_keys(member) if idle else deadline_keys(member.split("|", 1)[0])
         pipe = self.redis.pipeline(transaction=False)
         pipe.zrem(leases, member)
         if due is not None:
@@ -288,8 +351,14 @@ class MatchStore:
 
     def claim_idle(self, now: float, lease_s: float, count: int = 50) -> list[str]:
         """Match ids due for an idle check at ``now``, leased as :meth:`claim_due` leases deadlines."""
-        due = self._claim(keys=[IDLE_KEY, IDLE_LEASES_KEY], args=[now, now + lease_s, count])
-        return [m.decode() if isinstance(m, bytes) else str(m) for m in due]
+        return self._claim_shards("idle", IDLE_SHARDS, now, lease_s, count)
+
+    def deadlines_pending(self) -> int:
+        """Deadlines indexed and not yet leased, over every shard."""
+        pipe = self.redis.pipeline(transaction=False)
+        for deadlines, _ in DEADLINE_SHARDS:
+            pipe.zcard(deadlines)
+        return sum(int(n) for n in pipe.execute())
 
     def update(self, match: Match, meta: dict[str, Any], state: bytes | None, entry: dict[str, Any],
                derived: dict[str, str] | None = None, remember: Remember | None = None) -> Match:
@@ -315,11 +384,67 @@ class MatchStore:
         """Run the compare-and-set script: the one place that knows its keys and arguments."""
         k = keys(match_id)
         idem, record = idempotent if idempotent is not None else (None, None)
-        ok, current = self._cas(keys=[*k, idem_key(match_id, idem) if idem is not None else k[0]], args=[
-            version, orjson.dumps(meta), state if state is not None else b"", orjson.dumps(entry),
-            self.ttl_for(meta["status"]), wake_of(meta), orjson.dumps(record) if record is not None else b"",
-            IDEMPOTENCY_TTL_S, *_pairs(derived)])
-        return int(ok), int(current)
+        cas_keys = [*k, idem_key(match_id, idem) if idem is not None else k[0]]
+        args = [version, orjson.dumps(meta), state if state is not None else b"", orjson.dumps(entry),
+                self.ttl_for(meta["status"]), wake_of(meta), orjson.dumps(record) if record is not None else b"",
+                IDEMPOTENCY_TTL_S, *_pairs(derived)]
+        replicas = self.replicas_to_wait(k[0])
+        if replicas == 0:
+            ok, current = self._cas(keys=cas_keys, args=args)
+            return int(ok), int(current)
+        return self._cas_and_wait(cas_keys, args, replicas)
+
+    def replicas_to_wait(self, key: str) -> int:
+        """Replicas an update of ``key``'s match waits for: the configured count, or (auto) one when its
+        primary has a replica now. A primary left without one (its replica was promoted after a failover
+        and no new one joined yet) acknowledges on its own rather than refuse every move."""
+        if self.wait_replicas >= 0:
+            return self.wait_replicas
+        if self.cluster:
+            return min(1, redisconn.replicas_of(self.redis, key))
+        now = time.monotonic()
+        if self._replicas is None or now - self._replicas[0] > REPLICA_CHECK_S:
+            self._replicas = (now, redisconn.replicas_of(self.redis, key))
+        return min(1, self._replicas[1])
+
+    def _cas_and_wait(self, cas_keys: list[str], args: list[Any], replicas: int) -> tuple[int, int]:
+        """The compare-and-set, then ``WAIT replicas wait_ms`` on the same connection (WAIT counts that
+        connection's writes): an update is acknowledged only once a replica holds it, so a primary
+        killed right after loses nothing a client was told."""
+        give_up = time.monotonic() + redisconn.CLUSTER_RETRY_S
+        retry = False
+        while time.monotonic() < give_up:
+            if retry:  # after a failover the slot's new primary may have no replica yet
+                replicas = self.replicas_to_wait(cas_keys[0])
+            retry = True
+            node = redisconn.primary_client(self.redis, cas_keys[0])
+            pipe = node.pipeline(transaction=False)
+            # EVALSHA itself: a pipeline running a Script object first asks SCRIPT EXISTS (a round trip more)
+            pipe.evalsha(self._cas.sha, len(cas_keys), *cas_keys, *args)
+            if replicas:
+                pipe.execute_command("WAIT", replicas, self.wait_ms)
+            try:
+                (ok, current), *acks = pipe.execute()
+                acked = int(acks[0]) if acks else 0
+            except redis.exceptions.NoScriptError:
+                node.script_load(_CAS)  # a node that never ran it (new, or just promoted): nothing ran
+                continue
+            except (redis.exceptions.MovedError, redis.exceptions.TryAgainError,
+                    redis.exceptions.ClusterDownError):
+                redisconn.refresh(self.redis)  # the slot moved (a failover): the script did not run
+                continue
+            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as err:
+                redisconn.refresh(self.redis)
+                if not (self.cluster and redisconn.never_sent(err)):
+                    raise  # the script may have run: only the client's retry (Idempotency-Key) can tell
+                time.sleep(0.2)  # the primary is gone and nothing was sent: wait for its replica to take over
+                continue
+            if int(ok) == 1 and int(acked) < replicas:
+                redisconn.refresh(self.redis)  # the replica may be gone: look again next time
+                self._replicas = None
+                raise NotReplicated(f"no replica confirmed the update within {self.wait_ms} ms")
+            return int(ok), int(current)
+        raise redis.exceptions.ConnectionError("the match's primary is failing over; try again shortly")
 
     def count_transition(self, game: str, before: str | None, after: str, meta: dict[str, Any] | None = None) -> None:
         """Keep the match counters the metrics read, and the owner's quota charges: one extra round trip,
@@ -330,6 +455,7 @@ class MatchStore:
         """
         if before == after:
             return
+        stats = MATCH_STATS_KEYS[redisconn.shard_of(str((meta or {}).get("id", "")), SHARDS)]
         pipe = self.redis.pipeline(transaction=False)
         owner = (meta or {}).get("owner")
         if owner and meta is not None and before is not None:
@@ -339,13 +465,13 @@ class MatchStore:
                 now = time.time()
                 quotas.extend(pipe, owner, meta["id"], meta["seats"], now, self.quota_until(after, now))
         if before is None:
-            pipe.hincrby(MATCH_STATS_KEY, f"created:{game}", 1)
+            pipe.hincrby(stats, f"created:{game}", 1)
         if before == "active":
-            pipe.hincrby(MATCH_STATS_KEY, f"active:{game}", -1)
+            pipe.hincrby(stats, f"active:{game}", -1)
         if after == "active":
-            pipe.hincrby(MATCH_STATS_KEY, f"active:{game}", 1)
+            pipe.hincrby(stats, f"active:{game}", 1)
         if after == "finished":
-            pipe.hincrby(MATCH_STATS_KEY, f"finished:{game}", 1)
+            pipe.hincrby(stats, f"finished:{game}", 1)
         pipe.execute()
 
     def derived(self, match: Match, name: str) -> bytes | None:
@@ -447,7 +573,7 @@ def _window(ident: str, window_s: int) -> tuple[str, int]:
 
 def _queue_reads(pipe: Any, match_id: str, fields: tuple[str, ...], log_from: int | None) -> None:
     k = keys(match_id)
-    pipe.mget(k[:3])
+    pipe.execute_command("MGET", *k[:3])  # (a cluster pipeline refuses ``mget``: this one is single-slot)
     pipe.hgetall(presence_key(match_id))
     if fields:
         pipe.hmget(k[5], ["at", *fields])

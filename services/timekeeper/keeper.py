@@ -26,13 +26,13 @@ import threading
 import time
 from typing import Any
 
-import redis
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
-from services.gateway import clocks, control
+from services import redisconn
+from services.gateway import clocks, control, legacy
 from services.gateway.config import GatewayConfig
 from services.gateway.moves import MAX_REBASES, commit
-from services.gateway.store import DEADLINES_KEY, MatchStore, StaleVersion
+from services.gateway.store import DEADLINE_SHARDS, MatchStore, StaleVersion
 
 log = logging.getLogger("meeple.timekeeper")
 #: How often the idle-match index is looked at (matches live for days: no need to look every poll).
@@ -78,12 +78,13 @@ def abandoned(meta: dict[str, Any]) -> dict[str, Any]:
 class Timekeeper:
     def __init__(self, redis_url: str, lease_s: float = 10.0, poll_s: float = 0.1,
                  metrics: TimekeeperMetrics | None = None) -> None:
-        self.redis = redis.Redis.from_url(redis_url, socket_timeout=10)
+        self.redis = redisconn.connect(redis_url, socket_timeout=10)
         self.store = MatchStore.from_config(self.redis, GatewayConfig.from_env())  # the gateways' TTLs
         self.lease_s, self.poll_s = lease_s, poll_s
         self.metrics = metrics or TimekeeperMetrics()
         self.stopping = threading.Event()
         self._idle_at = 0.0
+        legacy.migrate(self.store)  # deadlines an older version indexed in one sorted set
 
     def check_idle(self, match_id: str, now: float) -> tuple[str, float | None]:
         """Look at one match due for an idle check: ("abandoned" | "gone" | "later", due-if-later)."""
@@ -160,19 +161,20 @@ class Timekeeper:
         """Fire every deadline due now; returns how many timed out."""
         now = time.time() if now is None else now
         fired = self._settle(self.store.claim_due(now, self.lease_s), self.fire, now, "timeout")
-        self.metrics.pending.set(self.redis.zcard(DEADLINES_KEY))
+        self.metrics.pending.set(self.store.deadlines_pending())
         if now >= self._idle_at:
             self._idle_at = now + IDLE_EVERY_S
             self.sweep_idle(now)
         return fired
 
     def run(self) -> None:
-        log.info("timekeeper watching %s", DEADLINES_KEY)
+        log.info("timekeeper watching %d deadline shards", len(DEADLINE_SHARDS))
         while not self.stopping.is_set():
             try:
                 self.run_once()
-            except redis.ConnectionError as err:
+            except redisconn.UNAVAILABLE as err:
                 log.warning("redis unavailable: %s", err)
+                redisconn.refresh(self.redis)
                 self.stopping.wait(1)
                 continue
             self.stopping.wait(self.poll_s)

@@ -1,5 +1,9 @@
 """Real parts for gateway tests: a redis-server and a gRPC rules server on free ports, the gateway over HTTP.
 
+Every test that takes ``redis_url`` or ``own_redis_url`` runs twice: on one redis-server and on a real
+local Redis Cluster (3 primaries, from the same binaries), so a cross-slot script, pipeline or command
+anywhere in the store, gateway, bot workers or timekeeper fails here.
+
 Every JSON response a test receives through :class:`Api` is validated against the OpenAPI document.
 """
 
@@ -7,17 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import re
-import subprocess
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
-import redis
 import requests
 from jsonschema import Draft202012Validator
 from werkzeug.serving import BaseWSGIServer, make_server
@@ -25,8 +27,9 @@ from werkzeug.serving import BaseWSGIServer, make_server
 from services.gateway.app import create_app
 from services.gateway.config import GatewayConfig
 from services.gateway.openapi import document
+from services.rediscluster import LocalCluster, single_redis
 from services.rules.server import serve, shutdown
-from services.stack import free_port, redis_server_binary
+from services.stack import free_port
 
 OPENAPI = document()
 
@@ -81,35 +84,53 @@ class Api:
 @contextlib.contextmanager
 def redis_server() -> Iterator[str]:
     """A real redis-server on a free port, gone afterwards; yields its URL."""
-    port = free_port()
+    with single_redis() as url:
+        yield url
+
+
+@contextlib.contextmanager
+def redis_cluster(primaries: int = 3, replicas: int = 0, node_timeout_ms: int = 1500) -> Iterator[LocalCluster]:
+    """A real Redis Cluster on free loopback ports, gone afterwards."""
     with tempfile.TemporaryDirectory() as data:
-        proc = subprocess.Popen([redis_server_binary(), "--port", str(port), "--bind", "127.0.0.1", "--dir", data,
-                                 "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
-        client = redis.Redis(port=port)
-        for _ in range(100):
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.05)
+        cluster = LocalCluster(primaries, replicas, Path(data), node_timeout_ms=node_timeout_ms)
         try:
-            yield f"redis://127.0.0.1:{port}/0"
+            yield cluster.start()
         finally:
-            proc.terminate()
-            proc.wait(10)
+            cluster.stop()
+
+
+REDIS_KINDS = ("single", "cluster")
+
+
+@pytest.fixture(scope="session", params=REDIS_KINDS)
+def redis_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    if request.param == "cluster":
+        with redis_cluster() as cluster:
+            yield cluster.url
+    else:
+        with redis_server() as url:
+            yield url
 
 
 @pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
-    with redis_server() as url:
-        yield url
+def spare_cluster() -> Iterator[LocalCluster]:
+    """A cluster emptied before each test that needs a store of its own (see ``own_redis_url``)."""
+    with redis_cluster() as cluster:
+        yield cluster
 
 
-@pytest.fixture()
-def own_redis_url() -> Iterator[str]:
-    """A Redis of the test's own, for tests whose workers must see no other test's bot jobs or deadlines."""
-    with redis_server() as url:
-        yield url
+@pytest.fixture(params=REDIS_KINDS)
+def own_redis_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A Redis of the test's own, for tests whose workers must see no other test's bot jobs or deadlines
+    (on a cluster: the spare cluster, emptied first — forming one per test would take seconds)."""
+    if request.param == "cluster":
+        cluster: LocalCluster = request.getfixturevalue("spare_cluster")
+        for node in cluster.primary_nodes():
+            node.client().flushall()
+        yield cluster.url
+    else:
+        with redis_server() as url:
+            yield url
 
 
 @dataclass

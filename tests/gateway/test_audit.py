@@ -7,9 +7,9 @@ from typing import Any
 
 import orjson
 import pytest
-import redis
 
 from loadtests.audit import audit_match, audit_store, check_match
+from services import redisconn
 from services.gateway.store import keys
 from services.rules.games import GAMES
 
@@ -103,7 +103,7 @@ def test_matches_played_through_the_gateway_pass_and_tampering_in_redis_is_caugh
         moves = api.get(f"/v1/matches/{created['id']}/legal-moves", tokens[seat]).json()["moves"]
         status = api.post(f"/v1/matches/{created['id']}/moves", tokens[seat],
                           json={"move": rng.choice(moves), "version": status["version"]}).json()
-    client = redis.Redis.from_url(redis_url)
+    client = redisconn.connect(redis_url)
     assert audit_match(client, created["id"]).ok
     assert created["id"] in {a.match_id for a in audit_store(client) if a.ok}
 
@@ -126,7 +126,7 @@ def test_the_views_and_legal_moves_cached_beside_the_state_are_the_engines(api: 
     seat = status["to_act"][0]
     move = api.get(f"/v1/matches/{created['id']}/legal-moves", tokens[seat]).json()["moves"][0]
     api.post(f"/v1/matches/{created['id']}/moves", tokens[seat], json={"move": move, "version": status["version"]})
-    client = redis.Redis.from_url(redis_url)
+    client = redisconn.connect(redis_url)
     derived_key = keys(created["id"])[5]
     assert client.hget(derived_key, "view:-1") is not None and audit_match(client, created["id"]).ok
     client.hset(derived_key, "view:0", orjson.dumps({"forged": True}))

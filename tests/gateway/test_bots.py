@@ -15,8 +15,9 @@ import orjson
 import pytest
 import redis
 
+from services import redisconn
 from services.bots.worker import GROUP, Worker
-from services.gateway.bots_seam import BOT_JOBS_STREAM
+from services.gateway.bots_seam import bot_jobs_stream
 from services.gateway.moves import apply_move
 from services.gateway.rules_client import RulesClient
 from services.gateway.store import MatchStore
@@ -77,7 +78,7 @@ def test_a_job_of_a_worker_killed_mid_think_is_reclaimed(own_redis_url: str, rul
     env = {**os.environ, "REDIS_URL": redis_url, "MEEPLE_RULES_ADDR": f"127.0.0.1:{rules.port}"}
     doomed = subprocess.Popen([sys.executable, "-m", "services.bots.worker", "--metrics-port", "0",
                                "--name", "doomed", "--claim-idle-ms", "600000"], env=env)
-    client = redis.Redis.from_url(redis_url)
+    client = redisconn.connect(redis_url)
     try:
         seats = [{"kind": "bot", "level": "hard"}, {"kind": "human"}]
         created = api.post("/v1/matches", json={"game": GAME, "players": 2, "seats": seats})
@@ -94,7 +95,8 @@ def test_a_job_of_a_worker_killed_mid_think_is_reclaimed(own_redis_url: str, rul
 
         def doomed_holds_the_job() -> bool:
             try:
-                return bool(client.xpending_range(BOT_JOBS_STREAM, GROUP, "-", "+", 10, consumername="doomed"))
+                return bool(client.xpending_range(bot_jobs_stream(match_id), GROUP, "-", "+", 10,
+                                                  consumername="doomed"))
             except redis.ResponseError:  # the worker has not created the group yet
                 return False
 
@@ -139,8 +141,9 @@ def test_each_bot_decision_gets_one_job_even_in_simultaneous_steps(own_redis_url
         api = Api(gateway.url)
         created = api.post("/v1/matches", json={"game": "sideboards", "players": 4,
                                                 "seats": [{"kind": "bot", "level": "easy"}] * 4}).json()
-        client = redis.Redis.from_url(own_redis_url)
-        jobs = [orjson.loads(f[b"job"]) for _, f in client.xrange(BOT_JOBS_STREAM)]
+        client = redisconn.connect(own_redis_url)
+        stream = bot_jobs_stream(created["id"])  # a match's jobs go to its shard's stream
+        jobs = [orjson.loads(f[b"job"]) for _, f in client.xrange(stream)]
         assert sorted(j["seat"] for j in jobs) == [0, 1, 2, 3]
         store = MatchStore(client, 60, 60)
         match = store.load(created["id"])
@@ -148,7 +151,7 @@ def test_each_bot_decision_gets_one_job_even_in_simultaneous_steps(own_redis_url
         game = GAMES["sideboards"]
         move = game.legal_moves(game.decode(match.state), 0)[0]
         apply_move(store, RulesClient(f"127.0.0.1:{rules.port}"), match, 0, move, match.version, by_bot=True)
-        assert client.xlen(BOT_JOBS_STREAM) == 4  # seats 1-3 still have their jobs; seat 0 waits for the step
+        assert client.xlen(stream) == 4  # seats 1-3 still have their jobs; seat 0 waits for the step
     finally:
         gateway.stop()
 

@@ -16,11 +16,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 import pytest
-import redis
 
+from services import redisconn
 from services.bots.worker import Worker
-from services.gateway.store import DEADLINES_KEY, MatchStore
+from services.gateway.store import MatchStore, deadline_keys
 from services.timekeeper.keeper import Timekeeper
 
 from .conftest import Api, GatewayServer, RulesProcess, start_gateway
@@ -185,10 +186,10 @@ def test_reclaim_is_for_the_owner_only(table: Table) -> None:
 
 
 def test_a_killed_and_restarted_timekeeper_still_fires_the_pending_deadline_exactly_once(table: Table) -> None:
-    client = redis.Redis.from_url(table.redis_url)
+    client = redisconn.connect(table.redis_url)
     keeper = table.timekeeper_process()
     match_id, _ = table.create([{"kind": "human"}, {"kind": "human"}], {"mode": "per_move", "seconds": 2})
-    assert client.zcard(DEADLINES_KEY) == 1
+    assert client.zcard(deadline_keys(match_id)[0]) == 1
     keeper.send_signal(signal.SIGKILL)
     keeper.wait(10)
     time.sleep(2.5)  # the deadline passes while no timekeeper runs
@@ -200,7 +201,7 @@ def test_a_killed_and_restarted_timekeeper_still_fires_the_pending_deadline_exac
 
 
 def test_a_deadline_leased_by_a_timekeeper_that_died_fires_when_the_lease_runs_out(table: Table) -> None:
-    store = MatchStore(redis.Redis.from_url(table.redis_url), 60, 60)
+    store = MatchStore(redisconn.connect(table.redis_url), 60, 60)
     match_id, _ = table.create([{"kind": "human"}, {"kind": "human"}], {"mode": "per_move", "seconds": 1})
     # A timekeeper takes the deadline (as if it were due) and dies before acting on it.
     assert len(store.claim_due(time.time() + 5, lease_s=1.5)) == 1
@@ -315,3 +316,35 @@ def test_in_a_rematch_bots_stay_bots(table: Table) -> None:
     nxt = table.api.post(f"/v1/matches/{match_id}/rematch", tokens[0], json={}).json()
     assert [(s["kind"], s["level"]) for s in nxt["seats"]] == [("human", None), ("bot", "easy")]
     assert nxt["status"] == "active"
+
+
+def test_an_upgrade_moves_legacy_deadlines_jobs_and_counters_into_the_shards(own_redis_url: str) -> None:
+    """A store written before sharding kept them in single keys that nobody reads now: a deadline or a bot
+    turn left there would never fire or be played. The first worker or timekeeper to start moves them."""
+    from services.gateway import legacy
+    from services.gateway.bots_seam import bot_jobs_stream
+    from services.gateway.store import MATCH_STATS_KEYS
+
+    client = redisconn.connect(own_redis_url)
+    if redisconn.is_cluster(client):
+        assert legacy.migrate(MatchStore(client, 60, 60)) == {"deadlines": 0, "counters": 0, "bot_jobs": 0}
+        return  # a cluster could never hold the old layout
+    client.zadd("{clock}:deadlines", {"lgA|0|3": 100.0})
+    client.zadd("{clock}:leases", {"lgB|1|4": 200.0})
+    client.hset("stats:matches", mapping={"created:legacy-game": 5})
+    for n in range(3):
+        job = {"match_id": f"lgJ{n}", "game": "clash", "version": n, "seat": 1}
+        client.xadd("bots:jobs", {"job": orjson.dumps(job)})
+    client.xgroup_create("bots:jobs", "bots", id="0")
+    client.xreadgroup("bots", "old", {"bots:jobs": ">"}, count=2)  # job 0 and 1 taken
+    done = client.xrange("bots:jobs", count=1)[0][0]
+    client.xack("bots:jobs", "bots", done)  # job 0 finished; job 1 pending; job 2 never taken
+    moved = legacy.migrate(MatchStore(client, 60, 60))
+    assert moved == {"deadlines": 2, "counters": 1, "bot_jobs": 2}
+    assert client.zscore(deadline_keys("lgA")[0], "lgA|0|3") == 100.0
+    assert client.zscore(deadline_keys("lgB")[0], "lgB|1|4") == 200.0
+    assert int(client.hget(MATCH_STATS_KEYS[0], "created:legacy-game")) == 5
+    jobs = [orjson.loads(f[b"job"])["match_id"] for n in (1, 2) for _, f in client.xrange(bot_jobs_stream(f"lgJ{n}"))]
+    assert sorted(set(jobs)) == ["lgJ1", "lgJ2"]
+    assert not client.exists("{clock}:deadlines", "{clock}:leases", "stats:matches", "bots:jobs")
+    assert legacy.migrate(MatchStore(client, 60, 60)) == {"deadlines": 0, "counters": 0, "bot_jobs": 0}

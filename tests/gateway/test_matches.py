@@ -9,9 +9,9 @@ from typing import Any
 
 import orjson
 import pytest
-import redis
 from openapi_spec_validator import validate
 
+from services import redisconn
 from services.gateway.openapi import document
 from services.gateway.store import MatchStore, StaleVersion, keys
 from services.rules.games import GAMES
@@ -23,7 +23,7 @@ ANY = next(iter(GAMES))
 
 
 def stored_state(redis_url: str, match_id: str) -> Any:
-    raw = redis.Redis.from_url(redis_url).get(keys(match_id)[2])
+    raw = redisconn.connect(redis_url).get(keys(match_id)[2])
     assert raw is not None
     return raw
 
@@ -190,7 +190,7 @@ def test_tokens_are_checked(api: Api) -> None:
 
 def test_tokens_are_stored_hashed(api: Api, redis_url: str) -> None:
     match_id, tokens = new_match(api)
-    meta = redis.Redis.from_url(redis_url).get(keys(match_id)[1])
+    meta = redisconn.connect(redis_url).get(keys(match_id)[1])
     assert meta is not None
     for token in tokens:
         assert token.encode() not in meta
@@ -262,7 +262,7 @@ def test_an_applied_move_and_its_idempotent_response_commit_together(api: Api, r
     """The response of an ``Idempotency-Key`` move is written by the compare-and-set itself: a retry after
     a crash finds it, and an attempt that lost the race leaves none behind."""
     match_id, _ = new_match(api)
-    store = MatchStore(redis.Redis.from_url(redis_url), 60, 60)
+    store = MatchStore(redisconn.connect(redis_url), 60, 60)
     match = store.load(match_id)
     assert match is not None
     entry = {"kind": "joined", "seat": 0, "to_act": match.meta["to_act"]}
@@ -402,7 +402,7 @@ def test_matchmaking_ticket_can_be_cancelled(api: Api) -> None:
 
 def test_reads_fall_back_to_the_rules_service_when_the_cache_is_gone(api: Api, redis_url: str) -> None:
     match_id, tokens = new_match(api)
-    redis.Redis.from_url(redis_url).delete(keys(match_id)[5])
+    redisconn.connect(redis_url).delete(keys(match_id)[5])
     status = api.get(f"/v1/matches/{match_id}", tokens[0]).json()
     game = GAMES[ANY]
     state = game.decode(stored_state(redis_url, match_id))

@@ -13,14 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 import requests
 from prometheus_client import CollectorRegistry
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from loadtests import promtext
+from services import redisconn
 from services.bots.worker import GROUP, Worker
-from services.gateway.bots_seam import BOT_JOBS_STREAM
+from services.gateway.bots_seam import BOT_JOB_STREAMS
 from services.rules.games import GAMES
 from services.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
 
@@ -169,22 +169,24 @@ def test_match_counters_follow_every_status_change(api: Api) -> None:
                         "finished_total": start["finished_total"] + 1}
 
 
-def test_bot_queue_depth_counts_jobs_no_worker_has_taken(redis_url: str, rules: RulesProcess) -> None:
+def test_bot_queue_depth_counts_jobs_no_worker_has_taken(own_redis_url: str, rules: RulesProcess) -> None:
+    redis_url = own_redis_url  # no other test's jobs in any stream
+    stream = BOT_JOB_STREAMS[0]
     worker = Worker(redis_url, f"127.0.0.1:{rules.port}", name="depth-test")
-    client = redis.Redis.from_url(redis_url)
+    client = redisconn.connect(redis_url)
     before = worker.queue_depth()
     try:
         for n in range(3):
-            client.xadd(BOT_JOBS_STREAM, {"job": b'{"match_id": "gone", "game": "x", "version": %d, "seat": 0}' % n})
+            client.xadd(stream, {"job": b'{"match_id": "gone", "game": "x", "version": %d, "seat": 0}' % n})
         assert worker.queue_depth() == before + 3
-        taken = client.xreadgroup(GROUP, "depth-test-other", {BOT_JOBS_STREAM: ">"}, count=before + 1)
+        taken = client.xreadgroup(GROUP, "depth-test-other", {stream: ">"}, count=before + 1)
         assert taken
         assert worker.queue_depth() == 2
         worker.run_once(block_ms=10)  # handles (and acknowledges) one job; the gauge follows
         assert worker.queue_depth() == 1
         assert worker.metrics.queue._value.get() == 1
     finally:  # leave the shared stream as other tests expect it: nothing of ours waiting or pending
-        client.xreadgroup(GROUP, "depth-test-other", {BOT_JOBS_STREAM: ">"}, count=100)
-        held = client.xpending_range(BOT_JOBS_STREAM, GROUP, "-", "+", 1000, consumername="depth-test-other")
+        client.xreadgroup(GROUP, "depth-test-other", {stream: ">"}, count=100)
+        held = client.xpending_range(stream, GROUP, "-", "+", 1000, consumername="depth-test-other")
         if held:
-            client.xack(BOT_JOBS_STREAM, GROUP, *[entry["message_id"] for entry in held])
+            client.xack(stream, GROUP, *[entry["message_id"] for entry in held])

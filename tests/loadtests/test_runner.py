@@ -16,7 +16,7 @@ from loadtests.runner import LOCUSTFILE, LoadConfig, parse_think, parse_weights,
 from services.cli import main
 
 SUMMARY_KEYS = {"users", "duration_s", "requests", "failures", "moves_per_s", "endpoints", "baseline",
-                "corrupted_matches"}
+                "corrupted_matches", "redis", "acknowledged_moves", "lost_acknowledged_moves", "failures_by_error"}
 
 
 def test_a_tiny_run_boots_the_stack_plays_audits_and_reports(tmp_path: Path,
@@ -30,6 +30,8 @@ def test_a_tiny_run_boots_the_stack_plays_audits_and_reports(tmp_path: Path,
     assert summary["users"] == 4 and 7 <= summary["duration_s"] <= 12
     assert summary["requests"] > 20 and summary["failures"] == 0, (out / "report.md").read_text()
     assert summary["corrupted_matches"] == 0
+    # every move a user saw acknowledged was recorded, and each is in the store
+    assert summary["acknowledged_moves"] > 0 and summary["lost_acknowledged_moves"] == 0
     move = summary["endpoints"]["move"]
     assert set(move) == {"p50_ms", "p95_ms", "p99_ms", "rps"} and move["p50_ms"] <= move["p99_ms"]
     assert summary["moves_per_s"] > 0
@@ -92,3 +94,25 @@ def test_cli_arguments_are_validated() -> None:
             parse_weights(bad)
     with pytest.raises(argparse.ArgumentTypeError):
         parse_think("1,0")
+
+
+def test_chaos_failures_group_into_windows_measured_from_the_first_kill() -> None:
+    from loadtests.runner import Chaos
+    from services.stack import Stack, StackConfig
+
+    chaos = Chaos(Stack(StackConfig()), 60)
+    chaos.events = [(1000.0, "kill -9 redis primary :1"), (1010.0, "kill -9 rules-1 (pid 2)")]
+    report = chaos.report([(1001.0, 3), (1004.0, 2), (1030.0, 1)])
+    assert [e["at_s"] for e in report["events"]] == [0.0, 10.0]
+    windows = [(w["from_s"], w["to_s"], w["failures"], w["length_s"]) for w in report["failure_windows"]]
+    assert windows == [(1.0, 4.0, 5, 4.0), (30.0, 30.0, 1, 1.0)]
+
+
+def test_failures_are_counted_by_request_and_error() -> None:
+    from loadtests.runner import failures_by_error
+
+    rows = [{"Name": "move", "Error": "LocustBadStatusCode(code=503)", "Occurrences": "4"},
+            {"Name": "move", "Error": "LocustBadStatusCode(code=503)", "Occurrences": "1"},
+            {"Name": "create match", "Error": "LocustBadStatusCode(code=500)", "Occurrences": "2"}]
+    assert failures_by_error(rows) == {"move: LocustBadStatusCode(code=503)": 5,
+                                       "create match: LocustBadStatusCode(code=500)": 2}

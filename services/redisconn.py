@@ -1,0 +1,178 @@
+"""Every Redis client of the project comes from here: ``REDIS_URL`` picks one server or a Redis Cluster.
+
+* ``redis://host:port/0`` (and ``rediss://``, ``unix://``): redis-py's plain client;
+* ``redis+cluster://host:port`` (``rediss+cluster://`` with TLS), or any ``redis://`` URL with
+  ``?cluster=true``: redis-py's :class:`~redis.cluster.RedisCluster`, which discovers the other nodes
+  from that one, routes each command to the primary of its key's slot and follows failovers.
+
+Code on top must stay cluster-correct: a script or a MULTI/EXEC touches one slot (the ``{hash tag}`` in
+its keys), and structures every process shares are spread over several keys (:func:`spread_tags`), one
+per slot range, so a cluster's primaries share their load.
+
+On a cluster, a command that hits a primary which just died is retried with backoff while the replica
+takes over (``cluster_retry_s`` in all); after that it raises ``ConnectionError`` (the gateway answers 503).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from typing import Any, TypeAlias
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.cluster import RedisCluster
+from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
+from redis.retry import Retry
+
+#: Either client: both speak the same commands; only multi-slot operations differ.
+Client: TypeAlias = "redis.Redis | RedisCluster"
+_TRUE = {"1", "true", "yes", "on"}
+#: What a store that is down or failing over raises (a cluster also answers CLUSTERDOWN, TRYAGAIN,
+#: MOVED/ASK for a moment, or has a slot without a primary): the gateway's 503, a bot job left for later.
+UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, redis.exceptions.ClusterError,
+               redis.exceptions.TryAgainError, redis.exceptions.AskError, redis.exceptions.SlotNotCoveredError)
+#: A failover takes ``cluster-node-timeout`` plus an election (about 1 s); retries cover this much of it.
+CLUSTER_RETRY_S = 6.0
+
+
+def cluster_url(url: str) -> str | None:
+    """The URL redis-py's cluster client takes if ``url`` names a cluster, else None."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    flagged = any(k.lower() == "cluster" and v.lower() in _TRUE for k, v in query)
+    if not scheme.endswith("+cluster") and not flagged:
+        return None
+    rest = urlencode([(k, v) for k, v in query if k.lower() != "cluster"])
+    path = "" if parts.path in ("", "/", "/0") else parts.path  # a cluster has database 0 only
+    return urlunsplit((scheme.removesuffix("+cluster"), parts.netloc, path, rest, parts.fragment))
+
+
+def is_cluster(client: Any) -> bool:
+    return isinstance(client, RedisCluster)
+
+
+def connect(url: str, **kwargs: Any) -> Client:
+    """A client for ``url`` (see the module docstring); ``kwargs`` are connection options (timeouts)."""
+    return connect_as(url, redis.Redis, TimedRedisCluster, **kwargs)
+
+
+def connect_as(url: str, plain: type[redis.Redis], cluster: type[RedisCluster], **kwargs: Any) -> Any:
+    """:func:`connect` building ``plain`` or ``cluster`` (subclasses that time every command)."""
+    target = cluster_url(url)
+    if target is None:
+        return plain.from_url(url, **kwargs)
+    kwargs.pop("health_check_interval", None)  # per-node pools check their connections themselves
+    retries = 12
+    backoff = ExponentialBackoff(cap=CLUSTER_RETRY_S / retries * 2, base=0.05)
+    return cluster(url=target, retry=Retry(backoff, retries), **kwargs)
+
+
+class TimedRedisCluster(RedisCluster):
+    """A cluster client that can time commands like :class:`services.gateway.metrics.TimedRedis`.
+
+    ``observe(name, seconds)`` is called per command and per pipeline (``PIPELINE``) when set.
+    """
+
+    observe: Callable[[str, float], None] | None = None
+
+    def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return ride_out_failover(lambda: super(TimedRedisCluster, self).execute_command(*args, **kwargs))
+        finally:
+            if self.observe is not None:
+                name = args[0].decode() if isinstance(args[0], bytes) else str(args[0])
+                self.observe(name.split(" ", 1)[0].upper(), time.perf_counter() - start)
+
+    def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> Any:
+        pipe = super().pipeline(transaction, shard_hint)
+        observe = self.observe
+        if observe is not None:  # (a pipeline is not retried here: it empties itself when it runs)
+            run = pipe.execute
+
+            def execute(raise_on_error: bool = True) -> Any:
+                start = time.perf_counter()
+                try:
+                    return run(raise_on_error)
+                finally:
+                    observe("PIPELINE", time.perf_counter() - start)
+
+            pipe.execute = execute
+        return pipe
+
+
+def ride_out_failover(call: Callable[[], Any]) -> Any:
+    """``call()``, again every 100 ms for up to ``CLUSTER_RETRY_S`` while a node refuses connections.
+
+    redis-py's cluster client retries at once (re-reading the slot table each time), so all its retries
+    land inside the few seconds a failover takes. A refused connection sent nothing, so trying again is
+    safe for any command; an error after the command went out is raised (it may have run).
+    """
+    give_up = None
+    while True:
+        try:
+            return call()
+        except redis.ConnectionError as err:
+            now = time.monotonic()
+            give_up = give_up or now + CLUSTER_RETRY_S
+            if not never_sent(err) or now >= give_up:
+                raise
+            time.sleep(0.1)
+
+
+def spread_tags(prefix: str, count: int) -> tuple[str, ...]:
+    """``count`` hash tags whose slots fall one in each ``1/count`` of the slot range.
+
+    A cluster formed with ``redis-cli --cluster create`` gives each primary a contiguous, equal share of
+    the slots, so keys ``...{tag}...`` over these tags spread evenly over the primaries (a shard per
+    primary or more when ``count`` is at least the number of primaries). Deterministic: every process
+    computes the same tags.
+    """
+    width = REDIS_CLUSTER_HASH_SLOTS / count
+    tags = []
+    for k in range(count):
+        i = 0
+        while not k * width <= key_slot(f"{prefix}{k}.{i}".encode()) < (k + 1) * width:
+            i += 1
+        tags.append(f"{prefix}{k}.{i}")
+    return tuple(tags)
+
+
+def shard_of(name: str, count: int) -> int:
+    """The shard ``name`` (a match id) belongs to: stable, and spread like the slots themselves."""
+    return key_slot(name.encode()) * count // REDIS_CLUSTER_HASH_SLOTS
+
+
+def primary_client(client: Client, key: str) -> redis.Redis:
+    """A plain client on the primary that holds ``key`` (itself for a single server).
+
+    For what must run on one connection of that node, such as a write followed by ``WAIT``.
+    """
+    if isinstance(client, RedisCluster):
+        return client.get_redis_connection(client.get_node_from_key(key))
+    return client
+
+
+def replicas_of(client: Client, key: str) -> int:
+    """How many replicas serve ``key``'s slot now (from the cluster's slot table; INFO on one server)."""
+    if isinstance(client, RedisCluster):
+        nodes = client.nodes_manager.slots_cache.get(client.keyslot(key)) or []
+        return max(0, len(nodes) - 1)
+    info: Any = client.info("replication")
+    return int(info.get("connected_slaves", 0))
+
+
+def never_sent(err: Exception) -> bool:
+    """Did ``err`` happen while connecting (so the command never reached a server, and retrying is safe)?"""
+    return isinstance(err, redis.ConnectionError) and "connecting to" in str(err)
+
+
+def refresh(client: Client) -> None:
+    """Re-read the cluster's slot table (after a failover); nothing for a single server."""
+    if isinstance(client, RedisCluster):
+        with contextlib.suppress(redis.RedisError):  # still failing over: the next command looks again
+            client.nodes_manager.initialize()
