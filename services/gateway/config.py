@@ -27,6 +27,10 @@ class GatewayConfig:
     #: A seat counts as connected this long after its last authenticated request (or long-poll/stream).
     presence_s: float = 30.0
     cors_origins: tuple[str, ...] = field(default_factory=tuple)
+    #: Waiting requests (long-polls, SSE streams, WebSockets, ticket long-polls) one process holds at most
+    #: (past it: 503 + Retry-After), and per token, or per IP address without one (past it: 429).
+    waiters_max: int = 20_000
+    waiters_per_client: int = 50
 
     @classmethod
     def from_env(cls) -> GatewayConfig:
@@ -44,4 +48,6 @@ class GatewayConfig:
             bot_fill_s=_int("MEEPLE_BOT_FILL_S", cls.bot_fill_s),
             presence_s=float(os.environ.get("MEEPLE_PRESENCE_S", cls.presence_s)),
             cors_origins=origins,
+            waiters_max=_int("MEEPLE_WAITERS_MAX", cls.waiters_max),
+            waiters_per_client=_int("MEEPLE_WAITERS_PER_CLIENT", cls.waiters_per_client),
         )
