@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import random
 import resource
 import statistics
@@ -41,7 +42,7 @@ import orjson
 import psutil
 import redis
 from wsproto import ConnectionType, WSConnection
-from wsproto.events import AcceptConnection, CloseConnection, Ping, Request, TextMessage
+from wsproto.events import AcceptConnection, CloseConnection, Ping, RejectConnection, Request, TextMessage
 
 from loadtests import promtext
 from services.gateway.store import keys
@@ -219,6 +220,9 @@ async def ws_waiter(run: Run, match: Match, seat: int) -> None:
                     if not run.stopping:
                         run.failed("ws closed")
                     return
+                elif isinstance(event, RejectConnection):
+                    run.failed(f"ws {event.status_code}")
+                    return
                 else:
                     run.failed(f"ws {type(event).__name__}")
                     return
@@ -263,7 +267,7 @@ async def play(run: Run, matches: list[Match], rate: float, seconds: float) -> l
         await client.open()
         free.put_nowait(client)
     timings: list[float] = []
-    order = iter(random.Random(1).sample(matches, len(matches)) * 1000)
+    order = itertools.cycle(random.Random(1).sample(matches, len(matches)))
 
     async def one(match: Match) -> None:
         client = await free.get()
@@ -291,6 +295,7 @@ async def play(run: Run, matches: list[Match], rate: float, seconds: float) -> l
             await asyncio.sleep(due - now)
         match = next(order)
         if match.busy or not match.to_act:
+            await asyncio.sleep(0.001)  # (a few matches: wait for one to be free)
             continue
         match.busy = True
         tasks.append(asyncio.create_task(one(match)))
@@ -367,10 +372,15 @@ async def bench(args: argparse.Namespace, stack: Stack) -> dict[str, Any]:
     await asyncio.sleep(args.idle)
     idle_pct = (cpu_s(procs) - cpu0) / (time.monotonic() - t0) * 100
     run.deliveries.clear()
+    scraped = await asyncio.to_thread(promtext.scrape, f"{stack.gateway_url}/metrics")
     cpu1, t1 = cpu_s(procs), time.monotonic()
     loaded = await play(run, matches, args.rate, args.seconds)
     loaded_cpu_pct = (cpu_s(procs) - cpu1) / (time.monotonic() - t1) * 100
     await asyncio.sleep(1)  # the last deliveries
+    server = promtext.delta(await asyncio.to_thread(promtext.scrape, f"{stack.gateway_url}/metrics"), scraped)
+    inside = {kind: {"p50": round(h.p50 * 1000, 2), "p99": round(h.p99 * 1000, 2), "count": h.count}
+              for (kind,), h in promtext.histograms(server, "meeple_gateway_event_delivery_seconds",
+                                                    ["kind"]).items()}
     connected = await asyncio.to_thread(waiters_held, stack.gateway_url)
     run.stopping = True
     deliveries = list(run.deliveries)
@@ -385,6 +395,7 @@ async def bench(args: argparse.Namespace, stack: Stack) -> dict[str, Any]:
             "rss_mb_per_1000": round((rss_after - rss_before) / per_1000, 2),
             "idle_cpu_pct": round(idle_pct, 2), "idle_cpu_pct_per_1000": round(idle_pct / per_1000, 3),
             "event_delivery_ms": percentiles(delivery_ms), "deliveries": len(delivery_ms),
+            "server_wake_to_write_ms": inside,
             "move_ms": percentiles(loaded), "moves": len(loaded),
             "move_ms_without_waiters": percentiles(without), "moves_without_waiters": len(without),
             "move_p50_ratio": round(statistics.median(loaded) / statistics.median(without), 3)

@@ -141,9 +141,10 @@ class Loop(threading.Thread):
             timeout = TICK_S
             if self.timers:
                 timeout = max(0.0, min(timeout, self.timers[0][0] - time.monotonic()))
-            for key, _ in self.selector.select(timeout):
+            events = self.selector.select(timeout)
+            self.rung = False  # before the inbox is read: a post after this rings again
+            for key, _ in events:
                 if key.data is None:
-                    self.rung = False
                     try:
                         while self.bell_in.recv(4096):
                             pass

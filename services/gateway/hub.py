@@ -178,13 +178,16 @@ class Hub:
 
     # -- limits ---------------------------------------------------------------------------------------------
     def admit(self, kind: str, client: str) -> Slot:
-        """A place for one more waiter of ``client``, or 503 (this process is full) / 429 (that client is)."""
+        """A place for one more waiter of ``client``, or 503 (this process is full) / 429 (that client is).
+
+        ``client`` "" is a WebSocket before its hello: under the process cap only, until :meth:`transfer`.
+        """
         with self.lock:
             if self.held >= self.max_waiters:
                 self._count_refusal(kind, "process")
                 raise ApiError(503, "too_many_waiters", f"this server holds {self.max_waiters} waiting requests; "
                                "retry shortly (another server may take it)", {"Retry-After": "2"})
-            if self.by_client[client] >= self.per_client:
+            if client and self.by_client[client] >= self.per_client:
                 self._count_refusal(kind, "client")
                 raise ApiError(429, "too_many_waiters", f"at most {self.per_client} waiting requests per token "
                                "(or per address without one); close one first", {"Retry-After": "5"})
@@ -195,6 +198,22 @@ class Hub:
             self.metrics.waiters.labels(kind).inc()
             self.metrics.events_waiting.inc()
         return Slot(self, kind, client)
+
+    def transfer(self, slot: Slot, client: str) -> None:
+        """Count ``slot`` against another client from now on (a WebSocket that authenticated in its hello);
+        429 if that client is at its cap (the slot then stays where it was)."""
+        with self.lock:
+            if slot.released or client == slot.client:
+                return
+            if self.by_client[client] >= self.per_client:
+                self._count_refusal(slot.kind, "client")
+                raise ApiError(429, "too_many_waiters", f"at most {self.per_client} waiting requests per token "
+                               "(or per address without one); close one first", {"Retry-After": "5"})
+            self.by_client[slot.client] -= 1
+            if self.by_client[slot.client] <= 0:
+                del self.by_client[slot.client]
+            self.by_client[client] += 1
+            slot.client = client
 
     def _count_refusal(self, kind: str, why: str) -> None:
         if self.metrics is not None:

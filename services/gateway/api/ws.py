@@ -62,13 +62,22 @@ def websocket(match_id: str) -> Response:
                                                      "under its gunicorn worker")
     token = bearer_token()
     seat = caller_seat(match, required=False)  # a header token is checked now: 401/403 before the upgrade
-    slot = gw.hub.admit("ws", client_ident())
+    # Not authenticated yet (the token may come in the hello): counted per client once it is known. Until
+    # then the upgrade's rate limit and HELLO_S bound how many such sockets an address can hold.
+    slot = gw.hub.admit("ws", client_ident() if token else "")
     park(WsSession(gw.hub, slot, current_app._get_current_object(), match, token, seat,  # type: ignore[attr-defined]
                    request.remote_addr or ""))
     response = Response(status=101, headers={"Upgrade": "websocket", "Connection": "Upgrade",
                                               "Sec-WebSocket-Accept": generate_accept_token(key.encode()).decode()})
     del response.headers["Content-Type"]
     return response
+
+
+def _ident(token: str | None, addr: str) -> str:
+    """The per-client cap's key, as ``events.client_ident`` makes it from a request."""
+    from ..store import hash_token
+
+    return f"t:{hash_token(f'Bearer {token}')[:20]}" if token else f"ip:{addr}"
 
 
 class WsSession(Stream):
@@ -203,6 +212,11 @@ class WsSession(Stream):
                     self.error(write, "wrong_token", "that token does not hold a seat in this match")
                     return self.close_with(write, POLICY, "wrong token")
                 self.token, self.seat = token, seat
+            try:
+                self.hub.transfer(self.slot, _ident(self.token, self.remote_addr))
+            except ApiError as err:
+                self.error(write, err.code, err.message)
+                return self.close_with(write, POLICY, "too many waiters")
             self.touch(match)
         self.ready, self.legal = True, include == "legal_moves"
         self.after = match.version if after is None else after
