@@ -60,6 +60,7 @@ class Http:
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
         self.conn = h11.Connection(h11.CLIENT)
+        self.reopened = 0
 
     async def open(self) -> None:
         self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
@@ -105,10 +106,24 @@ class Http:
             elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
                 return status, body
 
-    async def call(self, method: str, path: str, token: str | None = None, body: Any = None) -> tuple[int, Any]:
-        self.send(method, path, token, body)
-        status, raw = await self.response()
-        return status, orjson.loads(raw) if raw else None
+    async def call(self, method: str, path: str, token: str | None = None, body: Any = None,
+                   headers: dict[str, str] | None = None) -> tuple[int, Any]:
+        """One request; a kept-alive connection the server closed meanwhile is reopened and the request sent
+        again once, as HTTP client libraries do (moves carry an Idempotency-Key, so that is safe)."""
+        for attempt in range(2):
+            try:
+                self.send(method, path, token, body, headers)
+                status, raw = await self.response()
+                if status:
+                    return status, orjson.loads(raw) if raw else None
+            except (OSError, h11.ProtocolError):
+                if attempt:
+                    raise
+            self.reopened += 1
+            self.close()
+            self.conn = h11.Connection(h11.CLIENT)
+            await self.open()
+        return 0, None
 
 
 @dataclass
@@ -126,6 +141,7 @@ class Run:
     port: int
     deliveries: list[tuple[str, int, float]] = field(default_factory=list)  # (match, version, received at)
     errors: int = 0
+    reopened: int = 0  # the movers' kept-alive connections found closed by the server and reopened
     started: int = 0
     stopping: bool = False
     error_kinds: dict[str, int] = field(default_factory=dict)
@@ -278,7 +294,8 @@ async def play(run: Run, matches: list[Match], rate: float, seconds: float) -> l
                 return
             began = time.perf_counter()
             status, doc = await client.call("POST", f"/v1/matches/{match.id}/moves", match.tokens[seat],
-                                            {"move": legal["moves"][0], "version": match.version})
+                                            {"move": legal["moves"][0], "version": match.version},
+                                            {"Idempotency-Key": f"bench-{match.version}"})
             if status == 200:
                 timings.append((time.perf_counter() - began) * 1000)
                 match.version, match.to_act = doc["version"], doc["to_act"]
@@ -302,7 +319,9 @@ async def play(run: Run, matches: list[Match], rate: float, seconds: float) -> l
         n += 1
     await asyncio.gather(*tasks)
     while not free.empty():
-        free.get_nowait().close()
+        client = free.get_nowait()
+        run.reopened += client.reopened
+        client.close()
     return timings
 
 
@@ -400,7 +419,7 @@ async def bench(args: argparse.Namespace, stack: Stack) -> dict[str, Any]:
             "move_ms_without_waiters": percentiles(without), "moves_without_waiters": len(without),
             "move_p50_ratio": round(statistics.median(loaded) / statistics.median(without), 3)
             if loaded and without else None,
-            "gateway_cpu_pct_while_playing": round(loaded_cpu_pct, 1),
+            "gateway_cpu_pct_while_playing": round(loaded_cpu_pct, 1), "mover_reconnects": run.reopened,
             "rate_moves_per_s": args.rate, "matches": len(matches), "gateway_workers": 2}
 
 

@@ -105,7 +105,8 @@ def _json(schema: str, description: str) -> dict[str, Any]:
 def _errors(*statuses: int) -> dict[str, Any]:
     texts = {400: "malformed request", 401: "missing token", 403: "wrong token", 404: "no such match",
              409: "stale version, not your turn, or match state", 413: "body too large", 422: "illegal move",
-             429: "rate limited", 503: "a dependency is down"}
+             429: "rate limited", 503: "a dependency is down", 426: "not a WebSocket upgrade",
+             501: "this server cannot hold WebSockets"}
     return {str(s): _json("Error", texts[s]) for s in statuses}
 
 
@@ -115,6 +116,25 @@ _INCLUDE = {"name": "include", "in": "query", "required": False, "schema": {"enu
             "description": "legal_moves: add the caller's legal moves to the response (one request fewer per turn)"}
 _TICKET_ID = {"name": "ticket", "in": "path", "required": True, "schema": {"type": "string"}}
 _AUTH: list[dict[str, list[str]]] = [{"bearer": []}]
+
+
+_WAITING = ("A request that has to wait (wait > 0 with nothing new yet, a stream, a WebSocket) is held without a "
+            "thread. Each gateway process holds at most MEEPLE_WAITERS_MAX (20000) of them, each token (or "
+            "address without one) at most MEEPLE_WAITERS_PER_CLIENT (50): past them that request only gets "
+            "503 / 429 `too_many_waiters` with Retry-After.")
+_WEBSOCKET = (
+    "Upgrade with `Connection: Upgrade`, `Upgrade: websocket`, `Sec-WebSocket-Version: 13`; every message is a "
+    "JSON text message. First send `{\"type\": \"hello\", \"token\": \"<seat token>\" | null, \"after\": "
+    "<version>?, \"include\": \"legal_moves\"?}` within 5 s (or the socket closes with 1008); the token may "
+    "come in an `Authorization: Bearer` header of the upgrade instead (browsers cannot set one: use the hello). "
+    "The server answers `{\"type\": \"ready\", \"seat\", \"version\"}`, then pushes `{\"type\": "
+    "\"update\", ...Events document}` for every new version (the seat's view only) and closes with 1000 after "
+    "the update that finishes the match. Moves: `{\"type\": \"move\", \"id\": <any>, \"move\": {...}, "
+    "\"version\": n, \"idempotency_key\": \"...\"?, \"include\": \"legal_moves\"?}` is answered by "
+    "`{\"type\": \"reply\", \"id\", \"status\", \"body\"}` with exactly the status and body of POST "
+    "/v1/matches/{id}/moves (same versions, idempotency keys, errors, rate limit). Other problems: `{\"type\": "
+    "\"error\", \"error\": {\"code\", \"message\"}}`. Pings every 15 s; messages up to "
+    "MEEPLE_MAX_BODY_BYTES (else 1009). " + _WAITING)
 
 
 def _body(schema: dict[str, Any]) -> dict[str, Any]:
@@ -188,14 +208,24 @@ def document() -> dict[str, Any]:
                      "description": "change: answer at the first new version; turn (a seat token is required): "
                                     "sleep through other seats' moves and answer once the caller must act or "
                                     "the match is finished (all events since `after` included)"}],
-                "security": [{}, *_AUTH],
+                "security": [{}, *_AUTH], "description": _WAITING,
                 "responses": {"200": _json("Events", "events"), **_errors(401, 403, 404, *_COMMON)}}},
             "/v1/matches/{match_id}/events/stream": {"get": {
                 "summary": "Server-Sent Events: one 'update' event (an Events document) per version",
-                "parameters": [_MATCH_ID], "security": [{}, *_AUTH],
+                "parameters": [_MATCH_ID, {"name": "after", "in": "query", "schema": {"type": "integer"},
+                                           "description": "resume after this version (default: the "
+                                                          "Last-Event-ID header, else the current version)"},
+                               {"name": "Last-Event-ID", "in": "header", "required": False,
+                                "schema": {"type": "integer"}}],
+                "security": [{}, *_AUTH], "description": _WAITING,
                 "responses": {"200": {"description": "text/event-stream",
                                       "content": {"text/event-stream": {"schema": {"type": "string"}}}},
                               **_errors(401, 403, 404, *_COMMON)}}},
+            "/v1/matches/{match_id}/ws": {"get": {
+                "summary": "WebSocket: the seat's events pushed, moves taken (one socket per match)",
+                "parameters": [_MATCH_ID], "security": [{}, *_AUTH], "description": _WEBSOCKET,
+                "responses": {"101": {"description": "switching to WebSocket (RFC 6455)"},
+                              **_errors(401, 403, 404, 426, 501, *_COMMON)}}},
             "/v1/matches/{match_id}/replay": {"get": {
                 "summary": "The move log; the seed once the match is over", "parameters": [_MATCH_ID],
                 "responses": {"200": _json("Replay", "log"), **_errors(401, 403, 404, *_COMMON)}}},
@@ -225,6 +255,7 @@ def document() -> dict[str, Any]:
                 "get": {"summary": "Poll a ticket (the seat token appears once matched)", "parameters": [
                     _TICKET_ID, {"name": "wait", "in": "query", "schema": {"type": "integer", "maximum": 30},
                                  "description": "long-poll: answer once the ticket is matched or cancelled"}],
+                        "description": _WAITING,
                         "responses": {"200": _json("Ticket", "ticket"), **_errors(404, *_COMMON)}},
                 "delete": {"summary": "Leave the queue", "parameters": [_TICKET_ID],
                            "responses": {"200": _json("Ticket", "cancelled"), **_errors(404, 409, *_COMMON)}}},
