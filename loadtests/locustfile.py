@@ -69,6 +69,7 @@ SETTINGS: dict[str, Any] = {
 
 _requests = itertools.count(1)
 _matches = itertools.count()
+_bot_matches = itertools.count()  # which matches against bots are played over the WebSocket
 _queue_games: collections.deque[dict[str, Any]] = collections.deque()
 #: Matches people are playing now, for spectators to follow.
 RECENT: collections.deque[str] = collections.deque(maxlen=200)
@@ -184,7 +185,8 @@ class BotMatchPlayer(MeepleUser):
         created = self.call("POST", "/v1/matches", "create match", None,
                             {"game": game["id"], "players": players, "options": self.options_for(game),
                              "seats": seats, "join": True})
-        if created is not None and self.rng.random() < SETTINGS["ws_share"]:
+        n, share = next(_bot_matches), SETTINGS["ws_share"]
+        if created is not None and int((n + 1) * share) > int(n * share):  # every 1/share-th match, not the first
             self.play_ws(created["id"], created["token"])
         elif created is not None:
             self.play(created["id"], 0, created["token"], created)

@@ -45,6 +45,7 @@ from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, CloseConnection, Ping, RejectConnection, Request, TextMessage
 
 from loadtests import promtext
+from services.gateway.gunicorn_worker import raise_fd_limit
 from services.gateway.store import keys
 from services.stack import Stack, StackConfig
 
@@ -351,14 +352,6 @@ def waiters_held(url: str) -> float:
     return promtext.value(promtext.scrape(f"{url}/metrics"), "meeple_gateway_waiters")
 
 
-def raise_fd_limit(wanted: int) -> int:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
-    if soft < target:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-
-
 async def bench(args: argparse.Namespace, stack: Stack) -> dict[str, Any]:
     assert stack.gateway_url is not None
     host, port = stack.gateway_url.removeprefix("http://").split(":")
@@ -455,7 +448,8 @@ def run_cli(args: argparse.Namespace) -> int:
     if bad or not 1 <= args.per_match <= PLAYERS:
         print(f"--mix takes {', '.join(KINDS)}; --per-match 1..{PLAYERS}", file=sys.stderr)
         return 2
-    limit = raise_fd_limit(args.clients * 2 + 1024)  # the gateway inherits it; it raises its own too
+    raise_fd_limit(args.clients * 2 + 1024)  # the gateway inherits it; its workers raise their own too
+    limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     if limit < args.clients + 512:
         print(f"open-file limit {limit} is too low for {args.clients} waiters", file=sys.stderr)
         return 2

@@ -5,7 +5,6 @@ from __future__ import annotations
 import http.client
 import os
 import random
-import resource
 import signal
 import socket
 import subprocess
@@ -23,6 +22,7 @@ from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, CloseConnection, Ping, Request, TextMessage
 
 from loadtests import promtext
+from services.gateway.gunicorn_worker import raise_fd_limit
 from services.gateway.store import keys
 from services.rules.games import GAMES
 from services.rules.games.base import leaked_secrets
@@ -49,12 +49,6 @@ class Node:
     def workers(self) -> set[int]:
         raw = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text().split()
         return {int(p) for p in raw}
-
-
-def raise_own_fd_limit(wanted: int) -> None:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft < wanted:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (min(wanted, hard), hard))
 
 
 @pytest.fixture()
@@ -145,7 +139,7 @@ def read_until(sock: socket.socket, marker: bytes) -> bytes:
 
 
 def test_two_thousand_parked_waiters_leave_status_moves_and_readyz_alone(start_node: Callable[..., Node]) -> None:
-    raise_own_fd_limit(4096)
+    raise_fd_limit(4096)
     node = start_node(MEEPLE_WAITERS_PER_CLIENT="5000")
     matches = [new_match(node) for _ in range(10)]
     sockets = []
