@@ -35,7 +35,6 @@ import select
 import selectors
 import socket
 import ssl
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -274,8 +273,6 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
         self.connections = max(1, self.cfg.worker_connections)
         self.slots = threading.BoundedSemaphore(self.connections)
         raise_fd_limit(self.connections + 256)
-        if os.environ.get("MEEPLE_GATEWAY_SWITCH_S"):  # experiment: GIL hand-over interval
-            sys.setswitchinterval(float(os.environ["MEEPLE_GATEWAY_SWITCH_S"]))
         self.pool = Pool(self.cfg.threads if self.cfg.threads > 1 else DEFAULT_THREADS)
         self.loop = Loop(self)
         self.loop.start()

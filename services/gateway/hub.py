@@ -82,6 +82,7 @@ class _Watch:
     cursor: str  # the XREAD id: entries after it are new
     version: int  # the version of ``cursor`` (from a waiter's ``after`` until the reader has read an entry)
     read: int = -1  # the newest version the reader has actually seen (-1: none yet)
+    node: str = ""
     waiters: set[Waiter] = field(default_factory=set)
     idle_since: float = 0.0
 
@@ -151,6 +152,9 @@ class Hub:
         self.lock = threading.Lock()
         self.changed = threading.Condition(self.lock)
         self.watches: dict[str, _Watch] = {}
+        #: node -> key -> cursor: what each reader's XREAD takes, kept up to date (copied, not rebuilt, per call)
+        self.cursors: dict[str, dict[str, str]] = {}
+        self.pruned_at = 0.0
         self.readers: dict[str, Reader] = {}
         self.held = 0
         self.by_client: Counter[str] = Counter()
@@ -240,8 +244,10 @@ class Hub:
         rearm = False
         with self.lock:
             watch = self.watches.get(waiter.key)
+            node = self.node_of(waiter.key)
             if watch is None:
-                watch = self.watches[waiter.key] = _Watch(_cursor(waiter.after), waiter.after)
+                watch = self.watches[waiter.key] = _Watch(_cursor(waiter.after), waiter.after, node=node)
+                self.cursors.setdefault(node, {})[waiter.key] = watch.cursor
                 rearm = True
             if watch.read > waiter.after:
                 fire = True  # the reader saw a newer entry already (what it was, the waiter's re-run reads)
@@ -249,8 +255,8 @@ class Hub:
                 watch.waiters.add(waiter)
                 if waiter.after < watch.version:  # the cursor came from a waiter that knew more: go back
                     watch.cursor, watch.version = _cursor(waiter.after), waiter.after
+                    self.cursors[node][waiter.key] = watch.cursor
                     rearm = True
-            node = self.node_of(waiter.key)
             reader = self.readers.get(node)
             if reader is None:
                 reader = self.readers[node] = Reader(self, node)
@@ -293,11 +299,13 @@ class Hub:
         """The keys ``reader`` must watch now, with their cursors (dropping keys idle past ``LINGER_S``)."""
         now = time.monotonic()
         with self.lock:
-            for key in [k for k, w in self.watches.items() if not w.waiters and now - w.idle_since > LINGER_S]:
-                del self.watches[key]
+            if now - self.pruned_at > 1.0:
+                self.pruned_at = now
+                for key in [k for k, w in self.watches.items() if not w.waiters and now - w.idle_since > LINGER_S]:
+                    del self.cursors[self.watches.pop(key).node][key]
             reader.generation += 1
             reader.blocked = True
-            return {key: w.cursor for key, w in self.watches.items() if self.node_of(key) == reader.node}
+            return dict(self.cursors.get(reader.node, {}))
 
     def _dispatch(self, reply: list[Any]) -> None:
         fired: list[tuple[Waiter, int]] = []
@@ -314,7 +322,7 @@ class Hub:
                         watch.waiters.discard(waiter)
                         fired.append((waiter, version))
                 last_id = entries[-1][0]
-                watch.cursor = last_id.decode()
+                watch.cursor = self.cursors[watch.node][key] = last_id.decode()
                 watch.version = watch.read = int(last_id.split(b"-", 1)[0])
                 if not watch.waiters:
                     watch.idle_since = time.monotonic()

@@ -212,7 +212,7 @@ class WsSession(Stream):
                     self.error(write, "wrong_token", "that token does not hold a seat in this match")
                     return self.close_with(write, POLICY, "wrong token")
                 self.token, self.seat = token, seat
-            try:
+            try:  # from now on the socket counts against its token's cap (a spectator's: its address's)
                 self.hub.transfer(self.slot, _ident(self.token, self.remote_addr))
             except ApiError as err:
                 self.error(write, err.code, err.message)
