@@ -125,7 +125,7 @@ _WAITING = ("A request that has to wait (wait > 0 with nothing new yet, a stream
 _WEBSOCKET = (
     "Upgrade with `Connection: Upgrade`, `Upgrade: websocket`, `Sec-WebSocket-Version: 13`; every message is a "
     "JSON text message. First send `{\"type\": \"hello\", \"token\": \"<seat token>\" | null, \"after\": "
-    "<version>?, \"include\": \"legal_moves\"?}` within 5 s (or the socket closes with 1008); the token may "
+    "<version>?, \"include\": \"legal_moves\"?}` within 10 s (or the socket closes with 1008); the token may "
     "come in an `Authorization: Bearer` header of the upgrade instead (browsers cannot set one: use the hello). "
     "The server answers `{\"type\": \"ready\", \"seat\", \"version\"}`, then pushes `{\"type\": "
     "\"update\", ...Events document}` for every new version (the seat's view only) and closes with 1000 after "

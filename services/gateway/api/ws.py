@@ -37,7 +37,7 @@ from .events import HEARTBEAT_S, client_ident, events_since
 
 bp = Blueprint("ws", __name__)
 #: The hello must arrive this soon after the upgrade, or the socket is closed (1008).
-HELLO_S = 5.0
+HELLO_S = 10.0
 POLICY, TOO_BIG, NORMAL = 1008, 1009, 1000
 
 
