@@ -27,6 +27,7 @@ import itertools
 import json
 import os
 import random
+import socket
 import time
 import urllib.parse
 from typing import Any
@@ -36,6 +37,8 @@ import orjson
 from locust import FastHttpUser, constant, events, task
 from locust.env import Environment
 from locust.exception import StopUser
+from wsproto import ConnectionType, WSConnection
+from wsproto.events import AcceptConnection, CloseConnection, Ping, RejectConnection, Request, TextMessage
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -56,6 +59,8 @@ SETTINGS: dict[str, Any] = {
     #: A person's think time before a move, uniform in [low, high] seconds.
     "think_s": tuple(_env_json("MEEPLE_LOAD_THINK_S", [0.0, 0.04])),
     "wait_s": int(os.environ.get("MEEPLE_LOAD_WAIT_S", "10")),
+    #: The share of matches against bots that a person plays over the WebSocket (moves and updates on one socket).
+    "ws_share": float(os.environ.get("MEEPLE_LOAD_WS_SHARE", "0.25")),
     #: Give up on a matchmaking ticket after this long (the gateway fills seats with bots before that).
     "matchmaking_timeout_s": float(os.environ.get("MEEPLE_LOAD_MATCHMAKING_TIMEOUT_S", "60")),
     "spectator_polls": int(os.environ.get("MEEPLE_LOAD_SPECTATOR_POLLS", "30")),
@@ -64,6 +69,7 @@ SETTINGS: dict[str, Any] = {
 
 _requests = itertools.count(1)
 _matches = itertools.count()
+_bot_matches = itertools.count()  # which matches against bots are played over the WebSocket
 _queue_games: collections.deque[dict[str, Any]] = collections.deque()
 #: Matches people are playing now, for spectators to follow.
 RECENT: collections.deque[str] = collections.deque(maxlen=200)
@@ -191,8 +197,60 @@ class BotMatchPlayer(MeepleUser):
         created = self.call("POST", "/v1/matches", "create match", None,
                             {"game": game["id"], "players": players, "options": self.options_for(game),
                              "seats": seats, "join": True})
-        if created is not None:
+        n, share = next(_bot_matches), SETTINGS["ws_share"]
+        if created is not None and int((n + 1) * share) > int(n * share):  # every 1/share-th match, not the first
+            self.play_ws(created["id"], created["token"])
+        elif created is not None:
             self.play(created["id"], 0, created["token"], created)
+
+    def play_ws(self, match_id: str, token: str) -> None:
+        """Play seat 0 over ``/v1/matches/{id}/ws``: updates pushed, moves as messages (``move (ws)``: from
+        sending a move to its reply)."""
+        url = urllib.parse.urlsplit(str(self.host))
+        host = str(url.hostname or "127.0.0.1")
+        began = time.perf_counter()
+        sock = socket.create_connection((host, url.port or 80), timeout=60)
+        ws = WSConnection(ConnectionType.CLIENT)
+        sock.sendall(ws.send(Request(host=host, target=f"/v1/matches/{match_id}/ws")))
+        sent_at, moved, version = 0.0, False, -1
+        try:
+            while True:
+                data = sock.recv(65536)
+                if not data:
+                    return
+                ws.receive_data(data)
+                for event in ws.events():
+                    if isinstance(event, AcceptConnection):
+                        self._fire("ws connect", began)
+                        sock.sendall(ws.send(TextMessage(data=orjson.dumps(
+                            {"type": "hello", "token": token, "after": 0, "include": "legal_moves"}).decode())))
+                    elif isinstance(event, Ping):
+                        sock.sendall(ws.send(event.response()))
+                    elif isinstance(event, (CloseConnection, RejectConnection)):
+                        return
+                    elif isinstance(event, TextMessage):
+                        doc = orjson.loads(event.data)
+                        if doc["type"] == "reply":
+                            self._fire("move (ws)", sent_at, None if doc["status"] == 200 else str(doc["body"]))
+                            moved = False
+                        elif doc["type"] == "update":
+                            version = doc["version"]
+                            if doc["status"] == "active" and 0 in doc["to_act"] and doc["legal_moves"] and not moved:
+                                self.think()
+                                self.requests += 1
+                                sent_at, moved = time.perf_counter(), True
+                                sock.sendall(ws.send(TextMessage(data=orjson.dumps({
+                                    "type": "move", "id": version, "move": self.rng.choice(doc["legal_moves"]),
+                                    "version": version, "idempotency_key": f"{match_id}-0-{version}"}).decode())))
+        except OSError as err:
+            self._fire("ws dropped", began, str(err))
+        finally:
+            sock.close()
+
+    def _fire(self, name: str, began: float, error: str | None = None) -> None:
+        self.environment.events.request.fire(
+            request_type="WS", name=name, response_time=(time.perf_counter() - began) * 1000, response_length=0,
+            exception=Exception(error) if error else None, context={})
 
 
 class MatchmadePlayer(MeepleUser):

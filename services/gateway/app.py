@@ -7,10 +7,11 @@ import time
 
 from flask import Flask, Response, g, request
 
-from .api import clients, events, games, matches, matchmaking, ops, seats
+from .api import clients, events, games, matches, matchmaking, ops, seats, ws
 from .config import GatewayConfig
 from .context import Gateway
 from .errors import register_error_handlers
+from .hub import Hub
 from .jsonio import OrjsonProvider
 from .metrics import GatewayMetrics, MatchStatsCollector, check_multiprocess, timed_redis
 from .rules_client import RulesClient
@@ -36,20 +37,22 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
         store=MatchStore.from_config(client, config),
         rules=RulesClient(config.rules_addr, config.rules_timeout_s, config.rules_retries),
         metrics=metrics,
+        hub=Hub(config.redis_url, config.waiters_max, config.waiters_per_client, metrics),
     )
     register_error_handlers(app)
-    for blueprint in (games.bp, matches.bp, seats.bp, events.bp, matchmaking.bp, ops.bp):
+    for blueprint in (games.bp, matches.bp, seats.bp, events.bp, ws.bp, matchmaking.bp, ops.bp):
         app.register_blueprint(blueprint)
     clients.register(app)
 
     @app.before_request
     def _start_timer() -> None:
         g.started = time.perf_counter()
+        g.in_flight = True
         metrics.in_flight.inc()
 
     @app.teardown_request
     def _done(_: BaseException | None) -> None:
-        if "started" in g:
+        if g.pop("in_flight", False):  # once per request, however often teardown runs (a stream's end)
             metrics.in_flight.dec()
 
     @app.after_request

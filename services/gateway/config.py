@@ -45,6 +45,10 @@ class GatewayConfig:
     #: primary has a replica, none otherwise. ``redis_wait_ms`` bounds the wait (then 503, not acknowledged).
     redis_wait_replicas: int = -1
     redis_wait_ms: int = 500
+    #: Waiting requests (long-polls, SSE streams, WebSockets, ticket long-polls) one process holds at most
+    #: (past it: 503 + Retry-After), and per token, or per IP address without one (past it: 429).
+    waiters_max: int = 20_000
+    waiters_per_client: int = 50
 
     @classmethod
     def from_env(cls) -> GatewayConfig:
@@ -72,4 +76,6 @@ class GatewayConfig:
             hints_per_seat_minute=_int("MEEPLE_HINTS_PER_SEAT_MINUTE", cls.hints_per_seat_minute),
             redis_wait_replicas=_int("MEEPLE_REDIS_WAIT_REPLICAS", cls.redis_wait_replicas),
             redis_wait_ms=_int("MEEPLE_REDIS_WAIT_MS", cls.redis_wait_ms),
+            waiters_max=_int("MEEPLE_WAITERS_MAX", cls.waiters_max),
+            waiters_per_client=_int("MEEPLE_WAITERS_PER_CLIENT", cls.waiters_per_client),
         )

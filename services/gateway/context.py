@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from flask import current_app
 
 from .config import GatewayConfig
+from .hub import Hub
 from .metrics import GatewayMetrics
 from .rules_client import RulesClient
 from .store import MatchStore
@@ -18,6 +19,7 @@ class Gateway:
     store: MatchStore
     rules: RulesClient
     metrics: GatewayMetrics
+    hub: Hub
 
 
 def gateway() -> Gateway:

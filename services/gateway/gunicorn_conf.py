@@ -20,6 +20,9 @@ from prometheus_client import multiprocess
 #: One thread per connection that reads, runs the app and writes (``gunicorn_worker.py`` says why it is not
 #: gthread); ``--workers`` processes of it, each taking up to ``worker_connections`` connections at once.
 worker_class = "services.gateway.gunicorn_worker.ConnectionThreads"
+#: Open connections per worker process: parked waiters (long-polls, streams, WebSockets) are sockets, not
+#: threads, so a worker holds many (``MEEPLE_GATEWAY_CONNECTIONS``; the worker raises its file limit to fit).
+worker_connections = int(os.environ.get("MEEPLE_GATEWAY_CONNECTIONS", "20000"))
 
 #: gunicorn (25.1+) binds a control socket at one path per user (``$XDG_RUNTIME_DIR`` or ``~/.gunicorn``):
 #: two gateways on one host would fight over it. Off unless ``MEEPLE_GUNICORN_CONTROL_SOCKET`` names a path

@@ -1,28 +1,44 @@
-"""A gunicorn worker with one thread per connection: ``gunicorn -k services.gateway.gunicorn_worker.ConnectionThreads``.
+"""The gateway's gunicorn worker: ``gunicorn -k services.gateway.gunicorn_worker.ConnectionThreads``.
 
-Why not ``gthread``: it passes every request from its poller thread to a pool thread and the kept-alive
-connection back again (a queue, a pipe, ``epoll_ctl`` twice, two more thread wake-ups). On the 2-core VM
-the load test runs on, a wake-up across threads is expensive: a ``/healthz`` took about 750 µs of the
-worker's CPU under ``gthread`` and takes about 400 µs here. Here the thread that owns a connection blocks
-in ``recv`` itself, so the kernel wakes it straight away when the next request arrives; it reads, runs the
-app and writes the response, and nothing else in the process is woken. Long-polls hold their thread, as in ``gthread``.
+Threads go to connections that are *doing* something; waiting costs a socket. Three kinds of threads:
 
-The HTTP/1.1 parsing, the WSGI environ and the response are gunicorn's own (``gunicorn.http``); gunicorn's
-master, signals, heartbeats, ``max_requests`` and hooks work as for any worker. Limits: HTTP/1.1 only
-(no h2c), at most ``worker_connections`` open connections per worker (the next ones wait in the listen
-backlog), and a connection closes when it idles, or stalls mid-request, for ``keepalive`` seconds.
+* the main thread accepts connections (up to ``worker_connections`` open at once; the next ones wait in the
+  listen backlog) and heartbeats to the gunicorn master;
+* a pool of request threads (``--threads``, 64 if not set): a thread takes a connection that has a request,
+  reads it with gunicorn's parser, runs the Flask app and writes the response — and then *lingers* on the
+  connection for up to ``LINGER_S`` in ``poll``, so a client that sends its next request at once is served by
+  the same thread with no hand-off (why this is not ``gthread``: on the 2-core VM a wake-up across threads is
+  expensive; a ``/healthz`` cost about 750 µs of the worker's CPU under ``gthread`` and 400 µs this way);
+* one selector thread (:class:`Loop`) that holds every connection nobody is serving: kept-alive connections
+  idling between requests (closed after ``keepalive`` seconds), and *parked* requests — long-polls, SSE
+  streams and WebSockets that wait for a match to change (see ``parking.py`` and ``hub.py``). A parked
+  socket is watched for readability, so a client that closes is released at once (read-side EOF), and gets
+  a thread again only when the hub wakes it, its timer is due (a deadline, a heartbeat) or it sends bytes.
+
+A connection has one owner at a time (a request thread, or the selector thread), so nothing is shared
+without the selector thread's inbox. The HTTP/1.1 parsing, the WSGI environ and the response are gunicorn's
+own (``gunicorn.http``); gunicorn's master, signals, heartbeats, ``max_requests`` and hooks work as for any
+worker. Limits: HTTP/1.1 only (no h2c); with TLS nothing parks (requests wait on their thread instead).
 """
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import errno
+import heapq
+import itertools
 import json
 import os
+import queue
+import resource
+import select
 import selectors
 import socket
 import ssl
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -35,6 +51,219 @@ from gunicorn.workers import base
 TICK_S = 1.0
 #: How long an unread request body may take to drain before its connection is closed instead.
 DRAIN_S = 5.0
+#: How long a request thread waits on its connection for the next request before handing it to the selector.
+LINGER_S = 0.5
+#: Request threads when gunicorn's ``--threads`` is not set: below redis-py's pool of 100 connections, so a burst
+#: of requests waits for a thread here rather than failing for want of a Redis connection.
+DEFAULT_THREADS = 64
+PARKED = "parked"
+
+
+class Conn:
+    """One client connection and what the worker knows of it."""
+
+    def __init__(self, sock: socket.socket, addr: Any, server: Any, parser: Any, loop: Loop) -> None:
+        self.sock, self.addr, self.server, self.parser = sock, addr, server, parser
+        self.req: Any = None
+        self.resp: Any = None
+        self.parked: Any = None  # a parking.Parked while parked (or streaming)
+        # owned by the selector thread:
+        self.state = "busy"  # busy | idle | parked | closed
+        self.pending: collections.deque[str] = collections.deque()
+        self.registered = False
+        self.watch_reads = True
+        self.timer_gen = 0
+        self.wake: Callable[[], None] = lambda: loop.post("wake", self)
+
+
+class Pool:
+    """Request threads, started as needed up to ``size``; ``idle`` tells whether one is free."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.jobs: queue.SimpleQueue[tuple[Callable[..., None], tuple[Any, ...]] | None] = queue.SimpleQueue()
+        self.lock = threading.Lock()
+        self.threads = self.idle = 0
+        self.names = itertools.count()
+
+    def submit(self, fn: Callable[..., None], *args: Any) -> None:
+        self.jobs.put((fn, args))
+        with self.lock:
+            if self.idle > 0 or self.threads >= self.size:
+                return
+            self.threads += 1
+        threading.Thread(target=self._run, name=f"request-{next(self.names)}", daemon=True).start()
+
+    def spare(self) -> bool:
+        """Is a thread free for other connections (so that lingering on this one starves nobody)?"""
+        return self.jobs.empty() and (self.idle > 0 or self.threads < self.size)
+
+    def _run(self) -> None:
+        while True:
+            with self.lock:
+                self.idle += 1
+            job = self.jobs.get()
+            with self.lock:
+                self.idle -= 1
+            if job is None:
+                return
+            fn, args = job
+            fn(*args)
+
+
+class Loop(threading.Thread):
+    """The selector thread: idle kept-alive connections and parked requests, their timers and wake-ups."""
+
+    def __init__(self, worker: ConnectionThreads) -> None:
+        super().__init__(name="selector", daemon=True)
+        self.worker = worker
+        self.selector = selectors.DefaultSelector()
+        self.inbox: collections.deque[tuple[str, Conn | None]] = collections.deque()
+        self.bell_in, self.bell_out = socket.socketpair()
+        self.bell_in.setblocking(False)
+        self.bell_out.setblocking(False)
+        self.selector.register(self.bell_in, selectors.EVENT_READ, None)
+        self.rung = False
+        self.timers: list[tuple[float, int, Conn, int]] = []
+        self.seq = itertools.count()
+        self.held: set[Conn] = set()  # idle and parked connections (the drain closes or answers them)
+        self.draining = False
+
+    def post(self, what: str, conn: Conn | None) -> None:
+        """From any thread: ``idle`` / ``park`` (a thread hands a connection over), ``wake``, ``drain``."""
+        self.inbox.append((what, conn))
+        if not self.rung:
+            self.rung = True
+            with contextlib.suppress(BlockingIOError):
+                self.bell_out.send(b"\0")
+
+    def run(self) -> None:
+        while True:
+            timeout = TICK_S
+            if self.timers:
+                timeout = max(0.0, min(timeout, self.timers[0][0] - time.monotonic()))
+            events = self.selector.select(timeout)
+            self.rung = False  # before the inbox is read: a post after this rings again
+            for key, _ in events:
+                if key.data is None:
+                    try:
+                        while self.bell_in.recv(4096):
+                            pass
+                    except BlockingIOError:
+                        pass
+                else:
+                    self.readable(key.data)
+            while self.inbox:
+                what, conn = self.inbox.popleft()
+                self.message(what, conn)
+            now = time.monotonic()
+            while self.timers and self.timers[0][0] <= now:
+                _, _, conn, gen = heapq.heappop(self.timers)
+                if conn.timer_gen == gen:
+                    self.due(conn)
+
+    # -- what happens to a connection the selector holds ---------------------------------------------------
+    def message(self, what: str, conn: Conn | None) -> None:
+        if what == "drain":
+            self.draining = True
+            for held in list(self.held):
+                if held.state == "idle" or (held.state == "parked" and not held.parked.rerun):
+                    self.close(held)
+                elif held.state == "parked":
+                    held.parked.expired = True
+                    self.dispatch(held, "timer")
+            return
+        assert conn is not None
+        if what == "idle":
+            if self.draining:
+                self.close(conn)
+                return
+            conn.state = "idle"
+            self.held.add(conn)
+            self.register(conn)
+            self.set_timer(conn, time.monotonic() + max(0.1, (self.worker.cfg.keepalive or 2) - LINGER_S))
+        elif what == "park":
+            conn.state = "parked"
+            self.held.add(conn)
+            conn.watch_reads = True
+            if conn.pending:
+                self.dispatch(conn, conn.pending.popleft())
+                return
+            if self.draining and conn.parked.rerun:
+                conn.parked.expired = True
+                self.dispatch(conn, "timer")
+                return
+            self.register(conn)
+            due = conn.parked.timer()
+            if due is not None:
+                self.set_timer(conn, due)
+        elif what == "wake":
+            if conn.state == "parked":
+                self.dispatch(conn, "wake")
+            elif conn.state == "busy":
+                conn.pending.append("wake")
+
+    def readable(self, conn: Conn) -> None:
+        if conn.state == "idle":
+            self.dispatch(conn, "request")
+            return
+        try:
+            peek = conn.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            peek = b""
+        if not peek:
+            self.close(conn)  # the client went away: leave the hub now, not at the next heartbeat
+        elif conn.parked.reads:
+            self.dispatch(conn, "data")
+        else:  # a request sent before the answer: it is read after the answer; until then only timers
+            self.unregister(conn)
+            conn.watch_reads = False
+
+    def due(self, conn: Conn) -> None:
+        if conn.state == "idle":
+            self.close(conn)  # idled past keepalive
+        elif conn.state == "parked":
+            self.dispatch(conn, "timer")
+        elif conn.state == "busy":
+            conn.pending.append("timer")
+
+    def dispatch(self, conn: Conn, reason: str) -> None:
+        """Give the connection to a request thread."""
+        self.unregister(conn)
+        self.held.discard(conn)
+        conn.state = "busy"
+        conn.timer_gen += 1
+        if reason == "request":
+            self.worker.pool.submit(self.worker.serve, conn, None)
+        else:
+            self.worker.pool.submit(self.worker.run_parked, conn, reason)
+
+    def close(self, conn: Conn) -> None:
+        self.unregister(conn)
+        self.held.discard(conn)
+        conn.state = "closed"
+        conn.timer_gen += 1
+        self.worker.close(conn)
+
+    def register(self, conn: Conn) -> None:
+        if not conn.registered and conn.watch_reads:
+            try:
+                self.selector.register(conn.sock, selectors.EVENT_READ, conn)
+                conn.registered = True
+            except (ValueError, OSError):  # closed under us
+                self.close(conn)
+
+    def unregister(self, conn: Conn) -> None:
+        if conn.registered:
+            conn.registered = False
+            with contextlib.suppress(KeyError, ValueError, OSError):
+                self.selector.unregister(conn.sock)
+
+    def set_timer(self, conn: Conn, when: float) -> None:
+        conn.timer_gen += 1
+        heapq.heappush(self.timers, (when, next(self.seq), conn, conn.timer_gen))
 
 
 #: Error codes of the requests gunicorn answers itself (before the app), by status.
@@ -67,9 +296,13 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
     alive: bool  # set by gunicorn's Worker; False once the worker is to stop
 
     def init_process(self) -> None:
-        #: One slot per open connection: its thread holds it until the connection closes.
+        #: One slot per open connection, held until the connection closes.
         self.connections = max(1, self.cfg.worker_connections)
         self.slots = threading.BoundedSemaphore(self.connections)
+        raise_fd_limit(self.connections + 256)
+        self.pool = Pool(self.cfg.threads if self.cfg.threads > 1 else DEFAULT_THREADS)
+        self.loop = Loop(self)
+        self.loop.start()
         super().init_process()
 
     # -- the main thread: accept, heartbeat, drain on the way out ------------------------------------------------
@@ -91,7 +324,7 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
         self.drain()
 
     def accept_one(self, listening: selectors.BaseSelector) -> bool:
-        """Wait up to a tick for a connection and start its thread; False if none came."""
+        """Wait up to a tick for a connection and give it to a request thread; False if none came."""
         for key, _ in listening.select(TICK_S):
             listener = key.fileobj
             try:
@@ -105,22 +338,26 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
                 elif e.errno != errno.ECONNABORTED:
                     raise
                 continue
-            thread = threading.Thread(target=self.serve, name=f"conn-{addr}", daemon=True,
-                                      args=(client, addr, listener.getsockname()))  # type: ignore[union-attr]
             try:
-                thread.start()
-            except RuntimeError:  # the system will not give us another thread: refuse this connection
-                self.log.exception("Cannot start a thread for a new connection")
+                client.setblocking(True)
+                if self.cfg.is_ssl:
+                    client = gunicorn_sock.ssl_wrap_socket(client, self.cfg)
+                conn = Conn(client, addr, listener.getsockname(), None, self.loop)  # type: ignore[union-attr]
+                conn.parser = http.get_parser(self.cfg, client, addr)
+                self.pool.submit(self.serve, conn, None)
+            except Exception:
+                self.log.exception("Cannot take a new connection")
                 util.close(client)
                 return False
             return True
         return False
 
     def drain(self) -> None:
-        """Graceful stop: let requests in progress finish, up to ``graceful_timeout``. Every connection's
-        thread gives its slot back when it ends, so holding all the slots means every connection is done."""
+        """Graceful stop: parked long-polls answer now, streams and idle connections close, requests in
+        progress finish, up to ``graceful_timeout``. Holding every connection slot means every connection is done."""
         for listener in self.sockets:
             util.close(listener)
+        self.loop.post("drain", None)
         deadline = time.monotonic() + self.cfg.graceful_timeout
         held = 0
         while held < self.connections and (left := deadline - time.monotonic()) > 0:
@@ -147,47 +384,112 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
         except Exception:
             self.log.debug("Failed to send error message.")
 
-    # -- a connection's own thread ----------------------------------------------------------------------------
-    def serve(self, client: socket.socket, addr: Any, server: Any) -> None:
-        """Serve one connection's requests in turn until it closes, idles past ``keepalive`` or we stop."""
-        req = None
+    def close(self, conn: Conn) -> None:
+        """The connection is done (any thread that owns it): leave the hub, close, give the slot back."""
+        if conn.parked is not None:
+            conn.parked.close()
+            conn.parked = None
+        util.close(conn.sock)
+        self.slots.release()
+
+    # -- request threads ------------------------------------------------------------------------------------
+    def serve(self, conn: Conn, resume: Any) -> None:
+        """Serve the connection's requests in turn (first the re-run of ``resume``, if given) until it closes,
+        parks, or has nothing to say for ``LINGER_S`` (then the selector holds it)."""
+        req = conn.req
         try:
-            client.setblocking(True)
-            if self.cfg.is_ssl:
-                client = gunicorn_sock.ssl_wrap_socket(client, self.cfg)
-            client.settimeout(self.cfg.keepalive or self.cfg.timeout or None)
-            parser = http.get_parser(self.cfg, client, addr)
-            while self.alive:
-                req = next(parser)
-                if not self.handle_request(req, client, addr, server):
-                    break
+            keep = True
+            if resume is not None:
+                outcome = self.handle_request(conn, req, resume)
+                if outcome == PARKED:
+                    return
+                keep = bool(outcome)
+            while keep and self.alive:
                 # A body the app left unread (a 413, say) must be skipped before the next request; a
                 # client that sends more than a little of it, or stalls, loses the connection instead.
-                if not parser.finish_body(deadline=time.monotonic() + DRAIN_S):
+                if not conn.parser.finish_body(deadline=time.monotonic() + DRAIN_S):
                     break
+                if not self.request_within(conn, LINGER_S if self.pool.spare() else 0.0):
+                    if not self.cfg.keepalive or not self.alive:
+                        break
+                    self.loop.post("idle", conn)
+                    return
+                conn.sock.settimeout(self.cfg.keepalive or self.cfg.timeout or None)
+                req = conn.req = next(conn.parser)
+                outcome = self.handle_request(conn, req, None)
+                if outcome == PARKED:
+                    return
+                keep = bool(outcome)
         except (StopIteration, http.errors.NoMoreData, TimeoutError):
-            pass  # the client closed, or idled past keepalive
+            pass  # the client closed, or stalled mid-request
         except ssl.SSLError as e:
             if e.args[0] != ssl.SSL_ERROR_EOF:
-                self.handle_error(req, client, addr, e)
+                self.handle_error(req, conn.sock, conn.addr, e)
         except OSError as e:
             if e.errno not in (errno.EPIPE, errno.ECONNRESET, errno.ENOTCONN):
                 self.log.exception("Socket error processing request.")
         except Exception as e:
-            self.handle_error(req, client, addr, e)
-        finally:
-            util.close(client)
-            self.slots.release()
+            self.handle_error(req, conn.sock, conn.addr, e)
+        self.close(conn)
 
-    def handle_request(self, req: Any, client: socket.socket, addr: Any, server: Any) -> bool:
-        """gunicorn's own request cycle (as in its ``gthread`` worker); True if the connection stays open."""
+    @staticmethod
+    def request_within(conn: Conn, seconds: float) -> bool:
+        """Has the next request begun to arrive, or does it within ``seconds``? (Buffered bytes count.)"""
+        with conn.parser.unreader.buf.getbuffer() as buffered:
+            if buffered.nbytes:
+                return True
+        if isinstance(conn.sock, ssl.SSLSocket) and conn.sock.pending():
+            return True
+        poller = select.poll()
+        poller.register(conn.sock, select.POLLIN)
+        return bool(poller.poll(seconds * 1000))
+
+    def run_parked(self, conn: Conn, reason: str) -> None:
+        """A parked request's turn: re-run a long-poll, or feed a stream its wake-up, timer or bytes."""
+        parked = conn.parked
+        if parked is None:
+            self.close(conn)
+            return
+        if parked.rerun:
+            self.serve(conn, parked)
+            return
+        write = conn.sock.sendall if conn.resp.status_code == 101 else conn.resp.write
+        try:
+            if reason == "data":
+                data = conn.sock.recv(65536)
+                keep = bool(data) and parked.on_data(data, write)
+            elif reason == "wake":
+                keep = parked.on_wake(write)
+            else:
+                keep = parked.on_timer(write)
+            if keep and self.alive:
+                parked.arm(conn.wake)
+                self.loop.post("park", conn)
+                return
+            if conn.resp.status_code != 101:
+                conn.resp.close()  # the last chunk of an SSE response
+        except OSError:
+            pass  # the client went away mid-write
+        except Exception:
+            self.log.exception("Error in a parked stream")
+        self.close(conn)
+
+    def handle_request(self, conn: Conn, req: Any, resume: Any) -> bool | str:
+        """gunicorn's own request cycle (as in its ``gthread`` worker); True if the connection stays open,
+        ``PARKED`` if the app parked the request (the selector thread holds the connection now)."""
         environ: dict[str, Any] = {}
         resp = None
+        parked: list[Any] = []
+        logged = True
         try:
             self.cfg.pre_request(self, req)
             request_start = datetime.now()
-            resp, environ = wsgi.create(req, client, addr, server, self.cfg)
+            resp, environ = wsgi.create(req, conn.sock, conn.addr, conn.server, self.cfg)
             environ["wsgi.multithread"] = True
+            if not self.cfg.is_ssl:
+                environ["meeple.park"] = parked.append
+            if resume is not None:
+                environ["meeple.resumed"] = resume
             self.nr += 1
             if self.nr >= self.max_requests and self.alive:
                 self.log.info("Autorestarting worker after current request.")
@@ -196,14 +498,29 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
                 resp.force_close()
             respiter = self.wsgi(environ, resp.start_response)
             try:
+                if parked and parked[-1].rerun:  # a long-poll with nothing yet: no answer now
+                    logged = False
+                    conn.parked = parked[-1]
+                    conn.parked.arm(conn.wake)
+                    self.loop.post("park", conn)
+                    return PARKED
                 if isinstance(respiter, environ["wsgi.file_wrapper"]):
                     resp.write_file(respiter)
                 else:
                     for item in respiter:
                         resp.write(item)
+                if parked:  # a stream: headers and what is ready are out, the rest comes on wake-ups
+                    resp.send_headers()
+                    conn.resp, conn.parked = resp, parked[-1]
+                    conn.parked.arm(conn.wake)
+                    self.loop.post("park", conn)
+                    return PARKED
                 resp.close()
+                if resume is not None:
+                    resume.delivered()
             finally:
-                self.log.access(resp, req, environ, datetime.now() - request_start)
+                if logged:
+                    self.log.access(resp, req, environ, datetime.now() - request_start)
                 if hasattr(respiter, "close"):
                     respiter.close()
             return not resp.should_close()
@@ -214,7 +531,18 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
                 raise StopIteration() from None
             raise
         finally:
+            if resume is not None and conn.parked is resume and not (parked and parked[-1] is resume):
+                resume.close()  # answered (or failed): the waiter's slot is free again
+                conn.parked = None
             try:
                 self.cfg.post_request(self, req, environ, resp)
             except Exception:
                 self.log.exception("Exception in post_request hook")
+
+
+def raise_fd_limit(wanted: int) -> None:
+    """Each parked waiter is an open socket: lift the soft file limit toward ``wanted`` (up to the hard one)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))

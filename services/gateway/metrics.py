@@ -66,6 +66,16 @@ class GatewayMetrics:
         self.events_waiting = Gauge("meeple_gateway_events_waiting",
                                     "Long-polls and event streams waiting for a match or a matchmaking ticket",
                                     registry=self.registry, multiprocess_mode="livesum")
+        self.waiters = Gauge("meeple_gateway_waiters", "Parked waiters by kind (poll, sse, ws, ticket)",
+                             ["kind"], registry=self.registry, multiprocess_mode="livesum")
+        self.waiters_refused = Counter("meeple_gateway_waiters_refused_total",
+                                       "Waiting requests refused by the caps, by kind and cap (process, client)",
+                                       ["kind", "cap"], registry=self.registry)
+        self.wakeups = Counter("meeple_gateway_wakeups_total", "Waiters woken by the event reader",
+                               registry=self.registry)
+        self.delivery = Histogram("meeple_gateway_event_delivery_seconds",
+                                  "From the event reader seeing a change to the waiter's answer being written",
+                                  ["kind"], buckets=LATENCY_BUCKETS, registry=self.registry)
         self.redis = RedisMetrics(self.registry)
         r = self.registry
         self.takeovers = Counter("meeple_seat_takeovers_total", "Human seats handed to a bot, by reason",

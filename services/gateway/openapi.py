@@ -137,10 +137,12 @@ def _errors(*statuses: int) -> dict[str, Any]:
              409: "stale version, not your turn, or match state", 413: "body too large (MEEPLE_MAX_BODY_BYTES, "
                                                                        "64 KiB by default, chunked bodies too)",
              415: "a body not sent as Content-Type: application/json", 422: "illegal move",
-             429: "rate limited (Retry-After), or a per-client quota or hint limit reached (the limit is in the "
-                  "message)",
-             503: "a dependency is down, the store is full (store_full: no new matches), or no bot worker "
-                  "answered a hint in time"}
+             426: "not a WebSocket upgrade", 501: "this server cannot hold WebSockets",
+             429: "rate limited (Retry-After), a per-client quota or hint limit reached (the limit is in the "
+                  "message), or too many waiting requests of this client (too_many_waiters)",
+             503: "a dependency is down, the store is full (store_full: no new matches), no bot worker "
+                  "answered a hint in time, or this process holds its most waiting requests (too_many_waiters, "
+                  "Retry-After)"}
     return {str(s): _json("Error", texts[s]) for s in statuses}
 
 
@@ -154,6 +156,26 @@ _WAIT = {"name": "wait", "in": "query", "schema": {"type": "integer", "minimum":
                                                    "default": 0},
          "description": f"long-poll up to this many seconds (at most {LONG_POLL_MAX_S}, MEEPLE_LONG_POLL_MAX_S)"}
 _AUTH: list[dict[str, list[str]]] = [{"bearer": []}]
+
+
+_WAITING = ("A request that has to wait (wait > 0 with nothing new yet, a stream, a WebSocket) is held without a "
+            "thread. Each gateway process holds at most MEEPLE_WAITERS_MAX (20000) of them, each token (or "
+            "address without one) at most MEEPLE_WAITERS_PER_CLIENT (50): past them that request only gets "
+            "503 / 429 `too_many_waiters` with Retry-After.")
+_WEBSOCKET = (
+    "Upgrade with `Connection: Upgrade`, `Upgrade: websocket`, `Sec-WebSocket-Version: 13`; every message is a "
+    "JSON text message. First send `{\"type\": \"hello\", \"token\": \"<seat token>\" | null, \"after\": "
+    "<version>?, \"include\": \"legal_moves\"?}` within 10 s (or the socket closes with 1008); the token may "
+    "come in an `Authorization: Bearer` header of the upgrade instead (browsers cannot set one: use the hello). "
+    "The server answers `{\"type\": \"ready\", \"seat\", \"version\"}`, then pushes `{\"type\": "
+    "\"update\", ...Events document}` for every new version (the seat's view only) and closes with 1000 after "
+    "the update that finishes the match. Moves: `{\"type\": \"move\", \"id\": <any>, \"move\": {...}, "
+    "\"version\": n, \"idempotency_key\": \"...\"?, \"include\": \"legal_moves\"?}` is answered by "
+    "`{\"type\": \"reply\", \"id\", \"status\", \"body\"}` with exactly the status and body of POST "
+    "/v1/matches/{id}/moves (same versions, idempotency keys, errors, rate limit). Other problems: `{\"type\": "
+    "\"error\", \"error\": {\"code\", \"message\"}}`. Pings every 15 s; messages up to "
+    "MEEPLE_MAX_BODY_BYTES (else 1009). " + _WAITING)
+
 
 
 def _body(schema: dict[str, Any], required: bool = True) -> dict[str, Any]:
@@ -251,24 +273,33 @@ def document() -> dict[str, Any]:
                      "description": "change: answer at the first new version; turn (a seat token is required): "
                                     "sleep through other seats' moves and answer once the caller must act or "
                                     "the match is finished (all events since `after` included)"}],
-                "security": [{}, *_AUTH],
+                "security": [{}, *_AUTH], "description": _WAITING,
                 "responses": {"200": _json("Events", "events"), **_errors(401, 404, *_COMMON)}}},
             "/v1/matches/{match_id}/events/stream": {"get": {
                 "summary": "Server-Sent Events: one 'update' event (an Events document) per version",
                 "parameters": [_MATCH_ID,
                                {"name": "after", "in": "query", "description": "send the versions after this one "
-                                "(default: the current one)", "schema": {"type": "integer", "minimum": 0,
-                                                                        "maximum": 2**31}},
+                                "(default: the Last-Event-ID header, else the current one)",
+                                "schema": {"type": "integer", "minimum": 0, "maximum": 2**31}},
                                {"name": "limit", "in": "query", "description": "close the stream after this many "
                                 "seconds (reconnect with after=<last id>)",
                                 "schema": {"type": "integer", "minimum": 1, "maximum": STREAM_LIMIT_MAX_S,
-                                           "default": STREAM_LIMIT_MAX_S}}],
-                "security": [{}, *_AUTH],
+                                           "default": STREAM_LIMIT_MAX_S}},
+                               {"name": "Last-Event-ID", "in": "header", "required": False,
+                                "description": "the last version received (what browsers' EventSource sends on "
+                                               "reconnecting); `after` wins if both are given",
+                                "schema": {"type": "integer", "minimum": 0, "maximum": 2**31}}],
+                "security": [{}, *_AUTH], "description": _WAITING,
                 "responses": {"200": {"description": "text/event-stream: `event: update` (id = the version) whose "
                                                      "data is an Events document, and comment heartbeats",
                                       "content": {"text/event-stream": {
                                           "schema": {"$ref": "#/components/schemas/Events"}}}},
                               **_errors(401, 404, *_COMMON)}}},
+            "/v1/matches/{match_id}/ws": {"get": {
+                "summary": "WebSocket: the seat's events pushed, moves taken (one socket per match)",
+                "parameters": [_MATCH_ID], "security": [{}, *_AUTH], "description": _WEBSOCKET,
+                "responses": {"101": {"description": "switching to WebSocket (RFC 6455)"},
+                              **_errors(401, 404, 426, 501, *_COMMON)}}},
             "/v1/matches/{match_id}/replay": {"get": {
                 "summary": "The move log; the seed once the match is over", "parameters": [_MATCH_ID],
                 "security": [{}, *_AUTH],
@@ -300,6 +331,7 @@ def document() -> dict[str, Any]:
             "/v1/matchmaking/{ticket}": {
                 "get": {"summary": "Poll a ticket (the seat token appears once, in the first answer that finds "
                                    "it matched)", "parameters": [_TICKET_ID, _WAIT],
+                        "description": _WAITING,
                         "responses": {"200": _json("Ticket", "ticket"), **_errors(404, *_COMMON)}},
                 "delete": {"summary": "Leave the queue", "parameters": [_TICKET_ID],
                            "responses": {"200": _json("Ticket", "cancelled"), **_errors(404, 409, *_COMMON)}}},

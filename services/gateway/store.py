@@ -110,6 +110,11 @@ return {1, nv}
 """
 
 
+def events_key(match_id: str) -> str:
+    """The match's event stream: one entry per version, id ``<version>-1``, with its ``wake``."""
+    return f"match:{{{match_id}}}:events"
+
+
 def idem_key(match_id: str, key: str) -> str:
     return f"match:{{{match_id}}}:idem:{key}"
 
@@ -486,29 +491,7 @@ class MatchStore:
     def log(self, match_id: str, start: int = 0, end: int = -1) -> list[dict[str, Any]]:
         return [orjson.loads(raw) for raw in self.redis.lrange(keys(match_id)[3], start, end)]
 
-    def wait_for_version(self, match_id: str, after: int, wait_s: float) -> tuple[int, bytes | None] | None:
-        """Block until the match passes version ``after`` (or ``wait_s`` elapses): the newest version then
-        and its ``wake``, or None if nothing happened in time."""
-        if wait_s <= 0:
-            return None
-        reply: Any = self.redis.xread({keys(match_id)[4]: f"{after}-1"}, block=max(1, int(wait_s * 1000)))
-        if not reply:
-            return None
-        entry_id, fields = reply[0][1][-1]
-        return int(entry_id.split(b"-", 1)[0]), fields.get(b"wake")
-
-    def wait_for_turn(self, match_id: str, seat: int, after: int, wait_s: float) -> None:
-        """Block until the match passes version ``after`` with ``seat`` to act or the game over (or ``wait_s``
-        elapses). Each version's stream entry carries its ``wake`` (status and seats to act), so versions in
-        between (bots or other people moving) cost one stream read here, not an HTTP round trip."""
-        deadline = time.monotonic() + wait_s
-        while (remaining := deadline - time.monotonic()) > 0.001:
-            newest = self.wait_for_version(match_id, after, remaining)
-            if newest is None:
-                return  # waited long enough
-            after, wake = newest
-            if wake is None or your_turn_or_over(*parse_wake(wake), seat):
-                return  # (an entry without ``wake`` predates it: let the caller look)
+    # waiting: see ``hub.py`` (one reader per process watches these streams for every waiter)
 
     # -- idempotency -------------------------------------------------------------------------------
     def idempotent_get(self, match_id: str, key: str) -> dict[str, Any] | None:

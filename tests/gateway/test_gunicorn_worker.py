@@ -51,13 +51,24 @@ def get(port: int, path: str, conn: http.client.HTTPConnection | None = None) ->
     return response.status, response.read()
 
 
-def test_a_kept_alive_connection_is_served_by_its_own_thread_request_after_request(start: Gunicorn) -> None:
+def test_a_busy_kept_alive_connection_keeps_its_thread_request_after_request(start: Gunicorn) -> None:
     port = start()
     one, other = (http.client.HTTPConnection("127.0.0.1", port, timeout=10) for _ in range(2))
-    served_one = {get(port, "/", one)[1] for _ in range(5)}
-    served_other = {get(port, "/", other)[1] for _ in range(5)}
+    served_one, served_other = set(), set()
+    for _ in range(5):  # interleaved: each connection's thread lingers on it between its requests
+        served_one.add(get(port, "/", one)[1])
+        served_other.add(get(port, "/", other)[1])
     assert len(served_one) == 1 and len(served_other) == 1
     assert served_one != served_other
+
+
+def test_idle_kept_alive_connections_wait_in_the_selector_and_are_served_again(start: Gunicorn) -> None:
+    port = start("--keep-alive", "5")
+    conns = [http.client.HTTPConnection("127.0.0.1", port, timeout=10) for _ in range(80)]
+    for conn in conns:  # more idle connections than request threads (64): they wait in the selector
+        assert get(port, "/", conn)[0] == 200
+    time.sleep(1.0)  # past the threads' linger: every connection is handed to the selector
+    assert all(get(port, "/", conn)[0] == 200 for conn in conns)
 
 
 def test_a_slow_request_does_not_hold_up_another_connection(start: Gunicorn) -> None:

@@ -23,8 +23,10 @@ from .. import quotas
 from ..context import gateway
 from ..errors import ApiError
 from ..moves import MAX_REBASES, commit
+from ..parking import resumed, wait_or_park
 from ..store import StaleVersion, hash_token, new_token
 from .common import client_ip, int_arg, json_body, load_match, rate_limit
+from .events import client_ident
 from .matches import charge, check_room, create
 
 bp = Blueprint("matchmaking", __name__)
@@ -61,15 +63,15 @@ def _load(ticket: str) -> dict[str, Any]:
 
 
 def _wake_key(ticket: str) -> str:
-    """A list a long-polling ``GET`` blocks on; pushed to when the ticket is matched or cancelled."""
-    return f"mm:ticket:{{{ticket}}}:wake"
+    """A stream the hub watches for a long-polling ``GET``: one entry when the ticket is matched or cancelled."""
+    return f"mm:ticket:{{{ticket}}}:events"
 
 
 def _save(doc: dict[str, Any], wake: bool = False) -> None:
     pipe = gateway().store.redis.pipeline(transaction=False)
     pipe.set(_ticket_key(doc["ticket"]), orjson.dumps(doc), ex=TICKET_TTL_S)
     if wake:
-        pipe.rpush(_wake_key(doc["ticket"]), 1)
+        pipe.xadd(_wake_key(doc["ticket"]), {"status": doc["status"]})
         pipe.expire(_wake_key(doc["ticket"]), WAKE_TTL_S)
     pipe.execute()
 
@@ -156,16 +158,21 @@ def enqueue() -> tuple[Response, int]:
 def poll(ticket: str) -> Response:
     """The ticket; with ``wait=S``, a long-poll that answers once it is matched or cancelled (or after S s,
     or when the bot fill is due: that poll seats the bots)."""
-    rate_limit()
+    again = resumed()
+    if again is None:
+        rate_limit()
     gw = gateway()
     wait = int_arg("wait", 0, 0, gw.config.long_poll_max_s)
     doc = _load(ticket)
     fill_after = gw.config.bot_fill_s
     if doc["status"] == "waiting" and wait:
-        block = wait if fill_after <= 0 else min(wait, doc["created_at"] + fill_after - time.time())
-        if block > 0:
-            with gw.metrics.events_waiting.track_inprogress():
-                gw.store.redis.blpop([_wake_key(ticket)], timeout=max(block, 0.01))
+        block = again.remaining() if again is not None else float(wait)
+        if fill_after > 0:
+            block = min(block, doc["created_at"] + fill_after - time.time())
+        if block > 0.01:
+            if wait_or_park(gw.hub, None, "ticket", client_ident(), _wake_key(ticket), -1, None,
+                            time.monotonic() + block, {}):
+                return Response(status=204)  # never sent: the worker holds the connection until a wake-up
             doc = _load(ticket)
     if doc["status"] == "waiting" and fill_after > 0 and time.time() - doc["created_at"] >= fill_after:
         queue = _queue(doc["game"], doc["players"], doc["options"])
