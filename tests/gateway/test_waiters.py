@@ -145,7 +145,7 @@ def test_two_thousand_parked_waiters_leave_status_moves_and_readyz_alone(start_n
     sockets = []
     for i in range(2000):  # waiter i: match (i // 2) % 10, an SSE stream (even i) or a long-poll (odd i)
         match_id, tokens = matches[(i // 2) % 10]
-        path = f"/v1/matches/{match_id}/events?after=1&wait=30" if i % 2 else f"/v1/matches/{match_id}/events/stream"
+        path = f"/v1/matches/{match_id}/events?after=2&wait=30" if i % 2 else f"/v1/matches/{match_id}/events/stream"
         sockets.append(park(node, path, tokens[i % 2]))
     try:
         wait_until(lambda: node.waiters() == 2000, "2000 parked waiters", node.proc)
@@ -155,11 +155,11 @@ def test_two_thousand_parked_waiters_leave_status_moves_and_readyz_alone(start_n
             status = session.get(f"{node.url}/v1/matches/{match_id}", headers=auth(tokens[0]), timeout=10)
             assert status.status_code == 200
         match_id, tokens = matches[0]
-        assert play_one(node, match_id, tokens, session) == 2
+        assert play_one(node, match_id, tokens, session) == 3  # created + joined (v1), joined (v2), the move
         first = [i for i in range(2000) if (i // 2) % 10 == 0]
         for i in first:  # every waiter of that match gets the move: the long-polls' answer, the streams' update
             got = read_until(sockets[i], b"}" if i % 2 else b"event: update")
-            assert got.startswith(b"HTTP/1.1 200") and b'"version":2' in got
+            assert got.startswith(b"HTTP/1.1 200") and b'"version":3' in got
         wait_until(lambda: node.waiters() == 2000 - len(first) // 2, "the other waiters still parked", node.proc)
         assert session.get(f"{node.url}/readyz", timeout=10).status_code == 200
     finally:
@@ -172,7 +172,7 @@ def test_a_long_poll_answers_when_its_match_changes_and_until_turn_sleeps_throug
         start_node: Callable[..., Node]) -> None:
     node = start_node()
     match_id, tokens = new_match(node)
-    poll = park(node, f"/v1/matches/{match_id}/events?after=1&wait=30", tokens[0])
+    poll = park(node, f"/v1/matches/{match_id}/events?after=2&wait=30", tokens[0])
     wait_until(lambda: node.waiters() == 1, "a parked long-poll", node.proc)
     version = play_one(node, match_id, tokens)
     status, body = answer(poll)
