@@ -295,8 +295,8 @@ class Clash(Game[ClashState]):
             if slots[k] is None:
                 slots[k] = rest.pop()
         # sigma: true hidden tile -> the sampled tile in its place (log entries follow their tiles).
-        sigma = dict(zip(state.hidden[opp], slots, strict=True))
         st.hidden[opp] = [t for t in slots if t is not None]
+        sigma = dict(zip(state.hidden[opp], st.hidden[opp], strict=True))
         if priv_offer:
             true_offer = d["offer"]  # type: ignore[index]
             st.draft["offer"] = canon([rest.pop() for _ in true_offer])  # type: ignore[index]
