@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ai.arena import arena, parse_spec, wilson
+from ai.arena import Spec, arena, parse_spec, split_seats, wilson
 from ai.bot import choose_move
 from ai.ismcts import move_key, rewards, search
 from tests.ai.conftest import positions, small_bot
@@ -112,9 +112,14 @@ def test_wilson_interval() -> None:
 
 
 def test_seat_specs() -> None:
-    assert parse_spec("random") == ("random", None, None)
-    assert parse_spec("mcts:hard@c=0.5") == ("mcts", "hard", 0.5)
-    for bad in ("mcts:insane", "alphazero", "mcts:normal@k=1"):
+    assert parse_spec("random") == Spec("random")
+    assert parse_spec("mcts:hard@c=0.5") == Spec("mcts", "hard", 0.5)
+    assert parse_spec("ospiel:ismcts@sims=40,rollout=random") == Spec("ospiel", "ismcts", None, 40, "random")
+    assert parse_spec("ospiel:ismcts") == Spec("ospiel", "ismcts", None, 300, "sample")
+    assert split_seats("mcts:normal,ospiel:ismcts@sims=9,rollout=random,random") == [
+        "mcts:normal", "ospiel:ismcts@sims=9,rollout=random", "random"]
+    for bad in ("mcts:insane", "alphazero", "mcts:normal@k=1", "mcts:normal@sims=3", "ospiel:mcts",
+                "ospiel:ismcts@rollout=greedy", "ospiel:ismcts@sims=0", "ospiel:ismcts@sims=x"):
         with pytest.raises(ValueError):
             parse_spec(bad)
 
