@@ -7,6 +7,10 @@ statistics are shared by every determinization in which it is legal, and UCB use
 *availability* count (how often it was legal when its parent was visited) instead of the parent's visit
 count: the SO-ISMCTS rule.
 
+Decomposed moves: a game may split a move into successive choices (``split``; CLASH: tile, then field,
+then side, then effect), each a level of the tree with its own UCB statistics and availability counts,
+so that a few hundred placements share what the search learns about their tile and field.
+
 Seats: rewards are per seat, so any number of seats, teams, automata, decision windows and simultaneous
 steps work alike: at every node the seat that acts picks for itself. In a simultaneous step the pending
 seats act in seat order (the searching seat first at the root); each later seat chooses in a

@@ -31,7 +31,6 @@ import pyspiel
 from open_spiel.python.algorithms import ismcts, mcts
 
 from .ismcts import Move, rewards
-from .policies import policy_for
 
 if TYPE_CHECKING:
     from services.rules.games.base import Game
@@ -228,19 +227,20 @@ def load(game_id: str, players: int, options: dict[str, Any] | None = None, seed
 
 
 class SampleRolloutEvaluator(mcts.Evaluator):  # type: ignore[misc]
-    """Playouts with the same policy the project's search uses (each game's ``sample_move``, or its light
-    heuristic), played on the engine state directly; uniform priors."""
+    """Playouts with each game's own ``sample_move`` (a random legal move drawn without enumerating every
+    move: CLASH's placements), played on the engine state directly; uniform priors. This is the baseline's
+    playout policy, not the project bots' heuristics (``ai.policies``), which are part of what the
+    project's search is measured on."""
 
     def __init__(self, engine: Game[Any], rng: random.Random, max_length: int = 5000) -> None:
         self.engine, self.rng, self.max_length = engine, rng, max_length
-        self.policy = policy_for(engine.id)
 
     def evaluate(self, state: MeepleState) -> np.ndarray:
         engine, world = self.engine, self.engine.clone(state.state)
         steps = 0
         while not engine.is_over(world) and steps < self.max_length:
             seat = min(engine.to_act(world))
-            engine.apply_in_place(world, seat, self.policy(engine, world, seat, self.rng))
+            engine.apply_in_place(world, seat, engine.sample_move(world, seat, self.rng))
             steps += 1
         if not engine.is_over(world):
             return np.full(engine.seat_count(world), 0.5)
@@ -254,7 +254,7 @@ class SampleRolloutEvaluator(mcts.Evaluator):  # type: ignore[misc]
 class OpenSpielPlayer:
     """OpenSpiel's single-observer ISMCTS (UCT, max-visit final move) with ``sims`` simulations per move.
 
-    ``rollout``: ``sample`` (the project's playout policy, see :class:`SampleRolloutEvaluator`) or
+    ``rollout``: ``sample`` (each game's ``sample_move``, see :class:`SampleRolloutEvaluator`) or
     ``random`` (OpenSpiel's ``RandomRolloutEvaluator``: uniform over ``legal_actions``). The arena may set
     ``sims`` before each move (``--equal-time``).
     """
