@@ -139,7 +139,7 @@ def _choose(node: Node, actor: int, options: Options, c: float, rng: random.Rand
             node.children[key] = child
             path.append(child)
             group = groups[key]
-            return group[rng.randrange(len(group))][1], True
+            return group[rng.randrange(len(group)) if len(group) > 1 else 0][1], True
         children = node.children
         key = max(groups, key=lambda k: children[k].ucb(c))
         node = children[key]
