@@ -288,7 +288,8 @@ class OpenSpielPlayer:
             self.last_sims = 0
             return wrapped.moves()[0]
         bot = self._bot(spiel)
-        bot._max_simulations = self.last_sims = max(1, int(self.sims))  # the knob ISMCTSBot reads per search
+        # The knob ISMCTSBot reads per search; its first simulation only creates the root, so at least 2.
+        bot._max_simulations = self.last_sims = max(2, int(self.sims))
         action = bot.step(wrapped)
         return wrapped.moves()[int(action)]
 

@@ -96,3 +96,14 @@ def test_openspiel_ismcts_plays_legal_moves(gid: str, rollout: str) -> None:
         move = player.choose(engine, state, seat)
         assert move in engine.legal_moves(state, seat)
         state = engine.apply(state, seat, move)
+
+
+def test_a_budget_of_one_simulation_still_searches() -> None:
+    """OpenSpiel's ISMCTS spends its first simulation creating the root (no visit): --equal-time can ask for
+    1 simulation when playouts are slow, and the player must still answer (at least 2)."""
+    engine = GAMES["clash"]
+    state = engine.new_game(2, 4, {"match": "single"})
+    seat = min(engine.to_act(state))
+    player = openspiel.OpenSpielPlayer(seed=1, sims=1, rollout="random")
+    assert player.choose(engine, state, seat) in engine.legal_moves(state, seat)
+    assert player.last_sims == 2
