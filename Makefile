@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,load]'
+	$(BIN)/pip install --quiet -e '.[dev,load,openspiel]'
 	$(BIN)/pip install --quiet -e clients/python
 	$(BIN)/python scripts/gen_proto.py --check || $(BIN)/python scripts/gen_proto.py
 	touch $(STAMP)

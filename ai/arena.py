@@ -29,8 +29,10 @@ HELP = ("Play bots against each other with seat assignment rotated across games.
         "(mean, p95). A shared win counts as a win for each winner, so the rates can add up to more "
         "than 1. A spec on several seats of one game (partners, or two random seats) counts that game once "
         "and wins it when any of its seats wins: the interval counts games, not correlated seats. "
-        "Seat specs: random, mcts:easy|normal|hard, optionally with an exploration constant "
-        "override such as mcts:normal@c=0.5.")
+        "Seat specs: random; mcts:easy|normal|hard, optionally with an exploration constant "
+        "override such as mcts:normal@c=0.5; ospiel:ismcts[@sims=N,rollout=sample|random,c=X], OpenSpiel's "
+        "ISMCTS (needs the openspiel extra) with the project's playout policy (sample) or uniform playouts "
+        "over legal_actions (random).")
 
 
 class Player(Protocol):
@@ -48,32 +50,75 @@ class RandomPlayer:
         return legal[self.rng.randrange(len(legal))]
 
 
-def parse_spec(spec: str) -> tuple[str, str | None, float | None]:
-    """``random`` -> ("random", None, None); ``mcts:normal@c=0.5`` -> ("mcts", "normal", 0.5)."""
-    if spec == "random":
-        return ("random", None, None)
-    kind, _, rest = spec.partition(":")
-    level, _, extra = rest.partition("@")
+@dataclass(frozen=True)
+class Spec:
+    """A parsed seat spec: ``random``, ``mcts:<level>[@c=X]`` or ``ospiel:ismcts[@sims=N,rollout=R,c=X]``."""
+
+    kind: str
+    level: str | None = None
     c: float | None = None
-    if extra:
-        name, _, value = extra.partition("=")
-        try:
-            c = float(value)
-        except ValueError:
-            c = None
-        if name != "c" or c is None or c < 0:
-            raise ValueError(f"bad override {extra!r} in {spec!r}: use @c=<number>")
-    if kind != "mcts" or level not in LEVELS:
-        raise ValueError(f"unknown seat spec {spec!r}: use random or mcts:{'|'.join(LEVELS)}[@c=0.7]")
-    return ("mcts", level, c)
+    sims: int = 300
+    rollout: str = "sample"
+
+
+SPEC_HELP = f"random, mcts:{{{'|'.join(LEVELS)}}}[@c=0.7], ospiel:ismcts[@sims=300,rollout=sample|random,c=0.7]"
+
+
+def parse_spec(spec: str) -> Spec:
+    """``random``; ``mcts:normal@c=0.5``; ``ospiel:ismcts@sims=500,rollout=random`` (OpenSpiel's ISMCTS)."""
+    if spec == "random":
+        return Spec("random")
+    kind, _, rest = spec.partition(":")
+    name, _, extra = rest.partition("@")
+    fields: dict[str, str] = {}
+    for item in filter(None, extra.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq or key in fields:
+            raise ValueError(f"bad override {item!r} in {spec!r}: use key=value")
+        fields[key] = value
+    allowed = {"mcts": {"c"}, "ospiel": {"c", "sims", "rollout"}}.get(kind)
+    if allowed is None or (kind == "mcts" and name not in LEVELS) or (kind == "ospiel" and name != "ismcts"):
+        raise ValueError(f"unknown seat spec {spec!r}: use {SPEC_HELP}")
+    if set(fields) - allowed:
+        raise ValueError(f"bad override in {spec!r}: {kind} takes {', '.join(sorted(allowed))}")
+    try:
+        c = float(fields["c"]) if "c" in fields else None
+        sims = int(fields.get("sims", "300"))
+    except ValueError:
+        raise ValueError(f"bad number in {spec!r}") from None
+    rollout = fields.get("rollout", "sample")
+    if (c is not None and c < 0) or sims < 1 or rollout not in ("sample", "random"):
+        raise ValueError(f"bad override in {spec!r}: c >= 0, sims >= 1, rollout sample or random")
+    if kind == "mcts":
+        return Spec("mcts", name, c)
+    return Spec("ospiel", name, c, sims, rollout)
+
+
+def split_seats(text: str) -> list[str]:
+    """``--seats``: specs separated by commas; a comma inside a spec's overrides (``@sims=9,rollout=random``)
+    continues that spec, since a new spec always starts with ``random``, ``mcts:`` or ``ospiel:``."""
+    specs: list[str] = []
+    for part in text.split(","):
+        if specs and "@" in specs[-1] and not part.startswith(("random", "mcts:", "ospiel:")):
+            specs[-1] += "," + part
+        else:
+            specs.append(part)
+    return specs
 
 
 def make_player(spec: str, seed: int) -> Player:
-    kind, level, c = parse_spec(spec)
-    if kind == "random":
+    parsed = parse_spec(spec)
+    if parsed.kind == "random":
         return RandomPlayer(seed)
-    assert level is not None
-    return Bot(level, seed=seed, c=c)
+    if parsed.kind == "ospiel":
+        try:
+            from .openspiel import OpenSpielPlayer
+        except ImportError as exc:
+            raise ValueError(f"{spec} needs OpenSpiel: pip install -e '.[openspiel]' ({exc})") from None
+        return OpenSpielPlayer(seed, sims=parsed.sims, rollout=parsed.rollout,
+                               c=0.7 if parsed.c is None else parsed.c)
+    assert parsed.level is not None
+    return Bot(parsed.level, seed=seed, c=parsed.c)
 
 
 def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -92,10 +137,46 @@ class Tally:
     wins: int = 0
     scores: list[float] = field(default_factory=list)
     think_ms: list[float] = field(default_factory=list)
+    sims: list[int] = field(default_factory=list)
+
+
+class EqualTime:
+    """``--equal-time``: before each move of an OpenSpiel seat, its simulation budget is set so that its
+    mean think time per move tracks the mean think time of the project's bots (the ``mcts`` seats) in the
+    same run: the budget is the time that brings its running total to (moves + 1) x the bots' mean,
+    within a third and three times that mean, converted with its own measured time per simulation.
+    Measured in the same run, so a busy machine slows both sides alike."""
+
+    def __init__(self, start_ms: float = 150.0) -> None:
+        self.start_ms = start_ms
+        self.ref_ms, self.ref_moves = 0.0, 0
+        self.own: dict[str, tuple[float, int]] = {}
+        self.ms_per_sim: dict[str, float] = {}
+
+    def target_ms(self) -> float:
+        return self.ref_ms / self.ref_moves if self.ref_moves else self.start_ms
+
+    def budget(self, spec: str) -> int:
+        total, moves = self.own.get(spec, (0.0, 0))
+        target = self.target_ms()
+        want = min(max(target * (moves + 1) - total, target / 3), 3 * target)
+        per = self.ms_per_sim.get(spec)
+        return 30 if per is None else max(1, round(want / per))
+
+    def record(self, spec: str, kind: str, ms: float, sims: int) -> None:
+        if kind == "mcts":
+            self.ref_ms += ms
+            self.ref_moves += 1
+        elif kind == "ospiel":
+            total, moves = self.own.get(spec, (0.0, 0))
+            self.own[spec] = (total + ms, moves + 1)
+            if sims > 0:  # a forced move searches nothing and says nothing about the cost of a simulation
+                old = self.ms_per_sim.get(spec)
+                self.ms_per_sim[spec] = ms / sims if old is None else 0.8 * old + 0.2 * ms / sims
 
 
 def play_one(game: Game[Any], players: int, options: dict[str, Any], seat_specs: list[str], seed: int,
-             tallies: dict[str, Tally]) -> None:
+             tallies: dict[str, Tally], clock: EqualTime | None = None) -> None:
     """One game; every pending seat (simultaneous steps included) is asked in seat order."""
     state = game.new_game(players, seed, options)
     actors = {seat: make_player(spec, seed * 1009 + seat) for seat, spec in enumerate(seat_specs)}
@@ -103,9 +184,19 @@ def play_one(game: Game[Any], players: int, options: dict[str, Any], seat_specs:
         seat = min(game.to_act(state))
         if seat not in actors:
             raise RuntimeError(f"{game.id}: seat {seat} is to act but only {players} seats have players")
+        spec, actor = seat_specs[seat], actors[seat]
+        kind = parse_spec(spec).kind
+        if clock is not None and kind == "ospiel":
+            actor.sims = clock.budget(spec)  # type: ignore[attr-defined]
         start = time.perf_counter()
-        move = actors[seat].choose(game, state, seat)
-        tallies[seat_specs[seat]].think_ms.append((time.perf_counter() - start) * 1000)
+        move = actor.choose(game, state, seat)
+        ms = (time.perf_counter() - start) * 1000
+        tallies[spec].think_ms.append(ms)
+        sims = getattr(actor, "last_sims", 0)
+        if kind == "ospiel":
+            tallies[spec].sims.append(sims)
+        if clock is not None:
+            clock.record(spec, kind, ms, sims)
         state = game.apply(state, seat, move)
     outcome = game.outcome(state)
     for seat, spec in enumerate(seat_specs):
@@ -123,17 +214,19 @@ def p95(values: list[float]) -> float:
 
 
 def arena(game: Game[Any], players: int, specs: list[str], games: int, seed: int = 0,
-          options: dict[str, Any] | None = None, progress: bool = True) -> dict[str, Any]:
+          options: dict[str, Any] | None = None, progress: bool = True, equal_time: bool = False) -> dict[str, Any]:
     """Play ``games`` games and return the report (the ``--json`` document)."""
     if len(specs) != players:
         raise ValueError(f"--seats needs {players} specs (one per player), got {len(specs)}")
-    for spec in specs:
-        parse_spec(spec)
+    kinds = {parse_spec(spec).kind for spec in specs}
+    if equal_time and not {"mcts", "ospiel"} <= kinds:
+        raise ValueError("--equal-time needs an mcts seat (the reference) and an ospiel seat (calibrated)")
+    clock = EqualTime() if equal_time else None
     tallies: dict[str, Tally] = defaultdict(Tally)
     for i in range(games):
         shift = i % players  # rotate who sits where, so no spec keeps an advantageous seat
         seating = specs[shift:] + specs[:shift]
-        play_one(game, players, options or {}, seating, seed + i, tallies)
+        play_one(game, players, options or {}, seating, seed + i, tallies, clock)
         if progress:
             done = int(30 * (i + 1) / games)
             print(f"\r[{'#' * done}{'.' * (30 - done)}] {i + 1}/{games} games", end="", file=sys.stderr, flush=True)
@@ -146,8 +239,10 @@ def arena(game: Game[Any], players: int, specs: list[str], games: int, seed: int
         results.append({"seats": spec, "win_rate": tally.wins / max(tally.games, 1), "ci95": [lo, hi],
                         "mean_score": statistics.fmean(tally.scores) if tally.scores else 0.0,
                         "think_ms_mean": statistics.fmean(tally.think_ms) if tally.think_ms else 0.0,
-                        "think_ms_p95": p95(tally.think_ms)})
-    return {"game": game.id, "players": players, "games": games, "results": results}
+                        "think_ms_p95": p95(tally.think_ms),
+                        **({"sims_mean": statistics.fmean(tally.sims)} if tally.sims else {})})
+    return {"game": game.id, "players": players, "games": games, "options": options or {},
+            "equal_time": equal_time, "results": results}
 
 
 def add_arena_parser(sub: Any) -> argparse.ArgumentParser:
@@ -166,11 +261,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--game", required=True, help="game id, e.g. clash")
     parser.add_argument("--players", type=int, required=True)
     parser.add_argument("--seats", required=True,
-                        help="comma-separated seat specs, one per player: random, mcts:normal, mcts:hard@c=0.5")
+                        help=f"comma-separated seat specs, one per player: {SPEC_HELP}")
     parser.add_argument("--games", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--options", type=orjson.loads, default={}, help="game options as a JSON object")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.add_argument("--equal-time", action="store_true",
+                        help="set each ospiel seat's simulations before every move so that its mean think time "
+                             "per move tracks the mcts seats' mean in this run")
     parser.set_defaults(func=run_arena)
 
 
@@ -179,7 +277,8 @@ def run_arena(args: argparse.Namespace) -> int:
 
     try:
         game = get_game(args.game)
-        report = arena(game, args.players, args.seats.split(","), args.games, args.seed, args.options)
+        report = arena(game, args.players, split_seats(args.seats), args.games, args.seed, args.options,
+                       equal_time=args.equal_time)
     except (KeyError, ValueError) as exc:
         print(f"meeple arena: {exc}", file=sys.stderr)
         return 2
@@ -187,10 +286,10 @@ def run_arena(args: argparse.Namespace) -> int:
         print(orjson.dumps(report).decode())
         return 0
     print(f"{report['game']}, {report['players']} players, {report['games']} games")
-    print(f"{'seats':<20} {'win rate':>8} {'95% CI':>13} {'mean score':>10} {'think ms':>9} {'p95 ms':>8}")
+    print(f"{'seats':<40} {'win rate':>8} {'95% CI':>13} {'mean score':>10} {'think ms':>9} {'p95 ms':>8}")
     for r in report["results"]:
         ci = f"{r['ci95'][0]:.2f}-{r['ci95'][1]:.2f}"
-        print(f"{r['seats']:<20} {r['win_rate']:>8.2f} {ci:>13} {r['mean_score']:>10.2f} "
+        print(f"{r['seats']:<40} {r['win_rate']:>8.2f} {ci:>13} {r['mean_score']:>10.2f} "
               f"{r['think_ms_mean']:>9.1f} {r['think_ms_p95']:>8.1f}")
     return 0
 

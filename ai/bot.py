@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .ismcts import Move, search
-from .policies import policy_for
+from .policies import policy_for, split_for
 
 if TYPE_CHECKING:
     from services.rules.games.base import Game
@@ -59,7 +59,8 @@ class Bot:
     def choose(self, game: Game[Any], state: Any, seat: int) -> Move:
         start = time.perf_counter()
         result = search(game, state, seat, iterations=self.level.iterations, seconds=self.level.seconds or None,
-                        c=self.level.c, rng=random.Random(self.rng.getrandbits(64)), policy=policy_for(game.id))
+                        c=self.level.c, rng=random.Random(self.rng.getrandbits(64)), policy=policy_for(game.id),
+                        split=split_for(game.id))
         self.stats.moves += 1
         self.stats.iterations += result.iterations
         self.stats.last_iterations = result.iterations

@@ -7,6 +7,10 @@ statistics are shared by every determinization in which it is legal, and UCB use
 *availability* count (how often it was legal when its parent was visited) instead of the parent's visit
 count: the SO-ISMCTS rule.
 
+Decomposed moves: a game may split a move into successive choices (``split``; CLASH: tile, then field,
+then side, then effect), each a level of the tree with its own UCB statistics and availability counts,
+so that a few hundred placements share what the search learns about their tile and field.
+
 Seats: rewards are per seat, so any number of seats, teams, automata, decision windows and simultaneous
 steps work alike: at every node the seat that acts picks for itself. In a simultaneous step the pending
 seats act in seat order (the searching seat first at the root); each later seat chooses in a
@@ -93,10 +97,65 @@ def _actor(to_act: list[int], root_seat: int, at_root: bool) -> int:
     return min(to_act)
 
 
+#: A move's path in the tree: one key per choice level (see :func:`search`, ``split``).
+Split = Callable[[Move], tuple[bytes, ...]]
+
+
+def whole(move: Move) -> tuple[bytes, ...]:
+    """No decomposition: the move is one choice."""
+    return (move_key(move),)
+
+
+Options = list[tuple[tuple[bytes, ...], Move]]
+
+
+def _choose(node: Node, actor: int, options: Options, c: float, rng: random.Random,
+            path: list[Node]) -> tuple[Move, bool]:
+    """Walk ``actor``'s decision down its choice levels from ``node``, appending the nodes to ``path``.
+
+    At each level the options are grouped by their key at that level; every existing child among them
+    counts one more availability, an untried group is expanded (one new node, then a uniformly random move
+    of that group completes the decision and the iteration goes to its rollout), else UCB picks a group.
+    Returns the move and whether a node was expanded.
+    """
+    prefix = bytes((actor,))
+    depth = 0
+    while True:
+        if depth >= len(options[0][0]):
+            return options[0][1], False
+        groups: dict[bytes, Options] = {}
+        for option in options:
+            groups.setdefault(prefix + option[0][depth], []).append(option)
+        untried = []
+        for key in groups:
+            child = node.children.get(key)
+            if child is None:
+                untried.append(key)
+            else:
+                child.available += 1
+        if untried:
+            key = untried[rng.randrange(len(untried))]
+            child = Node(actor=actor, available=1)
+            node.children[key] = child
+            path.append(child)
+            group = groups[key]
+            return group[rng.randrange(len(group)) if len(group) > 1 else 0][1], True
+        children = node.children
+        key = max(groups, key=lambda k: children[k].ucb(c))
+        node = children[key]
+        path.append(node)
+        options = groups[key]
+        depth += 1
+
+
 def search(game: Game[Any], state: Any, seat: int, *, iterations: int, seconds: float | None = None,
            c: float = 0.7, rng: random.Random | None = None, policy: Policy = uniform,
-           max_rollout: int = 5000) -> SearchResult:
+           max_rollout: int = 5000, split: Split = whole) -> SearchResult:
     """The move ``seat`` should play in ``state``, from at most ``iterations`` iterations / ``seconds``.
+
+    ``split`` decomposes a move into successive choices (CLASH: tile, field, side, effect), each a level of
+    the tree, so that statistics are shared by every move that starts alike: with hundreds of placements a
+    flat root gives each move a visit or two, while a tile, then a field for it, gather many.
 
     Reproducible for a given ``rng`` seed when the iteration budget, not the clock, ends the search
     (``seconds=None``); the clock is a safety net for slow positions.
@@ -105,12 +164,11 @@ def search(game: Game[Any], state: Any, seat: int, *, iterations: int, seconds: 
     legal_root = game.legal_moves(state, seat)
     if not legal_root:
         raise ValueError(f"seat {seat} has no decision to make")
-    legal_keys = {edge_key(seat, m): m for m in legal_root}
-    # Every determinization leaves the seat its own legal moves (the conformance suite checks it), so
-    # the root's list, usually the widest, is enumerated and keyed once, not once per iteration.
-    root_keyed = list(legal_keys.items())
-    if len(legal_keys) == 1:
+    if len(legal_root) == 1:
         return SearchResult(legal_root[0], 0, 0.0, {})
+    # Every determinization leaves the seat its own legal moves (the conformance suite checks it), so
+    # the root's list, usually the widest, is enumerated and split once, not once per iteration.
+    root_options = [(split(m), m) for m in legal_root]
     root = Node()
     start = time.perf_counter()
     deadline = start + seconds if seconds else math.inf
@@ -122,29 +180,15 @@ def search(game: Game[Any], state: Any, seat: int, *, iterations: int, seconds: 
         while not game.is_over(det):
             actor = _actor(game.to_act(det), seat, at_root)
             if at_root and actor == seat:
-                keyed = root_keyed
+                options = root_options
             else:
-                keyed = [(edge_key(actor, m), m) for m in game.legal_moves(det, actor)]
+                options = [(split(m), m) for m in game.legal_moves(det, actor)]
             at_root = False
-            untried = []
-            for key, move in keyed:
-                child = node.children.get(key)
-                if child is None:
-                    untried.append((key, move))
-                else:
-                    child.available += 1
-            if untried:
-                key, move = untried[rng.randrange(len(untried))]
-                child = Node(actor=actor, available=1)
-                node.children[key] = child
-                node = child
-                game.apply_in_place(det, actor, move)
-                path.append(node)
-                break
-            key, move = max(keyed, key=lambda km: node.children[km[0]].ucb(c))
-            node = node.children[key]
+            move, expanded = _choose(node, actor, options, c, rng, path)
+            node = path[-1]
             game.apply_in_place(det, actor, move)
-            path.append(node)
+            if expanded:
+                break
         # Rollout with the game's light policy.
         steps = 0
         while not game.is_over(det) and steps < max_rollout:
@@ -157,9 +201,36 @@ def search(game: Game[Any], state: Any, seat: int, *, iterations: int, seconds: 
             if visited.actor >= 0:
                 visited.total += reward[visited.actor] if reward is not None else 0.5
         done += 1
-    best = max(legal_keys, key=lambda k: _robustness(root.children.get(k)))
-    return SearchResult(legal_keys[best], done, time.perf_counter() - start,
-                        {k[1:]: root.children[k].visits for k in legal_keys if k in root.children})
+    move = _best(root, seat, root_options)
+    visits = {}
+    for keys, m in root_options:
+        leaf = _leaf(root, seat, keys)
+        if leaf is not None:
+            visits[move_key(m)] = leaf.visits
+    return SearchResult(move, done, time.perf_counter() - start, visits)
+
+
+def _leaf(root: Node, seat: int, keys: tuple[bytes, ...]) -> Node | None:
+    node: Node | None = root
+    for key in keys:
+        node = node.children.get(bytes((seat,)) + key) if node is not None else None
+    return node
+
+
+def _best(root: Node, seat: int, options: Options) -> Move:
+    """The most robust choice at each level in turn (most visits, then best mean), down to one move."""
+    node: Node | None = root
+    depth = 0
+    prefix = bytes((seat,))
+    while depth < len(options[0][0]):
+        groups: dict[bytes, Options] = {}
+        for option in options:
+            groups.setdefault(prefix + option[0][depth], []).append(option)
+        key = max(groups, key=lambda k: _robustness(node.children.get(k) if node is not None else None))
+        node = node.children.get(key) if node is not None else None
+        options = groups[key]
+        depth += 1
+    return options[0][1]
 
 
 def _robustness(node: Node | None) -> tuple[int, float]:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING, Any
 
-from .ismcts import Move, Policy, uniform
+import orjson
+
+from .ismcts import Move, Policy, Split, uniform, whole
 
 if TYPE_CHECKING:
     from services.rules.games.base import Game
@@ -27,6 +29,26 @@ def prefer_existing_columns(game: Game[Any], state: Any, seat: int, rng: random.
     if grow and rng.random() < 0.75:
         return grow[rng.randrange(len(grow))]
     return legal[rng.randrange(len(legal))]
+
+
+def clash_choices(move: Move) -> tuple[bytes, ...]:
+    """CLASH: a placement is chosen as tile (with its source), then field, then side, then effect; other
+    moves are one choice. Hundreds of placements become about a dozen tiles at the root."""
+    if move.get("type") != "place":
+        return (orjson.dumps(move, option=orjson.OPT_SORT_KEYS),)
+    r, c = move["field"]
+    return (f"{move['tile']}/{move['from']}".encode(), bytes((r * 3 + c,)), move["supports"].encode(),
+            orjson.dumps(move["effect"], option=orjson.OPT_SORT_KEYS))
+
+
+SPLITS: dict[str, Split] = {
+    "clash": clash_choices,
+}
+
+
+def split_for(game_id: str) -> Split:
+    """How the search decomposes ``game_id``'s moves into successive choices (whole moves by default)."""
+    return SPLITS.get(game_id, whole)
 
 
 POLICIES: dict[str, Policy] = {

@@ -82,3 +82,29 @@ def test_arena_counts_a_team_of_partners_once_per_game(capsys: pytest.CaptureFix
     for result in report["results"]:
         wins = round(result["win_rate"] * 3)
         assert result["ci95"] == pytest.approx(list(wilson(wins, 3)))  # n = 3 games, not 6 seats
+
+
+@pytest.mark.skipif("clash" not in REGISTERED, reason="CLASH engine not registered")
+def test_clash_search_chooses_tile_then_field_then_side_then_effect() -> None:
+    """The decomposed tree: the root's children are the available tiles, not hundreds of placements, and the
+    chosen placement is one of the legal moves."""
+    from ai.ismcts import Node, _choose, search
+    from ai.policies import clash_choices
+
+    game = REGISTERED["clash"]
+    state = next(s for s in positions(game, 2, count=8, seed=3, p=0.5) if len(game.legal_moves(s, s.to_act[0])) > 40)
+    seat = game.to_act(state)[0]
+    legal = game.legal_moves(state, seat)
+    options = [(clash_choices(m), m) for m in legal]
+    root, path = Node(), []  # type: ignore[var-annotated]
+    rng = random.Random(1)
+    for _ in range(200):
+        path.clear()
+        _choose(root, seat, options, 0.7, rng, path)
+        for node in path:
+            node.visits += 1
+    tiles = {(m["tile"], m["from"]) for m in legal}
+    assert len(root.children) == len(tiles) < len(legal)
+    result = search(game, state, seat, iterations=60, rng=random.Random(2), split=clash_choices)
+    assert move_key(result.move) in {move_key(m) for m in legal}
+    assert sum(result.visits.values()) <= 60

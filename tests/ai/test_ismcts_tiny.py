@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ai.arena import arena, parse_spec, wilson
+from ai.arena import EqualTime, Spec, arena, parse_spec, split_seats, wilson
 from ai.bot import choose_move
 from ai.ismcts import move_key, rewards, search
 from tests.ai.conftest import positions, small_bot
@@ -112,9 +112,14 @@ def test_wilson_interval() -> None:
 
 
 def test_seat_specs() -> None:
-    assert parse_spec("random") == ("random", None, None)
-    assert parse_spec("mcts:hard@c=0.5") == ("mcts", "hard", 0.5)
-    for bad in ("mcts:insane", "alphazero", "mcts:normal@k=1"):
+    assert parse_spec("random") == Spec("random")
+    assert parse_spec("mcts:hard@c=0.5") == Spec("mcts", "hard", 0.5)
+    assert parse_spec("ospiel:ismcts@sims=40,rollout=random") == Spec("ospiel", "ismcts", None, 40, "random")
+    assert parse_spec("ospiel:ismcts") == Spec("ospiel", "ismcts", None, 300, "sample")
+    assert split_seats("mcts:normal,ospiel:ismcts@sims=9,rollout=random,random") == [
+        "mcts:normal", "ospiel:ismcts@sims=9,rollout=random", "random"]
+    for bad in ("mcts:insane", "alphazero", "mcts:normal@k=1", "mcts:normal@sims=3", "ospiel:mcts",
+                "ospiel:ismcts@rollout=greedy", "ospiel:ismcts@sims=0", "ospiel:ismcts@sims=x"):
         with pytest.raises(ValueError):
             parse_spec(bad)
 
@@ -126,3 +131,22 @@ def test_arena_rotates_seats_and_reports_each_spec_once() -> None:
     for entry in report["results"]:
         assert 0 <= entry["ci95"][0] <= entry["win_rate"] <= entry["ci95"][1] <= 1
         assert entry["think_ms_p95"] >= 0
+
+
+def test_equal_time_budget_tracks_the_reference_mean_think_time() -> None:
+    """The calibrated seat's budget brings its running mean to the reference seats' mean (synthetic times)."""
+    clock = EqualTime()
+    assert clock.budget("o") == 30  # a probe until a simulation has been timed
+    for _ in range(10):
+        clock.record("m", "mcts", 200.0, 0)
+    clock.record("o", "ospiel", 30.0, 30)  # 1 ms per simulation, 30 ms spent
+    assert clock.budget("o") == 370  # 2 x 200 ms target minus 30 ms spent, at 1 ms per simulation
+    clock.record("o", "ospiel", 0.5, 0)  # a forced move: counted, but says nothing about simulation cost
+    assert clock.ms_per_sim["o"] == 1.0
+    clock.record("o", "ospiel", 2000.0, 1000)  # far over: the next budget is the floor, a third of the mean
+    assert clock.budget("o") == round(200 / 3 / (0.8 + 0.2 * 2.0))
+
+
+def test_arena_equal_time_needs_a_reference_and_a_calibrated_seat() -> None:
+    with pytest.raises(ValueError, match="equal-time"):
+        arena(GAME, 3, ["random", "random", "mcts:easy"], games=1, progress=False, equal_time=True)  # type: ignore[arg-type]

@@ -243,10 +243,19 @@ class Clash(Game[ClashState]):
         return hidden
 
     def determinize(self, state: ClashState, seat: int, rng: random.Random) -> ClashState:
+        """A world ``seat`` cannot tell from ``state``: the opponent's hidden tiles, a private offer, the
+        opponent's returned tiles and the pool re-dealt from the tiles ``seat`` has not seen, within what
+        ``seat`` knows (candidate lists, tiles known to be in the pool).
+
+        Everything derived from the re-dealt tiles follows them, so the world is consistent and carries
+        none of the true hidden tiles: the opponent's private log entries of this game name the sampled
+        tiles, and its ``in_pool`` knowledge (the tiles it returned from an offer ``seat`` passed) is the
+        offer minus the sampled pick.
+        """
         st = self.clone(state)
         v, opp = seat, 1 - seat
+        st.rng = random.Random(rng.getrandbits(64))
         if st.phase in ("choose_first", "match_over"):  # every hidden tile is public in final_zones
-            st.rng = random.Random(rng.getrandbits(64))
             return st
         d = st.draft if st.phase == "secret_draft" else None
         priv_offer = d is not None and d["step"] in (1, 3) and d["seat"] != v
@@ -268,25 +277,40 @@ class Clash(Game[ClashState]):
                     slots[k] = pick
                     assigned.add(pick)
                     forced.extend(t for t in choices if t != pick)
-        known = [t for t in kn["in_pool"] if t in xs]
+        # Tiles offered to ``seat`` (or openly) in this game and not placed by a candidate list above are in
+        # the pool (or returned): none of them can be in a slot it knows nothing about, nor in a later offer.
+        start = max((i for i, e in enumerate(st.log) if e["event"] == "setup"), default=0)
+        seen = {t for e in st.log[start:] if e["event"] == "offer" and (e["seat"] == v or not e["private"])
+                for t in e["tiles"]}
+        known = canon([t for t in xs if (t in seen or t in kn["in_pool"]) and t not in assigned and t not in forced])
         rest = canon([t for t in xs if t not in assigned and t not in forced and t not in known])
         rng.shuffle(rest)
         for k in range(len(slots)):
             if slots[k] is None:
                 slots[k] = rest.pop()
+        # sigma: true hidden tile -> the sampled tile in its place (log entries follow their tiles).
         st.hidden[opp] = [t for t in slots if t is not None]
+        sigma = dict(zip(state.hidden[opp], st.hidden[opp], strict=True))
         if priv_offer:
-            n = len(d["offer"])  # type: ignore[index]
-            st.draft["offer"] = canon([rest.pop() for _ in range(n)])  # type: ignore[index]
+            true_offer = d["offer"]  # type: ignore[index]
+            st.draft["offer"] = canon([rest.pop() for _ in true_offer])  # type: ignore[index]
+            sigma.update(zip(true_offer, st.draft["offer"], strict=True))  # type: ignore[index]
         if opp_returned:
             n = len(d["returned"])  # type: ignore[index]
-            ret = [t for t in forced][:n]
+            ret = forced[:n]
             while len(ret) < n:
                 ret.append(rest.pop())
             forced = forced[n:]
             st.draft["returned"] = ret  # type: ignore[index]
         st.pool = canon(rest + forced + known)
-        st.rng = random.Random(rng.getrandbits(64))
+        # The opponent's in_pool lists the tiles it returned from an offer ``seat`` passed: the offer's
+        # candidates minus the opponent's pick, which was just re-sampled.
+        their = st.know[opp]["in_pool"]
+        for k, cand in enumerate(kn["slots"]):
+            if cand is not None and k < len(st.hidden[opp]):
+                their = [t for t in their if t not in cand] + [t for t in canon(cand) if t != st.hidden[opp][k]]
+        st.know[opp]["in_pool"] = their
+        st.log = _log_resampled(st.log, opp, sigma)
         return st
 
     # -- scoring
@@ -403,6 +427,25 @@ def _history_digest(games: Any, log: Any, result: Any) -> str:
     It cannot be re-validated without a replay, so decode only accepts it unchanged.
     """
     return hashlib.sha256(orjson.dumps([games, log, result])).hexdigest()[:32]
+
+
+def _log_resampled(log: list[JSONDict], opp: int, sigma: dict[str, str]) -> list[JSONDict]:
+    """The log of a determinized world: the opponent's private entries of the current game (its hidden
+    deal, secret picks and private offers) name the re-sampled tiles (``sigma``: true -> sampled)."""
+    start = max((i for i, e in enumerate(log) if e["event"] == "setup"), default=0)
+    out = log[:start]
+    for e in log[start:]:
+        if e.get("private"):
+            if e["event"] == "setup" and e["dealt"][opp] is not None:
+                dealt = list(e["dealt"])
+                dealt[opp] = [sigma.get(t, t) for t in dealt[opp]]
+                e = {**e, "dealt": dealt}
+            elif e["event"] == "pick" and e["seat"] == opp:
+                e = {**e, "tile": sigma.get(e["tile"], e["tile"])}
+            elif e["event"] == "offer" and e["seat"] == opp:
+                e = {**e, "tiles": canon([sigma.get(t, t) for t in e["tiles"]])}
+        out.append(e)
+    return out
 
 
 def _log_view(entry: JSONDict, seat: int | None) -> JSONDict:
