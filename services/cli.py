@@ -68,6 +68,7 @@ OPTIONAL: tuple[tuple[str, str], ...] = (
     ("run", "services.stack"),
     ("arena", "ai.arena"),
     ("loadtest", "loadtests.runner"),
+    ("keys", "services.keys"),
 )
 
 

@@ -41,6 +41,9 @@ class GatewayConfig:
     hint_wait_s: float = 5.0
     hint_budget_s: float = 0.25
     hints_per_seat_minute: int = 10
+    #: Requests without an API key may create matches, join and queue (``make run`` demos); deploy configs
+    #: set ``MEEPLE_ANONYMOUS=0`` so that only tenants' keys (and the seat tokens they hand out) get in.
+    anonymous: bool = True
 
     @classmethod
     def from_env(cls) -> GatewayConfig:
@@ -66,4 +69,5 @@ class GatewayConfig:
             hint_wait_s=float(os.environ.get("MEEPLE_HINT_WAIT_S", cls.hint_wait_s)),
             hint_budget_s=float(os.environ.get("MEEPLE_HINT_BUDGET_S", cls.hint_budget_s)),
             hints_per_seat_minute=_int("MEEPLE_HINTS_PER_SEAT_MINUTE", cls.hints_per_seat_minute),
+            anonymous=os.environ.get("MEEPLE_ANONYMOUS", "1").strip().lower() not in ("0", "false", "no", "off"),
         )

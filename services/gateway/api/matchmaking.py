@@ -19,13 +19,13 @@ from typing import Any
 import orjson
 from flask import Blueprint, Response, jsonify
 
-from .. import quotas
+from .. import quotas, tenants
 from ..context import gateway
 from ..errors import ApiError
 from ..moves import MAX_REBASES, commit
 from ..store import StaleVersion, hash_token, new_token
-from .common import client_ip, int_arg, json_body, load_match, rate_limit
-from .matches import charge, check_room, create
+from .common import client_ip, identify, int_arg, json_body, load_match, rate_limit
+from .matches import charge, check_room, create, parse_player
 
 bp = Blueprint("matchmaking", __name__)
 
@@ -43,8 +43,10 @@ return redis.call('LPOP', KEYS[1], n)
 """
 
 
-def _queue(game: str, players: int, options: dict[str, Any]) -> str:
-    digest = hashlib.sha256(orjson.dumps([game, players, options], option=orjson.OPT_SORT_KEYS)).hexdigest()[:24]
+def _queue(game: str, players: int, options: dict[str, Any], tenant: str | None = None) -> str:
+    """One queue per (game, players, options) and tenant: a tenant's players meet each other only."""
+    parts: list[Any] = [game, players, options] if tenant is None else [game, players, options, tenant]
+    digest = hashlib.sha256(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)).hexdigest()[:24]
     return f"mm:{{{digest}}}:queue"
 
 
@@ -84,16 +86,19 @@ def _reservation(ticket: str) -> str:
     return hash_token(ticket)[:32]
 
 
-def _seat_tickets(tickets: list[str], game: str, players: int, options: dict[str, Any]) -> None:
+def _seat_tickets(tickets: list[str], game: str, players: int, options: dict[str, Any],
+                  tenant: str | None = None) -> None:
     """Create the match for these tickets (bots in the remaining seats, each human seat reserved for its
-    ticket) and tell each ticket its seat."""
-    seats: list[dict[str, Any]] = [{"kind": "human", "token_hash": None, "reserved": _reservation(t)}
-                                   for t in tickets]
+    ticket, with the ticket's player) and tell each ticket its seat."""
+    docs = [_load(t) for t in tickets]
+    seats: list[dict[str, Any]] = [{"kind": "human", "token_hash": None, "reserved": _reservation(t),
+                                    **({"player": d["player"]} if d.get("player") else {})}
+                                   for t, d in zip(tickets, docs, strict=True)]
     seats += [{"kind": "bot", "level": "normal", "token_hash": None} for _ in range(players - len(tickets))]
-    match = create(game, players, options, None, seats)
-    for seat, ticket in enumerate(tickets):
-        doc = _load(ticket)
-        _save({**doc, "status": "matched", "match_id": match.id, "seat": seat}, wake=True)
+    match = create(game, players, options, None, seats,
+                   tenant=tenants.by_name(gateway().store.redis, tenant) if tenant else None)
+    for seat, doc in enumerate(docs):
+        _save({**_load(doc["ticket"]), "status": "matched", "match_id": match.id, "seat": seat}, wake=True)
 
 
 def _issue_token(doc: dict[str, Any]) -> str | None:
@@ -125,10 +130,12 @@ def _issue_token(doc: dict[str, Any]) -> str | None:
 
 @bp.post("/v1/matchmaking")
 def enqueue() -> tuple[Response, int]:
+    tenant = identify("queueing")
     rate_limit()
-    body = json_body({"game": str, "players": int, "options": dict}, required=("game", "players"))
+    body = json_body({"game": str, "players": int, "options": dict, "player": str}, required=("game", "players"))
     gw = gateway()
     game, players, options = body["game"], body["players"], body.get("options", {})
+    player = parse_player(body["player"], tenant) if "player" in body else None
     catalogue = {g["id"]: g for g in gw.rules.list_games()}
     if game not in catalogue:
         raise ApiError(400, "unknown_game", f"unknown game {game!r}")
@@ -137,17 +144,18 @@ def enqueue() -> tuple[Response, int]:
                                                f"{catalogue[game]['max_players']} players")
     check_room()
     ticket = secrets.token_urlsafe(18)
-    owner = f"ip:{client_ip()}"
-    charge(owner, f"t:{ticket}", [], time.time() + TICKET_TTL_S)
+    owner = f"ip:{client_ip()}" if tenant is None else tenant.owner
+    charge(owner, f"t:{ticket}", [], time.time() + TICKET_TTL_S, tenant)
     doc = {"ticket": ticket, "status": "waiting", "game": game, "players": players, "options": options,
-           "created_at": time.time(), "match_id": None, "seat": None, "owner": owner}
+           "created_at": time.time(), "match_id": None, "seat": None, "owner": owner,
+           "tenant": tenant.name if tenant else None, "player": player}
     _save(doc)
-    queue = _queue(game, players, options)
+    queue = _queue(game, players, options, doc["tenant"])
     gw.store.redis.rpush(queue, ticket)
     gw.store.redis.expire(queue, TICKET_TTL_S)
     taken = gw.store.redis.eval(_TAKE, 1, queue, players)
     if taken:
-        _seat_tickets([t.decode() for t in taken], game, players, options)
+        _seat_tickets([t.decode() for t in taken], game, players, options, doc["tenant"])
     doc = _load(ticket)
     return jsonify(_public(doc, _issue_token(doc))), 201
 
@@ -168,11 +176,11 @@ def poll(ticket: str) -> Response:
                 gw.store.redis.blpop([_wake_key(ticket)], timeout=max(block, 0.01))
             doc = _load(ticket)
     if doc["status"] == "waiting" and fill_after > 0 and time.time() - doc["created_at"] >= fill_after:
-        queue = _queue(doc["game"], doc["players"], doc["options"])
+        queue = _queue(doc["game"], doc["players"], doc["options"], doc.get("tenant"))
         if gw.store.redis.lrem(queue, 1, ticket):  # only one poller wins the ticket
             others = gw.store.redis.eval(_TAKE_UP_TO, 1, queue, doc["players"] - 1) or []
             group = [ticket, *(t.decode() for t in others)]
-            _seat_tickets(group, doc["game"], doc["players"], doc["options"])
+            _seat_tickets(group, doc["game"], doc["players"], doc["options"], doc.get("tenant"))
         doc = _load(ticket)
     return jsonify(_public(doc, _issue_token(doc)))
 
@@ -184,7 +192,7 @@ def cancel(ticket: str) -> Response:
     doc = _load(ticket)
     if doc["status"] != "waiting":
         raise ApiError(409, "ticket_matched", "the ticket already has a match")
-    gw.store.redis.lrem(_queue(doc["game"], doc["players"], doc["options"]), 1, ticket)
+    gw.store.redis.lrem(_queue(doc["game"], doc["players"], doc["options"], doc.get("tenant")), 1, ticket)
     _save({**doc, "status": "cancelled"}, wake=True)
     if doc.get("owner"):
         pipe = gw.store.redis.pipeline(transaction=False)

@@ -1,0 +1,67 @@
+"""For backends: what a tenant's API key reads — its matches and each of its players' matches, newest first.
+
+Every route here needs an API key (401 ``api_key_required`` without one), and answers only for the key's
+own tenant: player ids are the tenant's namespace, so another tenant asking for the same id sees nothing.
+"""
+
+from __future__ import annotations
+
+import math
+
+from flask import Blueprint, Response, jsonify, request
+
+from .. import history, tenants
+from ..context import gateway
+from ..errors import ApiError
+from .common import current_tenant, int_arg, rate_limit
+
+bp = Blueprint("backends", __name__)
+
+#: Matches per page at most (``limit``), and by default.
+PAGE_MAX = 100
+PAGE_DEFAULT = 20
+
+
+def _tenant() -> tenants.Tenant:
+    tenant = current_tenant()
+    if tenant is None:
+        raise ApiError(401, "api_key_required", "this call needs an API key (X-API-Key or Authorization: Bearer "
+                       "mk_...)", {"WWW-Authenticate": "Bearer"})
+    return tenant
+
+
+def _before() -> float | None:
+    raw = request.args.get("before")
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ApiError(400, "bad_parameter", "before must be a number (the `next` of the previous page)") from None
+    if not math.isfinite(value) or value < 0:
+        raise ApiError(400, "bad_parameter", "before must be a number >= 0 (the `next` of the previous page)")
+    return value
+
+
+def _page(tenant: tenants.Tenant, player: str | None) -> Response:
+    limit = int_arg("limit", PAGE_DEFAULT, 1, PAGE_MAX)
+    matches, nxt = history.page(gateway().store, tenant.name, player, _before(), limit)
+    return jsonify({"player": player, "matches": matches, "next": nxt})
+
+
+@bp.get("/v1/matches")
+def tenant_matches() -> Response:
+    """The tenant's matches, newest first (``limit``, then ``before=<next>`` for the next page)."""
+    tenant = _tenant()
+    rate_limit()
+    return _page(tenant, None)
+
+
+@bp.get("/v1/players/<player>/matches")
+def player_matches(player: str) -> Response:
+    """The matches the tenant's ``player`` sat in, newest first."""
+    tenant = _tenant()
+    rate_limit()
+    if not tenants.NAME_RE.match(player):
+        raise ApiError(400, "bad_player", "player must be 1-64 characters: letters, digits and . _ : @ - (not first)")
+    return _page(tenant, player)
