@@ -10,6 +10,7 @@ from typing import Any
 from .api.common import MAX_JSON_DEPTH
 from .api.matches import IDEMPOTENCY_KEY_MAX, MAX_PLAYERS
 from .config import GatewayConfig
+from .webhooks import EVENTS, MAX_HOOKS, MAX_URL
 
 #: The event stream's ``limit`` (seconds) at most, as ``api/events.py`` enforces it.
 STREAM_LIMIT_MAX_S = 3600
@@ -146,6 +147,20 @@ _HISTORY = {"type": "object", "required": ["player", "matches", "next"], "proper
         "result": {"type": ["object", "null"]}, "outcome": {"$ref": "#/components/schemas/Outcome"}}}}}}
 
 
+_WEBHOOK = {"type": "object", "required": ["id", "url", "events", "created_at"], "properties": {
+    "id": {"type": "string"}, "url": {"type": "string"}, "created_at": {"type": "number"},
+    "events": {"type": "array", "items": {"enum": list(EVENTS)}},
+    "secret": {"type": "string", "description": "the signing secret: only in the answer that registers the hook"}}}
+
+_DEAD = {"type": "object", "required": ["dead_letters"], "properties": {"dead_letters": {"type": "array", "items": {
+    "type": "object", "required": ["id", "hook", "url", "type", "attempts", "last_error", "first_at", "dead_at",
+                                   "body"],
+    "properties": {"id": {"type": "string"}, "hook": {"type": "string"}, "url": {"type": "string"},
+                   "type": {"type": "string"}, "attempts": {"type": "integer"},
+                   "last_error": {"type": ["string", "null"]}, "first_at": {"type": "number"},
+                   "dead_at": {"type": "number"}, "body": {"type": "object"}}}}}}
+
+
 def _json(schema: str, description: str) -> dict[str, Any]:
     return {"description": description,
             "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}}}
@@ -240,6 +255,7 @@ def document() -> dict[str, Any]:
                                                           "tenant (its matches, players and quotas)"}},
             "schemas": {"Error": _ERROR, "Seat": _SEAT, "Match": _MATCH, "Events": _EVENTS, "LegalMoves": _LEGAL,
                         "Replay": _REPLAY, "Games": _GAMES, "Ticket": _TICKET, "History": _HISTORY,
+                        "Webhook": _WEBHOOK, "DeadLetters": _DEAD,
                         "Clock": _CLOCK, "Outcome": _OUTCOME,
                         "Hint": {"type": "object", "required": ["version", "seat", "move"], "properties": {
                             "version": {"type": "integer"}, "seat": {"type": "integer"},
@@ -351,6 +367,31 @@ def document() -> dict[str, Any]:
                         "responses": {"200": _json("Ticket", "ticket"), **_errors(401, 404, *_COMMON)}},
                 "delete": {"summary": "Leave the queue", "parameters": [_TICKET_ID],
                            "responses": {"200": _json("Ticket", "cancelled"), **_errors(401, 404, 409, *_COMMON)}}},
+            "/v1/webhooks": {
+                "post": {"summary": f"Register a URL for events (API key; at most {MAX_HOOKS} per tenant); the "
+                                    "signing secret is in this answer only", "security": _KEY,
+                         "requestBody": _body({"type": "object", "required": ["url", "events"],
+                                               "additionalProperties": False, "properties": {
+                             "url": {"type": "string", "maxLength": MAX_URL, "description": "http(s) URL"},
+                             "events": {"type": "array", "minItems": 1, "items": {"enum": list(EVENTS)}}}}),
+                         "responses": {"201": _json("Webhook", "registered (with its secret)"),
+                                       **_errors(401, 409, *_COMMON, *_BODY)}},
+                "get": {"summary": "The tenant's webhooks (API key)", "security": _KEY, "responses": {
+                    "200": {"description": "webhooks", "content": {"application/json": {"schema": {
+                        "type": "object", "required": ["webhooks"], "properties": {"webhooks": {
+                            "type": "array", "items": {"$ref": "#/components/schemas/Webhook"}}}}}}},
+                    **_errors(401, *_COMMON)}}},
+            "/v1/webhooks/{hook_id}": {"delete": {
+                "summary": "Stop a webhook (its pending deliveries are dropped)", "security": _KEY,
+                "parameters": [{"name": "hook_id", "in": "path", "required": True,
+                                "schema": {"type": "string", "maxLength": 64}}],
+                "responses": {"200": {"description": "deleted", "content": {"application/json": {"schema": {
+                    "type": "object", "required": ["deleted"], "properties": {"deleted": {"type": "string"}}}}}},
+                    **_errors(401, 404, *_COMMON)}}},
+            "/v1/webhooks/dead-letters": {"get": {
+                "summary": "Deliveries given up on after a day of retries, newest first (API key)",
+                "security": _KEY, "parameters": [_PAGE[0]],
+                "responses": {"200": _json("DeadLetters", "dead letters"), **_errors(401, *_COMMON)}}},
             "/healthz": {"get": {"summary": "Liveness", "responses": {"200": {"description": "alive"}}}},
             "/readyz": {"get": {"summary": "Readiness (Redis and rules service)", "responses": {
                 "200": {"description": "ready"}, **_errors(503)}}},

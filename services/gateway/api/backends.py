@@ -7,13 +7,14 @@ own tenant: player ids are the tenant's namespace, so another tenant asking for 
 from __future__ import annotations
 
 import math
+from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, jsonify, request
 
-from .. import history, tenants
+from .. import history, tenants, webhooks
 from ..context import gateway
 from ..errors import ApiError
-from .common import current_tenant, int_arg, rate_limit
+from .common import current_tenant, int_arg, json_body, rate_limit
 
 bp = Blueprint("backends", __name__)
 
@@ -65,3 +66,47 @@ def player_matches(player: str) -> Response:
     if not tenants.NAME_RE.match(player):
         raise ApiError(400, "bad_player", "player must be 1-64 characters: letters, digits and . _ : @ - (not first)")
     return _page(tenant, player)
+
+
+@bp.post("/v1/webhooks")
+def add_webhook() -> tuple[Response, int]:
+    """Register a URL for events; the answer carries the signing secret, shown this once."""
+    tenant = _tenant()
+    rate_limit()
+    body = json_body({"url": str, "events": list}, required=("url", "events"))
+    url, events = body["url"], body["events"]
+    parts = urlsplit(url)
+    if len(url) > webhooks.MAX_URL or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ApiError(400, "bad_webhook", f"url must be an http(s) URL of at most {webhooks.MAX_URL} characters")
+    if not events or not all(isinstance(e, str) and e in webhooks.EVENTS for e in events):
+        raise ApiError(400, "bad_webhook", f"events must list some of: {', '.join(webhooks.EVENTS)}")
+    client = gateway().store.redis
+    if len(webhooks.hooks(client, tenant.name)) >= webhooks.MAX_HOOKS:
+        raise ApiError(409, "webhook_limit", f"at most {webhooks.MAX_HOOKS} webhooks per tenant; delete one first")
+    hook = webhooks.register(client, tenant.name, url, sorted(set(events)))
+    return jsonify({**webhooks.public(hook), "secret": hook["secret"]}), 201
+
+
+@bp.get("/v1/webhooks")
+def list_webhooks() -> Response:
+    tenant = _tenant()
+    rate_limit()
+    return jsonify({"webhooks": [webhooks.public(h) for h in webhooks.hooks(gateway().store.redis, tenant.name)]})
+
+
+@bp.delete("/v1/webhooks/<hook_id>")
+def delete_webhook(hook_id: str) -> Response:
+    tenant = _tenant()
+    rate_limit()
+    if len(hook_id) > 64 or not webhooks.unregister(gateway().store.redis, tenant.name, hook_id):
+        raise ApiError(404, "webhook_not_found", "no such webhook")
+    return jsonify({"deleted": hook_id})
+
+
+@bp.get("/v1/webhooks/dead-letters")
+def dead_letters() -> Response:
+    """Deliveries given up on after a day of retries, newest first (the last :data:`webhooks.DEAD_KEEP`)."""
+    tenant = _tenant()
+    rate_limit()
+    limit = int_arg("limit", PAGE_DEFAULT, 1, PAGE_MAX)
+    return jsonify({"dead_letters": webhooks.dead_letters(gateway().store.redis, tenant.name, limit)})
