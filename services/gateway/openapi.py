@@ -50,7 +50,18 @@ _OUTCOME = {"type": ["object", "null"], "required": ["ended_by", "winners", "for
             "properties": {
     "ended_by": {"enum": ["game", "forfeit", "abandoned"]}, "winners": {"type": "array", "items": {"type": "integer"}},
     "forfeited": {"type": "array", "items": {"type": "integer"}},
-    "scores": {"type": ["array", "null"], "items": {"type": "number"}}}}
+    "scores": {"type": ["array", "null"], "items": {"type": "number"}},
+    "ratings": {"type": "array", "description": "a tenant's rated match (ended by the game or a forfeit, players "
+                                                "named): each named player's rating before and after",
+                "items": {"type": "object", "required": ["seat", "player", "before", "after", "change"],
+                          "properties": {"seat": {"type": "integer"}, "player": {"type": "string"},
+                                         "before": {"$ref": "#/components/schemas/Rating"},
+                                         "after": {"$ref": "#/components/schemas/Rating"},
+                                         "change": {"type": "number"}}}}}}
+
+_RATING = {"type": "object", "required": ["rating", "mu", "sigma", "matches"], "properties": {
+    "rating": {"type": "number", "description": "mu - 3 sigma: the conservative rating (openskill Plackett-Luce)"},
+    "mu": {"type": "number"}, "sigma": {"type": "number"}, "matches": {"type": "integer"}}}
 
 _MATCH = {"type": "object", "required": ["id", "game", "players", "options", "status", "version", "seats", "to_act",
                                          "you", "view", "result", "outcome", "clock", "takeover_level", "rematch"],
@@ -255,7 +266,7 @@ def document() -> dict[str, Any]:
                                                           "tenant (its matches, players and quotas)"}},
             "schemas": {"Error": _ERROR, "Seat": _SEAT, "Match": _MATCH, "Events": _EVENTS, "LegalMoves": _LEGAL,
                         "Replay": _REPLAY, "Games": _GAMES, "Ticket": _TICKET, "History": _HISTORY,
-                        "Webhook": _WEBHOOK, "DeadLetters": _DEAD,
+                        "Webhook": _WEBHOOK, "DeadLetters": _DEAD, "Rating": _RATING,
                         "Clock": _CLOCK, "Outcome": _OUTCOME,
                         "Hint": {"type": "object", "required": ["version", "seat", "move"], "properties": {
                             "version": {"type": "integer"}, "seat": {"type": "integer"},
@@ -367,6 +378,15 @@ def document() -> dict[str, Any]:
                         "responses": {"200": _json("Ticket", "ticket"), **_errors(401, 404, *_COMMON)}},
                 "delete": {"summary": "Leave the queue", "parameters": [_TICKET_ID],
                            "responses": {"200": _json("Ticket", "cancelled"), **_errors(401, 404, 409, *_COMMON)}}},
+            "/v1/players/{player}/ratings": {"get": {
+                "summary": "The tenant's player's rating per game (API key)",
+                "parameters": [{"name": "player", "in": "path", "required": True, "schema": _PLAYER_ID},
+                               {"name": "game", "in": "query", "schema": {"type": "string"},
+                                "description": "only this game"}],
+                "security": _KEY, "responses": {"200": {"description": "ratings", "content": {"application/json": {
+                    "schema": {"type": "object", "required": ["player", "ratings"], "properties": {
+                        "player": {"type": "string"}, "ratings": {"type": "object", "additionalProperties": {
+                            "$ref": "#/components/schemas/Rating"}}}}}}}, **_errors(401, *_COMMON)}}},
             "/v1/webhooks": {
                 "post": {"summary": f"Register a URL for events (API key; at most {MAX_HOOKS} per tenant); the "
                                     "signing secret is in this answer only", "security": _KEY,

@@ -32,7 +32,7 @@ import orjson
 import redis
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
-from services.gateway import webhooks
+from services.gateway import ratings, webhooks
 from services.gateway.store import _CLAIM
 
 log = logging.getLogger("meeple.webhooks")
@@ -111,6 +111,9 @@ class WebhookWorker:
                 return made
             for entry_id, fields in entries:
                 record = orjson.loads(fields[b"record"])
+                for event in record["events"]:  # a gateway that died after the finishing update: rate now
+                    if event["type"] == "match.finished":
+                        ratings.apply(self.redis, record["tenant"], record["game"], event.get("outcome"))
                 made += self._deliveries(record, entry_id.decode(), shard)
                 self.redis.xdel(webhooks.outbox_key(match_id), entry_id)
 

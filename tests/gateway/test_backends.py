@@ -84,8 +84,9 @@ def test_anonymous_access_off_needs_a_key_to_create_join_or_queue_and_seat_token
     # The players' own clients: seat tokens, exactly as before.
     mine = api.get(f"/v1/matches/{match_id}", token)
     assert mine.status_code == 200 and mine.json()["you"] == 0 and mine.json()["status"] == "active"
-    legal = api.get(f"/v1/matches/{match_id}/legal-moves", token).json()["moves"]
-    moved = api.post(f"/v1/matches/{match_id}/moves", token, json={"move": legal[0], "version": mine.json()["version"]})
+    mover = token if 0 in mine.json()["to_act"] else joined.json()["token"]
+    legal = api.get(f"/v1/matches/{match_id}/legal-moves", mover).json()["moves"]
+    moved = api.post(f"/v1/matches/{match_id}/moves", mover, json={"move": legal[0], "version": mine.json()["version"]})
     assert moved.status_code == 200, moved.text
     assert api.get(f"/v1/matches/{match_id}", "0.invented").status_code == 401
     assert api.get("/v1/games").status_code == 200  # the catalogue stays open
@@ -207,3 +208,48 @@ def test_matchmaking_with_a_key_seats_the_tenants_players_with_each_other(
     history = api.get("/v1/players/ben/matches", headers=as_key(acme)).json()
     assert [m["id"] for m in history["matches"]] == [polled["match_id"]]
     assert api.get("/v1/players/ann/matches", headers=as_key(rival)).json()["matches"] == []
+
+
+def test_a_rated_match_moves_its_players_ratings_and_shows_the_change_in_the_outcome(
+        closed_gateway: GatewayServer, own_redis_url: str) -> None:
+    from services.gateway import ratings
+    from services.timekeeper.keeper import Timekeeper
+
+    api = Api(closed_gateway.url)
+    key, rival = new_key(own_redis_url, "acme")["key"], new_key(own_redis_url, "rival")["key"]
+    created = api.post("/v1/matches", headers=as_key(key), json={
+        "game": GAME, "players": 2, "clock": {"mode": "per_move", "seconds": 5, "on_timeout": "forfeit"},
+        "seats": [{"kind": "human", "player": "ann"}, {"kind": "human", "player": "ben"}]}).json()
+    tokens = [api.post(f"/v1/matches/{created['id']}/join", headers=as_key(key), json={"seat": s}).json()["token"]
+              for s in (0, 1)]
+    status = api.get(f"/v1/matches/{created['id']}", tokens[0]).json()
+    seat = status["to_act"][0]
+    winner, loser = ("ann", "ben") if seat == 0 else ("ben", "ann")
+    move = api.get(f"/v1/matches/{created['id']}/legal-moves", tokens[seat]).json()["moves"][0]
+    assert api.post(f"/v1/matches/{created['id']}/moves", tokens[seat],
+                    json={"move": move, "version": status["version"]}).status_code == 200
+    Timekeeper(own_redis_url).run_once(now=time.time() + 60)  # the other runs out of time and forfeits
+    done = api.get(f"/v1/matches/{created['id']}", headers=as_key(key)).json()
+    assert done["status"] == "finished" and done["outcome"]["ended_by"] == "forfeit", done["outcome"]
+    changes = {c["player"]: c for c in done["outcome"]["ratings"]}
+    assert changes[winner]["change"] > 0 > changes[loser]["change"]
+    assert changes[winner]["after"]["sigma"] < changes[winner]["before"]["sigma"]  # less uncertain after a match
+    ann = api.get("/v1/players/ann/ratings", headers=as_key(key)).json()["ratings"][GAME]
+    assert ann == changes["ann"]["after"] and ann["matches"] == 1
+    assert api.get("/v1/players/ann/ratings", headers=as_key(rival)).json()["ratings"] == {}
+    # Applying the outcome again (the webhook worker does, from the outbox) changes nothing.
+    stored = redis.Redis.from_url(own_redis_url)
+    meta = orjson.loads(stored.get(f"match:{{{created['id']}}}:meta"))
+    assert ratings.apply(stored, "acme", GAME, meta["outcome"]) == 0
+    history = api.get("/v1/players/ben/matches", headers=as_key(key)).json()["matches"]
+    assert history[0]["outcome"]["ratings"] == done["outcome"]["ratings"]
+
+
+def test_ranks_put_the_winning_team_first_and_forfeited_sides_last() -> None:
+    from services.gateway import ratings
+
+    meta = {"sides": [[0, 2], [1, 3]]}
+    assert ratings.ranks(meta, {"winners": [1, 3], "scores": [5, 9, 5, 9], "forfeited": []}) == [2.0, 1.0]
+    three = {"sides": [[0], [1], [2]]}
+    assert ratings.ranks(three, {"winners": [2], "scores": [4, 7, 9], "forfeited": []}) == [3.0, 2.0, 1.0]
+    assert ratings.ranks(three, {"winners": [1], "scores": None, "forfeited": [0]}) == [3.0, 1.0, 2.0]

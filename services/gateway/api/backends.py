@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, jsonify, request
 
-from .. import history, tenants, webhooks
+from .. import history, ratings, tenants, webhooks
 from ..context import gateway
 from ..errors import ApiError
 from .common import current_tenant, int_arg, json_body, rate_limit
@@ -66,6 +66,17 @@ def player_matches(player: str) -> Response:
     if not tenants.NAME_RE.match(player):
         raise ApiError(400, "bad_player", "player must be 1-64 characters: letters, digits and . _ : @ - (not first)")
     return _page(tenant, player)
+
+
+@bp.get("/v1/players/<player>/ratings")
+def player_ratings(player: str) -> Response:
+    """The tenant's player's rating in each game they played a rated match of (``?game=`` for one)."""
+    tenant = _tenant()
+    rate_limit()
+    if not tenants.NAME_RE.match(player):
+        raise ApiError(400, "bad_player", "player must be 1-64 characters: letters, digits and . _ : @ - (not first)")
+    found = ratings.of_player(gateway().store.redis, tenant.name, player, request.args.get("game"))
+    return jsonify({"player": player, "ratings": {game: ratings.public(doc) for game, doc in found.items()}})
 
 
 @bp.post("/v1/webhooks")
