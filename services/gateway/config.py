@@ -44,6 +44,10 @@ class GatewayConfig:
     #: Requests without an API key may create matches, join and queue (``make run`` demos); deploy configs
     #: set ``MEEPLE_ANONYMOUS=0`` so that only tenants' keys (and the seat tokens they hand out) get in.
     anonymous: bool = True
+    #: Skill matchmaking: a group may play when its rating spread (openskill mu) is within
+    #: ``MEEPLE_MM_WINDOW + MEEPLE_MM_WIDEN_PER_S * wait`` of its longest-waiting ticket.
+    mm_window: float = 2.0
+    mm_widen_per_s: float = 0.5
 
     @classmethod
     def from_env(cls) -> GatewayConfig:
@@ -69,5 +73,7 @@ class GatewayConfig:
             hint_wait_s=float(os.environ.get("MEEPLE_HINT_WAIT_S", cls.hint_wait_s)),
             hint_budget_s=float(os.environ.get("MEEPLE_HINT_BUDGET_S", cls.hint_budget_s)),
             hints_per_seat_minute=_int("MEEPLE_HINTS_PER_SEAT_MINUTE", cls.hints_per_seat_minute),
+            mm_window=float(os.environ.get("MEEPLE_MM_WINDOW", cls.mm_window)),
+            mm_widen_per_s=float(os.environ.get("MEEPLE_MM_WIDEN_PER_S", cls.mm_widen_per_s)),
             anonymous=os.environ.get("MEEPLE_ANONYMOUS", "1").strip().lower() not in ("0", "false", "no", "off"),
         )

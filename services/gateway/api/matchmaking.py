@@ -14,12 +14,14 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
+from collections.abc import Callable
 from typing import Any
 
 import orjson
+import redis
 from flask import Blueprint, Response, jsonify
 
-from .. import quotas, tenants
+from .. import quotas, ratings, skill, tenants
 from ..context import gateway
 from ..errors import ApiError
 from ..moves import MAX_REBASES, commit
@@ -31,23 +33,51 @@ bp = Blueprint("matchmaking", __name__)
 
 TICKET_TTL_S = 3600
 WAKE_TTL_S = 60
-#: Take ``n`` tickets off a queue only if ``n`` are there: grouping is atomic across gateways.
-_TAKE = """
-if redis.call('LLEN', KEYS[1]) < tonumber(ARGV[1]) then return {} end
-return redis.call('LPOP', KEYS[1], ARGV[1])
-"""
-_TAKE_UP_TO = """
-local n = math.min(redis.call('LLEN', KEYS[1]), tonumber(ARGV[1]))
-if n == 0 then return {} end
-return redis.call('LPOP', KEYS[1], n)
-"""
+#: Tickets a grouping looks at (the lowest-rated first): bounds the work of one enqueue or poll.
+POOL_SCAN = 500
 
 
 def _queue(game: str, players: int, options: dict[str, Any], tenant: str | None = None) -> str:
-    """One queue per (game, players, options) and tenant: a tenant's players meet each other only."""
+    """One pool per (game, players, options) and tenant (a tenant's players meet each other only):
+    ``<prefix>:pool`` (sorted set: ticket by rating) and ``<prefix>:since`` (hash: ticket -> queued at)."""
     parts: list[Any] = [game, players, options] if tenant is None else [game, players, options, tenant]
     digest = hashlib.sha256(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)).hexdigest()[:24]
-    return f"mm:{{{digest}}}:queue"
+    return f"mm:{{{digest}}}"
+
+
+def _take(prefix: str, choose: Callable[[list[skill.Entry], float], list[skill.Entry] | None]) -> list[str]:
+    """Take the group ``choose`` picks off the pool, atomically across gateways (WATCH: a pool that changed
+    meanwhile is read again)."""
+    client = gateway().store.redis
+    pool, since = f"{prefix}:pool", f"{prefix}:since"
+    for _ in range(MAX_REBASES):
+        with client.pipeline() as pipe:
+            try:
+                pipe.watch(pool)
+                rows: list[tuple[bytes, float]] = pipe.zrange(pool, 0, POOL_SCAN - 1, withscores=True)  # type: ignore[assignment]
+                stamps: dict[bytes, bytes] = pipe.hgetall(since)  # type: ignore[assignment]
+                now = time.time()
+                group = choose([skill.Entry(m.decode(), float(r), float(stamps.get(m, now))) for m, r in rows], now)
+                if not group:
+                    pipe.unwatch()
+                    return []
+                ids = [e.ticket for e in group]
+                pipe.multi()
+                pipe.zrem(pool, *ids)
+                pipe.hdel(since, *ids)
+                pipe.execute()
+                return ids
+            except redis.WatchError:
+                continue
+    return []
+
+
+def _rating_of(tenant: tenants.Tenant | None, player: str | None, game: str) -> float:
+    """What a ticket is matched by: the tenant's player's rating (mu), else the default."""
+    if tenant is None or player is None:
+        return float(ratings.default()["mu"])
+    found = ratings.of_player(gateway().store.redis, tenant.name, player, game).get(game)
+    return float((found or ratings.default())["mu"])
 
 
 def _ticket_key(ticket: str) -> str:
@@ -94,7 +124,10 @@ def _seat_tickets(tickets: list[str], game: str, players: int, options: dict[str
     seats: list[dict[str, Any]] = [{"kind": "human", "token_hash": None, "reserved": _reservation(t),
                                     **({"player": d["player"]} if d.get("player") else {})}
                                    for t, d in zip(tickets, docs, strict=True)]
-    seats += [{"kind": "bot", "level": "normal", "token_hash": None} for _ in range(players - len(tickets))]
+    if len(tickets) < players:  # the bot level closest in rating to the table's humans
+        mean = sum(float(d.get("rating", ratings.default()["mu"])) for d in docs) / len(docs)
+        level = skill.closest_level(ratings.bot_ratings(gateway().store.redis, game), mean)
+        seats += [{"kind": "bot", "level": level, "token_hash": None} for _ in range(players - len(tickets))]
     match = create(game, players, options, None, seats,
                    tenant=tenants.by_name(gateway().store.redis, tenant) if tenant else None)
     for seat, doc in enumerate(docs):
@@ -148,14 +181,20 @@ def enqueue() -> tuple[Response, int]:
     charge(owner, f"t:{ticket}", [], time.time() + TICKET_TTL_S, tenant)
     doc = {"ticket": ticket, "status": "waiting", "game": game, "players": players, "options": options,
            "created_at": time.time(), "match_id": None, "seat": None, "owner": owner,
-           "tenant": tenant.name if tenant else None, "player": player}
+           "tenant": tenant.name if tenant else None, "player": player, "rating": _rating_of(tenant, player, game)}
     _save(doc)
-    queue = _queue(game, players, options, doc["tenant"])
-    gw.store.redis.rpush(queue, ticket)
-    gw.store.redis.expire(queue, TICKET_TTL_S)
-    taken = gw.store.redis.eval(_TAKE, 1, queue, players)
+    prefix = _queue(game, players, options, doc["tenant"])
+    pipe = gw.store.redis.pipeline(transaction=True)
+    pipe.zadd(f"{prefix}:pool", {ticket: doc["rating"]})
+    pipe.hset(f"{prefix}:since", ticket, repr(doc["created_at"]))
+    pipe.expire(f"{prefix}:pool", TICKET_TTL_S)
+    pipe.expire(f"{prefix}:since", TICKET_TTL_S)
+    pipe.execute()
+    cfg = gw.config
+    taken = _take(prefix, lambda entries, now: skill.pick_group(entries, players, now, cfg.mm_window,
+                                                                 cfg.mm_widen_per_s))
     if taken:
-        _seat_tickets([t.decode() for t in taken], game, players, options, doc["tenant"])
+        _seat_tickets(taken, game, players, options, doc["tenant"])
     doc = _load(ticket)
     return jsonify(_public(doc, _issue_token(doc))), 201
 
@@ -176,10 +215,12 @@ def poll(ticket: str) -> Response:
                 gw.store.redis.blpop([_wake_key(ticket)], timeout=max(block, 0.01))
             doc = _load(ticket)
     if doc["status"] == "waiting" and fill_after > 0 and time.time() - doc["created_at"] >= fill_after:
-        queue = _queue(doc["game"], doc["players"], doc["options"], doc.get("tenant"))
-        if gw.store.redis.lrem(queue, 1, ticket):  # only one poller wins the ticket
-            others = gw.store.redis.eval(_TAKE_UP_TO, 1, queue, doc["players"] - 1) or []
-            group = [ticket, *(t.decode() for t in others)]
+        def with_nearest(entries: list[skill.Entry], _: float) -> list[skill.Entry] | None:
+            anchor = next((e for e in entries if e.ticket == ticket), None)  # gone: another poll seated it
+            return None if anchor is None else [anchor, *skill.nearest(entries, anchor, doc["players"] - 1)]
+
+        group = _take(_queue(doc["game"], doc["players"], doc["options"], doc.get("tenant")), with_nearest)
+        if group:
             _seat_tickets(group, doc["game"], doc["players"], doc["options"], doc.get("tenant"))
         doc = _load(ticket)
     return jsonify(_public(doc, _issue_token(doc)))
@@ -192,7 +233,11 @@ def cancel(ticket: str) -> Response:
     doc = _load(ticket)
     if doc["status"] != "waiting":
         raise ApiError(409, "ticket_matched", "the ticket already has a match")
-    gw.store.redis.lrem(_queue(doc["game"], doc["players"], doc["options"], doc.get("tenant")), 1, ticket)
+    prefix = _queue(doc["game"], doc["players"], doc["options"], doc.get("tenant"))
+    pipe = gw.store.redis.pipeline(transaction=True)
+    pipe.zrem(f"{prefix}:pool", ticket)
+    pipe.hdel(f"{prefix}:since", ticket)
+    pipe.execute()
     _save({**doc, "status": "cancelled"}, wake=True)
     if doc.get("owner"):
         pipe = gw.store.redis.pipeline(transaction=False)
