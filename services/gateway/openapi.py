@@ -364,7 +364,9 @@ def document() -> dict[str, Any]:
                 "responses": {"200": _json("Match", "your seat in the rematch, with its token"),
                               **_errors(401, 404, 409, *_COMMON, *_BODY)}}},
             "/v1/matchmaking": {"post": {
-                "summary": "Queue for a game; humans are grouped as they arrive", "requestBody": _body({
+                "summary": "Queue for a game; humans are grouped closest rating first (the window widens with "
+                           "waiting: MEEPLE_MM_WINDOW + MEEPLE_MM_WIDEN_PER_S x seconds); bot fill seats the level "
+                           "closest in rating", "requestBody": _body({
                     "type": "object", "required": ["game", "players"], "additionalProperties": False,
                     "properties": {"game": {"type": "string"},
                                    "players": {"type": "integer", "minimum": 1, "maximum": MAX_PLAYERS},
