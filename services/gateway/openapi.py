@@ -403,6 +403,15 @@ def document() -> dict[str, Any]:
                         "type": "object", "required": ["webhooks"], "properties": {"webhooks": {
                             "type": "array", "items": {"$ref": "#/components/schemas/Webhook"}}}}}}},
                     **_errors(401, *_COMMON)}}},
+            "/v1/webhooks/dead-letters": {
+                "get": {"summary": "Deliveries given up on after a day of retries, newest first (API key)",
+                        "security": _KEY, "parameters": [_PAGE[0]],
+                        "responses": {"200": _json("DeadLetters", "dead letters"), **_errors(401, *_COMMON)}},
+                "delete": {"summary": "Empty the tenant's dead letters (API key)", "security": _KEY,
+                           "responses": {"200": {"description": "how many were dropped", "content": {
+                               "application/json": {"schema": {"type": "object", "required": ["cleared"],
+                                                               "properties": {"cleared": {"type": "integer"}}}}}},
+                               **_errors(401, *_COMMON)}}},
             "/v1/webhooks/{hook_id}": {"delete": {
                 "summary": "Stop a webhook (its pending deliveries are dropped)", "security": _KEY,
                 "parameters": [{"name": "hook_id", "in": "path", "required": True,
@@ -410,10 +419,6 @@ def document() -> dict[str, Any]:
                 "responses": {"200": {"description": "deleted", "content": {"application/json": {"schema": {
                     "type": "object", "required": ["deleted"], "properties": {"deleted": {"type": "string"}}}}}},
                     **_errors(401, 404, *_COMMON)}}},
-            "/v1/webhooks/dead-letters": {"get": {
-                "summary": "Deliveries given up on after a day of retries, newest first (API key)",
-                "security": _KEY, "parameters": [_PAGE[0]],
-                "responses": {"200": _json("DeadLetters", "dead letters"), **_errors(401, *_COMMON)}}},
             "/healthz": {"get": {"summary": "Liveness", "responses": {"200": {"description": "alive"}}}},
             "/readyz": {"get": {"summary": "Readiness (Redis and rules service)", "responses": {
                 "200": {"description": "ready"}, **_errors(503)}}},

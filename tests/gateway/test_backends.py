@@ -253,3 +253,14 @@ def test_ranks_put_the_winning_team_first_and_forfeited_sides_last() -> None:
     three = {"sides": [[0], [1], [2]]}
     assert ratings.ranks(three, {"winners": [2], "scores": [4, 7, 9], "forfeited": []}) == [3.0, 2.0, 1.0]
     assert ratings.ranks(three, {"winners": [1], "scores": None, "forfeited": [0]}) == [3.0, 1.0, 2.0]
+
+
+def test_deploy_configs_turn_anonymous_access_off_and_make_run_keeps_it_on() -> None:
+    from pathlib import Path
+
+    from services.gateway.config import GatewayConfig
+
+    deploy = Path(__file__).resolve().parents[2] / "deploy"
+    assert 'MEEPLE_ANONYMOUS: "0"' in (deploy / "docker-compose.yml").read_text()
+    assert '{name: MEEPLE_ANONYMOUS, value: "0"}' in (deploy / "k8s" / "gateway.yaml").read_text()
+    assert GatewayConfig().anonymous is True  # make run sets nothing: demos work without a key

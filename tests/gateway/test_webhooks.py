@@ -215,11 +215,14 @@ def test_a_delivery_failing_for_the_retry_period_becomes_a_dead_letter_only_its_
     dead = api.get("/v1/webhooks/dead-letters", headers=as_key(key)).json()["dead_letters"]
     assert len(dead) == 1 and dead[0]["type"] == "match.created" and dead[0]["last_error"] == "HTTP 500"
     assert api.get("/v1/webhooks/dead-letters", headers=as_key(other)).json()["dead_letters"] == []
+    assert api.call("DELETE", "/v1/webhooks/dead-letters", headers=as_key(other)).json() == {"cleared": 0}
     attempts = len(receiver.got)
     worker.run_once(now + 3600)
     assert len(receiver.got) == attempts  # given up
     assert api.call("DELETE", f"/v1/webhooks/{hook['id']}", headers=as_key(other)).status_code == 404
     assert api.call("DELETE", f"/v1/webhooks/{hook['id']}", headers=as_key(key)).status_code == 200
+    assert api.call("DELETE", "/v1/webhooks/dead-letters", headers=as_key(key)).json() == {"cleared": 1}
+    assert api.get("/v1/webhooks/dead-letters", headers=as_key(key)).json()["dead_letters"] == []
 
 
 def test_a_mark_left_without_an_outbox_is_healed_and_a_fresh_one_is_kept(own_redis_url: str) -> None:

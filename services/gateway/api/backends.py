@@ -121,3 +121,15 @@ def dead_letters() -> Response:
     rate_limit()
     limit = int_arg("limit", PAGE_DEFAULT, 1, PAGE_MAX)
     return jsonify({"dead_letters": webhooks.dead_letters(gateway().store.redis, tenant.name, limit)})
+
+
+@bp.delete("/v1/webhooks/dead-letters")
+def clear_dead_letters() -> Response:
+    """Empty the tenant's dead letters (once it has dealt with them)."""
+    tenant = _tenant()
+    rate_limit()
+    client = gateway().store.redis
+    pipe = client.pipeline(transaction=True)
+    pipe.llen(webhooks.dead_key(tenant.name))
+    pipe.delete(webhooks.dead_key(tenant.name))
+    return jsonify({"cleared": int(pipe.execute()[0])})
