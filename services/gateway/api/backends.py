@@ -15,6 +15,7 @@ from .. import history, ratings, tenants, webhooks
 from ..context import gateway
 from ..errors import ApiError
 from .common import current_tenant, int_arg, json_body, rate_limit
+from .matches import parse_player
 
 bp = Blueprint("backends", __name__)
 
@@ -29,6 +30,13 @@ def _tenant() -> tenants.Tenant:
         raise ApiError(401, "api_key_required", "this call needs an API key (X-API-Key or Authorization: Bearer "
                        "mk_...)", {"WWW-Authenticate": "Bearer"})
     return tenant
+
+
+def _for_player(player: str) -> tuple[tenants.Tenant, str]:
+    """The key's tenant and a checked player id, the request counted (the start of every player route)."""
+    tenant = _tenant()
+    rate_limit()
+    return tenant, parse_player(player, tenant)
 
 
 def _before() -> float | None:
@@ -61,20 +69,13 @@ def tenant_matches() -> Response:
 @bp.get("/v1/players/<player>/matches")
 def player_matches(player: str) -> Response:
     """The matches the tenant's ``player`` sat in, newest first."""
-    tenant = _tenant()
-    rate_limit()
-    if not tenants.NAME_RE.match(player):
-        raise ApiError(400, "bad_player", "player must be 1-64 characters: letters, digits and . _ : @ - (not first)")
-    return _page(tenant, player)
+    return _page(*_for_player(player))
 
 
 @bp.get("/v1/players/<player>/ratings")
 def player_ratings(player: str) -> Response:
     """The tenant's player's rating in each game they played a rated match of (``?game=`` for one)."""
-    tenant = _tenant()
-    rate_limit()
-    if not tenants.NAME_RE.match(player):
-        raise ApiError(400, "bad_player", "player must be 1-64 characters: letters, digits and . _ : @ - (not first)")
+    tenant, player = _for_player(player)
     found = ratings.of_player(gateway().store.redis, tenant.name, player, request.args.get("game"))
     return jsonify({"player": player, "ratings": {game: ratings.public(doc) for game, doc in found.items()}})
 
