@@ -264,3 +264,20 @@ def test_deploy_configs_turn_anonymous_access_off_and_make_run_keeps_it_on() -> 
     assert 'MEEPLE_ANONYMOUS: "0"' in (deploy / "docker-compose.yml").read_text()
     assert '{name: MEEPLE_ANONYMOUS, value: "0"}' in (deploy / "k8s" / "gateway.yaml").read_text()
     assert GatewayConfig().anonymous is True  # make run sets nothing: demos work without a key
+
+
+@pytest.mark.gateway_config(hint_wait_s=0.05)
+def test_a_tenants_hint_budget_is_shared_by_all_its_matches(closed_gateway: GatewayServer,
+                                                            own_redis_url: str) -> None:
+    api = Api(closed_gateway.url)
+    key = new_key(own_redis_url, "acme", "hints=1")["key"]
+    codes = []
+    for _ in range(2):  # two matches, one hint each: the second is over the tenant's budget
+        created = api.post("/v1/matches", headers=as_key(key), json={"game": GAME, "players": 2, "join": True}).json()
+        joined = api.post(f"/v1/matches/{created['id']}/join", headers=as_key(key), json={}).json()
+        status = api.get(f"/v1/matches/{created['id']}", created["token"]).json()
+        token = created["token"] if 0 in status["to_act"] else joined["token"]
+        reply = api.get(f"/v1/matches/{created['id']}/hint", token)
+        codes.append(reply.json()["error"]["code"])
+    assert codes[0] == "hint_unavailable"  # within budget: asked (no bot worker runs in this test)
+    assert codes[1] == "hint_limited"

@@ -245,3 +245,36 @@ def test_webhook_registration_rejects_bad_urls_and_unknown_events(tenant_gateway
         reply = api.post("/v1/webhooks", headers=as_key(key), json=body)
         assert reply.status_code == 400 and reply.json()["error"]["code"] == "bad_webhook", body
     assert api.post("/v1/webhooks", json={"url": "http://x/", "events": ["turn"]}).status_code == 401
+
+
+def test_a_rated_match_finished_webhook_carries_the_rating_changes_and_the_worker_heals_a_lost_rating_write(
+        tenant_gateway: GatewayServer, own_redis_url: str, receiver: Receiver) -> None:
+    from services.gateway import ratings
+
+    api = Api(tenant_gateway.url)
+    key = new_key(own_redis_url, "acme")["key"]
+    hook = api.post("/v1/webhooks", headers=as_key(key), json={"url": f"http://127.0.0.1:{receiver.port}/",
+                                                                "events": ["match.finished"]}).json()
+    receiver.secret = hook["secret"]
+    created = api.post("/v1/matches", headers=as_key(key), json={
+        "game": GAME, "players": 2, "clock": {"mode": "per_move", "seconds": 5, "on_timeout": "forfeit"},
+        "seats": [{"kind": "human", "player": "ann"}, {"kind": "human", "player": "ben"}]}).json()
+    tokens = [api.post(f"/v1/matches/{created['id']}/join", headers=as_key(key), json={"seat": s}).json()["token"]
+              for s in (0, 1)]
+    status = api.get(f"/v1/matches/{created['id']}", tokens[0]).json()
+    seat = status["to_act"][0]
+    move = api.get(f"/v1/matches/{created['id']}/legal-moves", tokens[seat]).json()["moves"][0]
+    api.post(f"/v1/matches/{created['id']}/moves", tokens[seat], json={"move": move, "version": status["version"]})
+    Timekeeper(own_redis_url).run_once(now=time.time() + 60)  # the other seat forfeits: a rated finish
+    outcome = api.get(f"/v1/matches/{created['id']}", headers=as_key(key)).json()["outcome"]
+    assert {c["player"] for c in outcome["ratings"]} == {"ann", "ben"}
+    # As if the gateway died right after the finishing update, before it wrote the ratings:
+    client = redis.Redis.from_url(own_redis_url)
+    client.delete(ratings.player_key("acme", "ann"), ratings.player_key("acme", "ben"))
+    assert api.get("/v1/players/ann/ratings", headers=as_key(key)).json()["ratings"] == {}
+    WebhookWorker(own_redis_url).run_once()
+    finished = [d for d in receiver.got if d["event"] == "match.finished"]
+    assert len(finished) == 1 and finished[0]["valid"]
+    assert finished[0]["body"]["data"]["outcome"] == outcome  # result, outcome and rating changes
+    healed = api.get("/v1/players/ann/ratings", headers=as_key(key)).json()["ratings"][GAME]
+    assert healed == next(c["after"] for c in outcome["ratings"] if c["player"] == "ann")
