@@ -256,7 +256,11 @@ def document() -> dict[str, Any]:
                                 "matches and matchmaking tickets, MEEPLE_MAX_BOT_SEATS_PER_IP (20) bot seats in them "
                                 "and MEEPLE_MAX_HARD_BOTS_PER_IP (4) hard ones; MEEPLE_HINTS_PER_SEAT_MINUTE (10) "
                                 "hints a minute per seat; an active match with no human action for "
-                                "MEEPLE_IDLE_MATCH_TTL (7 days) ends as abandoned."},
+                                "MEEPLE_IDLE_MATCH_TTL (7 days) ends as abandoned. With an API key (X-API-Key: "
+                                "mk_...) the tenant's own quotas apply instead of the per-IP ones (meeple keys create "
+                                "--quota; defaults rpm 6000 requests a minute for all its keys, matches 1000, bots "
+                                "1000, hard 100, hints 600 a minute); MEEPLE_ANONYMOUS=0 requires a key to create, "
+                                "join or queue; webhooks: at most 20 per tenant, retried for a day."},
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
                                            "description": "the seat token returned once by create/join, or a "

@@ -210,13 +210,11 @@ def test_matchmaking_with_a_key_seats_the_tenants_players_with_each_other(
     assert api.get("/v1/players/ann/matches", headers=as_key(rival)).json()["matches"] == []
 
 
-def test_a_rated_match_moves_its_players_ratings_and_shows_the_change_in_the_outcome(
-        closed_gateway: GatewayServer, own_redis_url: str) -> None:
-    from services.gateway import ratings
+def rated_forfeit(api: Api, key: str, redis_url: str) -> tuple[str, str, dict[str, Any]]:
+    """A rated match of ann and ben: the seat to act moves, the other runs out of time and forfeits.
+    Returns the match id, the winner and the finished match."""
     from services.timekeeper.keeper import Timekeeper
 
-    api = Api(closed_gateway.url)
-    key, rival = new_key(own_redis_url, "acme")["key"], new_key(own_redis_url, "rival")["key"]
     created = api.post("/v1/matches", headers=as_key(key), json={
         "game": GAME, "players": 2, "clock": {"mode": "per_move", "seconds": 5, "on_timeout": "forfeit"},
         "seats": [{"kind": "human", "player": "ann"}, {"kind": "human", "player": "ben"}]}).json()
@@ -224,13 +222,23 @@ def test_a_rated_match_moves_its_players_ratings_and_shows_the_change_in_the_out
               for s in (0, 1)]
     status = api.get(f"/v1/matches/{created['id']}", tokens[0]).json()
     seat = status["to_act"][0]
-    winner, loser = ("ann", "ben") if seat == 0 else ("ben", "ann")
     move = api.get(f"/v1/matches/{created['id']}/legal-moves", tokens[seat]).json()["moves"][0]
     assert api.post(f"/v1/matches/{created['id']}/moves", tokens[seat],
                     json={"move": move, "version": status["version"]}).status_code == 200
-    Timekeeper(own_redis_url).run_once(now=time.time() + 60)  # the other runs out of time and forfeits
+    Timekeeper(redis_url).run_once(now=time.time() + 60)  # the other runs out of time and forfeits
     done = api.get(f"/v1/matches/{created['id']}", headers=as_key(key)).json()
     assert done["status"] == "finished" and done["outcome"]["ended_by"] == "forfeit", done["outcome"]
+    return str(created["id"]), ("ann", "ben")[seat], done
+
+
+def test_a_rated_match_moves_its_players_ratings_and_shows_the_change_in_the_outcome(
+        closed_gateway: GatewayServer, own_redis_url: str) -> None:
+    from services.gateway import ratings
+
+    api = Api(closed_gateway.url)
+    key, rival = new_key(own_redis_url, "acme")["key"], new_key(own_redis_url, "rival")["key"]
+    match_id, winner, done = rated_forfeit(api, key, own_redis_url)
+    loser = "ben" if winner == "ann" else "ann"
     changes = {c["player"]: c for c in done["outcome"]["ratings"]}
     assert changes[winner]["change"] > 0 > changes[loser]["change"]
     assert changes[winner]["after"]["sigma"] < changes[winner]["before"]["sigma"]  # less uncertain after a match
@@ -239,7 +247,7 @@ def test_a_rated_match_moves_its_players_ratings_and_shows_the_change_in_the_out
     assert api.get("/v1/players/ann/ratings", headers=as_key(rival)).json()["ratings"] == {}
     # Applying the outcome again (the webhook worker does, from the outbox) changes nothing.
     stored = redis.Redis.from_url(own_redis_url)
-    meta = orjson.loads(stored.get(f"match:{{{created['id']}}}:meta"))
+    meta = orjson.loads(stored.get(f"match:{{{match_id}}}:meta"))
     assert ratings.apply(stored, "acme", GAME, meta["outcome"]) == 0
     history = api.get("/v1/players/ben/matches", headers=as_key(key)).json()["matches"]
     assert history[0]["outcome"]["ratings"] == done["outcome"]["ratings"]

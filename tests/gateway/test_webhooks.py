@@ -30,7 +30,7 @@ from services.timekeeper.keeper import Timekeeper
 from services.webhooks.worker import WebhookMetrics, WebhookWorker
 
 from .conftest import Api, GatewayServer, RulesProcess, start_gateway
-from .test_backends import as_key, new_key
+from .test_backends import as_key, new_key, rated_forfeit
 
 GAME = "clash"
 ALL = ["match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over", "seat.reclaimed"]
@@ -256,17 +256,7 @@ def test_a_rated_match_finished_webhook_carries_the_rating_changes_and_the_worke
     hook = api.post("/v1/webhooks", headers=as_key(key), json={"url": f"http://127.0.0.1:{receiver.port}/",
                                                                 "events": ["match.finished"]}).json()
     receiver.secret = hook["secret"]
-    created = api.post("/v1/matches", headers=as_key(key), json={
-        "game": GAME, "players": 2, "clock": {"mode": "per_move", "seconds": 5, "on_timeout": "forfeit"},
-        "seats": [{"kind": "human", "player": "ann"}, {"kind": "human", "player": "ben"}]}).json()
-    tokens = [api.post(f"/v1/matches/{created['id']}/join", headers=as_key(key), json={"seat": s}).json()["token"]
-              for s in (0, 1)]
-    status = api.get(f"/v1/matches/{created['id']}", tokens[0]).json()
-    seat = status["to_act"][0]
-    move = api.get(f"/v1/matches/{created['id']}/legal-moves", tokens[seat]).json()["moves"][0]
-    api.post(f"/v1/matches/{created['id']}/moves", tokens[seat], json={"move": move, "version": status["version"]})
-    Timekeeper(own_redis_url).run_once(now=time.time() + 60)  # the other seat forfeits: a rated finish
-    outcome = api.get(f"/v1/matches/{created['id']}", headers=as_key(key)).json()["outcome"]
+    outcome = rated_forfeit(api, key, own_redis_url)[2]["outcome"]
     assert {c["player"] for c in outcome["ratings"]} == {"ann", "ben"}
     # As if the gateway died right after the finishing update, before it wrote the ratings:
     client = redis.Redis.from_url(own_redis_url)
