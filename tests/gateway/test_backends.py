@@ -138,10 +138,15 @@ def test_a_tenant_seats_its_players_and_reads_their_history_which_no_other_tenan
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "bad_player"
 
 
-def test_a_player_id_without_a_key_is_refused(api: Api) -> None:
+def test_a_player_id_without_a_key_or_outside_the_tenants_matches_is_refused(api: Api, redis_url: str) -> None:
     reply = api.post("/v1/matches", json={"game": GAME, "players": 2, "seats": [
         {"kind": "human", "player": "alice"}, {"kind": "human"}]})
     assert reply.status_code == 400 and reply.json()["error"]["code"] == "player_needs_api_key"
+    anonymous = api.post("/v1/matches", json={"game": GAME, "players": 2}).json()
+    key = new_key(redis_url, "acme-anon")["key"]
+    named = api.post(f"/v1/matches/{anonymous['id']}/join", headers=as_key(key), json={"player": "alice"})
+    assert named.status_code == 400 and named.json()["error"]["code"] == "bad_player"
+    assert api.post(f"/v1/matches/{anonymous['id']}/join", headers=as_key(key), json={}).status_code == 200
 
 
 def test_a_revoked_key_is_401_at_once(closed_gateway: GatewayServer, own_redis_url: str) -> None:

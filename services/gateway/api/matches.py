@@ -236,6 +236,9 @@ def take_seat(match_id: str, wanted: int | None, player: str | None = None, *,
         owner = match.meta.get("tenant")
         if owner is not None and not seat_holder and (tenant is None or tenant.name != owner):
             raise ApiError(404, "match_not_found", f"no match {match_id!r} (it may have expired)")
+        if player is not None and owner is None:
+            raise ApiError(400, "bad_player", "a player is named only in its tenant's own matches (this one was "
+                           "created without an API key)")
         if match.meta["status"] == "finished":
             raise ApiError(409, "match_closed", "the match is over")
         seats = [dict(s) for s in match.meta["seats"]]
