@@ -92,9 +92,10 @@ class WebhookWorker:
     # -- pump: outboxes -> deliveries ----------------------------------------------------------------------
     def pump(self, now: float) -> int:
         made = 0
+        pipe = self.redis.pipeline(transaction=False)  # every shard's marks in one round trip
         for shard in range(webhooks.SHARDS):
-            marked: list[tuple[bytes, float]] = self.redis.zrange(  # type: ignore[assignment]
-                webhooks.pending_key(shard), 0, 199, withscores=True)
+            pipe.zrange(webhooks.pending_key(shard), 0, 199, withscores=True)
+        for shard, marked in enumerate(pipe.execute()):
             for member, score in marked:
                 match_id = member.decode()
                 made += self._drain(match_id, shard)
@@ -140,13 +141,16 @@ class WebhookWorker:
     # -- deliver ------------------------------------------------------------------------------------------
     def deliver(self, now: float) -> int:
         sent = 0
-        depth = 0
+        pipe = self.redis.pipeline(transaction=False)  # claim on every shard in one round trip
         for shard in range(webhooks.SHARDS):
-            claimed = self._claim(keys=[due_key(shard), leases_key(shard)], args=[now, now + self.lease_s, 50])
+            self._claim(keys=[due_key(shard), leases_key(shard)], args=[now, now + self.lease_s, 50], client=pipe)
+        for shard, claimed in enumerate(pipe.execute()):
             for member in claimed:
                 sent += self._send(member.decode(), shard, now)
-            depth += int(self.redis.zcard(due_key(shard)))
-        self.metrics.due.set(depth)
+        pipe = self.redis.pipeline(transaction=False)
+        for shard in range(webhooks.SHARDS):
+            pipe.zcard(due_key(shard))
+        self.metrics.due.set(sum(int(n) for n in pipe.execute()))
         return sent
 
     def _send(self, delivery_id: str, shard: int, now: float) -> int:
