@@ -23,7 +23,7 @@ def _add_serve(sub: Any) -> None:
     server.add_arguments(rules)
     rules.set_defaults(func=_serve_rules)
     for name, module in (("gateway", "services.gateway.serve"), ("bots", "services.bots.worker"),
-                         ("timekeeper", "services.timekeeper.keeper")):
+                         ("timekeeper", "services.timekeeper.keeper"), ("webhooks", "services.webhooks.worker")):
         _optional(kinds, name, module)
 
 
@@ -70,6 +70,7 @@ OPTIONAL: tuple[tuple[str, str], ...] = (
     ("arena", "ai.arena"),
     ("loadtest", "loadtests.runner"),
     ("play", "meeple_client.tui"),  # the SDK's terminal client (clients/python), when installed
+    ("keys", "services.keys"),
 )
 
 

@@ -214,6 +214,10 @@ class Stack:
         self._spawn("timekeeper", [sys.executable, "-m", "services.timekeeper.keeper",
                                    "--metrics-port", str(metrics_port)], env)
         self.metrics["timekeeper"] = f"http://{cfg.host}:{metrics_port}/metrics"
+        metrics_port = free_port()  # signed webhooks of tenants' matches (issue 20)
+        self._spawn("webhooks", [sys.executable, "-m", "services.webhooks.worker",
+                                 "--metrics-port", str(metrics_port)], env)
+        self.metrics["webhooks"] = f"http://{cfg.host}:{metrics_port}/metrics"
         return self
 
     def _start_cluster(self) -> str:

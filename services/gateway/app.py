@@ -7,7 +7,7 @@ import time
 
 from flask import Flask, Response, g, request
 
-from .api import clients, events, games, matches, matchmaking, ops, seats, ws
+from .api import backends, clients, events, games, matches, matchmaking, ops, seats, ws
 from .config import GatewayConfig
 from .context import Gateway
 from .errors import register_error_handlers
@@ -40,7 +40,7 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
         hub=Hub(config.redis_url, config.waiters_max, config.waiters_per_client, metrics),
     )
     register_error_handlers(app)
-    for blueprint in (games.bp, matches.bp, seats.bp, events.bp, ws.bp, matchmaking.bp, ops.bp):
+    for blueprint in (games.bp, matches.bp, seats.bp, events.bp, ws.bp, matchmaking.bp, backends.bp, ops.bp):
         app.register_blueprint(blueprint)
     clients.register(app)
 
@@ -61,11 +61,17 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
         if "started" in g:
             metrics.latency.labels(route, request.method, str(response.status_code)).observe(
                 time.perf_counter() - g.started)
+        tenant = g.get("tenant")
+        if tenant is not None:
+            metrics.tenant_requests.labels(tenant.name, str(response.status_code)).inc()
+            if response.status_code == 429:
+                code = (response.get_json(silent=True) or {}).get("error", {}).get("code", "rate_limited")
+                metrics.tenant_limited.labels(tenant.name, code).inc()
         origin = request.headers.get("Origin")
         if origin and ("*" in config.cors_origins or origin in config.cors_origins):
             response.headers["Access-Control-Allow-Origin"] = origin
             response.headers["Vary"] = "Origin"
-            response.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type, Idempotency-Key"
+            response.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type, Idempotency-Key, X-API-Key"
             response.headers["Access-Control-Allow-Methods"] = "GET, POST, DELETE, OPTIONS"
         response.headers.setdefault("Cache-Control", "no-store")
         return response

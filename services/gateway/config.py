@@ -49,6 +49,13 @@ class GatewayConfig:
     #: (past it: 503 + Retry-After), and per token, or per IP address without one (past it: 429).
     waiters_max: int = 20_000
     waiters_per_client: int = 50
+    #: Requests without an API key may create matches, join and queue (``make run`` demos); deploy configs
+    #: set ``MEEPLE_ANONYMOUS=0`` so that only tenants' keys (and the seat tokens they hand out) get in.
+    anonymous: bool = True
+    #: Skill matchmaking: a group may play when its rating spread (openskill mu) is within
+    #: ``MEEPLE_MM_WINDOW + MEEPLE_MM_WIDEN_PER_S * wait`` of its longest-waiting ticket.
+    mm_window: float = 2.0
+    mm_widen_per_s: float = 0.5
 
     @classmethod
     def from_env(cls) -> GatewayConfig:
@@ -78,4 +85,7 @@ class GatewayConfig:
             redis_wait_ms=_int("MEEPLE_REDIS_WAIT_MS", cls.redis_wait_ms),
             waiters_max=_int("MEEPLE_WAITERS_MAX", cls.waiters_max),
             waiters_per_client=_int("MEEPLE_WAITERS_PER_CLIENT", cls.waiters_per_client),
+            mm_window=float(os.environ.get("MEEPLE_MM_WINDOW", cls.mm_window)),
+            mm_widen_per_s=float(os.environ.get("MEEPLE_MM_WIDEN_PER_S", cls.mm_widen_per_s)),
+            anonymous=os.environ.get("MEEPLE_ANONYMOUS", "1").strip().lower() not in ("0", "false", "no", "off"),
         )

@@ -85,6 +85,13 @@ class GatewayMetrics:
         self.seats_filled = Counter("meeple_seats_filled_total",
                                     "Seats of matches that started, by who filled them (the seat-fill ratio is "
                                     "human / (human + bot))", ["filled_by"], registry=r)
+        # Tenants are made by an operator (``meeple keys create``), so the label's values stay few.
+        self.tenant_requests = Counter("meeple_tenant_requests_total",
+                                       "Requests made with a tenant's API key, by tenant and status",
+                                       ["tenant", "status"], registry=r)
+        self.tenant_limited = Counter("meeple_tenant_limited_total",
+                                      "A tenant's requests refused by a rate limit or quota, by tenant and error code",
+                                      ["tenant", "code"], registry=r)
 
 
 class TimedPipeline(redis.client.Pipeline):

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from . import clocks, control
+from . import clocks, control, ratings
 from .bots_seam import on_bot_turn
 from .errors import ApiError
 from .rules_client import Applied, RulesClient
@@ -65,7 +65,10 @@ def commit(store: MatchStore, match: Match, meta: dict[str, Any], state: bytes |
         meta = {**meta, "clock": clock}
         for seat, due in clocks.started(clock, version):
             store.schedule(match.id, seat, version, due)
+    meta = ratings.settle(store.redis, match.meta, meta)  # a rated match's rating changes, in its outcome
     updated = store.update(match, meta, state, entry, derived, remember)
+    if match.meta["status"] != "finished" and (meta.get("outcome") or {}).get("ratings"):
+        ratings.apply(store.redis, meta["tenant"], meta["game"], meta["outcome"])  # the worker re-applies too
     notify_bots(store, updated, bot_seats_due(match.meta, meta, mover))
     return updated
 

@@ -10,6 +10,7 @@ from typing import Any
 from .api.common import MAX_JSON_DEPTH
 from .api.matches import IDEMPOTENCY_KEY_MAX, MAX_PLAYERS
 from .config import GatewayConfig
+from .webhooks import EVENTS, MAX_HOOKS, MAX_URL
 
 #: The event stream's ``limit`` (seconds) at most, as ``api/events.py`` enforces it.
 STREAM_LIMIT_MAX_S = 3600
@@ -28,7 +29,9 @@ _SEAT = {"type": "object", "required": ["seat", "kind", "level", "taken", "contr
     "control": {"enum": ["human", "bot"], "description": "who plays the seat now: a bot after a timeout "
                                                          "(until reclaimed), a forfeit or a leave"},
     "connected": {"type": "boolean", "description": "a human seat with a live long-poll/stream or a recent request"},
-    "forfeited": {"type": "boolean"}, "left": {"type": "boolean"}}}
+    "forfeited": {"type": "boolean"}, "left": {"type": "boolean"},
+    "player": {"type": ["string", "null"], "description": "the tenant's user id in this human seat: only in "
+                                                          "answers to the match's own tenant (its API key)"}}}
 
 _CLOCK = {"type": "object", "required": ["mode", "on_timeout", "seats"], "properties": {
     "mode": {"enum": ["none", "per_move", "fischer", "correspondence"]},
@@ -47,7 +50,18 @@ _OUTCOME = {"type": ["object", "null"], "required": ["ended_by", "winners", "for
             "properties": {
     "ended_by": {"enum": ["game", "forfeit", "abandoned"]}, "winners": {"type": "array", "items": {"type": "integer"}},
     "forfeited": {"type": "array", "items": {"type": "integer"}},
-    "scores": {"type": ["array", "null"], "items": {"type": "number"}}}}
+    "scores": {"type": ["array", "null"], "items": {"type": "number"}},
+    "ratings": {"type": "array", "description": "a tenant's rated match (ended by the game or a forfeit, players "
+                                                "named): each named player's rating before and after",
+                "items": {"type": "object", "required": ["seat", "player", "before", "after", "change"],
+                          "properties": {"seat": {"type": "integer"}, "player": {"type": "string"},
+                                         "before": {"$ref": "#/components/schemas/Rating"},
+                                         "after": {"$ref": "#/components/schemas/Rating"},
+                                         "change": {"type": "number"}}}}}}
+
+_RATING = {"type": "object", "required": ["rating", "mu", "sigma", "matches"], "properties": {
+    "rating": {"type": "number", "description": "mu - 3 sigma: the conservative rating (openskill Plackett-Luce)"},
+    "mu": {"type": "number"}, "sigma": {"type": "number"}, "matches": {"type": "integer"}}}
 
 _MATCH = {"type": "object", "required": ["id", "game", "players", "options", "status", "version", "seats", "to_act",
                                          "you", "view", "result", "outcome", "clock", "takeover_level", "rematch"],
@@ -124,6 +138,40 @@ _GAMES = {"type": "object", "required": ["games"], "properties": {"games": {"typ
                    "options": {"type": "array"}}}}}}
 
 
+_PLAYER_ID = {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$",
+              "description": "the tenant's own user id (API key only); namespaced by tenant, never shown to "
+                             "another tenant"}
+
+_HISTORY = {"type": "object", "required": ["player", "matches", "next"], "properties": {
+    "player": {"type": ["string", "null"]},
+    "next": {"type": ["number", "null"], "description": "pass as `before` for the next (older) page; null at "
+                                                        "the end"},
+    "matches": {"type": "array", "items": {"type": "object", "required": [
+        "id", "game", "players", "status", "created_at", "seat", "seats", "result", "outcome"], "properties": {
+        "id": {"type": "string"}, "game": {"type": "string"}, "players": {"type": "integer"},
+        "status": {"enum": ["waiting", "active", "finished"]}, "created_at": {"type": "number"},
+        "seat": {"type": ["integer", "null"], "description": "the player's seat (null in the tenant's list)"},
+        "seats": {"type": "array", "items": {"type": "object", "required": ["seat", "kind", "player"],
+                                             "properties": {"seat": {"type": "integer"},
+                                                            "kind": {"enum": ["human", "bot"]},
+                                                            "player": {"type": ["string", "null"]}}}},
+        "result": {"type": ["object", "null"]}, "outcome": {"$ref": "#/components/schemas/Outcome"}}}}}}
+
+
+_WEBHOOK = {"type": "object", "required": ["id", "url", "events", "created_at"], "properties": {
+    "id": {"type": "string"}, "url": {"type": "string"}, "created_at": {"type": "number"},
+    "events": {"type": "array", "items": {"enum": list(EVENTS)}},
+    "secret": {"type": "string", "description": "the signing secret: only in the answer that registers the hook"}}}
+
+_DEAD = {"type": "object", "required": ["dead_letters"], "properties": {"dead_letters": {"type": "array", "items": {
+    "type": "object", "required": ["id", "hook", "url", "type", "attempts", "last_error", "first_at", "dead_at",
+                                   "body"],
+    "properties": {"id": {"type": "string"}, "hook": {"type": "string"}, "url": {"type": "string"},
+                   "type": {"type": "string"}, "attempts": {"type": "integer"},
+                   "last_error": {"type": ["string", "null"]}, "first_at": {"type": "number"},
+                   "dead_at": {"type": "number"}, "body": {"type": "object"}}}}}}
+
+
 def _json(schema: str, description: str) -> dict[str, Any]:
     return {"description": description,
             "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}}}
@@ -132,14 +180,15 @@ def _json(schema: str, description: str) -> dict[str, Any]:
 def _errors(*statuses: int) -> dict[str, Any]:
     texts = {400: "malformed request (bad JSON, a field or parameter out of range, a body nested deeper than "
                   f"{MAX_JSON_DEPTH} levels)",
-             401: "missing, malformed or wrong bearer token (WWW-Authenticate: Bearer)",
-             403: "the token holds another seat", 404: "no such match or ticket",
+             401: "missing, malformed or wrong bearer token or API key (WWW-Authenticate: Bearer); "
+                  "api_key_required when anonymous access is off (MEEPLE_ANONYMOUS=0)",
+             403: "the token holds another seat", 404: "no such match or ticket (or another tenant's match)",
              409: "stale version, not your turn, or match state", 413: "body too large (MEEPLE_MAX_BODY_BYTES, "
                                                                        "64 KiB by default, chunked bodies too)",
              415: "a body not sent as Content-Type: application/json", 422: "illegal move",
              426: "not a WebSocket upgrade", 501: "this server cannot hold WebSockets",
-             429: "rate limited (Retry-After), a per-client quota or hint limit reached (the limit is in the "
-                  "message), or too many waiting requests of this client (too_many_waiters)",
+             429: "rate limited (Retry-After), a per-client or per-tenant quota or hint limit reached (the limit "
+                  "is in the message), or too many waiting requests of this client (too_many_waiters)",
              503: "a dependency is down, the store is full (store_full: no new matches), no bot worker "
                   "answered a hint in time, or this process holds its most waiting requests (too_many_waiters, "
                   "Retry-After)"}
@@ -156,6 +205,12 @@ _WAIT = {"name": "wait", "in": "query", "schema": {"type": "integer", "minimum":
                                                    "default": 0},
          "description": f"long-poll up to this many seconds (at most {LONG_POLL_MAX_S}, MEEPLE_LONG_POLL_MAX_S)"}
 _AUTH: list[dict[str, list[str]]] = [{"bearer": []}]
+#: Calls a tenant's API key makes (X-API-Key, or the key as the bearer token).
+_KEY: list[dict[str, list[str]]] = [{"apiKey": []}, {"bearer": []}]
+_PAGE = [{"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+          "description": "matches per page"},
+         {"name": "before", "in": "query", "schema": {"type": "number", "minimum": 0},
+          "description": "the `next` of the previous page: older matches only"}]
 
 
 _WAITING = ("A request that has to wait (wait > 0 with nothing new yet, a stream, a WebSocket) is held without a "
@@ -177,7 +232,6 @@ _WEBSOCKET = (
     "MEEPLE_MAX_BODY_BYTES (else 1009). " + _WAITING)
 
 
-
 def _body(schema: dict[str, Any], required: bool = True) -> dict[str, Any]:
     return {"required": required, "description": f"JSON (Content-Type: application/json), nested at most "
                                                  f"{MAX_JSON_DEPTH} levels deep",
@@ -197,7 +251,8 @@ def document() -> dict[str, Any]:
         "seats": {"type": "array", "maxItems": MAX_PLAYERS, "description": "one per player; bot seats count "
                   "against the client's quotas (MEEPLE_MAX_BOT_SEATS_PER_IP, MEEPLE_MAX_HARD_BOTS_PER_IP)",
                   "items": {"type": "object", "required": ["kind"], "additionalProperties": False, "properties": {
-                      "kind": {"enum": ["human", "bot"]}, "level": {"enum": ["easy", "normal", "hard"]}}}},
+                      "kind": {"enum": ["human", "bot"]}, "level": {"enum": ["easy", "normal", "hard"]},
+                      "player": _PLAYER_ID}}},
         "join": {"type": "boolean", "description": "take seat 0 at once (a `joined` entry at version 1); the "
                                                    "response carries its token"},
         "clock": {"type": "object", "description": "seat clocks (default none): {mode: per_move, seconds} | "
@@ -222,32 +277,53 @@ def document() -> dict[str, Any]:
                                 "matches and matchmaking tickets, MEEPLE_MAX_BOT_SEATS_PER_IP (20) bot seats in them "
                                 "and MEEPLE_MAX_HARD_BOTS_PER_IP (4) hard ones; MEEPLE_HINTS_PER_SEAT_MINUTE (10) "
                                 "hints a minute per seat; an active match with no human action for "
-                                "MEEPLE_IDLE_MATCH_TTL (7 days) ends as abandoned."},
+                                "MEEPLE_IDLE_MATCH_TTL (7 days) ends as abandoned. With an API key (X-API-Key: "
+                                "mk_...) the tenant's own quotas apply instead of the per-IP ones (meeple keys create "
+                                "--quota; defaults rpm 6000 requests a minute for all its keys, matches 1000, bots "
+                                "1000, hard 100, hints 600 a minute); MEEPLE_ANONYMOUS=0 requires a key to create, "
+                                "join or queue; webhooks: at most 20 per tenant, retried for a day."},
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
-                                           "description": "the seat token returned once by create/join"}},
+                                           "description": "the seat token returned once by create/join, or a "
+                                                          "tenant's API key (mk_...)"},
+                                "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key",
+                                           "description": "a tenant's API key (meeple keys create): acts for the "
+                                                          "tenant (its matches, players and quotas)"}},
             "schemas": {"Error": _ERROR, "Seat": _SEAT, "Match": _MATCH, "Events": _EVENTS, "LegalMoves": _LEGAL,
-                        "Replay": _REPLAY, "Games": _GAMES, "Ticket": _TICKET,
+                        "Replay": _REPLAY, "Games": _GAMES, "Ticket": _TICKET, "History": _HISTORY,
+                        "Webhook": _WEBHOOK, "DeadLetters": _DEAD, "Rating": _RATING,
                         "Clock": _CLOCK, "Outcome": _OUTCOME,
                         "Hint": {"type": "object", "required": ["version", "seat", "move"], "properties": {
                             "version": {"type": "integer"}, "seat": {"type": "integer"},
                             "move": {"type": "object", "required": ["type"]}}}},
         },
         "paths": {
-            "/v1/games": {"get": {"summary": "The game catalogue", "responses": {
-                "200": _json("Games", "games"), **_errors(429, 503)}}},
-            "/v1/matches": {"post": {"summary": "Create a match", "requestBody": _body(create), "responses": {
-                "201": _json("Match", "created"), **_errors(*_COMMON, *_BODY)}}},
+            "/v1/games": {"get": {"summary": "The game catalogue", "security": [{}, *_KEY], "responses": {
+                "200": _json("Games", "games"), **_errors(401, 429, 503)}}},
+            "/v1/matches": {
+                "post": {"summary": "Create a match (with an API key: for the tenant, naming its players)",
+                         "security": [{}, *_KEY], "requestBody": _body(create), "responses": {
+                             "201": _json("Match", "created"), **_errors(401, *_COMMON, *_BODY)}},
+                "get": {"summary": "The tenant's matches, newest first (API key)", "parameters": _PAGE,
+                        "security": _KEY, "responses": {"200": _json("History", "a page of matches"),
+                                                        **_errors(401, *_COMMON)}}},
+            "/v1/players/{player}/matches": {"get": {
+                "summary": "The matches the tenant's player sat in, newest first (API key)",
+                "parameters": [{"name": "player", "in": "path", "required": True, "schema": _PLAYER_ID}, *_PAGE],
+                "security": _KEY, "responses": {"200": _json("History", "a page of the player's matches"),
+                                                **_errors(401, *_COMMON)}}},
             "/v1/matches/{match_id}": {"get": {
                 "summary": "Status and the caller's view", "parameters": [_MATCH_ID, _INCLUDE],
                 "security": [{}, *_AUTH],
                 "responses": {"200": _json("Match", "status"), **_errors(401, 404, *_COMMON)}}},
             "/v1/matches/{match_id}/join": {"post": {
                 "summary": "Take a free seat (the token is shown once)", "parameters": [_MATCH_ID],
+                "security": [{}, *_KEY],
                 "requestBody": _body({"type": "object", "additionalProperties": False,
-                                      "properties": {"seat": {"type": "integer", "minimum": 0}}}, required=False),
+                                      "properties": {"seat": {"type": "integer", "minimum": 0},
+                                                     "player": _PLAYER_ID}}, required=False),
                 "responses": {"200": _json("Match", "joined: the seat's token (once) and view"),
-                              **_errors(404, 409, *_COMMON, *_BODY)}}},
+                              **_errors(401, 404, 409, *_COMMON, *_BODY)}}},
             "/v1/matches/{match_id}/legal-moves": {"get": {
                 "summary": "The caller's legal moves", "parameters": [_MATCH_ID], "security": _AUTH,
                 "responses": {"200": _json("LegalMoves", "moves"), **_errors(401, 404, *_COMMON)}}},
@@ -322,19 +398,62 @@ def document() -> dict[str, Any]:
                 "responses": {"200": _json("Match", "your seat in the rematch, with its token"),
                               **_errors(401, 404, 409, *_COMMON, *_BODY)}}},
             "/v1/matchmaking": {"post": {
-                "summary": "Queue for a game; humans are grouped as they arrive", "requestBody": _body({
+                "summary": "Queue for a game; humans are grouped closest rating first (the window widens with "
+                           "waiting: MEEPLE_MM_WINDOW + MEEPLE_MM_WIDEN_PER_S x seconds); bot fill seats the level "
+                           "closest in rating", "requestBody": _body({
                     "type": "object", "required": ["game", "players"], "additionalProperties": False,
                     "properties": {"game": {"type": "string"},
                                    "players": {"type": "integer", "minimum": 1, "maximum": MAX_PLAYERS},
-                                   "options": {"type": "object"}}}),
-                "responses": {"201": _json("Ticket", "queued or matched at once"), **_errors(*_COMMON, *_BODY)}}},
+                                   "options": {"type": "object"}, "player": _PLAYER_ID}}),
+                "security": [{}, *_KEY],
+                "responses": {"201": _json("Ticket", "queued or matched at once"),
+                              **_errors(401, *_COMMON, *_BODY)}}},
             "/v1/matchmaking/{ticket}": {
                 "get": {"summary": "Poll a ticket (the seat token appears once, in the first answer that finds "
                                    "it matched)", "parameters": [_TICKET_ID, _WAIT],
                         "description": _WAITING,
-                        "responses": {"200": _json("Ticket", "ticket"), **_errors(404, *_COMMON)}},
+                        "responses": {"200": _json("Ticket", "ticket"), **_errors(401, 404, *_COMMON)}},
                 "delete": {"summary": "Leave the queue", "parameters": [_TICKET_ID],
-                           "responses": {"200": _json("Ticket", "cancelled"), **_errors(404, 409, *_COMMON)}}},
+                           "responses": {"200": _json("Ticket", "cancelled"), **_errors(401, 404, 409, *_COMMON)}}},
+            "/v1/players/{player}/ratings": {"get": {
+                "summary": "The tenant's player's rating per game (API key)",
+                "parameters": [{"name": "player", "in": "path", "required": True, "schema": _PLAYER_ID},
+                               {"name": "game", "in": "query", "schema": {"type": "string"},
+                                "description": "only this game"}],
+                "security": _KEY, "responses": {"200": {"description": "ratings", "content": {"application/json": {
+                    "schema": {"type": "object", "required": ["player", "ratings"], "properties": {
+                        "player": {"type": "string"}, "ratings": {"type": "object", "additionalProperties": {
+                            "$ref": "#/components/schemas/Rating"}}}}}}}, **_errors(401, *_COMMON)}}},
+            "/v1/webhooks": {
+                "post": {"summary": f"Register a URL for events (API key; at most {MAX_HOOKS} per tenant); the "
+                                    "signing secret is in this answer only", "security": _KEY,
+                         "requestBody": _body({"type": "object", "required": ["url", "events"],
+                                               "additionalProperties": False, "properties": {
+                             "url": {"type": "string", "maxLength": MAX_URL, "description": "http(s) URL"},
+                             "events": {"type": "array", "minItems": 1, "items": {"enum": list(EVENTS)}}}}),
+                         "responses": {"201": _json("Webhook", "registered (with its secret)"),
+                                       **_errors(401, 409, *_COMMON, *_BODY)}},
+                "get": {"summary": "The tenant's webhooks (API key)", "security": _KEY, "responses": {
+                    "200": {"description": "webhooks", "content": {"application/json": {"schema": {
+                        "type": "object", "required": ["webhooks"], "properties": {"webhooks": {
+                            "type": "array", "items": {"$ref": "#/components/schemas/Webhook"}}}}}}},
+                    **_errors(401, *_COMMON)}}},
+            "/v1/webhooks/dead-letters": {
+                "get": {"summary": "Deliveries given up on after a day of retries, newest first (API key)",
+                        "security": _KEY, "parameters": [_PAGE[0]],
+                        "responses": {"200": _json("DeadLetters", "dead letters"), **_errors(401, *_COMMON)}},
+                "delete": {"summary": "Empty the tenant's dead letters (API key)", "security": _KEY,
+                           "responses": {"200": {"description": "how many were dropped", "content": {
+                               "application/json": {"schema": {"type": "object", "required": ["cleared"],
+                                                               "properties": {"cleared": {"type": "integer"}}}}}},
+                               **_errors(401, *_COMMON)}}},
+            "/v1/webhooks/{hook_id}": {"delete": {
+                "summary": "Stop a webhook (its pending deliveries are dropped)", "security": _KEY,
+                "parameters": [{"name": "hook_id", "in": "path", "required": True,
+                                "schema": {"type": "string", "maxLength": 64}}],
+                "responses": {"200": {"description": "deleted", "content": {"application/json": {"schema": {
+                    "type": "object", "required": ["deleted"], "properties": {"deleted": {"type": "string"}}}}}},
+                    **_errors(401, 404, *_COMMON)}}},
             "/healthz": {"get": {"summary": "Liveness", "responses": {"200": {"description": "alive"}}}},
             "/readyz": {"get": {"summary": "Readiness (Redis and rules service)", "responses": {
                 "200": {"description": "ready"}, **_errors(503)}}},

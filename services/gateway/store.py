@@ -51,7 +51,7 @@ import redis
 
 from services import redisconn
 
-from . import quotas
+from . import quotas, webhooks
 from .config import GatewayConfig
 
 KEY_SUFFIXES = ("version", "meta", "state", "log", "events", "derived")
@@ -88,23 +88,29 @@ end
 return due
 """
 
+#: KEYS[8], when given, is the match's webhook outbox and the last ARGV the record to append to it.
 _CAS = """
 local v = tonumber(redis.call('GET', KEYS[1]) or '-1')
 if v ~= tonumber(ARGV[1]) then return {0, v} end
 local nv = v + 1
+local last = #ARGV
+if KEYS[8] then last = last - 1 end
 redis.call('SET', KEYS[1], nv)
 redis.call('SET', KEYS[2], ARGV[2])
 if ARGV[3] ~= '' then
   redis.call('SET', KEYS[3], ARGV[3])
   redis.call('DEL', KEYS[6])
-  if #ARGV > 8 then redis.call('HSET', KEYS[6], 'at', nv, unpack(ARGV, 9)) end
+  if last > 8 then redis.call('HSET', KEYS[6], 'at', nv, unpack(ARGV, 9, last)) end
 end
 redis.call('RPUSH', KEYS[4], ARGV[4])
 redis.call('XADD', KEYS[5], 'MAXLEN', '~', 1000, nv .. '-1', 'version', nv, 'wake', ARGV[6])
 if ARGV[7] ~= '' then redis.call('SET', KEYS[7], ARGV[7], 'EX', ARGV[8], 'NX') end
+if KEYS[8] then redis.call('XADD', KEYS[8], '*', 'record', ARGV[#ARGV]) end
 local ttl = tonumber(ARGV[5])
-for i = 1, 6 do
-  if ttl > 0 then redis.call('EXPIRE', KEYS[i], ttl) else redis.call('PERSIST', KEYS[i]) end
+for i = 1, #KEYS do
+  if i ~= 7 then
+    if ttl > 0 then redis.call('EXPIRE', KEYS[i], ttl) else redis.call('PERSIST', KEYS[i]) end
+  end
 end
 return {1, nv}
 """
@@ -255,7 +261,8 @@ class MatchStore:
         # a match without a lifetime.
         self.redis.zadd(idle_keys(match_id)[0], {match_id: meta["created_at"] + self.idle_ttl_s})
         # Version -1 -> 0: the creation itself, with the TTL of its status (a waiting match expires).
-        ok, version = self._compare_and_set(match_id, -1, meta, state, entry, derived)
+        ok, version = self._compare_and_set(match_id, -1, meta, state, entry, derived,
+                                            events=webhooks.events_of(None, meta, entry))
         assert ok == 1
         self.count_transition(meta["game"], None, meta["status"], meta)
         return Match(match_id, int(version), meta, state)
@@ -299,7 +306,7 @@ class MatchStore:
     def delete(self, match_id: str, meta: dict[str, Any] | None = None) -> None:
         """Remove a match that never became visible (a rematch that lost its race), and its quota charge."""
         pipe = self.redis.pipeline(transaction=False)
-        pipe.delete(*keys(match_id), presence_key(match_id))
+        pipe.delete(*keys(match_id), presence_key(match_id), webhooks.outbox_key(match_id))
         pipe.zrem(idle_keys(match_id)[0], match_id)
         if meta is not None and meta.get("owner"):
             quotas.release(pipe, meta["owner"], match_id, meta["seats"])
@@ -377,7 +384,8 @@ class MatchStore:
         updated = Match(match.id, match.version + 1, meta, match.state if state is None else state)
         ok, version = self._compare_and_set(match.id, match.version, meta, state, entry,
                                             derived if state is not None else None,
-                                            remember(updated) if remember is not None else None)
+                                            remember(updated) if remember is not None else None,
+                                            webhooks.events_of(match.meta, meta, entry))
         if ok != 1:
             raise StaleVersion(int(version))
         self.count_transition(str(meta["game"]), match.meta["status"], meta["status"], meta)
@@ -385,14 +393,23 @@ class MatchStore:
 
     def _compare_and_set(self, match_id: str, version: int, meta: dict[str, Any], state: bytes | None,
                          entry: dict[str, Any], derived: dict[str, str] | None,
-                         idempotent: tuple[str, dict[str, Any]] | None = None) -> tuple[int, int]:
-        """Run the compare-and-set script: the one place that knows its keys and arguments."""
+                         idempotent: tuple[str, dict[str, Any]] | None = None,
+                         events: list[dict[str, Any]] | None = None) -> tuple[int, int]:
+        """Run the compare-and-set script: the one place that knows its keys and arguments.
+
+        ``events`` (a tenant's match, see :mod:`.webhooks`) go to the match's outbox in the same script,
+        after its pending mark is written."""
         k = keys(match_id)
         idem, record = idempotent if idempotent is not None else (None, None)
-        cas_keys = [*k, idem_key(match_id, idem) if idem is not None else k[0]]
+        outbox: list[Any] = []
+        if events:
+            webhooks.mark(self.redis, match_id)
+            outbox = [webhooks.outbox_record(match_id, version + 1, meta, events)]
+        cas_keys = [*k, idem_key(match_id, idem) if idem is not None else k[0],
+                    *([webhooks.outbox_key(match_id)] if outbox else [])]
         args = [version, orjson.dumps(meta), state if state is not None else b"", orjson.dumps(entry),
                 self.ttl_for(meta["status"]), wake_of(meta), orjson.dumps(record) if record is not None else b"",
-                IDEMPOTENCY_TTL_S, *_pairs(derived)]
+                IDEMPOTENCY_TTL_S, *_pairs(derived), *outbox]
         replicas = self.replicas_to_wait(k[0])
         if replicas == 0:
             ok, current = self._cas(keys=cas_keys, args=args)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from flask import request
+from flask import g, request
 
+from .. import tenants
 from ..context import gateway
 from ..errors import ApiError
 from ..store import Match, hash_token, seat_hint
@@ -73,14 +74,73 @@ def json_body(allowed: dict[str, type | tuple[type, ...]], required: tuple[str, 
     return body
 
 
-def bearer_token() -> str | None:
+def _authorization() -> str | None:
     header = request.headers.get("Authorization", "")
     if not header:
         return None
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise ApiError(401, "bad_authorization", "use 'Authorization: Bearer <seat token>'")
+        raise ApiError(401, "bad_authorization", "use 'Authorization: Bearer <seat token or API key>'")
     return token.strip()
+
+
+def bearer_token() -> str | None:
+    """The caller's seat token (an API key in ``Authorization`` is not one: see :func:`current_tenant`)."""
+    token = _authorization()
+    return None if tenants.is_api_key(token) else token
+
+
+def api_key() -> str | None:
+    """The API key of the request: ``X-API-Key``, or ``Authorization: Bearer mk_...``."""
+    key = request.headers.get("X-API-Key")
+    if key is not None:
+        return key.strip()
+    token = _authorization()
+    return token if tenants.is_api_key(token) else None
+
+
+def current_tenant() -> tenants.Tenant | None:
+    """The tenant the request's API key acts for (None without a key); 401 ``invalid_api_key`` for an
+    unknown, malformed or revoked key, counted against the caller's IP first (guessing keys costs requests)."""
+    if "tenant" in g:
+        found: tenants.Tenant | None = g.tenant
+        return found
+    key = api_key()
+    if key is None:
+        g.tenant = None
+        return None
+    gw = gateway()
+    found = tenants.lookup(gw.store.redis, key) if tenants.is_api_key(key) else None
+    if found is None:
+        if gw.config.rate_limit_per_minute > 0:
+            _enforce(gw.config.rate_limit_per_minute, *gw.store.hit(_ip_ident()))
+        raise ApiError(401, "invalid_api_key", "that API key is unknown or revoked",
+                       {"WWW-Authenticate": 'Bearer error="invalid_token"'})
+    g.tenant = found
+    return found
+
+
+def identify(action: str) -> tenants.Tenant | None:
+    """The tenant of a request that creates something (a match, a seat, a ticket); without a key, 401
+    ``api_key_required`` when anonymous access is off (``MEEPLE_ANONYMOUS=0``)."""
+    tenant = current_tenant()
+    if tenant is None and not gateway().config.anonymous:
+        raise ApiError(401, "api_key_required", f"{action} needs an API key (X-API-Key or Authorization: Bearer "
+                       "mk_...): anonymous access is off", {"WWW-Authenticate": "Bearer"})
+    return tenant
+
+
+def require_reader(match: Match) -> None:
+    """Who may read ``match``: its tenant's key (any other key: 404, as if it did not exist), a seat token
+    (checked by the caller), or anyone while anonymous access is on."""
+    tenant = current_tenant()
+    if tenant is not None:
+        if match.meta.get("tenant") != tenant.name and bearer_token() is None:
+            raise ApiError(404, "match_not_found", f"no match {match.id!r} (it may have expired)")
+        return
+    if bearer_token() is None and not gateway().config.anonymous:
+        raise ApiError(401, "missing_token", "anonymous access is off: send a seat token or an API key",
+                       {"WWW-Authenticate": "Bearer"})
 
 
 def load_match(match_id: str) -> Match:
@@ -102,25 +162,30 @@ def limited_load(match_id: str, idempotency_key: str | None = None, *, view: boo
     """
     gw = gateway()
     fields = caller_fields(view, legal)
-    limit = gw.config.rate_limit_per_minute
+    tenant = current_tenant()
+    limit = gw.config.rate_limit_per_minute if tenant is None else tenant.quotas["rpm"]
     if len(match_id) > 64:
         rate_limit()
         raise ApiError(404, "match_not_found", "no such match")
     if limit <= 0:
         match = found_or_404(match_id, gw.store.load(match_id, fields, log_from))
         verified_seat(match)
+        require_reader(match)
         return match, None if idempotency_key is None else gw.store.idempotent_get(match_id, idempotency_key)
     token = bearer_token()
-    ident = _token_ident(token) if token else _ip_ident()
+    ident = _token_ident(token) if token else tenant.owner if tenant else _ip_ident()
     found, (count, reset), done = gw.store.load_counted(match_id, ident, idempotency_key, fields, log_from)
     if token is not None and (found is None or found.seat_of(token) is None):
         # Never a bucket of its own: the count moves to the IP, then 404 (no match) or 401 (no seat).
+        limit = gw.config.rate_limit_per_minute
         hits, reset = gw.store.move_hit(ident, _ip_ident(), drop=count <= 1)
         _enforce(limit, hits, reset)
         found_or_404(match_id, found)
         _invalid_token()
-    _enforce(limit, count, reset)
-    return found_or_404(match_id, found), done
+    _enforce(limit, count, reset, tenant)
+    match = found_or_404(match_id, found)
+    require_reader(match)
+    return match, done
 
 
 def _invalid_token() -> None:
@@ -185,11 +250,12 @@ def caller_seat(match: Match, required: bool, connected_for: float = 0.0) -> int
 def rate_limit() -> None:
     """Count the request against the caller's IP (calls that hold no match to verify a token against)."""
     gw = gateway()
-    limit = gw.config.rate_limit_per_minute
+    tenant = current_tenant()
+    limit = gw.config.rate_limit_per_minute if tenant is None else tenant.quotas["rpm"]
     if limit <= 0:
         return
-    count, reset = gw.store.hit(_ip_ident())
-    _enforce(limit, count, reset)
+    count, reset = gw.store.hit(_ip_ident() if tenant is None else tenant.owner)
+    _enforce(limit, count, reset, tenant)
 
 
 def client_ip() -> str:
@@ -205,9 +271,10 @@ def _token_ident(token: str) -> str:
     return f"t:{hash_token(token)[:20]}"
 
 
-def _enforce(limit: int, count: int, reset: int) -> None:
+def _enforce(limit: int, count: int, reset: int, tenant: tenants.Tenant | None = None) -> None:
     if count > limit:
-        raise ApiError(429, "rate_limited", f"more than {limit} requests a minute; retry in {reset} s",
+        who = "" if tenant is None else f" for tenant {tenant.name}"
+        raise ApiError(429, "rate_limited", f"more than {limit} requests a minute{who}; retry in {reset} s",
                        {"Retry-After": str(reset)})
 
 

@@ -12,16 +12,26 @@ import time
 from typing import Any
 
 import orjson
-from flask import Blueprint, Response, jsonify, request
+from flask import Blueprint, Response, g, jsonify, request
 
-from .. import clocks, control, hints, quotas
+from .. import clocks, control, hints, history, quotas, tenants
 from ..context import gateway
 from ..errors import ApiError
 from ..moves import MAX_REBASES, apply_move, bot_seats_due, commit, notify_bots
 from ..rules_client import Applied
 from ..store import Match, StaleVersion, hash_token, new_match_id, new_token
 from ..views import seat_legal_moves, seat_view
-from .common import caller_seat, client_ip, json_body, limited_load, load_match, rate_limit, wants_legal_moves
+from .common import (
+    caller_seat,
+    client_ip,
+    current_tenant,
+    identify,
+    json_body,
+    limited_load,
+    load_match,
+    rate_limit,
+    wants_legal_moves,
+)
 
 bp = Blueprint("matches", __name__)
 
@@ -33,12 +43,20 @@ IDEMPOTENCY_KEY_MAX = 128
 
 
 def seats_public(match: Match, now: float) -> list[dict[str, Any]]:
+    owner = _is_owning_tenant(match)
     return [{"seat": i, "kind": s["kind"], "level": s.get("level"), "taken": bool(s.get("token_hash"))
              or s["kind"] == "bot" or bool(s.get("left")) or bool(s.get("reserved")),
              "control": "bot" if control.bot_plays(s) else "human",
              "connected": s["kind"] == "human" and match.presence.get(i, 0.0) >= now,
-             "forfeited": bool(s.get("forfeited")), "left": bool(s.get("left"))}
+             "forfeited": bool(s.get("forfeited")), "left": bool(s.get("left")),
+             **({"player": s.get("player")} if owner and s["kind"] == "human" else {})}
             for i, s in enumerate(match.meta["seats"])]
+
+
+def _is_owning_tenant(match: Match) -> bool:
+    """Player ids are the tenant's own: only a request with its key sees them."""
+    tenant = g.get("tenant")
+    return tenant is not None and match.meta.get("tenant") == tenant.name
 
 
 def status_doc(match: Match, seat: int | None, view: Any) -> dict[str, Any]:
@@ -53,17 +71,27 @@ def status_doc(match: Match, seat: int | None, view: Any) -> dict[str, Any]:
             "rematch": meta.get("rematch")}
 
 
-def parse_seats(raw: Any, players: int) -> list[dict[str, Any]]:
+def parse_seats(raw: Any, players: int, tenant: tenants.Tenant | None = None) -> list[dict[str, Any]]:
     if raw is None:
         return [{"kind": "human", "token_hash": None} for _ in range(players)]
     if len(raw) != players:
         raise ApiError(400, "bad_seats", f"seats must list exactly {players} seats")
     seats = []
+    named: set[str] = set()
     for i, seat in enumerate(raw):
         if not isinstance(seat, dict) or seat.get("kind") not in ("human", "bot"):
             raise ApiError(400, "bad_seats", f"seat {i}: kind must be 'human' or 'bot'")
-        if set(seat) - {"kind", "level"}:
-            raise ApiError(400, "bad_seats", f"seat {i}: only 'kind' and 'level' are allowed")
+        if set(seat) - {"kind", "level", "player"}:
+            raise ApiError(400, "bad_seats", f"seat {i}: only 'kind', 'level' and 'player' are allowed")
+        if "player" in seat:
+            if seat["kind"] != "human":
+                raise ApiError(400, "bad_seats", f"seat {i}: only a human seat names a player")
+            player = parse_player(seat["player"], tenant)
+            if player in named:
+                raise ApiError(400, "bad_seats", f"seat {i}: player {player!r} already sits in another seat")
+            named.add(player)
+            seats.append({"kind": "human", "token_hash": None, "player": player})
+            continue
         if seat["kind"] == "bot":
             level = seat.get("level", "normal")
             if level not in BOT_LEVELS:
@@ -88,8 +116,19 @@ def count_fill(match: Match) -> None:
             gateway().metrics.seats_filled.labels("bot" if control.bot_plays(info) else "human").inc()
 
 
+def parse_player(raw: Any, tenant: tenants.Tenant | None) -> str:
+    """A tenant's user id (``"player"``): only with an API key, 1-64 characters of ``[A-Za-z0-9._:@-]``."""
+    if tenant is None:
+        raise ApiError(400, "player_needs_api_key", "'player' names a tenant's user: send it with an API key")
+    if not isinstance(raw, str) or not tenants.NAME_RE.match(raw):
+        raise ApiError(400, "bad_player", "player must be 1-64 characters: letters, digits and . _ : @ - "
+                       "(not first)")
+    return raw
+
+
 @bp.post("/v1/matches")
 def create_match() -> tuple[Response, int]:
+    tenant = identify("creating a match")
     rate_limit()
     body = json_body({"game": str, "players": int, "options": dict, "seed": int, "seats": list, "join": bool,
                       "clock": dict, "takeover_level": str}, required=("game", "players"))
@@ -97,7 +136,7 @@ def create_match() -> tuple[Response, int]:
         raise ApiError(400, "wrong_type", "seed must be an integer from 0 to 2^63-1")
     if not 1 <= body["players"] <= MAX_PLAYERS:
         raise ApiError(400, "invalid_options", f"players must be from 1 to {MAX_PLAYERS}")
-    seats = parse_seats(body.get("seats"), body["players"])
+    seats = parse_seats(body.get("seats"), body["players"], tenant)
     clock = clocks.parse(body.get("clock"))
     takeover = body.get("takeover_level", control.DEFAULT_TAKEOVER_LEVEL)
     if takeover not in BOT_LEVELS:
@@ -105,14 +144,17 @@ def create_match() -> tuple[Response, int]:
     if body.get("join") and seats[0]["kind"] != "human":
         raise ApiError(400, "bad_seats", "join needs seat 0 to be a human seat")
     match = create(body["game"], body["players"], body.get("options", {}), body.get("seed"), seats, clock, takeover,
-                   owner=f"ip:{client_ip()}")
+                   owner=f"ip:{client_ip()}", tenant=tenant)
     if not body.get("join"):
         return jsonify(status_doc(match, None, seat_view(gateway(), match, None))), 201
     match, seat, token = take_seat(match.id, 0)  # version 1: the ``joined`` entry, as a join would write
     return jsonify({**status_doc(match, seat, seat_view(gateway(), match, seat)), "token": token}), 201
 
 
-def quota_limits() -> quotas.Limits:
+def quota_limits(tenant: tenants.Tenant | None = None) -> quotas.Limits:
+    """The per-IP limits, or the tenant's own quotas (``meeple keys create --quota``)."""
+    if tenant is not None:
+        return quotas.Limits(tenant.quotas["matches"], tenant.quotas["bots"], tenant.quotas["hard"])
     cfg = gateway().config
     return quotas.Limits(cfg.max_active_matches_per_ip, cfg.max_bot_seats_per_ip, cfg.max_hard_bots_per_ip)
 
@@ -126,23 +168,28 @@ def check_room() -> None:
                        "on); retry later", {"Retry-After": "60"})
 
 
-def charge(owner: str, member: str, seats: list[dict[str, Any]], until: float) -> None:
+def charge(owner: str, member: str, seats: list[dict[str, Any]], until: float,
+           tenant: tenants.Tenant | None = None) -> None:
     """Charge ``owner``'s quotas until ``until`` at the latest, or 429 ``quota_exceeded`` naming the limit."""
     gw = gateway()
     try:
-        quotas.charge(gw.store.redis, owner, member, seats, time.time(), until, quota_limits())
+        quotas.charge(gw.store.redis, owner, member, seats, time.time(), until, quota_limits(tenant))
     except quotas.QuotaExceeded as err:
-        raise ApiError(429, "quota_exceeded", str(err)) from None
+        who = "" if tenant is None else f"tenant {tenant.name}: "
+        raise ApiError(429, "quota_exceeded", who + str(err)) from None
 
 
 def create(game_id: str, players: int, options: dict[str, Any], seed: int | None, seats: list[dict[str, Any]],
            clock: dict[str, Any] | None = None, takeover_level: str = control.DEFAULT_TAKEOVER_LEVEL,
-           owner: str | None = None) -> Match:
+           owner: str | None = None, tenant: tenants.Tenant | None = None) -> Match:
     """A new match in the store (the rules service sets it up); shared by create, matchmaking and rematch.
 
-    ``owner`` (the client's IP) is charged the match and its bot seats until the match finishes.
+    ``owner`` (the client's IP) is charged the match and its bot seats until the match finishes; a
+    ``tenant``'s match is charged to the tenant instead, with its quotas, and indexed for its history.
     """
     gw = gateway()
+    if tenant is not None:
+        owner = tenant.owner
     check_room()
     seed = secrets.randbits(63) if seed is None else seed
     game = gw.rules.new_game(game_id, players, seed, options)
@@ -152,8 +199,11 @@ def create(game_id: str, players: int, options: dict[str, Any], seed: int | None
             "clock": clocks.initial(clock or clocks.parse(None), game.seats), "takeover_level": takeover_level}
     match_id = new_match_id()
     if owner is not None:
-        charge(owner, match_id, seats, gw.store.quota_until(meta["status"], time.time()))
+        charge(owner, match_id, seats, gw.store.quota_until(meta["status"], time.time()), tenant)
         meta["owner"] = owner
+    if tenant is not None:
+        meta["tenant"] = tenant.name
+        history.index(gw.store, tenant.name, match_id, [s.get("player") for s in seats], time.time())
     try:
         if meta["status"] == "active":  # everyone is seated already: the clocks of the seats to act start now
             meta["clock"] = clocks.advance(meta["clock"], timed=control.timed(meta), to_act=meta["to_act"],
@@ -172,11 +222,23 @@ def create(game_id: str, players: int, options: dict[str, Any], seed: int | None
     return match
 
 
-def take_seat(match_id: str, wanted: int | None) -> tuple[Match, int, str]:
-    """Join: a free human seat (``wanted`` or the first) gets a new token; returns the match, seat and token."""
+def take_seat(match_id: str, wanted: int | None, player: str | None = None, *,
+              seat_holder: bool = False) -> tuple[Match, int, str]:
+    """Join: a free human seat (``wanted`` or the first) gets a new token; returns the match, seat and token.
+
+    A tenant's match is joined with its key only (any other caller: 404), which may name the ``player``;
+    ``seat_holder``: the caller holds this seat in the match before (a rematch), whoever its tenant.
+    """
     gw = gateway()
+    tenant = current_tenant()
     for _ in range(MAX_REBASES):
         match = load_match(match_id)
+        owner = match.meta.get("tenant")
+        if owner is not None and not seat_holder and (tenant is None or tenant.name != owner):
+            raise ApiError(404, "match_not_found", f"no match {match_id!r} (it may have expired)")
+        if player is not None and owner is None:
+            raise ApiError(400, "bad_player", "a player is named only in its tenant's own matches (this one was "
+                           "created without an API key)")
         if match.meta["status"] == "finished":
             raise ApiError(409, "match_closed", "the match is over")
         seats = [dict(s) for s in match.meta["seats"]]
@@ -192,8 +254,15 @@ def take_seat(match_id: str, wanted: int | None) -> tuple[Match, int, str]:
             seat = free[0]
         else:
             raise ApiError(409, "match_full", "every seat is taken")
+        if player is not None and seats[seat].get("player") not in (None, player):
+            raise ApiError(409, "seat_taken", f"seat {seat} is kept for another player")
+        if player is not None and any(s.get("player") == player for i, s in enumerate(seats) if i != seat):
+            raise ApiError(409, "player_seated", f"player {player!r} already sits in this match")
         token = new_token(seat)
         seats[seat]["token_hash"] = hash_token(token)
+        if player is not None:
+            seats[seat]["player"] = player
+            history.index(gw.store, str(owner), match_id, [player], match.meta.get("created_at", time.time()))
         meta = {**match.meta, "seats": seats, "status": "active" if all_seated(seats) else "waiting"}
         try:
             match = commit(gw.store, match, meta, None, {"kind": "joined", "seat": seat, "to_act": meta["to_act"]})
@@ -206,9 +275,11 @@ def take_seat(match_id: str, wanted: int | None) -> tuple[Match, int, str]:
 
 @bp.post("/v1/matches/<match_id>/join")
 def join(match_id: str) -> tuple[Response, int]:
+    tenant = identify("joining a match")
     rate_limit()
-    body = json_body({"seat": int})
-    match, seat, token = take_seat(match_id, body.get("seat"))
+    body = json_body({"seat": int, "player": str})
+    player = parse_player(body["player"], tenant) if "player" in body else None
+    match, seat, token = take_seat(match_id, body.get("seat"), player)
     return jsonify({**status_doc(match, seat, seat_view(gateway(), match, seat)), "seat": seat, "token": token}), 200
 
 
@@ -313,6 +384,12 @@ def hint(match_id: str) -> Response:
     if match.meta["status"] != "active" or seat not in match.meta["to_act"]:
         raise ApiError(409, "not_your_turn", "there is no decision of yours to hint at")
     gw = gateway()
+    if match.meta.get("tenant"):  # the tenant's hint budget, shared by all its matches
+        budget = tenants.quotas_of(gw.store.redis, match.meta["tenant"])["hints"]
+        used, reset = gw.store.hit(f"hints:{tenants.owner_of(match.meta['tenant'])}")
+        if budget > 0 and used > budget:
+            raise ApiError(429, "hint_limited", f"tenant {match.meta['tenant']}: at most {budget} hints a minute; "
+                           f"retry in {reset} s", {"Retry-After": str(reset)})
     try:
         move = hints.ask(gw.store.redis, match, seat, wait_s=gw.config.hint_wait_s,
                          budget_s=gw.config.hint_budget_s, per_minute=gw.config.hints_per_seat_minute)

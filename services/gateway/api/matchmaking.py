@@ -14,40 +14,72 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
+from collections.abc import Callable
 from typing import Any
 
 import orjson
+import redis
 from flask import Blueprint, Response, jsonify
 
-from .. import quotas
+from .. import quotas, ratings, skill, tenants
 from ..context import gateway
 from ..errors import ApiError
 from ..moves import MAX_REBASES, commit
 from ..parking import resumed, wait_or_park
 from ..store import StaleVersion, hash_token, new_token
-from .common import client_ip, int_arg, json_body, load_match, rate_limit
+from .common import client_ip, identify, int_arg, json_body, load_match, rate_limit
 from .events import client_ident
-from .matches import charge, check_room, create
+from .matches import charge, check_room, create, parse_player
 
 bp = Blueprint("matchmaking", __name__)
 
 TICKET_TTL_S = 3600
 WAKE_TTL_S = 60
-#: Take ``n`` tickets off a queue only if ``n`` are there: grouping is atomic across gateways.
-_TAKE = """
-if redis.call('LLEN', KEYS[1]) < tonumber(ARGV[1]) then return {} end
-return redis.call('LPOP', KEYS[1], ARGV[1])
-"""
-_TAKE_UP_TO = """
-local n = math.min(redis.call('LLEN', KEYS[1]), tonumber(ARGV[1]))
-if n == 0 then return {} end
-return redis.call('LPOP', KEYS[1], n)
-"""
+#: Tickets a grouping looks at (the lowest-rated first): bounds the work of one enqueue or poll.
+POOL_SCAN = 500
 
 
-def _queue(game: str, players: int, options: dict[str, Any]) -> str:
-    digest = hashlib.sha256(orjson.dumps([game, players, options], option=orjson.OPT_SORT_KEYS)).hexdigest()[:24]
-    return f"mm:{{{digest}}}:queue"
+def _queue(game: str, players: int, options: dict[str, Any], tenant: str | None = None) -> str:
+    """One pool per (game, players, options) and tenant (a tenant's players meet each other only):
+    ``<prefix>:pool`` (sorted set: ticket by rating) and ``<prefix>:since`` (hash: ticket -> queued at)."""
+    parts: list[Any] = [game, players, options] if tenant is None else [game, players, options, tenant]
+    digest = hashlib.sha256(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)).hexdigest()[:24]
+    return f"mm:{{{digest}}}"
+
+
+def _take(prefix: str, choose: Callable[[list[skill.Entry], float], list[skill.Entry] | None]) -> list[str]:
+    """Take the group ``choose`` picks off the pool, atomically across gateways (WATCH: a pool that changed
+    meanwhile is read again)."""
+    client = gateway().store.redis
+    pool, since = f"{prefix}:pool", f"{prefix}:since"
+    for _ in range(MAX_REBASES):
+        with client.pipeline() as pipe:
+            try:
+                pipe.watch(pool)
+                rows: list[tuple[bytes, float]] = pipe.zrange(pool, 0, POOL_SCAN - 1, withscores=True)  # type: ignore[assignment]
+                stamps: dict[bytes, bytes] = pipe.hgetall(since)  # type: ignore[assignment]
+                now = time.time()
+                group = choose([skill.Entry(m.decode(), float(r), float(stamps.get(m, now))) for m, r in rows], now)
+                if not group:
+                    pipe.unwatch()
+                    return []
+                ids = [e.ticket for e in group]
+                pipe.multi()
+                pipe.zrem(pool, *ids)
+                pipe.hdel(since, *ids)
+                pipe.execute()
+                return ids
+            except redis.WatchError:
+                continue
+    return []
+
+
+def _rating_of(tenant: tenants.Tenant | None, player: str | None, game: str) -> float:
+    """What a ticket is matched by: the tenant's player's rating (mu), else the default."""
+    if tenant is None or player is None:
+        return float(ratings.default()["mu"])
+    found = ratings.of_player(gateway().store.redis, tenant.name, player, game).get(game)
+    return float((found or ratings.default())["mu"])
 
 
 def _ticket_key(ticket: str) -> str:
@@ -86,16 +118,22 @@ def _reservation(ticket: str) -> str:
     return hash_token(ticket)[:32]
 
 
-def _seat_tickets(tickets: list[str], game: str, players: int, options: dict[str, Any]) -> None:
+def _seat_tickets(tickets: list[str], game: str, players: int, options: dict[str, Any],
+                  tenant: str | None = None) -> None:
     """Create the match for these tickets (bots in the remaining seats, each human seat reserved for its
-    ticket) and tell each ticket its seat."""
-    seats: list[dict[str, Any]] = [{"kind": "human", "token_hash": None, "reserved": _reservation(t)}
-                                   for t in tickets]
-    seats += [{"kind": "bot", "level": "normal", "token_hash": None} for _ in range(players - len(tickets))]
-    match = create(game, players, options, None, seats)
-    for seat, ticket in enumerate(tickets):
-        doc = _load(ticket)
-        _save({**doc, "status": "matched", "match_id": match.id, "seat": seat}, wake=True)
+    ticket, with the ticket's player) and tell each ticket its seat."""
+    docs = [_load(t) for t in tickets]
+    seats: list[dict[str, Any]] = [{"kind": "human", "token_hash": None, "reserved": _reservation(t),
+                                    **({"player": d["player"]} if d.get("player") else {})}
+                                   for t, d in zip(tickets, docs, strict=True)]
+    if len(tickets) < players:  # the bot level closest in rating to the table's humans
+        mean = sum(float(d.get("rating", ratings.default()["mu"])) for d in docs) / len(docs)
+        level = skill.closest_level(ratings.bot_ratings(gateway().store.redis, game), mean)
+        seats += [{"kind": "bot", "level": level, "token_hash": None} for _ in range(players - len(tickets))]
+    match = create(game, players, options, None, seats,
+                   tenant=tenants.by_name(gateway().store.redis, tenant) if tenant else None)
+    for seat, doc in enumerate(docs):
+        _save({**_load(doc["ticket"]), "status": "matched", "match_id": match.id, "seat": seat}, wake=True)
 
 
 def _issue_token(doc: dict[str, Any]) -> str | None:
@@ -127,10 +165,12 @@ def _issue_token(doc: dict[str, Any]) -> str | None:
 
 @bp.post("/v1/matchmaking")
 def enqueue() -> tuple[Response, int]:
+    tenant = identify("queueing")
     rate_limit()
-    body = json_body({"game": str, "players": int, "options": dict}, required=("game", "players"))
+    body = json_body({"game": str, "players": int, "options": dict, "player": str}, required=("game", "players"))
     gw = gateway()
     game, players, options = body["game"], body["players"], body.get("options", {})
+    player = parse_player(body["player"], tenant) if "player" in body else None
     catalogue = {g["id"]: g for g in gw.rules.list_games()}
     if game not in catalogue:
         raise ApiError(400, "unknown_game", f"unknown game {game!r}")
@@ -139,17 +179,24 @@ def enqueue() -> tuple[Response, int]:
                                                f"{catalogue[game]['max_players']} players")
     check_room()
     ticket = secrets.token_urlsafe(18)
-    owner = f"ip:{client_ip()}"
-    charge(owner, f"t:{ticket}", [], time.time() + TICKET_TTL_S)
+    owner = f"ip:{client_ip()}" if tenant is None else tenant.owner
+    charge(owner, f"t:{ticket}", [], time.time() + TICKET_TTL_S, tenant)
     doc = {"ticket": ticket, "status": "waiting", "game": game, "players": players, "options": options,
-           "created_at": time.time(), "match_id": None, "seat": None, "owner": owner}
+           "created_at": time.time(), "match_id": None, "seat": None, "owner": owner,
+           "tenant": tenant.name if tenant else None, "player": player, "rating": _rating_of(tenant, player, game)}
     _save(doc)
-    queue = _queue(game, players, options)
-    gw.store.redis.rpush(queue, ticket)
-    gw.store.redis.expire(queue, TICKET_TTL_S)
-    taken = gw.store.redis.eval(_TAKE, 1, queue, players)
+    prefix = _queue(game, players, options, doc["tenant"])
+    pipe = gw.store.redis.pipeline(transaction=True)
+    pipe.zadd(f"{prefix}:pool", {ticket: doc["rating"]})
+    pipe.hset(f"{prefix}:since", ticket, repr(doc["created_at"]))
+    pipe.expire(f"{prefix}:pool", TICKET_TTL_S)
+    pipe.expire(f"{prefix}:since", TICKET_TTL_S)
+    pipe.execute()
+    cfg = gw.config
+    taken = _take(prefix, lambda entries, now: skill.pick_group(entries, players, now, cfg.mm_window,
+                                                                 cfg.mm_widen_per_s))
     if taken:
-        _seat_tickets([t.decode() for t in taken], game, players, options)
+        _seat_tickets(taken, game, players, options, doc["tenant"])
     doc = _load(ticket)
     return jsonify(_public(doc, _issue_token(doc))), 201
 
@@ -175,11 +222,13 @@ def poll(ticket: str) -> Response:
                 return Response(status=204)  # never sent: the worker holds the connection until a wake-up
             doc = _load(ticket)
     if doc["status"] == "waiting" and fill_after > 0 and time.time() - doc["created_at"] >= fill_after:
-        queue = _queue(doc["game"], doc["players"], doc["options"])
-        if gw.store.redis.lrem(queue, 1, ticket):  # only one poller wins the ticket
-            others = gw.store.redis.eval(_TAKE_UP_TO, 1, queue, doc["players"] - 1) or []
-            group = [ticket, *(t.decode() for t in others)]
-            _seat_tickets(group, doc["game"], doc["players"], doc["options"])
+        def with_nearest(entries: list[skill.Entry], _: float) -> list[skill.Entry] | None:
+            anchor = next((e for e in entries if e.ticket == ticket), None)  # gone: another poll seated it
+            return None if anchor is None else [anchor, *skill.nearest(entries, anchor, doc["players"] - 1)]
+
+        group = _take(_queue(doc["game"], doc["players"], doc["options"], doc.get("tenant")), with_nearest)
+        if group:
+            _seat_tickets(group, doc["game"], doc["players"], doc["options"], doc.get("tenant"))
         doc = _load(ticket)
     return jsonify(_public(doc, _issue_token(doc)))
 
@@ -191,7 +240,11 @@ def cancel(ticket: str) -> Response:
     doc = _load(ticket)
     if doc["status"] != "waiting":
         raise ApiError(409, "ticket_matched", "the ticket already has a match")
-    gw.store.redis.lrem(_queue(doc["game"], doc["players"], doc["options"]), 1, ticket)
+    prefix = _queue(doc["game"], doc["players"], doc["options"], doc.get("tenant"))
+    pipe = gw.store.redis.pipeline(transaction=True)
+    pipe.zrem(f"{prefix}:pool", ticket)
+    pipe.hdel(f"{prefix}:since", ticket)
+    pipe.execute()
     _save({**doc, "status": "cancelled"}, wake=True)
     if doc.get("owner"):
         pipe = gw.store.redis.pipeline(transaction=False)

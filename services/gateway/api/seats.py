@@ -10,7 +10,7 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify
 
-from .. import clocks, control
+from .. import clocks, control, tenants
 from ..context import gateway
 from ..errors import ApiError
 from ..moves import MAX_REBASES, commit
@@ -99,7 +99,8 @@ def rematch_seats(meta: dict[str, Any]) -> list[dict[str, Any]]:
             seats.append({"kind": "bot", "level": meta.get("takeover_level") or control.DEFAULT_TAKEOVER_LEVEL,
                           "token_hash": None})
         else:
-            seats.append({"kind": "human", "token_hash": None})
+            seats.append({"kind": "human", "token_hash": None,
+                          **({"player": info["player"]} if info.get("player") else {})})
     return seats
 
 
@@ -119,8 +120,10 @@ def rematch(match_id: str) -> Response:
         next_id = meta.get("rematch")
         if next_id is None:
             clock = {k: v for k, v in meta["clock"].items() if k != "seats"}
+            tenant = tenants.by_name(gw.store.redis, meta["tenant"]) if meta.get("tenant") else None
             fresh = create(meta["game"], meta["players"], meta["options"], None, rematch_seats(meta), clock,
-                           meta.get("takeover_level", control.DEFAULT_TAKEOVER_LEVEL), owner=f"ip:{client_ip()}")
+                           meta.get("takeover_level", control.DEFAULT_TAKEOVER_LEVEL), owner=f"ip:{client_ip()}",
+                           tenant=tenant)
             try:
                 commit(gw.store, match, {**meta, "rematch": fresh.id},
                        None, {"kind": "rematch", "seat": seat, "to_act": [], "rematch": fresh.id})
@@ -128,6 +131,6 @@ def rematch(match_id: str) -> Response:
                 gw.store.delete(fresh.id, fresh.meta)
                 continue
             next_id = fresh.id
-        nxt, taken, token = take_seat(next_id, seat)
+        nxt, taken, token = take_seat(next_id, seat, seat_holder=True)
         return jsonify({**status_doc(nxt, taken, seat_view(gw, nxt, taken)), "seat": taken, "token": token})
     raise ApiError(409, "busy", "the match changed too often; retry")

@@ -1,0 +1,130 @@
+"""Ratings per (tenant, player, game) with openskill's Plackett-Luce model: 1-6 players and teams (the
+engine's ``sides``), with uncertainty (``sigma``). Bot levels have ratings on the same scale, set by the
+arena ladder (``meeple arena --ladder``, ``ai/ladder.py``) in ``rating:{bots}`` (field ``<game>:<level>``).
+
+A rated match is a tenant's match that ended by the game or a forfeit with at least one named player. When
+it finishes, the update that finishes it carries the rating changes in ``outcome.ratings`` (computed from
+the ratings read just before); the new ratings are written right after that compare-and-set, each only if
+the player's rating is still the one the change was computed from (its ``matches`` count). The webhook
+worker applies the same outcome again when it reads ``match.finished`` from the outbox, so a gateway that
+dies between the two writes loses no rating update (applying twice changes nothing). Two matches of one
+player finishing at the same instant: the second's change is not applied (its outcome still shows it).
+Unnamed human seats play at the default rating and are not stored; bot seats at their level's rating
+(not changed by the match).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import orjson
+from openskill.models import PlackettLuce
+
+BOT_RATINGS_KEY = "rating:{bots}"
+MODEL = PlackettLuce()
+
+#: Write the new rating only if the stored one is still the one the change was computed from.
+_APPLY = """
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+local n = 0
+if raw then n = cjson.decode(raw)['matches'] end
+if n ~= tonumber(ARGV[2]) then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+return 1
+"""
+#: A player's ratings are kept this long after their last rated match.
+KEEP_S = 365 * 24 * 3600
+
+
+def player_key(tenant: str, player: str) -> str:
+    return f"rating:{{{tenant}|{player}}}"
+
+
+def default() -> dict[str, Any]:
+    return {"mu": MODEL.mu, "sigma": MODEL.sigma, "matches": 0}
+
+
+def public(doc: dict[str, Any]) -> dict[str, Any]:
+    """A rating as the API shows it: ``rating`` = mu - 3 sigma (conservative), plus mu and sigma."""
+    return {"rating": round(doc["mu"] - 3 * doc["sigma"], 3), "mu": round(doc["mu"], 4),
+            "sigma": round(doc["sigma"], 4), "matches": doc["matches"]}
+
+
+def of_player(client: Any, tenant: str, player: str, game: str | None = None) -> dict[str, dict[str, Any]]:
+    raw: dict[Any, Any] = client.hgetall(player_key(tenant, player))
+    out = {(k.decode() if isinstance(k, bytes) else k): orjson.loads(v) for k, v in raw.items()}
+    return {g: doc for g, doc in sorted(out.items()) if game is None or g == game}
+
+
+def bot_ratings(client: Any, game: str) -> dict[str, dict[str, Any]]:
+    """The ladder's ratings of the bot levels of ``game`` (empty before any ladder ran)."""
+    raw: dict[Any, Any] = client.hgetall(BOT_RATINGS_KEY)
+    out = {}
+    for field, value in raw.items():
+        name = field.decode() if isinstance(field, bytes) else str(field)
+        g, _, level = name.partition(":")
+        if g == game:
+            out[level] = orjson.loads(value)
+    return out
+
+
+def ranks(meta: dict[str, Any], outcome: dict[str, Any]) -> list[float]:
+    """A rank per side (1 best): the winners' sides first, then by the side's best score; forfeited last."""
+    sides = meta["sides"]
+    scores = outcome.get("scores")
+    winners, out = set(outcome.get("winners") or []), set(outcome.get("forfeited") or [])
+    keys = []
+    for side in sides:
+        won = bool(set(side) & winners)
+        lost = bool(set(side) & out)
+        best = max((scores[s] for s in side if scores and s < len(scores)), default=0.0)
+        keys.append((not won, lost, -best))
+    order = sorted(set(keys))
+    return [float(order.index(k) + 1) for k in keys]
+
+
+def settle(client: Any, before: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` with ``outcome.ratings`` when this update finishes a rated match (else unchanged)."""
+    outcome = meta.get("outcome")
+    if (before.get("status") == "finished" or meta.get("status") != "finished" or not meta.get("tenant")
+            or not outcome or outcome.get("ended_by") not in ("game", "forfeit") or outcome.get("ratings")):
+        return meta
+    seats, tenant = meta["seats"], meta["tenant"]
+    named = {i: s["player"] for i, s in enumerate(seats) if s.get("player")}
+    sides = [side for side in meta["sides"] if side]
+    if not named or len(sides) < 2:
+        return meta  # a solo game has nobody to be rated against
+    bots = bot_ratings(client, meta["game"])
+    current: dict[int, dict[str, Any]] = {}
+    for seat in range(len(seats)):
+        if seat in named:
+            current[seat] = of_player(client, tenant, named[seat], meta["game"]).get(meta["game"]) or default()
+        elif seats[seat]["kind"] == "bot":
+            current[seat] = bots.get(seats[seat].get("level") or "normal") or default()
+        else:
+            current[seat] = default()
+    teams = [[MODEL.rating(mu=current[s]["mu"], sigma=current[s]["sigma"]) for s in side] for side in sides]
+    rated = MODEL.rate(teams, ranks=ranks({**meta, "sides": sides}, outcome))
+    changes = []
+    for side, team in zip(sides, rated, strict=True):
+        for seat, new in zip(side, team, strict=True):
+            if seat not in named:
+                continue
+            old = current[seat]
+            after = {"mu": new.mu, "sigma": new.sigma, "matches": old["matches"] + 1}
+            changes.append({"seat": seat, "player": named[seat], "before": public(old), "after": public(after),
+                            "change": round(public(after)["rating"] - public(old)["rating"], 3)})
+    return {**meta, "outcome": {**outcome, "ratings": changes}}
+
+
+def apply(client: Any, tenant: str, game: str, outcome: dict[str, Any] | None) -> int:
+    """Store the new ratings an outcome carries (idempotent); returns how many were written now."""
+    written = 0
+    for change in (outcome or {}).get("ratings") or []:
+        after = change["after"]
+        doc = {"mu": after["mu"], "sigma": after["sigma"], "matches": after["matches"], "updated_at": time.time()}
+        written += int(client.eval(_APPLY, 1, player_key(tenant, change["player"]), game,
+                                   change["before"]["matches"], orjson.dumps(doc), KEEP_S))
+    return written

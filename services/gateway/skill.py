@@ -1,0 +1,56 @@
+"""Skill matchmaking policy: pure functions, shared by the gateway's matcher and the population simulation.
+
+Tickets carry a rating (``mu`` of the server's openskill rating: the tenant's player's own, else the default
+25). A group of ``n`` tickets may play when its rating spread (highest minus lowest) is within the *window*
+of its longest-waiting member, which widens with waiting time: ``base + widen * wait``. Of the groups that
+may play, the one with the smallest spread is taken (ties: the longest wait). At bot-fill time the waiting
+ticket takes the up to ``n - 1`` others closest in rating, and each empty seat gets the bot level whose
+ladder rating is closest to the mean of the table's humans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Entry:
+    ticket: str
+    rating: float
+    since: float
+
+
+def window(wait_s: float, base: float, widen: float) -> float:
+    return base + widen * max(0.0, wait_s)
+
+
+def pick_group(entries: Sequence[Entry], n: int, now: float, base: float, widen: float) -> list[Entry] | None:
+    """The closest-rated group of ``n`` that its longest-waiting member's window admits, or None."""
+    ordered = sorted(entries, key=lambda e: (e.rating, e.since))
+    best: tuple[float, float, int] | None = None
+    for i in range(len(ordered) - n + 1):
+        group = ordered[i:i + n]
+        spread = group[-1].rating - group[0].rating
+        oldest = min(e.since for e in group)
+        if spread <= window(now - oldest, base, widen) and (best is None or (spread, oldest) < best[:2]):
+            best = (spread, oldest, i)
+    return None if best is None else ordered[best[2]:best[2] + n]
+
+
+def nearest(entries: Sequence[Entry], anchor: Entry, k: int) -> list[Entry]:
+    """The ``k`` entries (``anchor`` left out) closest in rating to ``anchor``, longest-waiting first on ties."""
+    others = [e for e in entries if e.ticket != anchor.ticket]
+    return sorted(others, key=lambda e: (abs(e.rating - anchor.rating), e.since))[:k]
+
+
+def closest_level(levels: dict[str, dict[str, Any]], rating: float, fallback: str = "normal") -> str:
+    """The bot level whose ``mu`` is closest to ``rating`` (``fallback`` before any ladder ran)."""
+    if not levels:
+        return fallback
+    return min(levels, key=lambda level: (abs(float(levels[level]["mu"]) - rating), level))
+
+
+def spread(ratings: Sequence[float]) -> float:
+    return max(ratings) - min(ratings) if ratings else 0.0

@@ -1,0 +1,121 @@
+"""Signed webhooks, the gateway's half: which events an update makes, the outbox, and tenants' registrations.
+
+**Outbox.** A tenant's match gets its events in a Redis Stream in the match's own Cluster slot,
+``match:{<id>}:outbox``, appended by the *same* compare-and-set script that makes the change
+(:mod:`services.gateway.store`): an event exists if and only if its change does, whatever process dies.
+
+**Pending index.** The worker (``meeple serve webhooks``, :mod:`services.webhooks`) finds outboxes with
+something in them through ``{webhooks:<k>}:pending`` (k = one of :data:`SHARDS` sorted sets, member = match
+id, score = when it was last marked). The mark is written *before* the compare-and-set, so a crash in
+between leaves a mark with an empty outbox (the worker drops it), never an outbox nobody will look at. The
+worker unmarks a drained outbox only if the mark is older than :data:`MARK_GRACE_S` and unchanged since it
+looked (one script on the index): an update whose mark came just before the worker drained will have
+appended by then, so its event is never stranded.
+
+**Registrations.** ``wh:{<tenant>}:hooks`` (hash: hook id -> JSON url, events, secret, created_at) and the
+tenant's dead letters ``wh:{<tenant>}:dead`` (newest first, at most :data:`DEAD_KEEP`).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+import zlib
+from typing import Any
+
+import orjson
+
+#: Every event a hook may subscribe to. ``turn``: a seat must decide (one per version: chatty, opt-in).
+EVENTS = ("match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over",
+          "seat.reclaimed", "turn")
+SHARDS = 16
+MARK_GRACE_S = 60.0
+DEAD_KEEP = 1000
+#: Hooks per tenant, and the longest URL.
+MAX_HOOKS = 20
+MAX_URL = 2048
+
+
+def outbox_key(match_id: str) -> str:
+    return f"match:{{{match_id}}}:outbox"
+
+
+def pending_key(shard: int) -> str:
+    return f"{{webhooks:{shard}}}:pending"
+
+
+def shard_of(match_id: str) -> int:
+    return zlib.crc32(match_id.encode()) % SHARDS
+
+
+def hooks_key(tenant: str) -> str:
+    return f"wh:{{{tenant}}}:hooks"
+
+
+def dead_key(tenant: str) -> str:
+    return f"wh:{{{tenant}}}:dead"
+
+
+def events_of(before: dict[str, Any] | None, after: dict[str, Any], entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """The webhook events an update of a tenant's match makes (none for other matches)."""
+    tenant = after.get("tenant")
+    if not tenant:
+        return []
+    out: list[dict[str, Any]] = []
+    was = None if before is None else before["status"]
+    status, kind, seat = after["status"], entry["kind"], entry.get("seat")
+    if before is None:
+        out.append({"type": "match.created"})
+    if status == "active" and was != "active":
+        out.append({"type": "match.started"})
+    if kind == "timeout":
+        out.append({"type": "seat.timeout", "seat": seat, "policy": entry.get("policy")})
+        if entry.get("policy") == "bot":
+            out.append({"type": "seat.taken_over", "seat": seat, "reason": "timeout"})
+    if kind == "left" and was == "active":
+        out.append({"type": "seat.taken_over", "seat": seat, "reason": "left"})
+    if kind == "reclaimed":
+        out.append({"type": "seat.reclaimed", "seat": seat})
+    if status == "finished" and was != "finished":
+        out.append({"type": "match.finished", "result": after.get("result"), "outcome": after.get("outcome")})
+    elif status == "active" and after.get("to_act") and (was != "active" or kind == "move"):
+        out.append({"type": "turn", "to_act": after["to_act"]})
+    return out
+
+
+def outbox_record(match_id: str, version: int, meta: dict[str, Any], events: list[dict[str, Any]]) -> bytes:
+    """What the compare-and-set appends: the events with what a receiver needs to place them."""
+    seats = [{"seat": i, "kind": s["kind"], "player": s.get("player")} for i, s in enumerate(meta["seats"])]
+    return orjson.dumps({"tenant": meta["tenant"], "match_id": match_id, "game": meta["game"], "version": version,
+                         "at": time.time(), "seats": seats, "events": events})
+
+
+def mark(client: Any, match_id: str) -> None:
+    """Mark the match's outbox as pending (before the compare-and-set that appends to it)."""
+    client.zadd(pending_key(shard_of(match_id)), {match_id: time.time()})
+
+
+# -- registrations ---------------------------------------------------------------------------------------------
+def register(client: Any, tenant: str, url: str, events: list[str]) -> dict[str, Any]:
+    """A new hook; the returned document carries its signing secret, shown this once."""
+    hook = {"id": secrets.token_hex(8), "url": url, "events": events, "secret": f"whsec_{secrets.token_urlsafe(32)}",
+            "created_at": time.time()}
+    client.hset(hooks_key(tenant), hook["id"], orjson.dumps(hook))
+    return hook
+
+
+def hooks(client: Any, tenant: str) -> list[dict[str, Any]]:
+    raw: dict[Any, Any] = client.hgetall(hooks_key(tenant))
+    return sorted((orjson.loads(v) for v in raw.values()), key=lambda h: h["created_at"])
+
+
+def unregister(client: Any, tenant: str, hook_id: str) -> bool:
+    return bool(client.hdel(hooks_key(tenant), hook_id))
+
+
+def public(hook: dict[str, Any]) -> dict[str, Any]:
+    return {k: hook[k] for k in ("id", "url", "events", "created_at")}
+
+
+def dead_letters(client: Any, tenant: str, limit: int) -> list[dict[str, Any]]:
+    return [orjson.loads(raw) for raw in client.lrange(dead_key(tenant), 0, limit - 1)]

@@ -1,0 +1,1 @@
+"""The webhook worker: ``meeple serve webhooks`` (see :mod:`services.webhooks.worker`)."""

@@ -1,0 +1,267 @@
+"""``meeple serve webhooks``: turns match outboxes into signed HTTP deliveries, at least once.
+
+Two steps, each safe to crash in (see :mod:`services.gateway.webhooks` for the outbox and its index):
+
+1. **Pump.** For every marked match, read its outbox, make one delivery per (event, subscribed hook) —
+   ``whd:{<delivery id>}``, written with NX so a pump repeated after a crash makes no second one — put it
+   on the shard's due set ``{webhooks:<k>}:due``, then delete the outbox entry.
+2. **Deliver.** Claim due deliveries (moved to ``{webhooks:<k>}:leases`` for :attr:`lease_s`: a worker
+   killed mid-delivery leaves a lease that expires and the delivery goes out again), POST them with
+   ``Meeple-Signature: t=<unix time>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>``, and on anything but a 2xx
+   retry after ``backoff * 2**attempt`` (at most :attr:`backoff_max_s`) until :attr:`retry_for_s` (a day)
+   has passed since the event; then the delivery goes to the tenant's dead letters.
+
+The delivery id (``Meeple-Delivery``, and ``id`` in the body) is the same on every attempt: receivers
+deduplicate on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import hmac
+import logging
+import os
+import signal
+import threading
+import time
+from typing import Any
+
+import httpx
+import orjson
+import redis
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+
+from services import redisconn
+from services.gateway import ratings, webhooks
+from services.gateway.store import _CLAIM
+
+log = logging.getLogger("meeple.webhooks")
+
+#: Unmark a drained outbox only if its mark is still the one read (another update may have marked it since).
+_UNMARK = """
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if score and tonumber(score) == tonumber(ARGV[2]) then redis.call('ZREM', KEYS[1], ARGV[1]) return 1 end
+return 0
+"""
+USER_AGENT = "Meeple-Webhooks/1"
+
+
+def due_key(shard: int) -> str:
+    return f"{{webhooks:{shard}}}:due"
+
+
+def leases_key(shard: int) -> str:
+    return f"{{webhooks:{shard}}}:leases"
+
+
+def delivery_key(delivery_id: str) -> str:
+    return f"whd:{{{delivery_id}}}"
+
+
+def sign(secret: str, timestamp: int, body: bytes) -> str:
+    """The ``v1`` signature: hex HMAC-SHA256 over ``<timestamp>.<body>`` with the hook's secret."""
+    return hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
+
+
+class WebhookMetrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        self.deliveries = Counter("meeple_webhook_deliveries_total", "Webhook delivery attempts by outcome "
+                                  "(delivered, failed: will retry, dead: gave up)", ["outcome"],
+                                  registry=self.registry)
+        self.lag = Histogram("meeple_webhook_lag_seconds", "From the change to its delivery (2xx received)",
+                             buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600, 86400),
+                             registry=self.registry)
+        self.due = Gauge("meeple_webhook_due", "Deliveries waiting to be sent (including retries)",
+                         registry=self.registry)
+
+
+class WebhookWorker:
+    def __init__(self, redis_url: str, metrics: WebhookMetrics | None = None, lease_s: float = 30.0,
+                 timeout_s: float = 10.0, backoff_s: float = 1.0, backoff_max_s: float = 3600.0,
+                 retry_for_s: float = 24 * 3600.0) -> None:
+        self.redis = redisconn.connect(redis_url, socket_timeout=30)
+        self.metrics = metrics or WebhookMetrics()
+        self.lease_s, self.backoff_s = lease_s, backoff_s
+        self.backoff_max_s, self.retry_for_s = backoff_max_s, retry_for_s
+        self.http = httpx.Client(timeout=timeout_s, headers={"User-Agent": USER_AGENT}, follow_redirects=False)
+        self._claim = self.redis.register_script(_CLAIM)
+        self._unmark = self.redis.register_script(_UNMARK)
+        self.stopping = threading.Event()
+
+    # -- pump: outboxes -> deliveries ----------------------------------------------------------------------
+    def pump(self, now: float) -> int:
+        made = 0
+        pipe = self.redis.pipeline(transaction=False)  # every shard's marks in one round trip
+        for shard in range(webhooks.SHARDS):
+            pipe.zrange(webhooks.pending_key(shard), 0, 199, withscores=True)
+        for shard, marked in enumerate(pipe.execute()):
+            for member, score in marked:
+                match_id = member.decode()
+                made += self._drain(match_id, shard)
+                if now - score > webhooks.MARK_GRACE_S:
+                    self._unmark(keys=[webhooks.pending_key(shard)], args=[match_id, repr(score)])
+        return made
+
+    def _drain(self, match_id: str, shard: int) -> int:
+        made = 0
+        while True:
+            entries: list[tuple[bytes, dict[bytes, bytes]]] = self.redis.xrange(  # type: ignore[assignment]
+                webhooks.outbox_key(match_id), "-", "+", count=100)
+            if not entries:
+                return made
+            for entry_id, fields in entries:
+                record = orjson.loads(fields[b"record"])
+                for event in record["events"]:  # a gateway that died after the finishing update: rate now
+                    if event["type"] == "match.finished":
+                        ratings.apply(self.redis, record["tenant"], record["game"], event.get("outcome"))
+                made += self._deliveries(record, entry_id.decode(), shard)
+                self.redis.xdel(webhooks.outbox_key(match_id), entry_id)
+
+    def _deliveries(self, record: dict[str, Any], entry_id: str, shard: int) -> int:
+        made = 0
+        hooks = webhooks.hooks(self.redis, record["tenant"])
+        for index, event in enumerate(record["events"]):
+            for hook in hooks:
+                if event["type"] not in hook["events"]:
+                    continue
+                delivery_id = f"{record['match_id']}-{entry_id}-{index}-{hook['id']}"
+                body = {"id": delivery_id, "type": event["type"], "created_at": record["at"],
+                        "data": {"match_id": record["match_id"], "game": record["game"],
+                                 "version": record["version"], "seats": record["seats"],
+                                 **{k: v for k, v in event.items() if k != "type"}}}
+                doc = {"id": delivery_id, "tenant": record["tenant"], "hook": hook["id"], "url": hook["url"],
+                       "type": event["type"], "body": orjson.dumps(body).decode(), "first_at": record["at"],
+                       "attempts": 0, "shard": shard}
+                if self.redis.set(delivery_key(delivery_id), orjson.dumps(doc), nx=True, ex=int(self.retry_for_s * 2)):
+                    self.redis.zadd(due_key(shard), {delivery_id: record["at"]})
+                    made += 1
+        return made
+
+    # -- deliver ------------------------------------------------------------------------------------------
+    def deliver(self, now: float) -> int:
+        sent = 0
+        pipe = self.redis.pipeline(transaction=False)  # claim on every shard in one round trip
+        for shard in range(webhooks.SHARDS):
+            self._claim(keys=[due_key(shard), leases_key(shard)], args=[now, now + self.lease_s, 50], client=pipe)
+        for shard, claimed in enumerate(pipe.execute()):
+            for member in claimed:
+                sent += self._send(member.decode(), shard, now)
+        pipe = self.redis.pipeline(transaction=False)
+        for shard in range(webhooks.SHARDS):
+            pipe.zcard(due_key(shard))
+        self.metrics.due.set(sum(int(n) for n in pipe.execute()))
+        return sent
+
+    def _send(self, delivery_id: str, shard: int, now: float) -> int:
+        raw = self.redis.get(delivery_key(delivery_id))
+        if raw is None:
+            self.redis.zrem(leases_key(shard), delivery_id)
+            return 0
+        doc = orjson.loads(raw)
+        hook = next((h for h in webhooks.hooks(self.redis, doc["tenant"]) if h["id"] == doc["hook"]), None)
+        if hook is None:  # unregistered meanwhile: nobody to tell
+            self._finish(delivery_id, shard)
+            return 0
+        body = doc["body"].encode()
+        stamp = int(time.time())
+        error = None
+        try:
+            reply = self.http.post(hook["url"], content=body, headers={
+                "Content-Type": "application/json", "Meeple-Delivery": delivery_id, "Meeple-Event": doc["type"],
+                "Meeple-Signature": f"t={stamp},v1={sign(hook['secret'], stamp, body)}"})
+            if 200 <= reply.status_code < 300:
+                self._finish(delivery_id, shard)
+                self.metrics.deliveries.labels("delivered").inc()
+                self.metrics.lag.observe(max(0.0, time.time() - doc["first_at"]))
+                return 1
+            error = f"HTTP {reply.status_code}"
+        except httpx.HTTPError as err:
+            error = f"{type(err).__name__}: {err}"
+        doc["attempts"] += 1
+        doc["last_error"] = error
+        if now - doc["first_at"] >= self.retry_for_s:
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.lpush(webhooks.dead_key(doc["tenant"]), orjson.dumps({
+                "id": delivery_id, "hook": doc["hook"], "url": doc["url"], "type": doc["type"],
+                "attempts": doc["attempts"], "last_error": error, "first_at": doc["first_at"], "dead_at": now,
+                "body": orjson.loads(body)}))
+            pipe.ltrim(webhooks.dead_key(doc["tenant"]), 0, webhooks.DEAD_KEEP - 1)
+            pipe.execute()
+            self._finish(delivery_id, shard)
+            self.metrics.deliveries.labels("dead").inc()
+            log.warning("webhook %s to %s dead after %d attempts: %s", delivery_id, doc["url"], doc["attempts"], error)
+            return 0
+        retry_at = now + min(self.backoff_s * 2 ** (doc["attempts"] - 1), self.backoff_max_s)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.set(delivery_key(delivery_id), orjson.dumps(doc), xx=True, keepttl=True)
+        pipe.zadd(due_key(shard), {delivery_id: retry_at})
+        pipe.zrem(leases_key(shard), delivery_id)
+        pipe.execute()
+        self.metrics.deliveries.labels("failed").inc()
+        return 0
+
+    def _finish(self, delivery_id: str, shard: int) -> None:
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.delete(delivery_key(delivery_id))
+        pipe.zrem(leases_key(shard), delivery_id)
+        pipe.zrem(due_key(shard), delivery_id)
+        pipe.execute()
+
+    def run_once(self, now: float | None = None) -> int:
+        now = time.time() if now is None else now
+        self.pump(now)
+        return self.deliver(now)
+
+    def run(self, poll_s: float = 0.2) -> None:
+        log.info("webhook worker delivering from %d shards", webhooks.SHARDS)
+        while not self.stopping.is_set():
+            try:
+                if not self.run_once():
+                    self.stopping.wait(poll_s)
+            except redis.ConnectionError as err:
+                log.warning("redis unavailable: %s", err)
+                self.stopping.wait(1)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    env = os.environ.get
+    parser.add_argument("--metrics-port", type=int, default=int(env("MEEPLE_WEBHOOKS_METRICS_PORT", "9104")))
+    parser.add_argument("--lease-s", type=float, default=float(env("MEEPLE_WEBHOOKS_LEASE_S", "30")),
+                        help="a delivery a worker took and did not finish goes out again after this long")
+    parser.add_argument("--backoff-s", type=float, default=float(env("MEEPLE_WEBHOOKS_BACKOFF_S", "1")),
+                        help="first retry after this long, doubling each time (at most an hour)")
+    parser.add_argument("--retry-for-s", type=float, default=float(env("MEEPLE_WEBHOOKS_RETRY_FOR_S", "86400")),
+                        help="give up (dead letter) once this long has passed since the event")
+    parser.add_argument("--timeout-s", type=float, default=float(env("MEEPLE_WEBHOOKS_TIMEOUT_S", "10")),
+                        help="per HTTP attempt")
+
+
+def add_parser(sub: Any) -> None:
+    parser = sub.add_parser("webhooks", help="the webhook delivery worker")
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    metrics = WebhookMetrics()
+    if args.metrics_port:
+        start_http_server(args.metrics_port, registry=metrics.registry)
+    worker = WebhookWorker(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"), metrics, lease_s=args.lease_s,
+                           timeout_s=args.timeout_s, backoff_s=args.backoff_s, retry_for_s=args.retry_for_s)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: worker.stopping.set())
+    worker.run()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="meeple serve webhooks", description=__doc__)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
