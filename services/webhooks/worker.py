@@ -142,10 +142,8 @@ class WebhookWorker:
     # -- deliver ------------------------------------------------------------------------------------------
     def deliver(self, now: float) -> int:
         sent = 0
-        pipe = self.redis.pipeline(transaction=False)  # claim on every shard in one round trip
-        for shard in range(webhooks.SHARDS):
-            self._claim(keys=[due_key(shard), leases_key(shard)], args=[now, now + self.lease_s, 50], client=pipe)
-        for shard, claimed in enumerate(pipe.execute()):
+        for shard in range(webhooks.SHARDS):  # a script per shard (one slot each: a cluster pipeline runs none)
+            claimed = self._claim(keys=[due_key(shard), leases_key(shard)], args=[now, now + self.lease_s, 50])
             for member in claimed:
                 sent += self._send(member.decode(), shard, now)
         pipe = self.redis.pipeline(transaction=False)

@@ -14,10 +14,9 @@ from typing import Any
 
 import orjson
 import pytest
-import redis
 import requests
 
-from services import cli
+from services import cli, redisconn
 
 from .conftest import Api, GatewayServer, RulesProcess, start_gateway
 
@@ -57,7 +56,7 @@ def test_a_key_is_shown_once_and_redis_holds_only_its_hash(own_redis_url: str) -
     made = new_key(own_redis_url, "acme")
     key = made["key"]
     assert key.startswith("mk_") and made["tenant"] == "acme"
-    store = redis.Redis.from_url(own_redis_url)
+    store = redisconn.connect(own_redis_url)
     for name in store.scan_iter("*"):
         kind = store.type(name).decode()
         values = [store.get(name)] if kind == "string" else list(store.smembers(name)) if kind == "set" else []
@@ -251,7 +250,7 @@ def test_a_rated_match_moves_its_players_ratings_and_shows_the_change_in_the_out
     assert ann == changes["ann"]["after"] and ann["matches"] == 1
     assert api.get("/v1/players/ann/ratings", headers=as_key(rival)).json()["ratings"] == {}
     # Applying the outcome again (the webhook worker does, from the outbox) changes nothing.
-    stored = redis.Redis.from_url(own_redis_url)
+    stored = redisconn.connect(own_redis_url)
     meta = orjson.loads(stored.get(f"match:{{{match_id}}}:meta"))
     assert ratings.apply(stored, "acme", GAME, meta["outcome"]) == 0
     history = api.get("/v1/players/ben/matches", headers=as_key(key)).json()["matches"]

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import orjson
 import pytest
-import redis
 
 from ai import ladder
 from loadtests.matchmaking_sim import simulate
+from services import redisconn
 from services.gateway import ratings
 
 from .conftest import Api, GatewayServer, RulesProcess, start_gateway
@@ -29,7 +29,7 @@ def mm_gateway(own_redis_url: str, rules: RulesProcess) -> Iterator[GatewayServe
 
 
 def rate(redis_url: str, tenant: str, player: str, mu: float) -> None:
-    redis.Redis.from_url(redis_url).hset(ratings.player_key(tenant, player), GAME,
+    redisconn.connect(redis_url).hset(ratings.player_key(tenant, player), GAME,
                                          orjson.dumps({"mu": mu, "sigma": 3.0, "matches": 10}))
 
 
@@ -66,7 +66,7 @@ def test_the_matcher_groups_the_closest_ratings_first(mm_gateway: GatewayServer,
 def test_bot_fill_seats_the_level_closest_in_rating_to_the_table(mm_gateway: GatewayServer, own_redis_url: str,
                                                                   mu: float, level: str) -> None:
     api = Api(mm_gateway.url)
-    client = redis.Redis.from_url(own_redis_url)
+    client = redisconn.connect(own_redis_url)
     ladder.store(client, GAME, {"easy": {"mu": 15.0, "sigma": 1.0, "matches": 40},
                                 "normal": {"mu": 24.0, "sigma": 1.0, "matches": 40},
                                 "hard": {"mu": 34.0, "sigma": 1.0, "matches": 40}})
@@ -89,6 +89,6 @@ def test_the_ladder_rates_the_levels_on_the_scale_the_gateway_reads(own_redis_ur
     found = ladder.ladder(get_game(GAME), 2, ["easy", "normal"], games=2, seed=1, scale=0.05)
     assert set(found) == {"easy", "normal"} and all(doc["matches"] == 2 for doc in found.values())
     assert all(doc["sigma"] < ratings.default()["sigma"] for doc in found.values())  # games made them surer
-    client = redis.Redis.from_url(own_redis_url)
+    client = redisconn.connect(own_redis_url)
     ladder.store(client, GAME, found)
     assert set(ratings.bot_ratings(client, GAME)) == {"easy", "normal"}

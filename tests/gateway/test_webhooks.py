@@ -22,8 +22,8 @@ from typing import Any
 
 import orjson
 import pytest
-import redis
 
+from services import redisconn
 from services.gateway import webhooks
 from services.stack import ROOT, free_port
 from services.timekeeper.keeper import Timekeeper
@@ -157,8 +157,8 @@ def test_every_event_arrives_signed_even_after_the_receiver_was_down(
     assert bodies["seat.timeout"]["data"]["policy"] == "bot"
     assert worker.run_once(now + 3600) == 0  # nothing twice
     assert metrics.deliveries.labels("delivered")._value.get() == made
-    assert redis.Redis.from_url(own_redis_url).exists(webhooks.outbox_key(match_id)) in (0, 1)
-    assert redis.Redis.from_url(own_redis_url).xlen(webhooks.outbox_key(match_id)) == 0
+    assert redisconn.connect(own_redis_url).exists(webhooks.outbox_key(match_id)) in (0, 1)
+    assert redisconn.connect(own_redis_url).xlen(webhooks.outbox_key(match_id)) == 0
 
 
 def test_a_worker_killed_mid_delivery_leaves_it_to_the_next_worker(
@@ -226,7 +226,7 @@ def test_a_delivery_failing_for_the_retry_period_becomes_a_dead_letter_only_its_
 
 
 def test_a_mark_left_without_an_outbox_is_healed_and_a_fresh_one_is_kept(own_redis_url: str) -> None:
-    client = redis.Redis.from_url(own_redis_url)
+    client = redisconn.connect(own_redis_url)
     webhooks.mark(client, "crashed")  # the process died between the mark and the compare-and-set
     worker = WebhookWorker(own_redis_url)
     shard = webhooks.pending_key(webhooks.shard_of("crashed"))
@@ -259,7 +259,7 @@ def test_a_rated_match_finished_webhook_carries_the_rating_changes_and_the_worke
     outcome = rated_forfeit(api, key, own_redis_url)[2]["outcome"]
     assert {c["player"] for c in outcome["ratings"]} == {"ann", "ben"}
     # As if the gateway died right after the finishing update, before it wrote the ratings:
-    client = redis.Redis.from_url(own_redis_url)
+    client = redisconn.connect(own_redis_url)
     client.delete(ratings.player_key("acme", "ann"), ratings.player_key("acme", "ben"))
     assert api.get("/v1/players/ann/ratings", headers=as_key(key)).json()["ratings"] == {}
     WebhookWorker(own_redis_url).run_once()

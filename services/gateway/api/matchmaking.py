@@ -53,7 +53,7 @@ def _take(prefix: str, choose: Callable[[list[skill.Entry], float], list[skill.E
     client = gateway().store.redis
     pool, since = f"{prefix}:pool", f"{prefix}:since"
     for _ in range(MAX_REBASES):
-        with client.pipeline() as pipe:
+        with client.pipeline(transaction=True) as pipe:  # a cluster's pipeline WATCHes only as a transaction
             try:
                 pipe.watch(pool)
                 rows: list[tuple[bytes, float]] = pipe.zrange(pool, 0, POOL_SCAN - 1, withscores=True)  # type: ignore[assignment]
