@@ -11,17 +11,7 @@ import httpx
 from httpx_sse import aconnect_sse
 
 from . import _core
-from ._core import (
-    Flow,
-    MatchFlows,
-    T,
-    create_body,
-    join_body,
-    matchmaking_body,
-    parse_sse_update,
-    prepare,
-    ticket_wait_flow,
-)
+from ._core import Flow, MatchFlows, T, create_body, parse_sse_update, prepare, ticket_wait_flow
 from .client import base_of
 from .models import DeadLetter, EventsDoc, Game, Hint, HistoryDoc, HistoryMatch, RatingsDoc, ReplayDoc, Webhook
 
@@ -81,7 +71,7 @@ class AsyncClient:
         return await AsyncMatch.from_doc(self, doc, refresh=join)
 
     async def join(self, match_id: str, seat: int | None = None, *, player: str | None = None) -> AsyncMatch:
-        doc = await self.call("join", {"match_id": match_id}, body=join_body(seat, player))
+        doc = await self.call("join", {"match_id": match_id}, body=_core.join_body(seat, player))
         return await AsyncMatch.from_doc(self, {"id": match_id, **doc})
 
     async def match(self, match_id: str, token: str | None = None) -> AsyncMatch:
@@ -94,7 +84,7 @@ class AsyncClient:
 
     async def matchmaking(self, game: str, players: int, options: dict[str, Any] | None = None, *,
                           player: str | None = None) -> AsyncTicket:
-        doc = await self.call("matchmaking", body=matchmaking_body(game, players, options, player))
+        doc = await self.call("matchmaking", body=_core.matchmaking_body(game, players, options, player))
         return AsyncTicket(self, doc)
 
     # For backends (API key required): the same flows as the sync client's.

@@ -10,17 +10,7 @@ import httpx
 from httpx_sse import connect_sse
 
 from . import _core
-from ._core import (
-    Flow,
-    MatchFlows,
-    T,
-    create_body,
-    join_body,
-    matchmaking_body,
-    parse_sse_update,
-    prepare,
-    ticket_wait_flow,
-)
+from ._core import Flow, MatchFlows, T, create_body, parse_sse_update, prepare, ticket_wait_flow
 from .models import DeadLetter, EventsDoc, Game, Hint, HistoryDoc, HistoryMatch, RatingsDoc, ReplayDoc, Webhook
 
 
@@ -95,7 +85,7 @@ class Client:
     def join(self, match_id: str, seat: int | None = None, *, player: str | None = None) -> Match:
         """Take a free seat (or that one), for the tenant's ``player`` with an API key; the token is kept in the
         returned match (a backend hands it to that player's client)."""
-        doc = self.call("join", {"match_id": match_id}, body=join_body(seat, player))
+        doc = self.call("join", {"match_id": match_id}, body=_core.join_body(seat, player))
         return Match.from_doc(self, {"id": match_id, **doc})
 
     def match(self, match_id: str, token: str | None = None) -> Match:
@@ -110,7 +100,7 @@ class Client:
     def matchmaking(self, game: str, players: int, options: dict[str, Any] | None = None, *,
                     player: str | None = None) -> Ticket:
         """Queue; with an API key, for the tenant's ``player`` (grouped with the tenant's players only)."""
-        doc = self.call("matchmaking", body=matchmaking_body(game, players, options, player))
+        doc = self.call("matchmaking", body=_core.matchmaking_body(game, players, options, player))
         return Ticket(self, doc)
 
     # For backends (API key required).
