@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 import redis
@@ -16,6 +19,12 @@ from services.gateway import tenants
 from .conftest import Stack
 
 KEY = "mk_0123.secret"
+
+
+def run_async(scenario: Coroutine[Any, Any, None]) -> None:
+    """On a thread of its own: another test (a browser driver) may leave an event loop running on this one."""
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, scenario).result(timeout=120)
 
 
 def new_key(stack: Stack) -> tuple[str, str]:
@@ -95,7 +104,7 @@ def test_history_pages_newest_first_with_limit_and_before_in_the_async_client(st
             assert [m["id"] async for m in backend.history(limit=1)] == ids[::-1]
             assert all(m["seat"] is None for m in (await backend.matches())["matches"])  # the tenant's list
 
-    asyncio.run(scenario())
+    run_async(scenario())
 
 
 def test_webhooks_are_registered_listed_and_deleted_and_dead_letters_read_in_both_flavours(stack: Stack) -> None:
@@ -118,7 +127,7 @@ def test_webhooks_are_registered_listed_and_deleted_and_dead_letters_read_in_bot
             assert await backend.delete_webhook(made["id"]) == made["id"]
             assert await backend.dead_letters() == [] and await backend.clear_dead_letters() == 0
 
-    asyncio.run(from_async())
+    run_async(from_async())
     tenants.revoke(redis.Redis.from_url(stack.redis_url), key_id)
     with Client(stack.url, api_key=key, retries=0) as revoked, pytest.raises(Unauthorized) as refused:
         revoked.webhooks()
