@@ -32,6 +32,8 @@ def test_every_sdk_call_is_an_operation_of_the_served_document_with_its_paramete
         optional = {} in spec.get("security", [])
         expected = "none" if not secured else "optional" if optional else "required"
         assert op.auth == expected, f"{name}: the SDK's auth {op.auth!r} but the document says {expected!r}"
+        takes_key = any("apiKey" in s for s in spec.get("security", []))
+        assert op.key == takes_key, f"{name}: the SDK sends X-API-Key {op.key} but the document lists it {takes_key}"
 
 
 def test_every_operation_of_the_document_is_covered_or_listed_as_not_covered(stack: Stack) -> None:
@@ -53,3 +55,25 @@ def test_the_sdks_typed_documents_have_exactly_the_fields_of_the_documents_schem
         assert required <= fields, f"{typed.__name__} lacks required fields of {name}"
     game_item = schemas["Games"]["properties"]["games"]["items"]
     assert set(Game.__annotations__) == set(game_item["properties"])
+
+
+def test_the_backend_documents_nested_items_have_exactly_the_fields_of_the_document(stack: Stack) -> None:
+    from meeple_client.models import DeadLetter, HistoryMatch, HistorySeat, RatingChange, RatingsDoc
+
+    doc = _document(stack)
+    schemas = doc["components"]["schemas"]
+    history_item = schemas["History"]["properties"]["matches"]["items"]
+    paths = doc["paths"]
+    ratings = paths["/v1/players/{player}/ratings"]["get"]["responses"]["200"]["content"]["application/json"]
+    hooks = paths["/v1/webhooks"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    nested = {
+        HistoryMatch: history_item,
+        HistorySeat: history_item["properties"]["seats"]["items"],
+        DeadLetter: schemas["DeadLetters"]["properties"]["dead_letters"]["items"],
+        RatingChange: schemas["Outcome"]["properties"]["ratings"]["items"],
+        RatingsDoc: ratings["schema"],
+    }
+    for typed, schema in nested.items():
+        assert set(typed.__annotations__) == set(schema["properties"]), typed.__name__
+        assert set(schema.get("required", [])) <= set(typed.__annotations__), typed.__name__
+    assert hooks["properties"]["webhooks"]["items"]["$ref"] == "#/components/schemas/Webhook"  # Webhook: SCHEMAS

@@ -1,7 +1,8 @@
 """Meeple's Python SDK: a typed client of the REST API (docs/api.md), sync and asyncio.
 
 ``Client`` / ``AsyncClient`` create, join, spectate and matchmake; a ``Match`` is one seat's picture of a
-match (version, view, legal moves) and submits moves at the version it read.
+match (version, view, legal moves) and submits moves at the version it read. With ``api_key=`` the client
+acts for an app's backend (a tenant): it names its players in seats and reads their history and ratings.
 """
 
 from .aio import AsyncClient, AsyncMatch, AsyncTicket
@@ -21,9 +22,22 @@ from .errors import (
     Unauthorized,
     Unavailable,
 )
-from .models import EventsDoc, Game, Hint, MatchDoc, ReplayDoc, TicketDoc
+from .models import (
+    DeadLetter,
+    EventsDoc,
+    Game,
+    Hint,
+    HistoryDoc,
+    HistoryMatch,
+    MatchDoc,
+    Rating,
+    RatingsDoc,
+    ReplayDoc,
+    TicketDoc,
+    Webhook,
+)
 
-__all__ = ["ApiError", "AsyncClient", "AsyncMatch", "AsyncTicket", "BadRequest", "Client", "Conflict", "EventsDoc",
-           "Forbidden", "Game", "Hint", "IllegalMove", "Match", "MatchDoc", "MeepleError", "NotFound", "NotYourTurn",
-           "RateLimited", "ReplayDoc", "StaleVersion", "Ticket", "TicketDoc", "TransportError", "Unauthorized",
-           "Unavailable"]
+__all__ = ["ApiError", "AsyncClient", "AsyncMatch", "AsyncTicket", "BadRequest", "Client", "Conflict", "DeadLetter",
+           "EventsDoc", "Forbidden", "Game", "Hint", "HistoryDoc", "HistoryMatch", "IllegalMove", "Match", "MatchDoc",
+           "MeepleError", "NotFound", "NotYourTurn", "RateLimited", "Rating", "RatingsDoc", "ReplayDoc",
+           "StaleVersion", "Ticket", "TicketDoc", "TransportError", "Unauthorized", "Unavailable", "Webhook"]

@@ -1,7 +1,13 @@
 """What both flavours share: the operation table, request preparation, answers, retries and match state.
 
 Every call the SDK makes goes through :data:`OPERATIONS` (method, path template, the query parameters it
-may send), so a test can compare the table with the server's OpenAPI document: the SDK cannot drift.
+may send, who may authenticate it), so a test can compare the table with the server's OpenAPI document: the
+SDK cannot drift.
+
+Two credentials: a seat's token (``Authorization: Bearer``, what a player's client holds) and a tenant's API key
+(``mk_...``, what an app's backend holds). The key goes as ``X-API-Key`` on every call whose security lists
+the ``apiKey`` scheme; on match reads that take only a bearer it stands in as the bearer when no seat token is
+given (the document's bearer scheme accepts a key); a seat token given for a seat call always stays the bearer.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from typing import Any, Literal, TypeVar
 import httpx
 
 from .errors import ApiError, RateLimited, TransportError, error_for
-from .models import EventsDoc, Hint
+from .models import DeadLetter, EventsDoc, Hint, HistoryDoc, RatingsDoc, Webhook
 
 Auth = Literal["none", "optional", "required"]
 T = TypeVar("T")
@@ -33,14 +39,16 @@ class Operation:
     #: safe to send again after a lost answer: reads, and moves (which carry an Idempotency-Key)
     idempotent: bool = False
     headers: tuple[str, ...] = ()
+    #: the document's security lists the ``apiKey`` scheme (X-API-Key): the client's key goes with the call
+    key: bool = False
 
 
 _M = "/v1/matches/{match_id}"
 OPERATIONS: dict[str, Operation] = {
-    "games": Operation("GET", "/v1/games", idempotent=True),
-    "create_match": Operation("POST", "/v1/matches", body=True),
+    "games": Operation("GET", "/v1/games", auth="optional", idempotent=True, key=True),
+    "create_match": Operation("POST", "/v1/matches", body=True, auth="optional", key=True),
     "get_match": Operation("GET", _M, ("include",), auth="optional", idempotent=True),
-    "join": Operation("POST", _M + "/join", body=True),
+    "join": Operation("POST", _M + "/join", body=True, auth="optional", key=True),
     "legal_moves": Operation("GET", _M + "/legal-moves", auth="required", idempotent=True),
     "hint": Operation("GET", _M + "/hint", auth="required", idempotent=True),
     "move": Operation("POST", _M + "/moves", ("include",), body=True, auth="required", idempotent=True,
@@ -52,9 +60,22 @@ OPERATIONS: dict[str, Operation] = {
     "leave": Operation("POST", _M + "/leave", body=True, auth="required"),
     "reclaim": Operation("POST", _M + "/seats/{seat}/reclaim", body=True, auth="required"),
     "rematch": Operation("POST", _M + "/rematch", body=True, auth="required"),
-    "matchmaking": Operation("POST", "/v1/matchmaking", body=True),
+    "matchmaking": Operation("POST", "/v1/matchmaking", body=True, auth="optional", key=True),
     "ticket": Operation("GET", "/v1/matchmaking/{ticket}", ("wait",), idempotent=True),
     "cancel_ticket": Operation("DELETE", "/v1/matchmaking/{ticket}"),
+    # For backends: a tenant's API key is required.
+    "tenant_matches": Operation("GET", "/v1/matches", ("limit", "before"), auth="required", idempotent=True,
+                                key=True),
+    "player_matches": Operation("GET", "/v1/players/{player}/matches", ("limit", "before"), auth="required",
+                                idempotent=True, key=True),
+    "ratings": Operation("GET", "/v1/players/{player}/ratings", ("game",), auth="required", idempotent=True,
+                         key=True),
+    "add_webhook": Operation("POST", "/v1/webhooks", body=True, auth="required", key=True),
+    "webhooks": Operation("GET", "/v1/webhooks", auth="required", idempotent=True, key=True),
+    "delete_webhook": Operation("DELETE", "/v1/webhooks/{hook_id}", auth="required", key=True),
+    "dead_letters": Operation("GET", "/v1/webhooks/dead-letters", ("limit",), auth="required", idempotent=True,
+                              key=True),
+    "clear_dead_letters": Operation("DELETE", "/v1/webhooks/dead-letters", auth="required", key=True),
 }
 
 #: Operations of the OpenAPI document the SDK deliberately does not wrap, and why.
@@ -85,19 +106,42 @@ class Request:
     timeout: float
 
 
+API_KEY_PREFIX = "mk_"
+
+
+def check_api_key(api_key: str | None) -> str | None:
+    """A tenant's key as the server prints it (``mk_<key id>.<secret>``); a seat token here is a mistake."""
+    if api_key is not None and not api_key.startswith(API_KEY_PREFIX):
+        raise ValueError(f"an API key starts with {API_KEY_PREFIX!r} (a seat token goes with the match instead)")
+    return api_key
+
+
+def auth_headers(op: Operation, name: str, token: str | None, api_key: str | None) -> dict[str, str]:
+    """The credentials one call carries (see the module's docstring)."""
+    if op.auth == "required" and op.key and not api_key:
+        raise ValueError(f"{name} needs a tenant's API key (Client(..., api_key='mk_...'))")
+    if op.auth == "required" and not op.key and not token:
+        raise ValueError(f"{name} needs the seat's token")
+    headers: dict[str, str] = {}
+    if op.key and api_key:
+        headers["X-API-Key"] = api_key
+    if token and op.auth != "none" and not (op.key and op.auth == "required"):
+        headers["Authorization"] = f"Bearer {token}"
+    elif api_key and op.auth == "optional" and not op.key:
+        headers["Authorization"] = f"Bearer {api_key}"  # a match read for the tenant, without a seat
+    return headers
+
+
 def prepare(name: str, path: dict[str, Any] | None = None, query: dict[str, Any] | None = None,
-            body: Any = None, token: str | None = None, timeout: float = 10.0) -> Request:
+            body: Any = None, token: str | None = None, timeout: float = 10.0,
+            api_key: str | None = None) -> Request:
     """Build one call of operation ``name``; refuses query parameters the operation does not declare."""
     op = OPERATIONS[name]
     params = {k: v for k, v in (query or {}).items() if v is not None}
     unknown = set(params) - set(op.query)
     if unknown:
         raise ValueError(f"{name} takes no query parameter {sorted(unknown)}")
-    if op.auth == "required" and not token:
-        raise ValueError(f"{name} needs the seat's token")
-    headers = {"Accept": "application/json"}
-    if token and op.auth != "none":
-        headers["Authorization"] = f"Bearer {token}"
+    headers = {"Accept": "application/json", **auth_headers(op, name, token, api_key)}
     if op.method == "POST":
         # Always JSON (even an empty object): the server may refuse POSTs without this content type.
         headers["Content-Type"] = "application/json"
@@ -254,6 +298,17 @@ def create_body(game: str, players: int, options: dict[str, Any] | None, seats: 
     return body
 
 
+def join_body(seat: int | None, player: str | None) -> dict[str, Any]:
+    return {k: v for k, v in (("seat", seat), ("player", player)) if v is not None}
+
+
+def matchmaking_body(game: str, players: int, options: dict[str, Any] | None, player: str | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"game": game, "players": players, "options": options or {}}
+    if player is not None:
+        body["player"] = player
+    return body
+
+
 def parse_sse_update(event: str, data: str) -> EventsDoc | None:
     """An ``update`` event's Events document (other event kinds are ignored)."""
     if event != "update" or not data:
@@ -338,3 +393,42 @@ def ticket_wait_flow(doc: dict[str, Any], timeout: float) -> Flow[tuple[str, str
     if doc["status"] != "matched" or not token:
         raise TimeoutError(f"ticket {doc['status']}")
     return str(doc["match_id"]), str(token)
+
+
+# For backends: what a tenant's API key reads and registers. One call each, written once for both flavours.
+
+def history_flow(player: str | None, limit: int | None, before: float | None) -> Flow[HistoryDoc]:
+    """One page of the tenant's matches (``player`` None) or of one player's, newest first; the page's
+    ``next`` is the ``before`` of the next (older) page, None at the end."""
+    query = {"limit": limit, "before": before}
+    call = Call("tenant_matches", query=query) if player is None else Call("player_matches", {"player": player}, query)
+    page: HistoryDoc = yield call
+    return page
+
+
+def ratings_flow(player: str, game: str | None) -> Flow[RatingsDoc]:
+    doc: RatingsDoc = yield Call("ratings", {"player": player}, {"game": game})
+    return doc
+
+
+def add_webhook_flow(url: str, events: list[str]) -> Flow[Webhook]:
+    hook: Webhook = yield Call("add_webhook", body={"url": url, "events": list(events)})
+    return hook
+
+
+def webhooks_flow() -> Flow[list[Webhook]]:
+    hooks: list[Webhook] = (yield Call("webhooks"))["webhooks"]
+    return hooks
+
+
+def delete_webhook_flow(hook_id: str) -> Flow[str]:
+    return str((yield Call("delete_webhook", {"hook_id": hook_id}))["deleted"])
+
+
+def dead_letters_flow(limit: int | None) -> Flow[list[DeadLetter]]:
+    letters: list[DeadLetter] = (yield Call("dead_letters", query={"limit": limit}))["dead_letters"]
+    return letters
+
+
+def clear_dead_letters_flow() -> Flow[int]:
+    return int((yield Call("clear_dead_letters"))["cleared"])

@@ -13,15 +13,16 @@ from httpx_sse import aconnect_sse
 from . import _core
 from ._core import Flow, MatchFlows, T, create_body, parse_sse_update, prepare, ticket_wait_flow
 from .client import base_of
-from .models import EventsDoc, Game, Hint, ReplayDoc
+from .models import DeadLetter, EventsDoc, Game, Hint, HistoryDoc, HistoryMatch, RatingsDoc, ReplayDoc, Webhook
 
 
 class AsyncClient:
     """Awaitable twin of :class:`meeple_client.Client` (use ``async with``)."""
 
-    def __init__(self, base_url: str, *, retries: int = _core.DEFAULT_RETRIES, timeout: float = 10.0,
-                 http: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, base_url: str, *, api_key: str | None = None, retries: int = _core.DEFAULT_RETRIES,
+                 timeout: float = 10.0, http: httpx.AsyncClient | None = None) -> None:
         self.base_url = base_of(base_url)
+        self.api_key = _core.check_api_key(api_key)
         self.retries = retries
         self.timeout = timeout
         self.http = http or httpx.AsyncClient(base_url=self.base_url, timeout=timeout)
@@ -37,7 +38,7 @@ class AsyncClient:
 
     async def call(self, name: str, path: dict[str, Any] | None = None, query: dict[str, Any] | None = None,
                    body: Any = None, token: str | None = None, timeout: float | None = None) -> Any:
-        req = prepare(name, path, query, body, token, timeout or self.timeout)
+        req = prepare(name, path, query, body, token, timeout or self.timeout, self.api_key)
         delays = _core.retry_delays(self.retries)
         while True:
             try:
@@ -69,8 +70,8 @@ class AsyncClient:
                                                                takeover_level, seed))
         return await AsyncMatch.from_doc(self, doc, refresh=join)
 
-    async def join(self, match_id: str, seat: int | None = None) -> AsyncMatch:
-        doc = await self.call("join", {"match_id": match_id}, body={} if seat is None else {"seat": seat})
+    async def join(self, match_id: str, seat: int | None = None, *, player: str | None = None) -> AsyncMatch:
+        doc = await self.call("join", {"match_id": match_id}, body=_core.join_body(seat, player))
         return await AsyncMatch.from_doc(self, {"id": match_id, **doc})
 
     async def match(self, match_id: str, token: str | None = None) -> AsyncMatch:
@@ -81,9 +82,47 @@ class AsyncClient:
         replay: ReplayDoc = await self.call("replay", {"match_id": match_id}, token=token)
         return replay
 
-    async def matchmaking(self, game: str, players: int, options: dict[str, Any] | None = None) -> AsyncTicket:
-        doc = await self.call("matchmaking", body={"game": game, "players": players, "options": options or {}})
+    async def matchmaking(self, game: str, players: int, options: dict[str, Any] | None = None, *,
+                          player: str | None = None) -> AsyncTicket:
+        doc = await self.call("matchmaking", body=_core.matchmaking_body(game, players, options, player))
         return AsyncTicket(self, doc)
+
+    # For backends (API key required): the same flows as the sync client's.
+
+    async def matches(self, *, limit: int | None = None, before: float | None = None) -> HistoryDoc:
+        return await self.run(_core.history_flow(None, limit, before))
+
+    async def player_matches(self, player: str, *, limit: int | None = None,
+                             before: float | None = None) -> HistoryDoc:
+        return await self.run(_core.history_flow(player, limit, before))
+
+    async def history(self, player: str | None = None, *, limit: int | None = None) -> AsyncIterator[HistoryMatch]:
+        before: float | None = None
+        while True:
+            page = await self.run(_core.history_flow(player, limit, before))
+            for match in page["matches"]:
+                yield match
+            before = page["next"]
+            if before is None:
+                return
+
+    async def ratings(self, player: str, game: str | None = None) -> RatingsDoc:
+        return await self.run(_core.ratings_flow(player, game))
+
+    async def add_webhook(self, url: str, events: list[str]) -> Webhook:
+        return await self.run(_core.add_webhook_flow(url, events))
+
+    async def webhooks(self) -> list[Webhook]:
+        return await self.run(_core.webhooks_flow())
+
+    async def delete_webhook(self, hook_id: str) -> str:
+        return await self.run(_core.delete_webhook_flow(hook_id))
+
+    async def dead_letters(self, limit: int | None = None) -> list[DeadLetter]:
+        return await self.run(_core.dead_letters_flow(limit))
+
+    async def clear_dead_letters(self) -> int:
+        return await self.run(_core.clear_dead_letters_flow())
 
 
 class AsyncMatch(MatchFlows):
@@ -142,7 +181,8 @@ class AsyncMatch(MatchFlows):
 
 async def _sse(match: AsyncMatch) -> AsyncIterator[EventsDoc]:
     while not match.finished:
-        req = prepare("events_stream", match._path(), {"after": match.version}, token=match.token)
+        req = prepare("events_stream", match._path(), {"after": match.version}, token=match.token,
+                      api_key=match.client.api_key)
         async with aconnect_sse(match.client.http, "GET", match.client.base_url + req.url, params=req.params,
                                 headers=req.headers, timeout=httpx.Timeout(match.client.timeout, read=60)) as source:
             if not source.response.is_success:

@@ -11,7 +11,7 @@ from httpx_sse import connect_sse
 
 from . import _core
 from ._core import Flow, MatchFlows, T, create_body, parse_sse_update, prepare, ticket_wait_flow
-from .models import EventsDoc, Game, Hint, ReplayDoc
+from .models import DeadLetter, EventsDoc, Game, Hint, HistoryDoc, HistoryMatch, RatingsDoc, ReplayDoc, Webhook
 
 
 def base_of(url: str) -> str:
@@ -21,11 +21,16 @@ def base_of(url: str) -> str:
 
 
 class Client:
-    """One connection pool to a Meeple server. Thread-safe as httpx.Client is; close it (or use ``with``)."""
+    """One connection pool to a Meeple server. Thread-safe as httpx.Client is; close it (or use ``with``).
 
-    def __init__(self, base_url: str, *, retries: int = _core.DEFAULT_RETRIES, timeout: float = 10.0,
-                 http: httpx.Client | None = None) -> None:
+    ``api_key`` (``mk_...``) makes it an app's backend: every call whose security allows the key carries it
+    (creating, joining and queueing for the tenant, reading its matches), and the tenant calls (history,
+    ratings, webhooks) become available. Seat calls still go with the seat's own token."""
+
+    def __init__(self, base_url: str, *, api_key: str | None = None, retries: int = _core.DEFAULT_RETRIES,
+                 timeout: float = 10.0, http: httpx.Client | None = None) -> None:
         self.base_url = base_of(base_url)
+        self.api_key = _core.check_api_key(api_key)
         self.retries = retries
         self.timeout = timeout
         self.http = http or httpx.Client(base_url=self.base_url, timeout=timeout)
@@ -42,7 +47,7 @@ class Client:
     def call(self, name: str, path: dict[str, Any] | None = None, query: dict[str, Any] | None = None,
              body: Any = None, token: str | None = None, timeout: float | None = None) -> Any:
         """One operation of the table, with the safe retries; returns the JSON body or raises a typed error."""
-        req = prepare(name, path, query, body, token, timeout or self.timeout)
+        req = prepare(name, path, query, body, token, timeout or self.timeout, self.api_key)
         delays = _core.retry_delays(self.retries)
         while True:
             try:
@@ -71,14 +76,16 @@ class Client:
                      seats: list[dict[str, Any]] | None = None, join: bool = True,
                      clock: dict[str, Any] | None = None, takeover_level: str | None = None,
                      seed: int | None = None) -> Match:
-        """Create a match; with ``join`` (default) the caller holds seat 0 and its token."""
+        """Create a match; with ``join`` (default) the caller holds seat 0 and its token. With an API key a
+        human seat may name the tenant's user: ``seats=[{"kind": "human", "player": "u42"}, ...]``."""
         doc = self.call("create_match", body=create_body(game, players, options, seats, join, clock,
                                                          takeover_level, seed))
         return Match.from_doc(self, doc, refresh=join)
 
-    def join(self, match_id: str, seat: int | None = None) -> Match:
-        """Take a free seat (or that one); the token is kept in the returned match."""
-        doc = self.call("join", {"match_id": match_id}, body={} if seat is None else {"seat": seat})
+    def join(self, match_id: str, seat: int | None = None, *, player: str | None = None) -> Match:
+        """Take a free seat (or that one), for the tenant's ``player`` with an API key; the token is kept in the
+        returned match (a backend hands it to that player's client)."""
+        doc = self.call("join", {"match_id": match_id}, body=_core.join_body(seat, player))
         return Match.from_doc(self, {"id": match_id, **doc})
 
     def match(self, match_id: str, token: str | None = None) -> Match:
@@ -90,9 +97,54 @@ class Client:
         replay: ReplayDoc = self.call("replay", {"match_id": match_id}, token=token)
         return replay
 
-    def matchmaking(self, game: str, players: int, options: dict[str, Any] | None = None) -> Ticket:
-        doc = self.call("matchmaking", body={"game": game, "players": players, "options": options or {}})
+    def matchmaking(self, game: str, players: int, options: dict[str, Any] | None = None, *,
+                    player: str | None = None) -> Ticket:
+        """Queue; with an API key, for the tenant's ``player`` (grouped with the tenant's players only)."""
+        doc = self.call("matchmaking", body=_core.matchmaking_body(game, players, options, player))
         return Ticket(self, doc)
+
+    # For backends (API key required).
+
+    def matches(self, *, limit: int | None = None, before: float | None = None) -> HistoryDoc:
+        """One page of the tenant's matches, newest first; pass the page's ``next`` as ``before``."""
+        return self.run(_core.history_flow(None, limit, before))
+
+    def player_matches(self, player: str, *, limit: int | None = None, before: float | None = None) -> HistoryDoc:
+        """One page of the matches the tenant's ``player`` sat in (``seat`` is theirs), newest first."""
+        return self.run(_core.history_flow(player, limit, before))
+
+    def history(self, player: str | None = None, *, limit: int | None = None) -> Iterator[HistoryMatch]:
+        """Every match of the tenant (or of its ``player``), newest first, fetching pages of ``limit`` lazily."""
+        before: float | None = None
+        while True:
+            page = self.run(_core.history_flow(player, limit, before))
+            yield from page["matches"]
+            before = page["next"]
+            if before is None:
+                return
+
+    def ratings(self, player: str, game: str | None = None) -> RatingsDoc:
+        """The tenant's player's rating per game it played rated matches of (``game``: only that one)."""
+        return self.run(_core.ratings_flow(player, game))
+
+    def add_webhook(self, url: str, events: list[str]) -> Webhook:
+        """Register ``url`` for ``events``; the answer's ``secret`` (signing key) is shown this once."""
+        return self.run(_core.add_webhook_flow(url, events))
+
+    def webhooks(self) -> list[Webhook]:
+        return self.run(_core.webhooks_flow())
+
+    def delete_webhook(self, hook_id: str) -> str:
+        """Stop a webhook (its pending deliveries are dropped); :class:`NotFound` if there is none."""
+        return self.run(_core.delete_webhook_flow(hook_id))
+
+    def dead_letters(self, limit: int | None = None) -> list[DeadLetter]:
+        """Deliveries given up on after a day of retries, newest first."""
+        return self.run(_core.dead_letters_flow(limit))
+
+    def clear_dead_letters(self) -> int:
+        """Empty the dead letters; how many there were."""
+        return self.run(_core.clear_dead_letters_flow())
 
 
 class Match(MatchFlows):
@@ -163,7 +215,8 @@ def _sse(match: Match, until: str) -> Iterator[EventsDoc]:
     """Server-Sent Events; reconnects after the server's stream limit with ``after`` = the last version."""
     del until  # the stream sends every version; callers filter
     while not match.finished:
-        req = prepare("events_stream", match._path(), {"after": match.version}, token=match.token)
+        req = prepare("events_stream", match._path(), {"after": match.version}, token=match.token,
+                      api_key=match.client.api_key)
         with connect_sse(match.client.http, "GET", match.client.base_url + req.url, params=req.params,
                          headers=req.headers, timeout=httpx.Timeout(match.client.timeout, read=60)) as source:
             if not source.response.is_success:

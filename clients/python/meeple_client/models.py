@@ -5,7 +5,7 @@ Views, moves and results are each game's own JSON (docs/games/*.md): plain dicts
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 Move = dict[str, Any]
 
@@ -28,6 +28,8 @@ class Seat(TypedDict):
     connected: bool
     forfeited: bool
     left: bool
+    #: the tenant's user id in a human seat: only in answers to the match's own tenant (its API key)
+    player: NotRequired[str | None]
 
 
 class ClockSeat(TypedDict):
@@ -47,11 +49,29 @@ class Clock(TypedDict, total=False):
     seats: list[ClockSeat]
 
 
+class Rating(TypedDict):
+    #: ``mu - 3 sigma``: the conservative estimate (openskill Plackett-Luce), 0 for a new player
+    rating: float
+    mu: float
+    sigma: float
+    matches: int
+
+
+class RatingChange(TypedDict):
+    seat: int
+    player: str
+    before: Rating
+    after: Rating
+    change: float
+
+
 class Outcome(TypedDict):
     ended_by: Literal["game", "forfeit"]
     winners: list[int]
     forfeited: list[int]
     scores: list[float] | None
+    #: a tenant's rated match: each named player's rating before and after
+    ratings: NotRequired[list[RatingChange]]
 
 
 class MatchDoc(TypedDict, total=False):
@@ -132,7 +152,69 @@ class TicketDoc(TypedDict):
     token_issued: bool
 
 
+class HistorySeat(TypedDict):
+    seat: int
+    kind: Literal["human", "bot"]
+    player: str | None
+
+
+class HistoryMatch(TypedDict):
+    id: str
+    game: str
+    players: int
+    status: Literal["waiting", "active", "finished"]
+    created_at: float
+    #: the player's seat in a player's history (None in the tenant's list)
+    seat: int | None
+    seats: list[HistorySeat]
+    result: dict[str, Any] | None
+    outcome: Outcome | None
+
+
+class HistoryDoc(TypedDict):
+    player: str | None
+    matches: list[HistoryMatch]
+    #: pass as ``before`` for the next (older) page; None at the end
+    next: float | None
+
+
+class RatingsDoc(TypedDict):
+    player: str
+    #: by game id
+    ratings: dict[str, Rating]
+
+
+WebhookEvent = Literal["match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over",
+                       "seat.reclaimed", "turn"]
+
+
+class Webhook(TypedDict):
+    id: str
+    url: str
+    events: list[WebhookEvent]
+    created_at: float
+    #: the signing secret (``whsec_...``): only in the answer that registers the hook
+    secret: NotRequired[str]
+
+
+class DeadLetter(TypedDict):
+    id: str
+    hook: str
+    url: str
+    type: str
+    attempts: int
+    last_error: str | None
+    first_at: float
+    dead_at: float
+    body: dict[str, Any]
+
+
+class DeadLettersDoc(TypedDict):
+    dead_letters: list[DeadLetter]
+
+
 #: Which TypedDict is which schema of the OpenAPI document (components/schemas).
 SCHEMAS: dict[str, type] = {"Seat": Seat, "Clock": Clock, "Outcome": Outcome, "Match": MatchDoc,
                             "Events": EventsDoc, "LegalMoves": LegalMovesDoc, "Hint": Hint, "Replay": ReplayDoc,
-                            "Ticket": TicketDoc}
+                            "Ticket": TicketDoc, "Rating": Rating, "History": HistoryDoc, "Webhook": Webhook,
+                            "DeadLetters": DeadLettersDoc}

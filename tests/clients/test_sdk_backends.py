@@ -1,0 +1,134 @@
+"""The SDK as an app's backend (issue 20): a tenant's API key seats its players, reads their history and
+ratings and registers webhooks — against the real stack, keys made by ``services.gateway.tenants``."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+import redis
+from meeple_client import AsyncClient, Client, NotFound, Unauthorized
+from meeple_client._core import prepare
+
+from services.gateway import tenants
+
+from .conftest import Stack
+
+KEY = "mk_0123.secret"
+
+
+def run_async(scenario: Coroutine[Any, Any, None]) -> None:
+    """On a thread of its own: another test (a browser driver) may leave an event loop running on this one."""
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, scenario).result(timeout=120)
+
+
+def new_key(stack: Stack) -> tuple[str, str]:
+    """A fresh tenant's key and its key id (tenants are unique per test: the stack is shared)."""
+    key, record = tenants.create_key(redis.Redis.from_url(stack.redis_url), f"t-{uuid.uuid4().hex[:10]}")
+    return key, record["key_id"]
+
+
+def test_the_key_goes_as_x_api_key_where_the_document_lists_it_and_a_seat_token_stays_the_bearer() -> None:
+    assert prepare("games", api_key=KEY).headers["X-API-Key"] == KEY
+    join = prepare("join", {"match_id": "m"}, body={"player": "ann"}, api_key=KEY)
+    assert join.headers["X-API-Key"] == KEY and "Authorization" not in join.headers
+    move = prepare("move", {"match_id": "m"}, body={"move": {}, "version": 0}, token="0.seat", api_key=KEY)
+    assert move.headers["Authorization"] == "Bearer 0.seat" and "X-API-Key" not in move.headers
+    seat_read = prepare("get_match", {"match_id": "m"}, token="0.seat", api_key=KEY)
+    assert seat_read.headers["Authorization"] == "Bearer 0.seat" and "X-API-Key" not in seat_read.headers
+    tenant_read = prepare("get_match", {"match_id": "m"}, api_key=KEY)  # the bearer scheme takes a key
+    assert tenant_read.headers["Authorization"] == f"Bearer {KEY}"
+    assert "Authorization" not in prepare("ticket", {"ticket": "t"}, token="0.seat", api_key=KEY).headers
+
+
+def test_a_tenant_call_without_a_key_is_refused_before_sending_and_a_seat_token_is_no_key() -> None:
+    with pytest.raises(ValueError, match="API key"):
+        prepare("tenant_matches")
+    with pytest.raises(ValueError, match="API key"):
+        prepare("ratings", {"player": "ann"}, token="0.seat")
+    with pytest.raises(ValueError, match="mk_"):
+        Client("http://127.0.0.1:9", api_key="0.seat-token")
+
+
+def test_a_tenant_seats_its_player_who_plays_with_the_token_then_reads_history_and_ratings(stack: Stack) -> None:
+    key, _ = new_key(stack)
+    rival_key, _ = new_key(stack)
+    with Client(stack.url, api_key=key) as backend, Client(stack.url) as ann_app, \
+            Client(stack.url, api_key=rival_key) as rival:
+        created = backend.create_match("clash", 2, options={"match": "single"}, join=False, seed=5,
+                                       seats=[{"kind": "human", "player": "ann"}, {"kind": "bot", "level": "easy"}])
+        seat = backend.join(created.id, player="ann")  # the backend hands this token to ann's client
+        assert seat.seat == 0 and seat.token
+        game = ann_app.match(created.id, seat.token)
+        assert all("player" not in s or s["player"] is None for s in game.seats)  # seat holders never see ids
+        while not game.finished:
+            game.wait_turn(timeout=60)
+            if game.my_turn:
+                game.move(game.legal_moves[0])
+        watched = backend.match(created.id)  # the tenant reads its match with its key alone
+        assert watched.finished and watched.seat is None and watched.seats[0].get("player") == "ann"
+        outcome = watched.outcome
+        assert outcome is not None and [c["player"] for c in outcome.get("ratings", [])] == ["ann"]
+        with pytest.raises(NotFound):  # another tenant's key: as if the match did not exist
+            rival.match(created.id)
+
+        page = backend.player_matches("ann")
+        assert [(m["id"], m["seat"], m["status"]) for m in page["matches"]] == [(created.id, 0, "finished")]
+        assert page["next"] is None and page["matches"][0]["outcome"] == outcome
+        assert [m["id"] for m in backend.history()] == [created.id]
+        rating = backend.ratings("ann", game="clash")["ratings"]["clash"]
+        assert rating["matches"] == 1 and rating == outcome["ratings"][0]["after"]
+        assert rival.ratings("ann")["ratings"] == {} and list(rival.history("ann")) == []
+
+
+def test_history_pages_newest_first_with_limit_and_before_in_the_async_client(stack: Stack) -> None:
+    key, _ = new_key(stack)
+
+    async def scenario() -> None:
+        async with AsyncClient(stack.url, api_key=key) as backend:
+            ids = []
+            for _ in range(3):
+                made = await backend.create_match("fierce-women", 2, join=False,
+                                                  seats=[{"kind": "human", "player": "pat"}, {"kind": "human"}])
+                ids.append(made.id)
+            first = await backend.player_matches("pat", limit=2)
+            assert [m["id"] for m in first["matches"]] == ids[:0:-1] and first["next"] is not None
+            second = await backend.player_matches("pat", limit=2, before=first["next"])
+            assert [m["id"] for m in second["matches"]] == ids[:1] and second["next"] is None
+            assert [m["id"] async for m in backend.history("pat", limit=2)] == ids[::-1]
+            assert [m["id"] async for m in backend.history(limit=1)] == ids[::-1]
+            assert all(m["seat"] is None for m in (await backend.matches())["matches"])  # the tenant's list
+
+    run_async(scenario())
+
+
+def test_webhooks_are_registered_listed_and_deleted_and_dead_letters_read_in_both_flavours(stack: Stack) -> None:
+    key, key_id = new_key(stack)
+    with Client(stack.url, api_key=key) as backend:
+        hook = backend.add_webhook("http://127.0.0.1:9/meeple", ["match.finished", "match.created"])
+        assert hook["secret"].startswith("whsec_") and hook["events"] == ["match.created", "match.finished"]
+        listed = backend.webhooks()
+        assert [h["id"] for h in listed] == [hook["id"]] and "secret" not in listed[0]
+        assert backend.delete_webhook(hook["id"]) == hook["id"] and backend.webhooks() == []
+        with pytest.raises(NotFound) as gone:
+            backend.delete_webhook(hook["id"])
+        assert gone.value.code == "webhook_not_found"
+        assert backend.dead_letters(limit=5) == [] and backend.clear_dead_letters() == 0
+
+    async def from_async() -> None:
+        async with AsyncClient(stack.url, api_key=key) as backend:
+            made = await backend.add_webhook("https://example.test/hook", ["turn"])
+            assert [h["id"] for h in await backend.webhooks()] == [made["id"]]
+            assert await backend.delete_webhook(made["id"]) == made["id"]
+            assert await backend.dead_letters() == [] and await backend.clear_dead_letters() == 0
+
+    run_async(from_async())
+    tenants.revoke(redis.Redis.from_url(stack.redis_url), key_id)
+    with Client(stack.url, api_key=key, retries=0) as revoked, pytest.raises(Unauthorized) as refused:
+        revoked.webhooks()
+    assert refused.value.code == "invalid_api_key"
