@@ -264,7 +264,7 @@ class Hub:
 
     # -- cluster seam -------------------------------------------------------------------------------------
     def node_of(self, key: str) -> str:
-        """Which Redis node serves ``key``: one reader per node (a cluster-aware hub overrides this)."""
+        """Which reader group ``key`` is in: one (a cluster subscribes to a channel instead of reading per node)."""
         return ""
 
     def _connect(self, node: str) -> redis.Redis:
