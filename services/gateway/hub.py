@@ -161,6 +161,7 @@ class Subscriber(threading.Thread):
         self.blocked = False  # (the XREAD reader's re-arm does not apply: every key is heard)
         self.turn = 0
         self.node = ""  # host:port subscribed to now (tests kill it)
+        self.subscribed = False
 
     def interrupt(self) -> None:
         """Nothing to re-arm: the subscription hears every key."""
@@ -192,8 +193,10 @@ class Subscriber(threading.Thread):
                 elif message["type"] == "message":
                     self.hub._published(message["data"])
                 elif message["type"] == "subscribe":
+                    self.subscribed = True
                     self.hub._recheck_all()  # anything written while not subscribed
         finally:
+            self.subscribed = False
             pubsub.close()
             client.close()
 
@@ -215,6 +218,8 @@ class Checker(threading.Thread):
         while not self.hub.stopped:
             batch: dict[str, int] = {}
             key, after = self.todo.get()
+            if self.hub.stopped:
+                return
             while True:
                 batch[key] = min(after, batch.get(key, after))
                 try:
@@ -408,6 +413,8 @@ class Hub:
         self.stopped = True
         with self.lock:
             self.changed.notify_all()
+            if self._checker is not None:
+                self._checker.check("", -1)  # wakes it to see ``stopped``
 
     # -- the reader's side ------------------------------------------------------------------------------------
     def _streams(self, reader: Reader) -> dict[str, str]:
