@@ -10,9 +10,18 @@ waiters look at the entry's ``wake`` field: no wake-up for other seats' turns).
 
 The reader is re-armed when a key is added: ``CLIENT UNBLOCK`` interrupts its ``XREAD`` (a 1-s block is
 the safety net). A key stays watched for ``LINGER_S`` after its last waiter left, because a long-poll
-client comes straight back for the next version. Keys are grouped per Redis node by :meth:`Hub.node_of`
-(one group here): on a Redis Cluster an ``XREAD`` over keys of different slots fails with ``CROSSSLOT``,
-so a cluster-aware client overrides it and gets one reader per node (issue 18).
+client comes straight back for the next version.
+
+On a Redis Cluster an ``XREAD`` over keys of different slots fails with ``CROSSSLOT`` (even on one node),
+so there the hub does not read streams: every stream write also ``PUBLISH``es ``<key> <version> <wake>`` on
+:data:`~.store.EVENTS_CHANNEL` (in the match script, and after a ticket's XADD), and one :class:`Subscriber`
+thread per process listens on one node (Redis 6.2 sends a cluster's PUBLISH to every node; on a lost node
+it subscribes on the next one). A notification can be missed where a stream read cannot (a version written
+after the request looked but before its waiter was registered; anything during a re-subscription), so
+each new waiter's stream is read once after it is registered, and every watched stream after each
+(re-)subscription, by a :class:`Checker` thread (``XREVRANGE`` from the waiter's version, batched in one
+cluster pipeline). A single Redis keeps the ``XREAD`` reader: no message per event to every process, and no
+extra read per park.
 
 Limits (``MEEPLE_WAITERS_MAX`` per process, ``MEEPLE_WAITERS_PER_CLIENT`` per token or IP) are taken
 by :meth:`Hub.admit` before a request parks: past them that request gets 503/429, nothing else is touched.
@@ -21,6 +30,7 @@ by :meth:`Hub.admit` before a request parks: past them that request gets 503/429
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections import Counter
@@ -30,8 +40,10 @@ from typing import Any
 
 import redis
 
+from services import redisconn
+
 from .errors import ApiError
-from .store import parse_wake, your_turn_or_over
+from .store import EVENTS_CHANNEL, parse_wake, your_turn_or_over
 
 log = logging.getLogger("meeple.gateway.hub")
 
@@ -140,6 +152,96 @@ class Reader(threading.Thread):
             time.sleep(0.002)
 
 
+class Subscriber(threading.Thread):
+    """A Redis Cluster's reader: one subscription to :data:`EVENTS_CHANNEL` on one node, the next on a loss."""
+
+    def __init__(self, hub: Hub) -> None:
+        super().__init__(name="hub-subscriber", daemon=True)
+        self.hub = hub
+        self.blocked = False  # (the XREAD reader's re-arm does not apply: every key is heard)
+        self.turn = 0
+        self.node = ""  # host:port subscribed to now (tests kill it)
+        self.subscribed = False
+
+    def interrupt(self) -> None:
+        """Nothing to re-arm: the subscription hears every key."""
+
+    def run(self) -> None:
+        while not self.hub.stopped:
+            try:
+                self.listen()
+            except redis.RedisError as err:
+                log.warning("event subscription on %s lost: %s; subscribing elsewhere", self.node, err)
+                self.turn += 1
+                redisconn.refresh(self.hub.checker.client)
+                time.sleep(0.2)
+
+    def listen(self) -> None:
+        nodes = sorted(self.hub.checker.client.get_nodes(), key=lambda n: (n.host, n.port))
+        node = nodes[self.turn % len(nodes)]
+        self.node = f"{node.host}:{node.port}"
+        client = redis.Redis(host=node.host, port=node.port, socket_connect_timeout=2, socket_timeout=10,
+                             health_check_interval=5)
+        pubsub = client.pubsub()
+        try:
+            pubsub.subscribe(EVENTS_CHANNEL)
+            while not self.hub.stopped:
+                message = pubsub.get_message(timeout=1.0)
+                if message is None:
+                    with self.hub.lock:
+                        self.hub._prune()
+                elif message["type"] == "message":
+                    self.hub._published(message["data"])
+                elif message["type"] == "subscribe":
+                    self.subscribed = True
+                    self.hub._recheck_all()  # anything written while not subscribed
+        finally:
+            self.subscribed = False
+            pubsub.close()
+            client.close()
+
+
+class Checker(threading.Thread):
+    """Reads streams once for the cluster's hub: a new waiter's (closing the race of a notification) and,
+    after a (re-)subscription, every watched one. Batched: one pipeline per round, dispatched as XREAD is."""
+
+    def __init__(self, hub: Hub) -> None:
+        super().__init__(name="hub-checker", daemon=True)
+        self.hub = hub
+        self.todo: queue.SimpleQueue[tuple[str, int]] = queue.SimpleQueue()
+        self.client: Any = redisconn.connect(hub.redis_url, socket_connect_timeout=2, socket_timeout=5)
+
+    def check(self, key: str, after: int) -> None:
+        self.todo.put((key, after))
+
+    def run(self) -> None:
+        while not self.hub.stopped:
+            batch: dict[str, int] = {}
+            key, after = self.todo.get()
+            if self.hub.stopped:
+                return
+            while True:
+                batch[key] = min(after, batch.get(key, after))
+                try:
+                    key, after = self.todo.get_nowait()
+                except queue.Empty:
+                    break
+            try:
+                pipe = self.client.pipeline(transaction=False)
+                for key, after in batch.items():
+                    pipe.xrevrange(key, "+", f"({_cursor(after)}" if after >= 0 else "-", count=COUNT)
+                replies = pipe.execute()
+            except redis.RedisError as err:  # failing over: again shortly, for keys still watched
+                log.warning("event check: %s; retrying", err)
+                time.sleep(0.5)
+                with self.hub.lock:
+                    for key, after in batch.items():
+                        if key in self.hub.watches:
+                            self.todo.put((key, after))
+                continue
+            self.hub._dispatch([(key, entries[::-1]) for key, entries in zip(batch, replies, strict=True) if entries])
+
+
 class Hub:
     """The waiters of one process, the caps on them, and the readers that wake them."""
 
@@ -155,30 +257,46 @@ class Hub:
         #: node -> key -> cursor: what each reader's XREAD takes, kept up to date (copied, not rebuilt, per call)
         self.cursors: dict[str, dict[str, str]] = {}
         self.pruned_at = 0.0
-        self.readers: dict[str, Reader] = {}
+        self.readers: dict[str, Reader | Subscriber] = {}
         self.held = 0
         self.by_client: Counter[str] = Counter()
         self.by_kind: Counter[str] = Counter()
         self.stopped = False
         self._control: redis.Redis | None = None
+        #: on a Redis Cluster: pub/sub and a stream check per new waiter instead of XREAD (module docstring)
+        self.cluster = redisconn.cluster_url(redis_url) is not None
+        self._checker: Checker | None = None
 
     # -- cluster seam -------------------------------------------------------------------------------------
     def node_of(self, key: str) -> str:
-        """Which Redis node serves ``key``: one reader per node (a cluster-aware hub overrides this)."""
+        """Which reader group ``key`` is in: one (a cluster subscribes to a channel instead of reading per node)."""
         return ""
 
     def _connect(self, node: str) -> redis.Redis:
-        """The reader's own connection (blocking reads never come from, or wait for, the request pool)."""
-        return redis.Redis.from_url(self.redis_url, socket_connect_timeout=2, socket_timeout=BLOCK_MS / 1000 + 5,
-                                    single_connection_client=True)
+        """The reader's own connection (blocking reads never come from, or wait for, the request pool).
+
+        Single Redis only (a cluster's hub subscribes instead)."""
+        client: Any = redisconn.connect(self.redis_url, socket_connect_timeout=2,
+                                                socket_timeout=BLOCK_MS / 1000 + 5, single_connection_client=True)
+        return client
 
     @property
     def control(self) -> redis.Redis:
         """A small client of the hub's own for CLIENT UNBLOCK."""
         if self._control is None:
-            self._control = redis.Redis.from_url(self.redis_url, socket_connect_timeout=2, socket_timeout=2,
-                                                 max_connections=4)
+            control: Any = redisconn.connect(self.redis_url, socket_connect_timeout=2, socket_timeout=2,
+                                             max_connections=4)
+            self._control = control
         return self._control
+
+    @property
+    def checker(self) -> Checker:
+        """The cluster's stream checker (started with the first waiter)."""
+        with self.lock:
+            if self._checker is None:
+                self._checker = Checker(self)
+                self._checker.start()
+            return self._checker
 
     # -- limits ---------------------------------------------------------------------------------------------
     def admit(self, kind: str, client: str) -> Slot:
@@ -259,11 +377,13 @@ class Hub:
                     rearm = True
             reader = self.readers.get(node)
             if reader is None:
-                reader = self.readers[node] = Reader(self, node)
+                reader = self.readers[node] = Subscriber(self) if self.cluster else Reader(self, node)
                 reader.start()
             self.changed.notify_all()
         if fire:
             self._fire(waiter, -1)
+        elif self.cluster:
+            self.checker.check(waiter.key, waiter.after)
         elif rearm and reader.blocked:
             reader.interrupt()
 
@@ -293,19 +413,42 @@ class Hub:
         self.stopped = True
         with self.lock:
             self.changed.notify_all()
+            if self._checker is not None:
+                self._checker.check("", -1)  # wakes it to see ``stopped``
 
     # -- the reader's side ------------------------------------------------------------------------------------
     def _streams(self, reader: Reader) -> dict[str, str]:
         """The keys ``reader`` must watch now, with their cursors (dropping keys idle past ``LINGER_S``)."""
-        now = time.monotonic()
         with self.lock:
-            if now - self.pruned_at > 1.0:
-                self.pruned_at = now
-                for key in [k for k, w in self.watches.items() if not w.waiters and now - w.idle_since > LINGER_S]:
-                    del self.cursors[self.watches.pop(key).node][key]
+            self._prune()
             reader.generation += 1
             reader.blocked = True
             return dict(self.cursors.get(reader.node, {}))
+
+    def _prune(self) -> None:
+        """Stop watching keys idle past ``LINGER_S`` (at most once a second; the caller holds the lock)."""
+        now = time.monotonic()
+        if now - self.pruned_at > 1.0:
+            self.pruned_at = now
+            for key in [k for k, w in self.watches.items() if not w.waiters and now - w.idle_since > LINGER_S]:
+                del self.cursors[self.watches.pop(key).node][key]
+
+    def _published(self, data: bytes) -> None:
+        """A message on :data:`EVENTS_CHANNEL` (``<key> <version> <wake>``): dispatched as its stream entry."""
+        try:
+            key, version, wake = data.split(b" ", 2)
+            int(version)
+        except ValueError:
+            log.warning("event channel: unexpected message %r", data[:200])
+            return
+        self._dispatch([(key, [(version + b"-1", {b"wake": wake} if wake else {})])])
+
+    def _recheck_all(self) -> None:
+        """Read every watched stream once (after a (re-)subscription, which may have missed messages)."""
+        with self.lock:
+            todo = [(key, min(w.after for w in watch.waiters)) for key, watch in self.watches.items() if watch.waiters]
+        for key, after in todo:
+            self.checker.check(key, after)
 
     def _dispatch(self, reply: list[Any]) -> None:
         fired: list[tuple[Waiter, int]] = []
@@ -322,8 +465,10 @@ class Hub:
                         watch.waiters.discard(waiter)
                         fired.append((waiter, version))
                 last_id = entries[-1][0]
-                watch.cursor = self.cursors[watch.node][key] = last_id.decode()
-                watch.version = watch.read = int(last_id.split(b"-", 1)[0])
+                last = int(last_id.split(b"-", 1)[0])
+                if not self.cluster or last > watch.read:  # (a check's answer may be older than a message)
+                    watch.cursor = self.cursors[watch.node][key] = last_id.decode()
+                    watch.version = watch.read = last
                 if not watch.waiters:
                     watch.idle_since = time.monotonic()
         for waiter, version in fired:

@@ -104,6 +104,7 @@ if ARGV[3] ~= '' then
 end
 redis.call('RPUSH', KEYS[4], ARGV[4])
 redis.call('XADD', KEYS[5], 'MAXLEN', '~', 1000, nv .. '-1', 'version', nv, 'wake', ARGV[6])
+redis.call('PUBLISH', 'meeple:events', KEYS[5] .. ' ' .. nv .. ' ' .. ARGV[6])
 if ARGV[7] ~= '' then redis.call('SET', KEYS[7], ARGV[7], 'EX', ARGV[8], 'NX') end
 if KEYS[8] then redis.call('XADD', KEYS[8], '*', 'record', ARGV[#ARGV]) end
 local ttl = tonumber(ARGV[5])
@@ -114,6 +115,11 @@ for i = 1, #KEYS do
 end
 return {1, nv}
 """
+
+
+#: Where every event stream's new entry is also announced (``<key> <version> <wake>``): a cluster's hub
+#: subscribes here instead of XREADing streams of many slots (see ``hub.py``).
+EVENTS_CHANNEL = "meeple:events"
 
 
 def events_key(match_id: str) -> str:

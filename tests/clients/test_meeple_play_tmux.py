@@ -23,6 +23,7 @@ class Pane:
     def __init__(self, command: list[str]) -> None:
         self.socket = f"meeple-test-{uuid.uuid4().hex[:8]}"
         self.tmux(["new-session", "-d", "-x", "220", "-y", "60", "-s", "play", *command])
+        self.tmux(["set-option", "-t", "play", "remain-on-exit", "on"])  # the last screen stays after its exit
 
     def tmux(self, args: list[str]) -> str:
         done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=10)

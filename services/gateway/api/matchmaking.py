@@ -26,7 +26,7 @@ from ..context import gateway
 from ..errors import ApiError
 from ..moves import MAX_REBASES, commit
 from ..parking import resumed, wait_or_park
-from ..store import StaleVersion, hash_token, new_token
+from ..store import EVENTS_CHANNEL, StaleVersion, hash_token, new_token
 from .common import client_ip, identify, int_arg, json_body, load_match, rate_limit
 from .events import client_ident
 from .matches import charge, check_room, create, parse_player
@@ -105,7 +105,10 @@ def _save(doc: dict[str, Any], wake: bool = False) -> None:
     if wake:
         pipe.xadd(_wake_key(doc["ticket"]), {"status": doc["status"]})
         pipe.expire(_wake_key(doc["ticket"]), WAKE_TTL_S)
-    pipe.execute()
+    done = pipe.execute()
+    if wake:  # announced for a cluster's hub as the match script does (see ``hub.py``)
+        entry = done[1].decode() if isinstance(done[1], bytes) else str(done[1])
+        gateway().store.redis.publish(EVENTS_CHANNEL, f"{_wake_key(doc['ticket'])} {entry.split('-')[0]} ")
 
 
 def _public(doc: dict[str, Any], token: str | None = None) -> dict[str, Any]:
