@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-
-
-def _int(name: str, default: int) -> int:
-    return int(os.environ.get(name, default))
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -59,33 +56,49 @@ class GatewayConfig:
 
     @classmethod
     def from_env(cls) -> GatewayConfig:
-        origins = tuple(o.strip() for o in os.environ.get("MEEPLE_CORS_ORIGINS", "").split(",") if o.strip())
-        return cls(
-            redis_url=os.environ.get("REDIS_URL", cls.redis_url),
-            rules_addr=os.environ.get("MEEPLE_RULES_ADDR", cls.rules_addr),
-            rules_timeout_s=float(os.environ.get("MEEPLE_RULES_TIMEOUT_S", cls.rules_timeout_s)),
-            rules_retries=_int("MEEPLE_RULES_RETRIES", cls.rules_retries),
-            finished_ttl_s=_int("MEEPLE_FINISHED_TTL_S", cls.finished_ttl_s),
-            waiting_ttl_s=_int("MEEPLE_WAITING_TTL_S", cls.waiting_ttl_s),
-            max_body_bytes=_int("MEEPLE_MAX_BODY_BYTES", cls.max_body_bytes),
-            rate_limit_per_minute=_int("MEEPLE_RATE_LIMIT_PER_MINUTE", cls.rate_limit_per_minute),
-            long_poll_max_s=_int("MEEPLE_LONG_POLL_MAX_S", cls.long_poll_max_s),
-            bot_fill_s=_int("MEEPLE_BOT_FILL_S", cls.bot_fill_s),
-            presence_s=float(os.environ.get("MEEPLE_PRESENCE_S", cls.presence_s)),
-            cors_origins=origins,
-            idle_match_ttl_s=_int("MEEPLE_IDLE_MATCH_TTL", cls.idle_match_ttl_s),
-            max_active_matches_per_ip=_int("MEEPLE_MAX_ACTIVE_MATCHES_PER_IP", cls.max_active_matches_per_ip),
-            max_bot_seats_per_ip=_int("MEEPLE_MAX_BOT_SEATS_PER_IP", cls.max_bot_seats_per_ip),
-            max_hard_bots_per_ip=_int("MEEPLE_MAX_HARD_BOTS_PER_IP", cls.max_hard_bots_per_ip),
-            store_full_ratio=float(os.environ.get("MEEPLE_STORE_FULL_RATIO", cls.store_full_ratio)),
-            hint_wait_s=float(os.environ.get("MEEPLE_HINT_WAIT_S", cls.hint_wait_s)),
-            hint_budget_s=float(os.environ.get("MEEPLE_HINT_BUDGET_S", cls.hint_budget_s)),
-            hints_per_seat_minute=_int("MEEPLE_HINTS_PER_SEAT_MINUTE", cls.hints_per_seat_minute),
-            redis_wait_replicas=_int("MEEPLE_REDIS_WAIT_REPLICAS", cls.redis_wait_replicas),
-            redis_wait_ms=_int("MEEPLE_REDIS_WAIT_MS", cls.redis_wait_ms),
-            waiters_max=_int("MEEPLE_WAITERS_MAX", cls.waiters_max),
-            waiters_per_client=_int("MEEPLE_WAITERS_PER_CLIENT", cls.waiters_per_client),
-            mm_window=float(os.environ.get("MEEPLE_MM_WINDOW", cls.mm_window)),
-            mm_widen_per_s=float(os.environ.get("MEEPLE_MM_WIDEN_PER_S", cls.mm_widen_per_s)),
-            anonymous=os.environ.get("MEEPLE_ANONYMOUS", "1").strip().lower() not in ("0", "false", "no", "off"),
-        )
+        """Every setting its environment variable names (``ENV``), parsed as the field's default is typed."""
+        defaults, values = cls(), dict[str, Any]()  # every field has a default
+        for name, var in ENV.items():
+            raw = os.environ.get(var)
+            if raw is None:
+                continue
+            default = getattr(defaults, name)
+            if isinstance(default, bool):
+                values[name] = raw.strip().lower() not in ("0", "false", "no", "off")
+            elif isinstance(default, tuple):
+                values[name] = tuple(item.strip() for item in raw.split(",") if item.strip())
+            else:
+                values[name] = type(default)(raw)
+        return cls(**values)
+
+
+#: The environment variable of each setting (docs/api.md "Configuration" lists them with their meaning).
+ENV: dict[str, str] = {
+    "redis_url": "REDIS_URL",
+    "rules_addr": "MEEPLE_RULES_ADDR",
+    "rules_timeout_s": "MEEPLE_RULES_TIMEOUT_S",
+    "rules_retries": "MEEPLE_RULES_RETRIES",
+    "finished_ttl_s": "MEEPLE_FINISHED_TTL_S",
+    "waiting_ttl_s": "MEEPLE_WAITING_TTL_S",
+    "max_body_bytes": "MEEPLE_MAX_BODY_BYTES",
+    "rate_limit_per_minute": "MEEPLE_RATE_LIMIT_PER_MINUTE",
+    "long_poll_max_s": "MEEPLE_LONG_POLL_MAX_S",
+    "bot_fill_s": "MEEPLE_BOT_FILL_S",
+    "presence_s": "MEEPLE_PRESENCE_S",
+    "idle_match_ttl_s": "MEEPLE_IDLE_MATCH_TTL",
+    "max_active_matches_per_ip": "MEEPLE_MAX_ACTIVE_MATCHES_PER_IP",
+    "max_bot_seats_per_ip": "MEEPLE_MAX_BOT_SEATS_PER_IP",
+    "max_hard_bots_per_ip": "MEEPLE_MAX_HARD_BOTS_PER_IP",
+    "store_full_ratio": "MEEPLE_STORE_FULL_RATIO",
+    "hint_wait_s": "MEEPLE_HINT_WAIT_S",
+    "hint_budget_s": "MEEPLE_HINT_BUDGET_S",
+    "hints_per_seat_minute": "MEEPLE_HINTS_PER_SEAT_MINUTE",
+    "redis_wait_replicas": "MEEPLE_REDIS_WAIT_REPLICAS",
+    "redis_wait_ms": "MEEPLE_REDIS_WAIT_MS",
+    "waiters_max": "MEEPLE_WAITERS_MAX",
+    "waiters_per_client": "MEEPLE_WAITERS_PER_CLIENT",
+    "mm_window": "MEEPLE_MM_WINDOW",
+    "mm_widen_per_s": "MEEPLE_MM_WIDEN_PER_S",
+    "anonymous": "MEEPLE_ANONYMOUS",
+    "cors_origins": "MEEPLE_CORS_ORIGINS",
+}
