@@ -7,6 +7,7 @@ import os
 import random
 import signal
 import socket
+import struct
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -39,6 +40,7 @@ class Node:
     port: int
     proc: subprocess.Popen[bytes]
     redis_url: str
+    log: Path  # gunicorn's stderr: the worker's and the app's log lines
 
     def scrape(self) -> promtext.Samples:
         return promtext.scrape(f"{self.url}/metrics")
@@ -61,17 +63,18 @@ def start_node(rules: RulesProcess, tmp_path: Path) -> Iterator[Callable[..., No
         redis_url = ctx.__enter__()
         stack.append(ctx)
         port = free_port()
+        log = tmp_path / f"gunicorn-{port}.log"
         full = {**os.environ, "REDIS_URL": redis_url, "MEEPLE_RULES_ADDR": f"127.0.0.1:{rules.port}",
                 "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / f"prom-{port}"), "MEEPLE_RATE_LIMIT_PER_MINUTE": "100000",
                 **env}
         proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONF, "--workers", str(workers),
                                  "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "2",
                                  "services.gateway.wsgi:app"], cwd=ROOT, env=full,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                stdout=subprocess.DEVNULL, stderr=log.open("wb"))
         procs.append(proc)
         url = f"http://127.0.0.1:{port}"
         wait_until(lambda: http_ok(f"{url}/healthz"), "gunicorn", proc)
-        return Node(url, port, proc, redis_url)
+        return Node(url, port, proc, redis_url, log)
 
     yield start
     for proc in procs:
@@ -199,6 +202,24 @@ def test_a_client_that_disconnects_is_released_within_two_seconds(start_node: Ca
     for sock in waiters:
         sock.close()
     wait_until(lambda: node.waiters() == 0, "the closed waiters released", node.proc, timeout=2.0)
+
+
+def test_an_sse_client_that_vanishes_mid_stream_logs_no_error(start_node: Callable[..., Node]) -> None:
+    """Issue 19 item 10: a stream whose client is gone (reset, then an update to write) is closed quietly."""
+    node = start_node()
+    match_id, tokens = new_match(node)
+    sock = park(node, f"/v1/matches/{match_id}/events/stream", tokens[1])
+    wait_until(lambda: node.waiters() == 1, "a parked stream", node.proc)
+    version = play_one(node, match_id, tokens)
+    assert b"event: update" in read_until(sock, b"event: update")
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    sock.close()  # a reset, as a phone losing its network does
+    play_one(node, match_id, tokens)  # an update for the stream that has nobody to go to
+    wait_until(lambda: node.waiters() == 0, "the vanished stream released", node.proc, timeout=5)
+    assert version > 0
+    logged = node.log.read_text(errors="replace")
+    assert "Booting worker" in logged  # the log is really gunicorn's
+    assert "Traceback" not in logged and "[ERROR]" not in logged and "BrokenPipe" not in logged, logged[-2000:]
 
 
 def test_the_process_cap_answers_the_waiter_503_with_retry_after_and_nothing_else(
