@@ -40,15 +40,16 @@ def cluster() -> Iterator[LocalCluster]:
 def node(cluster: LocalCluster, rules: RulesProcess, tmp_path: Path) -> Iterator[Node]:
     """One gunicorn gateway node (the parking worker) on the cluster."""
     port = free_port()
+    log = tmp_path / "gunicorn.log"
     env = {**os.environ, "REDIS_URL": cluster.url, "MEEPLE_RULES_ADDR": f"127.0.0.1:{rules.port}",
            "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "prom"), "MEEPLE_RATE_LIMIT_PER_MINUTE": "100000"}
     proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONF, "--workers", "1",
                              "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "2", "services.gateway.wsgi:app"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log.open("wb"))
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until(lambda: http_ok(f"{url}/healthz"), "gunicorn", proc)
-        yield Node(url, port, proc, cluster.url)
+        yield Node(url, port, proc, cluster.url, log)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(15)
