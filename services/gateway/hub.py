@@ -94,7 +94,6 @@ class _Watch:
     cursor: str  # the XREAD id: entries after it are new
     version: int  # the version of ``cursor`` (from a waiter's ``after`` until the reader has read an entry)
     read: int = -1  # the newest version the reader has actually seen (-1: none yet)
-    node: str = ""
     waiters: set[Waiter] = field(default_factory=set)
     idle_since: float = 0.0
 
@@ -105,12 +104,12 @@ def _cursor(after: int) -> str:
 
 
 class Reader(threading.Thread):
-    """One blocking XREAD over every watched key of one Redis node, on a connection of its own."""
+    """One blocking XREAD over every watched key, on a connection of its own (a single Redis)."""
 
-    def __init__(self, hub: Hub, node: str) -> None:
-        super().__init__(name=f"hub-reader{node and '-' + node}", daemon=True)
-        self.hub, self.node = hub, node
-        self.client = hub.connect(node)
+    def __init__(self, hub: Hub) -> None:
+        super().__init__(name="hub-reader", daemon=True)
+        self.hub = hub
+        self.client = hub.connect()
         self.client_id: int | None = None
         self.generation = 0  # bumped by every XREAD the reader starts; lets a re-arm tell if it is in time
         self.blocked = False
@@ -246,7 +245,7 @@ class Hub:
     """The waiters of one process, the caps on them, and the readers that wake them."""
 
     def __init__(self, redis_url: str, max_waiters: int, per_client: int,
-                 metrics: Any = None, connect: Callable[[str], redis.Redis] | None = None) -> None:
+                 metrics: Any = None, connect: Callable[[], redis.Redis] | None = None) -> None:
         self.redis_url = redis_url
         self.max_waiters, self.per_client = max_waiters, per_client
         self.metrics = metrics
@@ -254,10 +253,10 @@ class Hub:
         self.lock = threading.Lock()
         self.changed = threading.Condition(self.lock)
         self.watches: dict[str, _Watch] = {}
-        #: node -> key -> cursor: what each reader's XREAD takes, kept up to date (copied, not rebuilt, per call)
-        self.cursors: dict[str, dict[str, str]] = {}
+        #: key -> cursor: what the reader's XREAD takes, kept up to date (copied, not rebuilt, per call)
+        self.cursors: dict[str, str] = {}
         self.pruned_at = 0.0
-        self.readers: dict[str, Reader | Subscriber] = {}
+        self.reader: Reader | Subscriber | None = None
         self.held = 0
         self.by_client: Counter[str] = Counter()
         self.by_kind: Counter[str] = Counter()
@@ -267,12 +266,7 @@ class Hub:
         self.cluster = redisconn.cluster_url(redis_url) is not None
         self._checker: Checker | None = None
 
-    # -- cluster seam -------------------------------------------------------------------------------------
-    def node_of(self, key: str) -> str:
-        """Which reader group ``key`` is in: one (a cluster subscribes to a channel instead of reading per node)."""
-        return ""
-
-    def _connect(self, node: str) -> redis.Redis:
+    def _connect(self) -> redis.Redis:
         """The reader's own connection (blocking reads never come from, or wait for, the request pool).
 
         Single Redis only (a cluster's hub subscribes instead)."""
@@ -362,10 +356,9 @@ class Hub:
         rearm = False
         with self.lock:
             watch = self.watches.get(waiter.key)
-            node = self.node_of(waiter.key)
             if watch is None:
-                watch = self.watches[waiter.key] = _Watch(_cursor(waiter.after), waiter.after, node=node)
-                self.cursors.setdefault(node, {})[waiter.key] = watch.cursor
+                watch = self.watches[waiter.key] = _Watch(_cursor(waiter.after), waiter.after)
+                self.cursors[waiter.key] = watch.cursor
                 rearm = True
             if watch.read > waiter.after:
                 fire = True  # the reader saw a newer entry already (what it was, the waiter's re-run reads)
@@ -373,11 +366,11 @@ class Hub:
                 watch.waiters.add(waiter)
                 if waiter.after < watch.version:  # the cursor came from a waiter that knew more: go back
                     watch.cursor, watch.version = _cursor(waiter.after), waiter.after
-                    self.cursors[node][waiter.key] = watch.cursor
+                    self.cursors[waiter.key] = watch.cursor
                     rearm = True
-            reader = self.readers.get(node)
+            reader = self.reader
             if reader is None:
-                reader = self.readers[node] = Subscriber(self) if self.cluster else Reader(self, node)
+                reader = self.reader = Subscriber(self) if self.cluster else Reader(self)
                 reader.start()
             self.changed.notify_all()
         if fire:
@@ -423,7 +416,7 @@ class Hub:
             self._prune()
             reader.generation += 1
             reader.blocked = True
-            return dict(self.cursors.get(reader.node, {}))
+            return dict(self.cursors)
 
     def _prune(self) -> None:
         """Stop watching keys idle past ``LINGER_S`` (at most once a second; the caller holds the lock)."""
@@ -431,7 +424,7 @@ class Hub:
         if now - self.pruned_at > 1.0:
             self.pruned_at = now
             for key in [k for k, w in self.watches.items() if not w.waiters and now - w.idle_since > LINGER_S]:
-                del self.cursors[self.watches.pop(key).node][key]
+                del self.watches[key], self.cursors[key]
 
     def _published(self, data: bytes) -> None:
         """A message on :data:`EVENTS_CHANNEL` (``<key> <version> <wake>``): dispatched as its stream entry."""
@@ -467,7 +460,7 @@ class Hub:
                 last_id = entries[-1][0]
                 last = int(last_id.split(b"-", 1)[0])
                 if not self.cluster or last > watch.read:  # (a check's answer may be older than a message)
-                    watch.cursor = self.cursors[watch.node][key] = last_id.decode()
+                    watch.cursor = self.cursors[key] = last_id.decode()
                     watch.version = watch.read = last
                 if not watch.waiters:
                     watch.idle_since = time.monotonic()

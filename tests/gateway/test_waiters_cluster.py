@@ -131,7 +131,7 @@ def test_a_version_written_in_the_park_race_still_wakes_the_waiter(redis_url: st
     hub = Hub(redis_url, 100, 100)
     try:
         hub.watch(Waiter(f"match:{{other-{uuid.uuid4().hex}}}:events", 0, lambda _: None))
-        wait_until(lambda: getattr(hub.readers[""], "subscribed", True), "the hub's reader")  # listening
+        wait_until(lambda: getattr(hub.reader, "subscribed", True), "the hub's reader")  # listening
         key = f"match:{{race-{uuid.uuid4().hex}}}:events"
         client.xadd(key, {"version": 5, "wake": "active:1"}, id="5-1")
         client.publish(EVENTS_CHANNEL, f"{key} 5 active:1")  # heard by no one: nothing watches the key yet
