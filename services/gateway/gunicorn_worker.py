@@ -26,11 +26,11 @@ from __future__ import annotations
 import collections
 import contextlib
 import errno
+import gc
 import heapq
 import itertools
 import json
 import os
-import queue
 import resource
 import select
 import selectors
@@ -56,6 +56,11 @@ LINGER_S = 0.5
 #: Request threads when gunicorn's ``--threads`` is not set: below redis-py's pool of 100 connections, so a burst
 #: of requests waits for a thread here rather than failing for want of a Redis connection.
 DEFAULT_THREADS = 64
+#: The garbage collector's first threshold (CPython's default is 700). Thousands of parked waiters are as many
+#: long-lived objects, and at the default a request's short-lived objects are promoted to the old generation
+#: so often that a full collection -- a pause proportional to every object held, 200-450 ms at 5,000 waiters
+#: a process -- ran every few seconds. Young collections of up to this many objects take a few milliseconds.
+GC_THRESHOLD = 50_000
 PARKED = "parked"
 
 
@@ -77,38 +82,63 @@ class Conn:
 
 
 class Pool:
-    """Request threads, started as needed up to ``size``; ``idle`` tells whether one is free."""
+    """Request threads, started as needed up to ``size``, that take urgent work first.
 
-    def __init__(self, size: int) -> None:
+    *Urgent* jobs are what a client waits for: a new request, a wake-up to deliver, a WebSocket's bytes.
+    *Background* jobs are a parked request's timers: heartbeats and long-poll deadlines. Timers come in bursts
+    (waiters that parked together beat together) and are never late by much, so a burst waits behind every
+    urgent job and at most ``background_max`` threads run it at once: a move or a delivery never queues behind
+    thousands of heartbeats, nor fights as many threads for the GIL.
+    """
+
+    def __init__(self, size: int, background_max: int = 4) -> None:
         self.size = size
-        self.jobs: queue.SimpleQueue[tuple[Callable[..., None], tuple[Any, ...]] | None] = queue.SimpleQueue()
-        self.lock = threading.Lock()
-        self.threads = self.idle = 0
+        self.background_max = max(1, min(background_max, size))
+        self.urgent: collections.deque[tuple[Callable[..., None], tuple[Any, ...]]] = collections.deque()
+        self.background: collections.deque[tuple[Callable[..., None], tuple[Any, ...]]] = collections.deque()
+        self.ready = threading.Condition(threading.Lock())
+        self.threads = self.idle = self.in_background = 0
         self.names = itertools.count()
 
-    def submit(self, fn: Callable[..., None], *args: Any) -> None:
-        self.jobs.put((fn, args))
-        with self.lock:
-            if self.idle > 0 or self.threads >= self.size:
+    def submit(self, fn: Callable[..., None], *args: Any, background: bool = False) -> None:
+        with self.ready:
+            (self.background if background else self.urgent).append((fn, args))
+            if self.idle > 0:
+                self.ready.notify()
+                return
+            if self.threads >= self.size:
                 return
             self.threads += 1
         threading.Thread(target=self._run, name=f"request-{next(self.names)}", daemon=True).start()
 
     def spare(self) -> bool:
         """Is a thread free for other connections (so that lingering on this one starves nobody)?"""
-        return self.jobs.empty() and (self.idle > 0 or self.threads < self.size)
+        return not self.urgent and (self.idle > 0 or self.threads < self.size)
+
+    def _take(self) -> tuple[Callable[..., None], tuple[Any, ...], bool]:
+        """The next job (urgent first; background only under its cap), waiting for one; the caller holds the lock."""
+        while True:
+            if self.urgent:
+                return *self.urgent.popleft(), False
+            if self.background and self.in_background < self.background_max:
+                self.in_background += 1
+                return *self.background.popleft(), True
+            self.idle += 1
+            self.ready.wait()
+            self.idle -= 1
 
     def _run(self) -> None:
         while True:
-            with self.lock:
-                self.idle += 1
-            job = self.jobs.get()
-            with self.lock:
-                self.idle -= 1
-            if job is None:
-                return
-            fn, args = job
-            fn(*args)
+            with self.ready:
+                fn, args, background = self._take()
+            try:
+                fn(*args)
+            finally:
+                if background:
+                    with self.ready:
+                        self.in_background -= 1
+                        if self.background and self.idle > 0:
+                            self.ready.notify()
 
 
 class Loop(threading.Thread):
@@ -143,15 +173,18 @@ class Loop(threading.Thread):
             if self.timers:
                 timeout = max(0.0, min(timeout, self.timers[0][0] - time.monotonic()))
             events = self.selector.select(timeout)
-            self.rung = False  # before the inbox is read: a post after this rings again
-            for key, _ in events:
-                if key.data is None:
-                    try:
-                        while self.bell_in.recv(4096):
-                            pass
-                    except BlockingIOError:
+            if any(key.data is None for key, _ in events):
+                try:
+                    while self.bell_in.recv(4096):
                         pass
-                else:
+                except BlockingIOError:
+                    pass
+            # After the bell is emptied and before the inbox is read: a post from now on rings again. (Cleared
+            # before the bell was read, a ring could be swallowed with its post drained, and the next post --
+            # seeing ``rung`` still set -- would wait for the next tick: a wake-up a second late.)
+            self.rung = False
+            for key, _ in events:
+                if key.data is not None:
                     self.readable(key.data)
             while self.inbox:
                 what, conn = self.inbox.popleft()
@@ -238,7 +271,7 @@ class Loop(threading.Thread):
         if reason == "request":
             self.worker.pool.submit(self.worker.serve, conn, None)
         else:
-            self.worker.pool.submit(self.worker.run_parked, conn, reason)
+            self.worker.pool.submit(self.worker.run_parked, conn, reason, background=reason == "timer")
 
     def close(self, conn: Conn) -> None:
         self.unregister(conn)
@@ -303,7 +336,14 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
         self.pool = Pool(self.cfg.threads if self.cfg.threads > 1 else DEFAULT_THREADS)
         self.loop = Loop(self)
         self.loop.start()
+        gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
         super().init_process()
+
+    def load_wsgi(self) -> None:
+        """After the app is loaded: what exists now lives as long as the process, so no collection scans it."""
+        super().load_wsgi()
+        gc.collect()
+        gc.freeze()
 
     # -- the main thread: accept, heartbeat, drain on the way out ------------------------------------------------
     def run(self) -> None:

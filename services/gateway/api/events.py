@@ -6,6 +6,7 @@ connection; the process's event reader (``hub.py``) wakes it when its match chan
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -32,6 +33,12 @@ from .common import (
 
 bp = Blueprint("events", __name__)
 HEARTBEAT_S = 15
+
+
+def next_beat() -> float:
+    """When the next heartbeat is due: 12-15 s from now, at random, so that streams opened together (a
+    reconnect storm, a benchmark) do not beat together; a client still hears something every 15 s."""
+    return time.monotonic() + HEARTBEAT_S * random.uniform(0.8, 1.0)
 #: What a long-poll waits for: any new version (``change``), or the caller's turn or the end (``turn``).
 UNTIL = ("change", "turn")
 
@@ -111,7 +118,7 @@ class SseStream(Stream):
         super().__init__(hub, slot)
         self.app, self.match, self.seat, self.after = app, match, seat, after
         self.end = time.monotonic() + limit_s
-        self.beat = time.monotonic() + HEARTBEAT_S
+        self.beat = next_beat()
         self.over = False
 
     def timer(self) -> float | None:
@@ -153,7 +160,7 @@ class SseStream(Stream):
                     self.update(self.match)  # presence only
                 text = ": heartbeat\n\n"
             if text:
-                self.beat = time.monotonic() + HEARTBEAT_S
+                self.beat = next_beat()
         return text, not self.over
 
     def on_wake(self, write: Write) -> bool:

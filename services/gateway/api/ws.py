@@ -33,7 +33,7 @@ from ..parking import Stream, Write, can_park, park
 from ..store import Match, events_key
 from ..views import SPECTATOR
 from .common import bearer_token, caller_seat, load_match, rate_limit
-from .events import HEARTBEAT_S, client_ident, events_since
+from .events import HEARTBEAT_S, client_ident, events_since, next_beat
 
 bp = Blueprint("ws", __name__)
 #: The hello must arrive this soon after the upgrade, or the socket is closed (1008).
@@ -92,7 +92,7 @@ class WsSession(Stream):
         self.app, self.match_id, self.token, self.seat, self.remote_addr = app, match.id, token, seat, remote_addr
         self.ws = Connection(ConnectionType.SERVER)
         self.hello_by = time.monotonic() + HELLO_S
-        self.beat = time.monotonic() + HEARTBEAT_S
+        self.beat = next_beat()
         self.ready = False
         self.after = match.version
         self.legal = False
@@ -162,7 +162,7 @@ class WsSession(Stream):
         if not self.ready:
             return self.close_with(write, POLICY, f"send the hello within {HELLO_S:g} s")
         write(self.ws.send(Ping(payload=b"hb")))
-        self.beat = time.monotonic() + HEARTBEAT_S
+        self.beat = next_beat()
         if self.seat is not None and self.touched is not None:
             with self.app.app_context():
                 self.touch(self.touched)
