@@ -8,6 +8,13 @@
 * :class:`Baseline` calls ``/healthz`` (no Redis, no gRPC) at a steady pace in the same run, so the report
   can show what the real endpoints cost above the bare HTTP stack.
 
+Every call goes through the Python SDK (``meeple_client``, its sync :class:`~meeple_client.Client` on httpx), as
+an app's client would: moves at the version the SDK's :class:`~meeple_client.Match` read, with its automatic
+``Idempotency-Key``, and its safe retries (503, a connection that never opened, an idempotent call whose answer
+was lost). Each SDK call is one Locust request (its time includes the SDK's own retries); each retry the SDK
+made, and each call that failed, is also written to ``MEEPLE_LOAD_ERRORS`` (one JSON line: time, request,
+error kind, retried or not), so the report can show what a fault cost even when no user saw it.
+
 Games come from ``GET /v1/games``, so every registered game takes part. Simultaneous steps need no special
 case: a seat plays whenever it is in ``to_act``. Players ask for ``include=legal_moves``, so a turn is a
 move submission and a long-poll (``until=turn``: it answers when the seat must act again), as a frugal
@@ -30,17 +37,21 @@ import random
 import socket
 import time
 import urllib.parse
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import gevent
+import httpx
 import orjson
-from locust import FastHttpUser, constant, events, task
+from locust import User, constant, events, task
 from locust.env import Environment
 from locust.exception import StopUser
+from meeple_client import ApiError, Client, Match, MeepleError
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, CloseConnection, Ping, RejectConnection, Request, TextMessage
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+T = TypeVar("T")
 
 
 def _env_json(name: str, default: Any) -> Any:
@@ -79,10 +90,34 @@ RECENT: collections.deque[str] = collections.deque(maxlen=200)
 _ACKS = open(os.environ["MEEPLE_LOAD_ACKS"], "a", buffering=1) if os.environ.get("MEEPLE_LOAD_ACKS") else None  # noqa: SIM115
 
 
-def record_acknowledged(match_id: str, seat: int, move: Any, version: Any) -> None:
+def record_acknowledged(match_id: str, seat: int | None, move: Any, version: Any) -> None:
     if _ACKS is not None:
         doc = {"match_id": match_id, "seat": seat, "move": move, "version": version}
         _ACKS.write(orjson.dumps(doc).decode() + "\n")
+
+
+#: Every error an SDK call met, retried or final, one JSON line each (``MEEPLE_LOAD_ERRORS``).
+_ERRORS = open(os.environ["MEEPLE_LOAD_ERRORS"], "a", buffering=1) if os.environ.get("MEEPLE_LOAD_ERRORS") else None  # noqa: SIM115
+
+
+def error_kind(exc: BaseException) -> str:
+    """``503 store_unavailable`` for the API's errors, the transport's exception class otherwise (the SDK's
+    TransportError wraps httpx's: ``ReadError``, ``RemoteProtocolError``, ``ConnectError`` ...)."""
+    if isinstance(exc, ApiError):
+        return f"{exc.status} {exc.code}"
+    return type(exc.__cause__ or exc).__name__
+
+
+def record_error(name: str, exc: BaseException, retried: bool) -> None:
+    if _ERRORS is not None:
+        doc = {"at": time.time(), "name": name, "error": error_kind(exc), "retried": retried}
+        _ERRORS.write(orjson.dumps(doc).decode() + "\n")
+
+
+def sdk_client(host: str, on_retry: Callable[[str, Exception, float], None] | None = None) -> Client:
+    """The SDK's client as an app would make it, with the load test's timeouts (60 s to read, 10 s to connect)."""
+    timeout = httpx.Timeout(60.0, connect=10.0)
+    return Client(host, timeout=60.0, on_retry=on_retry, http=httpx.Client(base_url=host, timeout=timeout))
 
 
 def require_loopback(url: str | None) -> None:
@@ -105,23 +140,25 @@ def _guard(user: Any) -> None:
         raise StopUser() from None
 
 
-class MeepleUser(FastHttpUser):
+class MeepleUser(User):
     abstract = True
     wait_time = constant(0)
-    network_timeout = 60.0
-    connection_timeout = 10.0
-    games: list[dict[str, Any]] = []  # the catalogue, fetched once per process
+    games: list[Any] = []  # the catalogue, fetched once per process
 
     def on_start(self) -> None:
         _guard(self)
         self.requests = 0
         self.rng = random.Random()
+        self.doing = ""  # the request in progress, named for the retries the SDK reports
+        self.api = sdk_client(str(self.host), self.retried)
         if not MeepleUser.games:
-            MeepleUser.games = self.call("GET", "/v1/games", "games")["games"]
+            MeepleUser.games = self.timed("games", "GET", self.api.games) or []
 
-    # -- one request, counted against the caps; None unless it succeeded ------------------------------
-    def call(self, method: str, path: str, name: str, token: str | None = None, body: Any = None,
-             headers: dict[str, str] | None = None) -> Any:
+    def on_stop(self) -> None:
+        self.api.close()
+
+    # -- one SDK call, counted against the caps and reported to Locust; None unless it succeeded ---------
+    def timed(self, name: str, method: str, call: Callable[..., T], *args: Any) -> T | None:
         self.requests += 1
         if next(_requests) > SETTINGS["max_requests"]:
             # From a greenlet of its own: quit() kills every user greenlet, this one included, before it
@@ -130,13 +167,22 @@ class MeepleUser(FastHttpUser):
             raise StopUser()
         if self.requests > SETTINGS["max_requests_per_user"]:
             raise StopUser()
-        headers = dict(headers or {})
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        response = self.client.request(method, path, name=name, json=body, headers=headers)
-        if not 200 <= response.status_code < 300:
-            return None
-        return orjson.loads(response.content)  # cheaper than response.json() on the shared cores
+        self.doing = name
+        began = time.perf_counter()
+        result: T | None = None
+        error: MeepleError | None = None
+        try:
+            result = call(*args)
+        except MeepleError as exc:
+            error = exc
+            record_error(name, exc, retried=False)
+        self.environment.events.request.fire(
+            request_type=method, name=name, response_time=(time.perf_counter() - began) * 1000, response_length=0,
+            exception=error, context={})
+        return result
+
+    def retried(self, _operation: str, exc: Exception, _delay: float) -> None:
+        record_error(self.doing, exc, retried=True)
 
     def options_for(self, game: dict[str, Any]) -> dict[str, Any]:
         options: dict[str, Any] = SETTINGS["options"].get(game["id"], {})
@@ -148,37 +194,26 @@ class MeepleUser(FastHttpUser):
             time.sleep(self.rng.uniform(low, high))
 
     # -- playing one seat of a match to the end ----------------------------------------------------------
-    def play(self, match_id: str, seat: int, token: str, status: dict[str, Any]) -> None:
+    def play(self, match: Match) -> None:
         """Play like a frugal client: every response carries the seat's legal moves (``include=legal_moves``),
         so a turn is one move submission plus the long-poll that waits for the next one."""
-        RECENT.append(match_id)
-        base = f"/v1/matches/{match_id}"
-        while status["status"] in ("active", "waiting"):
-            mine = status["status"] == "active" and seat in status["to_act"]
-            if mine and status.get("legal_moves") is None:  # a document without them (creation, a ticket)
-                reply = self.call("GET", f"{base}?include=legal_moves", "match status", token)
-            elif mine and status["legal_moves"]:
+        RECENT.append(match.id)
+        while match.status in ("active", "waiting"):
+            done: Any
+            if match.my_turn and match.doc.get("legal_moves") is None:  # a document without them (creation)
+                done = self.timed("match status", "GET", match.refresh)
+            elif match.my_turn and match.legal_moves:
                 self.think()
-                move = self.rng.choice(status["legal_moves"])
-                reply = self.call("POST", f"{base}/moves?include=legal_moves", "move", token,
-                                  {"move": move, "version": status["version"]},
-                                  {"Idempotency-Key": f"{match_id}-{seat}-{status['version']}"})
-                if reply is not None:
-                    record_acknowledged(match_id, seat, move, reply.get("version"))
+                move = self.rng.choice(match.legal_moves)
+                done = self.timed("move", "POST", match.move, move)  # the SDK's version and Idempotency-Key
+                if done is not None:
+                    record_acknowledged(match.id, match.seat, move, match.version)
             else:
-                reply = self.wait_turn(base, token, status["version"])
-            if reply is None:  # the failure is recorded; free the others rather than leave them waiting
-                self.call("POST", f"{base}/leave", "leave (after a failure)", token, {})
+                # until=turn: bots' and other people's moves in between do not wake the client
+                done = self.timed("events (wait for turn)", "GET", match.poll, "turn", SETTINGS["wait_s"])
+            if done is None:  # the failure is recorded; free the others rather than leave them waiting
+                self.timed("leave (after a failure)", "POST", match.leave)
                 return
-            status = reply
-
-    def wait_turn(self, base: str, token: str, after: int) -> dict[str, Any] | None:
-        """Long-poll until it is this seat's turn again (``until=turn``: bots' and other people's moves in
-        between do not wake the client) or the match ends."""
-        doc: dict[str, Any] | None = self.call(
-            "GET", f"{base}/events?after={after}&wait={SETTINGS['wait_s']}&until=turn&include=legal_moves",
-            "events (wait for turn)", token)
-        return doc
 
 
 class BotMatchPlayer(MeepleUser):
@@ -194,14 +229,15 @@ class BotMatchPlayer(MeepleUser):
         low = max(game["min_players"], 2)
         players = low if SETTINGS["bot_players"] == "min" else self.rng.randint(low, game["max_players"])
         seats = [{"kind": "human"}] + [{"kind": "bot", "level": SETTINGS["bot_level"]}] * (players - 1)
-        created = self.call("POST", "/v1/matches", "create match", None,
-                            {"game": game["id"], "players": players, "options": self.options_for(game),
-                             "seats": seats, "join": True})
+        # The create call itself (Client.create_match would read the match again at once: one request more)
+        created = self.timed("create match", "POST", self.api.call, "create_match", None, None,
+                             {"game": game["id"], "players": players, "options": self.options_for(game),
+                              "seats": seats, "join": True})
         n, share = next(_bot_matches), SETTINGS["ws_share"]
         if created is not None and int((n + 1) * share) > int(n * share):  # every 1/share-th match, not the first
             self.play_ws(created["id"], created["token"])
         elif created is not None:
-            self.play(created["id"], 0, created["token"], created)
+            self.play(Match.from_doc(self.api, created, refresh=False))
 
     def play_ws(self, match_id: str, token: str) -> None:
         """Play seat 0 over ``/v1/matches/{id}/ws``: updates pushed, moves as messages (``move (ws)``: from
@@ -270,21 +306,22 @@ class MatchmadePlayer(MeepleUser):
     def play_matchmade(self) -> None:
         game = self.next_game(self.games)
         players = max(game["min_players"], 2)
-        ticket = self.call("POST", "/v1/matchmaking", "matchmaking enqueue", None,
-                           {"game": game["id"], "players": players, "options": self.options_for(game)})
+        ticket = self.timed("matchmaking enqueue", "POST", self.api.matchmaking, game["id"], players,
+                            self.options_for(game))
+        doc = None if ticket is None else ticket.doc
         deadline = time.monotonic() + SETTINGS["matchmaking_timeout_s"]
-        while ticket is not None and ticket["status"] == "waiting":
+        while ticket is not None and doc is not None and doc["status"] == "waiting":
             if time.monotonic() > deadline:
-                self.call("DELETE", f"/v1/matchmaking/{ticket['ticket']}", "matchmaking cancel")
+                self.timed("matchmaking cancel", "DELETE", ticket.cancel)
                 return
-            ticket = self.call("GET", f"/v1/matchmaking/{ticket['ticket']}?wait={SETTINGS['wait_s']}",
-                               "matchmaking poll")
-        if ticket is None or ticket["status"] != "matched":
+            wait = SETTINGS["wait_s"]
+            doc = self.timed("matchmaking poll", "GET", self.api.call, "ticket", {"ticket": doc["ticket"]},
+                             {"wait": wait}, None, None, wait + 15)
+        if doc is None or doc["status"] != "matched":
             return
-        match_id, token, seat = ticket["match_id"], ticket["token"], ticket["seat"]
-        status = self.call("GET", f"/v1/matches/{match_id}?include=legal_moves", "match status", token)
-        if status is not None:
-            self.play(match_id, seat, token, status)
+        match = Match(self.api, doc["match_id"], doc["token"])
+        if self.timed("match status", "GET", match.refresh) is not None:
+            self.play(match)
 
 
 class Spectator(MeepleUser):
@@ -298,23 +335,33 @@ class Spectator(MeepleUser):
             time.sleep(1.0)
             return
         match_id = self.rng.choice(list(RECENT)[-50:])
-        status = self.call("GET", f"/v1/matches/{match_id}", "match status (spectator)")
+        match = self.timed("match status (spectator)", "GET", self.api.match, match_id)
         for _ in range(SETTINGS["spectator_polls"]):
-            if status is None or status["status"] not in ("active", "waiting"):
+            if match is None or match.status not in ("active", "waiting"):
                 return
-            status = self.call("GET", f"/v1/matches/{match_id}/events?after={status['version']}"
-                                      f"&wait={SETTINGS['wait_s']}", "events (spectator)")
+            if self.timed("events (spectator)", "GET", match.poll, "change", SETTINGS["wait_s"]) is None:
+                return
 
 
-class Baseline(FastHttpUser):
-    """The trivial endpoint, measured beside the real ones: what any request costs on this stack."""
+class Baseline(User):
+    """The trivial endpoint, measured beside the real ones through the same HTTP client as the SDK's calls
+    (httpx): what any request costs on this stack."""
 
     fixed_count = 1
     wait_time = constant(0.1)
 
     def on_start(self) -> None:
         _guard(self)
+        self.http = sdk_client(str(self.host)).http
 
     @task
     def healthz(self) -> None:
-        self.client.get("/healthz", name="baseline")
+        began = time.perf_counter()
+        error: Exception | None = None
+        try:
+            self.http.get("/healthz").raise_for_status()
+        except httpx.HTTPError as exc:
+            error = exc
+        self.environment.events.request.fire(
+            request_type="GET", name="baseline", response_time=(time.perf_counter() - began) * 1000,
+            response_length=0, exception=error, context={})

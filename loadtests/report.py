@@ -110,7 +110,17 @@ def _summary(summary: dict[str, Any], deltas: dict[str, promtext.Samples], elaps
         lines += ["", "### Chaos (seconds after the first kill)", "",
                   *_table(["at s", "what"], [(e["at_s"], e["what"]) for e in chaos["events"]]), "",
                   *_table(["failures from s", "to s", "failures"],
-                          [(w["from_s"], w["to_s"], w["failures"]) for w in chaos["failure_windows"]])]
+                          [(w["from_s"], w["to_s"], w["failures"]) for w in chaos["failure_windows"]]), "",
+                  "Per fault, the errors from it to the next fault: the calls users saw fail, the attempts the "
+                  "SDK retried (users never saw them), their kinds, and their window (s after the fault).", "",
+                  *_table(["fault", "failed", "retried", "window s", "kinds"],
+                          [(f["what"], f["failed"], f["retried"],
+                            f"{f['first_error_s']} to {f['last_error_s']}" if "window_s" in f else "-",
+                            ", ".join(f"{k}: {n}" for k, n in f["kinds"].items()) or "-")
+                           for f in chaos.get("faults", [])])]
+    if summary.get("sdk_retries"):
+        lines += ["", "Errors the SDK absorbed by retrying (by request and error): "
+                  + ", ".join(f"{k}: {n}" for k, n in summary["sdk_retries"].items())]
     return lines
 
 

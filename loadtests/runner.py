@@ -10,7 +10,9 @@ every move a Locust user saw acknowledged is in the store (``lost_acknowledged_m
 
 ``--redis-cluster N [--replicas R]`` runs the stack on a local Redis Cluster; ``--chaos`` kills, once each
 during the run, a Redis primary (``kill -9``; it is started again 15 s later and rejoins as a replica), a
-rules replica, a bot worker and a gateway worker, and the summary shows when failures happened around them.
+rules replica, a bot worker and a gateway worker (``kill -9``, a crash), then stops another gateway worker
+the way an operator does (``SIGTERM``: a graceful restart), and the summary shows, per fault, the errors
+that followed it: how many users saw and how many the SDK's retries absorbed, their kinds and their window.
 """
 
 from __future__ import annotations
@@ -281,7 +283,7 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
         if stack.cluster is not None:
             stack.cluster.wait_healthy()
         audits = audit_store(store, [m for m in stored_match_ids(store) if not m.startswith(PRELOAD_PREFIX)])
-        lost = lost_acknowledged(store, read_acks(out / "acknowledged.jsonl"))
+        lost = lost_acknowledged(store, read_jsonl(out / "acknowledged.jsonl"))
     finally:
         stack.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
@@ -292,10 +294,12 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
     corrupted = [a for a in audits if not a.ok]
     summary = summarize(cfg, stats, elapsed, moves_per_s, len(corrupted))
     summary["lost_acknowledged_moves"] = len(lost)
-    summary["acknowledged_moves"] = sum(1 for _ in read_acks(out / "acknowledged.jsonl"))
+    summary["acknowledged_moves"] = sum(1 for _ in read_jsonl(out / "acknowledged.jsonl"))
     summary["failures_by_error"] = failures_by_error(read_failures(out / "locust_failures.csv"))
+    errors = read_jsonl(out / "errors.jsonl")
+    summary["sdk_retries"] = retries_by_error(errors)
     if chaos is not None:
-        summary["chaos"] = chaos.report(failure_times(history))
+        summary["chaos"] = chaos.report(failure_times(history), errors)
     if cfg.preload:
         empty = read_stats(out / "empty_locust_stats.csv").get(MOVE, {})
         loaded = stats.get(MOVE, {})
@@ -313,11 +317,22 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
     return summary, out
 
 
-def read_acks(path: Path) -> list[dict[str, Any]]:
-    """The moves Locust's users saw acknowledged (``MEEPLE_LOAD_ACKS``, one JSON object a line)."""
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """One JSON object a line: the moves Locust's users saw acknowledged (``MEEPLE_LOAD_ACKS``), the errors
+    their SDK calls met (``MEEPLE_LOAD_ERRORS``)."""
     if not path.exists():
         return []
     return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+def retries_by_error(errors: list[dict[str, Any]]) -> dict[str, int]:
+    """Errors the SDK absorbed by retrying (users never saw them), by request and error kind."""
+    counts: dict[str, int] = {}
+    for error in errors:
+        if error["retried"]:
+            key = f"{error['name']}: {error['error']}"
+            counts[key] = counts.get(key, 0) + 1
+    return counts
 
 
 def failures_by_error(rows: list[dict[str, str]]) -> dict[str, int]:
@@ -346,8 +361,9 @@ def failure_times(history: Path) -> list[tuple[float, int]]:
 
 @dataclass
 class Chaos:
-    """Kills, once each, a Redis primary, a rules replica, a bot worker and a gateway worker, spread over
-    the run (at 30, 45, 60 and 75% of it); the killed primary is started again 15 s later."""
+    """Kills (``kill -9``), once each, a Redis primary, a rules replica, a bot worker and a gateway worker, then
+    stops a gateway worker gracefully (``SIGTERM``, what an operator's restart does), spread over the run (at
+    30, 45, 60, 75 and 85% of it); the killed primary is started again 15 s later."""
 
     stack: Stack
     duration_s: float
@@ -356,7 +372,7 @@ class Chaos:
     _dead_primary: Any = None
 
     def tick(self, elapsed: float) -> None:
-        plan = (("redis", 0.30), ("rules", 0.45), ("bots", 0.60), ("gateway", 0.75))
+        plan = (("redis", 0.30), ("rules", 0.45), ("bots", 0.60), ("gateway", 0.75), ("gateway_gracefully", 0.85))
         for what, at in plan:
             if what not in self._done and elapsed >= at * self.duration_s:
                 self._done.add(what)
@@ -395,19 +411,27 @@ class Chaos:
         names = [name for name, _ in self.stack.procs if name.startswith("bots-")]
         return self._kill(names[-1]) if len(names) > 1 else None
 
-    def _kill_gateway(self) -> str | None:
+    def _kill_gateway(self, graceful: bool = False) -> str | None:
         import psutil
 
         for name, proc in self.stack.procs:
             if name == "gateway" and proc.poll() is None:
                 workers = psutil.Process(proc.pid).children()
-                if workers:
-                    workers[0].kill()  # gunicorn starts a new worker in its place
+                if workers:  # gunicorn starts a new worker in its place
+                    if graceful:
+                        workers[0].terminate()
+                        return f"SIGTERM gateway worker (pid {workers[0].pid}): graceful restart"
+                    workers[0].kill()
                     return f"kill -9 gateway worker (pid {workers[0].pid})"
         return None
 
-    def report(self, failures: list[tuple[float, int]]) -> dict[str, Any]:
-        """The kills, and the failures in windows (failures less than 5 s apart share a window)."""
+    def _kill_gateway_gracefully(self) -> str | None:
+        return self._kill_gateway(graceful=True)
+
+    def report(self, failures: list[tuple[float, int]], errors: list[dict[str, Any]] | None = None
+               ) -> dict[str, Any]:
+        """The kills, the failures in windows (failures less than 5 s apart share a window), and per fault the
+        errors (``errors.jsonl``) from it to the next: users' failures, the SDK's retries, kinds, window."""
         start = self.events[0][0] if self.events else 0.0
         windows: list[dict[str, float]] = []
         for at, count in failures:
@@ -421,8 +445,29 @@ class Chaos:
             window["to_s"] = round(window["to_unix"] - start, 1)
             window["length_s"] = round(window["to_unix"] - window["from_unix"] + 1, 1)
         return {"events": [{"at_s": round(at - start, 1), "what": what} for at, what in self.events],
-                "failure_windows": windows,
+                "failure_windows": windows, "faults": self.faults(errors or []),
                 "note": "times are seconds after the first kill; Locust's history has one row a second"}
+
+
+    def faults(self, errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Each fault (a kill or a stop) with the errors that came after it and before the next one."""
+        kills = [(at, what) for at, what in self.events if what.startswith(("kill", "SIGTERM"))]
+        out = []
+        for i, (at, what) in enumerate(kills):
+            until = kills[i + 1][0] if i + 1 < len(kills) else float("inf")
+            mine = [e for e in errors if at <= e["at"] < until]
+            kinds: dict[str, int] = {}
+            for e in mine:
+                key = f"{e['error']} ({'retried' if e['retried'] else 'failed'})"
+                kinds[key] = kinds.get(key, 0) + 1
+            fault: dict[str, Any] = {"what": what, "failed": sum(1 for e in mine if not e["retried"]),
+                                     "retried": sum(1 for e in mine if e["retried"]), "kinds": kinds}
+            if mine:
+                first, last = min(e["at"] for e in mine), max(e["at"] for e in mine)
+                fault.update(first_error_s=round(first - at, 1), last_error_s=round(last - at, 1),
+                             window_s=round(last - first, 1))
+            out.append(fault)
+        return out
 
 
 PRELOAD_PREFIX = "preload-"  # match ids never hold a '-': these cannot collide with real ones
@@ -472,7 +517,8 @@ def drive_locust(cfg: LoadConfig, stack: Stack, out: Path, chaos: Chaos | None =
            "MEEPLE_LOAD_OPTIONS": orjson.dumps(cfg.options).decode(),
            "MEEPLE_LOAD_THINK_S": orjson.dumps(list(cfg.think_s)).decode(),
            "MEEPLE_LOAD_WEIGHTS": orjson.dumps(cfg.weights).decode(),
-           "MEEPLE_LOAD_ACKS": str(out / "acknowledged.jsonl")}
+           "MEEPLE_LOAD_ACKS": str(out / "acknowledged.jsonl"),
+           "MEEPLE_LOAD_ERRORS": str(out / "errors.jsonl")}
     argv = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless", "--only-summary",
             "-u", str(cfg.users), "-r", str(cfg.spawn_rate), "-t", f"{cfg.duration_s}s",
             "--host", str(stack.gateway_url), "--csv", str(out / prefix), "--csv-full-history",

@@ -4,7 +4,7 @@ Both flavours drive the same flows (:mod:`meeple_client._core`)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
@@ -20,12 +20,14 @@ class AsyncClient:
     """Awaitable twin of :class:`meeple_client.Client` (use ``async with``)."""
 
     def __init__(self, base_url: str, *, api_key: str | None = None, retries: int = _core.DEFAULT_RETRIES,
-                 timeout: float = 10.0, http: httpx.AsyncClient | None = None) -> None:
+                 timeout: float = 10.0, http: httpx.AsyncClient | None = None,
+                 on_retry: Callable[[str, Exception, float], None] | None = None) -> None:
         self.base_url = base_of(base_url)
         self.api_key = _core.check_api_key(api_key)
         self.retries = retries
         self.timeout = timeout
         self.http = http or httpx.AsyncClient(base_url=self.base_url, timeout=timeout)
+        self.on_retry = on_retry
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -46,7 +48,10 @@ class AsyncClient:
                                                    content=_core.content(req), timeout=req.timeout)
                 return _core.answer(response)
             except (httpx.TransportError, _core.ApiError) as exc:
-                await asyncio.sleep(_core.retry_or_raise(req, exc, delays))
+                delay = _core.retry_or_raise(req, exc, delays)
+                if self.on_retry is not None:
+                    self.on_retry(name, exc, delay)
+                await asyncio.sleep(delay)
 
     async def run(self, flow: Flow[T]) -> T:
         try:

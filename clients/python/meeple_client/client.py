@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -25,15 +25,20 @@ class Client:
 
     ``api_key`` (``mk_...``) makes it an app's backend: every call whose security allows the key carries it
     (creating, joining and queueing for the tenant, reading its matches), and the tenant calls (history,
-    ratings, webhooks) become available. Seat calls still go with the seat's own token."""
+    ratings, webhooks) become available. Seat calls still go with the seat's own token.
+
+    ``on_retry(name, error, delay)`` is called before each safe retry (logging, metrics): the error it absorbed
+    and the seconds it will wait; the call's outcome is still what it returns or raises."""
 
     def __init__(self, base_url: str, *, api_key: str | None = None, retries: int = _core.DEFAULT_RETRIES,
-                 timeout: float = 10.0, http: httpx.Client | None = None) -> None:
+                 timeout: float = 10.0, http: httpx.Client | None = None,
+                 on_retry: Callable[[str, Exception, float], None] | None = None) -> None:
         self.base_url = base_of(base_url)
         self.api_key = _core.check_api_key(api_key)
         self.retries = retries
         self.timeout = timeout
         self.http = http or httpx.Client(base_url=self.base_url, timeout=timeout)
+        self.on_retry = on_retry
 
     def __enter__(self) -> Client:
         return self
@@ -55,7 +60,10 @@ class Client:
                                              content=_core.content(req), timeout=req.timeout)
                 return _core.answer(response)
             except (httpx.TransportError, _core.ApiError) as exc:
-                time.sleep(_core.retry_or_raise(req, exc, delays))
+                delay = _core.retry_or_raise(req, exc, delays)
+                if self.on_retry is not None:
+                    self.on_retry(name, exc, delay)
+                time.sleep(delay)
 
     def run(self, flow: Flow[T]) -> T:
         """Drive a flow of :mod:`meeple_client._core`: perform each call it yields, send back the answer."""
