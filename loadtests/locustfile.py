@@ -52,6 +52,8 @@ from wsproto.events import AcceptConnection, CloseConnection, Ping, RejectConnec
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 T = TypeVar("T")
+#: How many times a WebSocket player opens its socket again after it dropped before the match ended.
+WS_RECONNECTS = 4
 
 
 def _env_json(name: str, default: Any) -> Any:
@@ -241,36 +243,57 @@ class BotMatchPlayer(MeepleUser):
 
     def play_ws(self, match_id: str, token: str) -> None:
         """Play seat 0 over ``/v1/matches/{id}/ws``: updates pushed, moves as messages (``move (ws)``: from
-        sending a move to its reply)."""
+        sending a move to its reply). A socket that drops or closes before the match is over is opened again
+        with ``after`` = the last version seen, as a client does (a gateway worker restarting closes it); each
+        reconnection is in ``MEEPLE_LOAD_ERRORS`` as a retry, and ``ws dropped`` fails only after 4 in a row."""
+        seen = {"version": 0, "finished": False}
+        for attempt in range(WS_RECONNECTS + 1):
+            error = self.ws_session(match_id, token, seen)
+            if seen["finished"]:
+                return
+            if attempt < WS_RECONNECTS:
+                record_error("ws", ConnectionError(error or "closed before the match ended"), retried=True)
+                time.sleep(0.1 * 2**attempt)
+        self._fire("ws dropped", time.perf_counter(), error or "closed before the match ended")
+
+    def ws_session(self, match_id: str, token: str, seen: dict[str, Any]) -> str | None:
+        """One socket until it closes; the error that ended it, if any. ``seen`` keeps the last version and
+        whether the match finished."""
         url = urllib.parse.urlsplit(str(self.host))
         host = str(url.hostname or "127.0.0.1")
         began = time.perf_counter()
-        sock = socket.create_connection((host, url.port or 80), timeout=60)
-        ws = WSConnection(ConnectionType.CLIENT)
-        sock.sendall(ws.send(Request(host=host, target=f"/v1/matches/{match_id}/ws")))
-        sent_at, moved, version = 0.0, False, -1
+        sent_at, moved = 0.0, False
         try:
+            sock = socket.create_connection((host, url.port or 80), timeout=60)
+        except OSError as err:
+            return str(err)
+        ws = WSConnection(ConnectionType.CLIENT)
+        try:
+            sock.sendall(ws.send(Request(host=host, target=f"/v1/matches/{match_id}/ws")))
             while True:
                 data = sock.recv(65536)
                 if not data:
-                    return
+                    return None
                 ws.receive_data(data)
                 for event in ws.events():
                     if isinstance(event, AcceptConnection):
                         self._fire("ws connect", began)
                         sock.sendall(ws.send(TextMessage(data=orjson.dumps(
-                            {"type": "hello", "token": token, "after": 0, "include": "legal_moves"}).decode())))
+                            # one version back: the current one is pushed again (what was lost with the socket)
+                            {"type": "hello", "token": token, "after": max(0, seen["version"] - 1),
+                             "include": "legal_moves"}).decode())))
                     elif isinstance(event, Ping):
                         sock.sendall(ws.send(event.response()))
                     elif isinstance(event, (CloseConnection, RejectConnection)):
-                        return
+                        return None
                     elif isinstance(event, TextMessage):
                         doc = orjson.loads(event.data)
                         if doc["type"] == "reply":
                             self._fire("move (ws)", sent_at, None if doc["status"] == 200 else str(doc["body"]))
                             moved = False
                         elif doc["type"] == "update":
-                            version = doc["version"]
+                            version = seen["version"] = doc["version"]
+                            seen["finished"] = doc["status"] == "finished"
                             if doc["status"] == "active" and 0 in doc["to_act"] and doc["legal_moves"] and not moved:
                                 self.think()
                                 self.requests += 1
@@ -279,7 +302,7 @@ class BotMatchPlayer(MeepleUser):
                                     "type": "move", "id": version, "move": self.rng.choice(doc["legal_moves"]),
                                     "version": version, "idempotency_key": f"{match_id}-0-{version}"}).decode())))
         except OSError as err:
-            self._fire("ws dropped", began, str(err))
+            return str(err)
         finally:
             sock.close()
 

@@ -193,6 +193,18 @@ def test_the_async_client_follows_a_match_over_sse(stack: Stack) -> None:
         assert pool.submit(asyncio.run, watch()).result(timeout=180)
 
 
+def test_each_error_a_retry_absorbs_is_reported_to_on_retry(stack: Stack) -> None:
+    """A lost answer to a move: the call succeeds, and the hook saw the error it hid (what the load test counts)."""
+    faulty = _Faulty("/moves", "lost")
+    seen: list[tuple[str, str, float]] = []
+    with Client(stack.url, http=httpx.Client(base_url=stack.url, transport=faulty),
+                on_retry=lambda name, exc, delay: seen.append((name, type(exc).__name__, delay))) as api:
+        match = api.create_match("clash", 2, seats=VS_BOT)
+        match.wait_turn(timeout=60)
+        match.move(match.legal_moves[0])
+    assert [(name, kind) for name, kind, _ in seen] == [("move", "ReadError")] and 0 < seen[0][2] <= 2.0
+
+
 def test_a_503_is_retried_and_the_call_then_succeeds(stack: Stack) -> None:
     faulty = _Faulty("/v1/matches", "503")
     with Client(stack.url, http=httpx.Client(base_url=stack.url, transport=faulty)) as api:

@@ -109,6 +109,26 @@ def test_chaos_failures_group_into_windows_measured_from_the_first_kill() -> Non
     assert windows == [(1.0, 4.0, 5, 4.0), (30.0, 30.0, 1, 1.0)]
 
 
+def test_each_fault_owns_the_errors_until_the_next_fault_split_into_failed_and_retried() -> None:
+    from loadtests.runner import Chaos, retries_by_error
+    from services.stack import Stack, StackConfig
+
+    chaos = Chaos(Stack(StackConfig()), 60)
+    chaos.events = [(1000.0, "kill -9 redis primary :1"), (1015.0, "redis node 1 started again"),
+                    (1020.0, "kill -9 gateway worker (pid 3)"), (1030.0, "SIGTERM gateway worker (pid 4): graceful")]
+    errors = [{"at": 1001.0, "name": "move", "error": "503 store_unavailable", "retried": True},
+              {"at": 1006.5, "name": "move", "error": "503 store_unavailable", "retried": False},
+              {"at": 1016.0, "name": "move", "error": "503 store_unavailable", "retried": True},
+              {"at": 1020.2, "name": "move", "error": "RemoteProtocolError", "retried": True}]
+    faults = chaos.report([], errors)["faults"]
+    assert [f["what"][:9] for f in faults] == ["kill -9 r", "kill -9 g", "SIGTERM g"]  # restarts are no fault
+    assert (faults[0]["failed"], faults[0]["retried"], faults[0]["window_s"]) == (1, 2, 15.0)
+    assert faults[0]["kinds"] == {"503 store_unavailable (retried)": 2, "503 store_unavailable (failed)": 1}
+    assert (faults[1]["first_error_s"], faults[1]["kinds"]) == (0.2, {"RemoteProtocolError (retried)": 1})
+    assert faults[2] == {"what": "SIGTERM gateway worker (pid 4): graceful", "failed": 0, "retried": 0, "kinds": {}}
+    assert retries_by_error(errors) == {"move: 503 store_unavailable": 2, "move: RemoteProtocolError": 1}
+
+
 def test_failures_are_counted_by_request_and_error() -> None:
     from loadtests.runner import failures_by_error
 
