@@ -246,6 +246,8 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
         bot_workers=cfg.bot_workers, bot_nice=cfg.bot_nice, use_env_redis=False,
         redis_cluster=cfg.redis_cluster, redis_replicas=cfg.replicas,
         data_dir=data_dir,
+        # --preload holds GBs: the embedded Redis's default cap (512 MB, noeviction) would refuse the copies
+        redis_maxmemory="0" if cfg.preload else StackConfig().redis_maxmemory,
         log_dir=out / "logs",
         env={"MEEPLE_RATE_LIMIT_PER_MINUTE": "1000000",  # the limiter still runs (its cost is real); no 429s
              # every Locust user is 127.0.0.1: the per-IP quotas (checked all the same) must not refuse them
@@ -499,11 +501,47 @@ def preload(client: Any, count: int, batch: int = 500) -> dict[str, Any]:
                 pipe.restore(f"match:{{{PRELOAD_PREFIX}{i}}}:{suffix}", max(0, ttl), dump, replace=True)
         pipe.execute()
         made = min(count, made + batch)
+    copied = time.monotonic() - started
     info: Any = client.info("memory")
     used = (sum(int(v["used_memory"]) for v in info.values()) if isinstance(next(iter(info.values())), dict)
             else int(info["used_memory"]))
-    return {"matches": count, "templates": len(templates), "seconds": round(time.monotonic() - started, 1),
-            "redis_used_memory_bytes": used}
+    return {"matches": count, "templates": len(templates), "seconds": round(copied, 1),
+            "redis_used_memory_bytes": used, "aof_rewrite_s": round(settle_aof(client), 1)}
+
+
+def settle_aof(client: Any, timeout_s: float = 900.0) -> float:
+    """Rewrite every node's append-only file after the copy and wait until it is done; the seconds it took.
+
+    The copy writes GBs in a minute, so Redis's automatic rewrite (at each doubling of the file) would fork and
+    rewrite the whole store during the measured half: a one-off of the burst, which a store that grew to this
+    size over days went through long before. Rewritten now, the file holds the store and the half's own
+    writes are far from doubling it."""
+    started = time.monotonic()
+    nodes = client.get_nodes() if hasattr(client, "get_nodes") else [None]
+
+    def run(node: Any, *args: str) -> Any:
+        reply = client.execute_command(*args) if node is None else client.execute_command(*args, target_nodes=node)
+        if isinstance(reply, dict) and len(reply) == 1 and isinstance(next(iter(reply.values())), dict):
+            reply = next(iter(reply.values()))  # a cluster client's answer keyed by the node
+        return reply
+
+    pending = list(nodes)
+    while pending and time.monotonic() - started < timeout_s:
+        waiting = []
+        for node in pending:
+            info = run(node, "INFO", "persistence")
+            if not int(info.get("aof_enabled", 0)):
+                continue
+            if int(info["aof_rewrite_in_progress"]) or int(info["aof_rewrite_scheduled"]):
+                waiting.append(node)
+            elif int(info["aof_current_size"]) > 1.2 * int(info["aof_base_size"]):
+                with contextlib.suppress(Exception):  # one may have started since the INFO
+                    run(node, "BGREWRITEAOF")
+                waiting.append(node)
+        pending = waiting
+        if pending:
+            time.sleep(0.5)
+    return time.monotonic() - started
 
 
 def drive_locust(cfg: LoadConfig, stack: Stack, out: Path, chaos: Chaos | None = None, prefix: str = "locust"
