@@ -137,3 +137,28 @@ def test_failures_are_counted_by_request_and_error() -> None:
             {"Name": "create match", "Error": "LocustBadStatusCode(code=500)", "Occurrences": "2"}]
     assert failures_by_error(rows) == {"move: LocustBadStatusCode(code=503)": 5,
                                        "create match: LocustBadStatusCode(code=500)": 2}
+
+
+def test_after_the_preload_every_nodes_append_only_file_holds_the_store_and_no_rewrite_is_left(
+        tmp_path: Path) -> None:
+    """The copy's burst must not leave a whole-store AOF rewrite to run during the measured half."""
+    from loadtests.runner import settle_aof
+    from services import redisconn
+    from services.rediscluster import LocalCluster
+
+    cluster = LocalCluster(3, 0, tmp_path, appendonly=True).start()
+    try:
+        client = redisconn.connect(cluster.url)
+        for i in range(0, 3000, 500):
+            pipe = client.pipeline(transaction=False)
+            for j in range(i, i + 500):
+                pipe.set(f"match:{{m{j}}}:state", "x" * 2000)
+            pipe.execute()
+        settle_aof(client, timeout_s=60)
+        for node in client.get_primaries():
+            info = client.execute_command("INFO", "persistence", target_nodes=node)
+            info = next(iter(info.values())) if "aof_enabled" not in info else info
+            assert int(info["aof_rewrite_in_progress"]) == 0 and int(info["aof_rewrite_scheduled"]) == 0
+            assert 0 < int(info["aof_current_size"]) <= 1.2 * int(info["aof_base_size"]), info
+    finally:
+        cluster.stop()
