@@ -263,20 +263,23 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
         assert stack.gateway_url is not None, "the load test needs the gateway"
         info.update(gateway_url=stack.gateway_url, rules=stack.rules_addresses)
         before = scrape_all(stack.metrics)
-        cpu_before = {name: process_cpu(proc.pid) for name, proc in stack.procs}
+        cpu_before = cpu_now(stack)
         children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         chaos = Chaos(stack, cfg.duration_s) if cfg.chaos else None
         if cfg.preload:
             cfg = dataclasses.replace(cfg, duration_s=max(10, cfg.duration_s // 2))
             drive_locust(cfg, stack, out, prefix="empty_locust")
+            halves = [(before, cpu_before), (scrape_all(stack.metrics), cpu_now(stack))]
             info["preload"] = preload(redisconn.connect(stack.redis_url), cfg.preload)
+            halves.append((scrape_all(stack.metrics), cpu_now(stack)))
         elapsed, stop_reason, progress = drive_locust(cfg, stack, out, chaos)
         children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
         texts = raw_metrics(stack.metrics)
         for name, text in texts.items():
             (out / "metrics" / f"{name}.prom").write_text(text)
         after = {name: promtext.parse(text) for name, text in texts.items()}
-        cpu = {name: max(0.0, process_cpu(proc.pid) - cpu_before.get(name, 0.0)) for name, proc in stack.procs}
+        cpu_end = cpu_now(stack)
+        cpu = {name: max(0.0, cpu_end[name] - cpu_before.get(name, 0.0)) for name in cpu_end}
         cpu["locust"] = ((children_after.ru_utime + children_after.ru_stime)
                          - (children_before.ru_utime + children_before.ru_stime))
         # Nothing may write while the matches are replayed: stop everyone but Redis first.
@@ -309,7 +312,10 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
         summary["preload"] = {**info["preload"], "empty_move_p50_ms": p50s[0], "loaded_move_p50_ms": p50s[1],
                               "empty_moves_per_s": round(sustained_rate(out / "empty_locust_stats_history.csv",
                                                                         MOVE, cfg.users), 2),
-                              "ratio": round(p50s[1] / p50s[0], 2) if p50s[0] and p50s[1] else None}
+                              "ratio": round(p50s[1] / p50s[0], 2) if p50s[0] and p50s[1] else None,
+                              # the same halves seen from the server, and what each process spent per move
+                              "empty": half_figures(*halves[0], *halves[1], _f(empty.get("Request Count"))),
+                              "loaded": half_figures(*halves[2], after, cpu_end, _f(loaded.get("Request Count")))}
     if lost:
         (out / "lost_acknowledged.json").write_bytes(orjson.dumps(lost, option=orjson.OPT_INDENT_2))
     info.update(elapsed=elapsed, stop_reason=stop_reason, cpu=cpu, audits=audits, queue_depths=progress.queue_depths)
@@ -317,6 +323,25 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
                  {name: promtext.delta(after[name], before.get(name, {})) for name in after}, history)
     (out / "summary.json").write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2))
     return summary, out
+
+
+def cpu_now(stack: Stack) -> dict[str, float]:
+    return {name: process_cpu(proc.pid) for name, proc in stack.procs}
+
+
+def half_figures(metrics_before: dict[str, promtext.Samples], cpu_before: dict[str, float],
+                 metrics_after: dict[str, promtext.Samples], cpu_after: dict[str, float], moves: float
+                 ) -> dict[str, Any]:
+    """One half of a ``--preload`` run from the server's side: the gateway's move p50, the Redis
+    compare-and-set's (``EVALSHA``) p50 and each process's CPU per human move."""
+    gateway = promtext.delta(metrics_after.get("gateway", {}), metrics_before.get("gateway", {}))
+    routes = promtext.histograms(gateway, "meeple_gateway_request_seconds", ("method", "route"))
+    move = next((h for (method, route), h in routes.items() if method == "POST" and route.endswith("/moves")), None)
+    cas = promtext.histograms(gateway, "meeple_redis_command_seconds", ("command",)).get(("EVALSHA",))
+    return {"server_move_p50_ms": None if move is None else round(move.p50 * 1000, 2),
+            "redis_cas_p50_ms": None if cas is None else round(cas.p50 * 1000, 3),
+            "cpu_ms_per_move": {name: round((cpu_after.get(name, 0.0) - cpu) * 1000 / moves, 2)
+                                for name, cpu in cpu_before.items() if moves and name in cpu_after}}
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
