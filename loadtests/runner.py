@@ -316,6 +316,8 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
                               # the same halves seen from the server, and what each process spent per move
                               "empty": half_figures(*halves[0], *halves[1], _f(empty.get("Request Count"))),
                               "loaded": half_figures(*halves[2], after, cpu_end, _f(loaded.get("Request Count")))}
+        server = [summary["preload"][half]["server_move_p50_ms"] for half in ("empty", "loaded")]
+        summary["preload"]["server_ratio"] = round(server[1] / server[0], 2) if all(server) else None
     if lost:
         (out / "lost_acknowledged.json").write_bytes(orjson.dumps(lost, option=orjson.OPT_INDENT_2))
     info.update(elapsed=elapsed, stop_reason=stop_reason, cpu=cpu, audits=audits, queue_depths=progress.queue_depths)
