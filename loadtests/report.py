@@ -89,6 +89,7 @@ def _summary(summary: dict[str, Any], deltas: dict[str, promtext.Samples], elaps
     move = summary["endpoints"].get("move", {})
     rows = [
         ("requests / failures", f"{summary['requests']} / **{summary['failures']}**"),
+        ("errors the SDK's retries absorbed (users never saw them)", f"{sum(summary.get('sdk_retries', {}).values())}"),
         ("human moves per second (REST `move`, steady state)", f"**{summary['moves_per_s']:.1f}**"),
         ("`move` p50 / p95 / p99 (client side)",
          f"**{_num(move.get('p50_ms'), 0)} / {_num(move.get('p95_ms'), 0)} / {_num(move.get('p99_ms'), 0)} ms**"),
