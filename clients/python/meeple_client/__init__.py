@@ -19,6 +19,7 @@ from .errors import (
     RateLimited,
     StaleVersion,
     TransportError,
+    TransportUnavailable,
     Unauthorized,
     Unavailable,
 )
@@ -40,4 +41,5 @@ from .models import (
 __all__ = ["ApiError", "AsyncClient", "AsyncMatch", "AsyncTicket", "BadRequest", "Client", "Conflict", "DeadLetter",
            "EventsDoc", "Forbidden", "Game", "Hint", "HistoryDoc", "HistoryMatch", "IllegalMove", "Match", "MatchDoc",
            "MeepleError", "NotFound", "NotYourTurn", "RateLimited", "Rating", "RatingsDoc", "ReplayDoc",
-           "StaleVersion", "Ticket", "TicketDoc", "TransportError", "Unauthorized", "Unavailable", "Webhook"]
+           "StaleVersion", "Ticket", "TicketDoc", "TransportError", "TransportUnavailable",
+           "Unauthorized", "Unavailable", "Webhook"]

@@ -8,11 +8,14 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-from httpx_sse import aconnect_sse
+from httpx_sse import SSEError, aconnect_sse
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidMessage, InvalidStatus
 
 from . import _core
 from ._core import Flow, MatchFlows, T, create_body, parse_sse_update, prepare, ticket_wait_flow
 from .client import base_of
+from .errors import RateLimited, TransportUnavailable, Unavailable
 from .models import DeadLetter, EventsDoc, Game, Hint, HistoryDoc, HistoryMatch, RatingsDoc, ReplayDoc, Webhook
 
 
@@ -77,9 +80,11 @@ class AsyncClient:
     async def match(self, match_id: str, token: str | None = None) -> AsyncMatch:
         return await AsyncMatch(self, match_id, token).refresh()
 
-    async def replay(self, match_id: str, token: str | None = None) -> ReplayDoc:
-        """The move log; a seat's ``token`` adds that seat's own moves before the match ends."""
-        replay: ReplayDoc = await self.call("replay", {"match_id": match_id}, token=token)
+    async def replay(self, match_id: str, token: str | None = None, *, views: bool = False) -> ReplayDoc:
+        """The move log; a seat's ``token`` adds that seat's own moves before the match ends. ``views``: each
+        entry's view too (a finished match only)."""
+        replay: ReplayDoc = await self.call("replay", {"match_id": match_id}, {"include": "views" if views else None},
+                                            token=token, timeout=max(self.timeout, 60) if views else None)
         return replay
 
     async def matchmaking(self, game: str, players: int, options: dict[str, Any] | None = None, *,
@@ -154,11 +159,18 @@ class AsyncMatch(MatchFlows):
     async def poll(self, until: str = "change", wait: int = _core.LONG_POLL_S) -> EventsDoc:
         return await self.client.run(self.poll_flow(until, wait))
 
-    async def events(self, transport: str = "long-poll", until: str = "change") -> AsyncIterator[EventsDoc]:
-        if transport == "sse":
-            async for doc in _sse(self):
-                yield doc
-            return
+    async def events(self, transport: str = "auto", until: str = "change") -> AsyncIterator[EventsDoc]:
+        """As :meth:`meeple_client.Match.events`: ``auto`` (WebSocket, else SSE, else long-poll), ``ws``,
+        ``sse`` or ``long-poll``."""
+        name = _core.check_transport(transport)
+        for stream in {"auto": (_ws, _sse), "ws": (_ws,), "sse": (_sse,), "long-poll": ()}[name]:
+            try:
+                async for doc in stream(self):
+                    yield doc
+                return
+            except TransportUnavailable:
+                if name != "auto":
+                    raise
         while not self.finished:
             doc = await self.poll(until=until)
             if doc["events"]:
@@ -187,14 +199,52 @@ async def _sse(match: AsyncMatch) -> AsyncIterator[EventsDoc]:
                                 headers=req.headers, timeout=httpx.Timeout(match.client.timeout, read=60)) as source:
             if not source.response.is_success:
                 await source.response.aread()
-                _core.answer(source.response)
-            async for sse in source.aiter_sse():
-                doc = parse_sse_update(sse.event, sse.data)
-                if doc is not None:
-                    match.update(doc)
-                    yield doc
-                    if match.finished:
-                        return
+                raise _core.refused(source.response.status_code, _core.handshake_body(source.response.content),
+                                    dict(source.response.headers))
+            try:
+                async for sse in source.aiter_sse():
+                    doc = parse_sse_update(sse.event, sse.data)
+                    if doc is not None:
+                        match.update(doc)
+                        yield doc
+                        if match.finished:
+                            return
+            except SSEError as exc:
+                raise TransportUnavailable(str(exc)) from None
+
+
+async def _ws(match: AsyncMatch) -> AsyncIterator[EventsDoc]:
+    """As the sync ``_ws``, on ``websockets``' asyncio client."""
+    failures = 0
+    while not match.finished:
+        got, wait = False, 0.0
+        headers = {} if match.token else _core.auth_headers(_core.OPERATIONS["ws"], "ws", None, match.client.api_key)
+        try:
+            async with ws_connect(_core.ws_url(match.client.base_url, match.id), additional_headers=headers,
+                                  open_timeout=match.client.timeout, max_size=None) as sock:
+                await sock.send(_core.ws_hello(match.token, match.version))
+                async for raw in sock:
+                    doc = _core.parse_ws_message(raw)
+                    if doc is not None:
+                        got = True
+                        match.update(doc)
+                        yield doc
+                        if match.finished:
+                            return
+        except InvalidStatus as exc:
+            response = exc.response
+            err = _core.refused(response.status_code, _core.handshake_body(response.body), dict(response.headers))
+            if not isinstance(err, RateLimited | Unavailable):
+                raise err from None
+            wait = getattr(err, "retry_after", 0.0)
+        except (RateLimited, Unavailable) as err:
+            wait = getattr(err, "retry_after", 0.0)
+        except (ConnectionClosed, InvalidMessage, OSError):
+            pass
+        except InvalidHandshake as exc:
+            raise TransportUnavailable(repr(exc)) from None
+        failures = 0 if got else failures + 1
+        await asyncio.sleep(max(wait, _core.reconnect_delay(failures, match.client.retries)))
 
 
 class AsyncTicket:

@@ -7,10 +7,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
-from httpx_sse import connect_sse
+from httpx_sse import SSEError, connect_sse
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidMessage, InvalidStatus
+from websockets.sync.client import connect as ws_connect
 
 from . import _core
 from ._core import Flow, MatchFlows, T, create_body, parse_sse_update, prepare, ticket_wait_flow
+from .errors import RateLimited, TransportUnavailable, Unavailable
 from .models import DeadLetter, EventsDoc, Game, Hint, HistoryDoc, HistoryMatch, RatingsDoc, ReplayDoc, Webhook
 
 
@@ -92,9 +95,11 @@ class Client:
         """A match to resume with a token you kept, or to spectate without one."""
         return Match(self, match_id, token).refresh()
 
-    def replay(self, match_id: str, token: str | None = None) -> ReplayDoc:
-        """The move log; a seat's ``token`` adds that seat's own moves before the match ends."""
-        replay: ReplayDoc = self.call("replay", {"match_id": match_id}, token=token)
+    def replay(self, match_id: str, token: str | None = None, *, views: bool = False) -> ReplayDoc:
+        """The move log; a seat's ``token`` adds that seat's own moves before the match ends. ``views`` (a
+        finished match only) adds to each entry the view after it: the seat's, or a spectator's."""
+        replay: ReplayDoc = self.call("replay", {"match_id": match_id}, {"include": "views" if views else None},
+                                      token=token, timeout=max(self.timeout, 60) if views else None)
         return replay
 
     def matchmaking(self, game: str, players: int, options: dict[str, Any] | None = None, *,
@@ -180,16 +185,21 @@ class Match(MatchFlows):
         """One long-poll after the current version; folds the answer in and returns the Events document."""
         return self.client.run(self.poll_flow(until, wait))
 
-    def events(self, transport: str = "long-poll", until: str = "change") -> Iterator[EventsDoc]:
-        """Every Events document from now until the match is finished, over ``long-poll`` or ``sse``."""
-        yield from TRANSPORTS[transport](self, until)
+    def events(self, transport: str = "auto", until: str = "change") -> Iterator[EventsDoc]:
+        """Every Events document from now until the match is finished.
+
+        ``transport``: ``ws`` (the match's WebSocket), ``sse``, ``long-poll`` (or ``poll``), or ``auto`` (the
+        default): the WebSocket, falling back to SSE and then long-poll when the server (or a proxy) does not
+        offer one. Each reconnects after a drop with ``after`` = the last version seen, so no version is
+        missed or repeated. ``until="turn"`` applies to long-poll only (the streams send every version)."""
+        yield from TRANSPORTS[_core.check_transport(transport)](self, until)
 
     def hint(self) -> Hint:
         """The easy bot's suggestion for this seat: ``{version, seat, move}``."""
         return self.client.run(self.hint_flow())
 
-    def replay(self) -> ReplayDoc:
-        return self.client.replay(self.id, self.token)
+    def replay(self, *, views: bool = False) -> ReplayDoc:
+        return self.client.replay(self.id, self.token, views=views)
 
     def leave(self) -> Match:
         self.client.run(self.leave_flow())
@@ -221,18 +231,69 @@ def _sse(match: Match, until: str) -> Iterator[EventsDoc]:
                          headers=req.headers, timeout=httpx.Timeout(match.client.timeout, read=60)) as source:
             if not source.response.is_success:
                 source.response.read()
-                _core.answer(source.response)
-            for sse in source.iter_sse():
-                doc = parse_sse_update(sse.event, sse.data)
-                if doc is not None:
-                    match.update(doc)
-                    yield doc
-                    if match.finished:
-                        return
+                raise _core.refused(source.response.status_code, _core.handshake_body(source.response.content),
+                                    dict(source.response.headers))
+            try:
+                for sse in source.iter_sse():
+                    doc = parse_sse_update(sse.event, sse.data)
+                    if doc is not None:
+                        match.update(doc)
+                        yield doc
+                        if match.finished:
+                            return
+            except SSEError as exc:  # not text/event-stream: something in between answered
+                raise TransportUnavailable(str(exc)) from None
 
 
-#: Event transports by name; a WebSocket transport adds itself here.
-TRANSPORTS = {"long-poll": _long_poll, "sse": _sse}
+def _ws(match: Match, until: str) -> Iterator[EventsDoc]:
+    """The match's WebSocket (``websockets``' sync client; it answers the server's pings). Reconnects after
+    a drop, a 429 or a 503 with the hello's ``after`` = the last version seen."""
+    del until  # the socket sends every version; callers filter
+    failures = 0
+    while not match.finished:
+        got, wait = False, 0.0
+        headers = {} if match.token else _core.auth_headers(_core.OPERATIONS["ws"], "ws", None, match.client.api_key)
+        try:
+            with ws_connect(_core.ws_url(match.client.base_url, match.id), additional_headers=headers,
+                            open_timeout=match.client.timeout, max_size=None) as sock:
+                sock.send(_core.ws_hello(match.token, match.version))
+                for raw in sock:
+                    doc = _core.parse_ws_message(raw)
+                    if doc is not None:
+                        got = True
+                        match.update(doc)
+                        yield doc
+                        if match.finished:
+                            return
+        except InvalidStatus as exc:
+            response = exc.response
+            err = _core.refused(response.status_code, _core.handshake_body(response.body), dict(response.headers))
+            if not isinstance(err, RateLimited | Unavailable):
+                raise err from None
+            wait = getattr(err, "retry_after", 0.0)
+        except (RateLimited, Unavailable) as err:  # an error message: too many waiters
+            wait = getattr(err, "retry_after", 0.0)
+        except (ConnectionClosed, InvalidMessage, OSError):
+            pass  # dropped (a gateway restarting, a connection reset): reconnect
+        except InvalidHandshake as exc:  # no WebSocket upgrade: a proxy in between answered
+            raise TransportUnavailable(repr(exc)) from None
+        failures = 0 if got else failures + 1
+        time.sleep(max(wait, _core.reconnect_delay(failures, match.client.retries)))
+
+
+def _auto(match: Match, until: str) -> Iterator[EventsDoc]:
+    """The WebSocket, else SSE, else long-poll: each next one starts after the last version the former gave."""
+    for stream in (_ws, _sse):
+        try:
+            yield from stream(match, until)
+            return
+        except TransportUnavailable:
+            continue
+    yield from _long_poll(match, until)
+
+
+#: Event transports by name (``poll`` is an alias of ``long-poll``).
+TRANSPORTS = {"auto": _auto, "ws": _ws, "sse": _sse, "long-poll": _long_poll}
 
 
 class Ticket:
