@@ -1,9 +1,9 @@
 """A whole stack for client tests: real redis-server, real gRPC rules server, the gateway over HTTP and a
 bot worker, all on loopback, gone afterwards. Clients (the SDK, ``meeple-play``, Chromium) only see HTTP.
 
-Two gateways: ``stack`` is the app under werkzeug's threaded server (no WebSocket: ``/ws`` answers 501, so
-``transport="auto"`` must fall back), ``ws_stack`` is the deployed shape, gunicorn with the gateway's worker,
-which holds WebSockets."""
+Two gateways: ``plain_stack`` (alias ``stack``) is the app under werkzeug's threaded server (no WebSocket:
+``/ws`` answers 501, so ``transport="auto"`` must fall back), ``ws_stack`` is the deployed shape, gunicorn with
+the gateway's worker, which holds WebSockets."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def gunicorn_stack(rules_port: int) -> Iterator[Stack]:
 
 
 @pytest.fixture(scope="session")
-def stack(rules: RulesProcess) -> Iterator[Stack]:  # noqa: F811  (the imported fixture)
+def plain_stack(rules: RulesProcess) -> Iterator[Stack]:  # noqa: F811  (the imported fixture)
     with redis_server() as redis_url:
         gw = start_gateway(redis_url, rules.port, bot_fill_s=1)
         try:
@@ -76,6 +76,12 @@ def stack(rules: RulesProcess) -> Iterator[Stack]:  # noqa: F811  (the imported 
                 yield Stack(gw.url, redis_url)
         finally:
             gw.stop()
+
+
+@pytest.fixture(scope="session")
+def stack(plain_stack: Stack) -> Stack:
+    """The werkzeug stack (tests/browser overrides this name with ``ws_stack``)."""
+    return plain_stack
 
 
 @pytest.fixture(scope="session")
