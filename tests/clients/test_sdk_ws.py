@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from meeple_client import AsyncClient, Client, EventsDoc, TransportUnavailable, Unauthorized
+from meeple_client import ApiError, AsyncClient, Client, EventsDoc, TransportUnavailable, Unauthorized
 
 from services.rules.games import GAMES
 from services.rules.games.base import leaked_secrets
@@ -178,3 +178,54 @@ def test_the_async_client_follows_over_the_websocket_and_falls_back_to_sse(ws_st
         for url, transport in ((ws_stack.url, "ws"), (stack.url, "auto")):
             seen, start, final = pool.submit(asyncio.run, watch(url, transport)).result(timeout=180)
             assert seen == list(range(start + 1, final + 1)), (url, transport)
+
+
+def test_moves_over_the_socket_play_a_game_to_the_end_and_errors_come_back_typed(ws_stack: Stack) -> None:
+    with Client(ws_stack.url) as api:
+        match = api.create_match("clash", 2, options=SINGLE, seats=VS_BOT, seed=17)
+        other_view = api.match(match.id, match.token)  # the same seat, read once: soon out of date
+        start, seen, refused = match.version, [], []
+        with match.socket() as ws:
+
+            def play() -> None:
+                if not refused:  # a malformed move first: the REST endpoint's error, typed, nothing applied
+                    version = match.version
+                    with pytest.raises(ApiError) as bad:
+                        ws.move({"type": "no-such-move"})
+                    refused.append(bad.value.status)
+                    assert match.version == version
+                ws.move(match.legal_moves[0])
+
+            while match.my_turn:
+                play()
+            for doc in ws.updates():
+                seen.extend(e["version"] for e in doc["events"])
+                if match.my_turn:
+                    play()
+        assert refused and refused[0] in (400, 422)
+        assert match.finished and seen == list(range(start + 1, match.version + 1))
+        mine = [e["move"] for e in api.replay(match.id)["log"] if e["kind"] == "move" and e["seat"] == 0]
+        assert len(mine) > 1
+        with other_view.socket() as late_socket, pytest.raises(ApiError) as late:
+            late_socket.move(mine[0])  # the socket's hello brought the picture up to date: the match is over
+        assert late.value.status == 409 and late.value.code == "match_closed" and other_view.finished
+
+
+def test_the_async_client_moves_over_its_socket_to_the_end(ws_stack: Stack) -> None:
+    async def play() -> tuple[list[int], int, int]:
+        async with AsyncClient(ws_stack.url) as api:
+            match = await api.create_match("clash", 2, options=SINGLE, seats=VS_BOT, seed=19)
+            start, seen = match.version, []
+            async with match.socket() as ws:
+                while match.my_turn:
+                    await ws.move(match.legal_moves[0])
+                async for doc in ws.updates():
+                    seen.extend(e["version"] for e in doc["events"])
+                    if match.my_turn:
+                        await ws.move(match.legal_moves[0])
+            assert match.finished
+            return seen, start, match.version
+
+    with ThreadPoolExecutor(1) as pool:
+        seen, start, final = pool.submit(asyncio.run, play()).result(timeout=180)
+    assert seen == list(range(start + 1, final + 1))

@@ -16,13 +16,14 @@ import json
 import random
 import time
 import uuid
+from collections import deque
 from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 import httpx
 
-from .errors import ApiError, RateLimited, TransportError, TransportUnavailable, error_for
+from .errors import ApiError, RateLimited, TransportError, TransportUnavailable, Unavailable, error_for
 from .models import DeadLetter, EventsDoc, Hint, HistoryDoc, RatingsDoc, Webhook
 
 Auth = Literal["none", "optional", "required"]
@@ -376,6 +377,67 @@ def parse_ws_message(raw: str | bytes) -> EventsDoc | None:
         return None
     doc: EventsDoc = msg  # type: ignore[assignment]
     return doc
+
+
+class SocketState:
+    """One match's socket, sans-I/O: the messages to send, and what each received message does to the match.
+    Updates wait in ``pending`` for the caller's iterator; replies to moves in ``replies`` by message id."""
+
+    def __init__(self, match: MatchState) -> None:
+        self.match = match
+        self.pending: deque[EventsDoc] = deque()
+        self.replies: dict[str, dict[str, Any]] = {}
+        #: the last version an update brought (a move's reply may put the match ahead of it)
+        self.seen = match.version
+
+    def hello(self) -> str:
+        return ws_hello(self.match.token, self.seen)
+
+    @property
+    def done(self) -> bool:
+        """The match is over and its last update arrived."""
+        return self.match.finished and self.seen >= self.match.version and not self.pending
+
+    def move_message(self, move: dict[str, Any]) -> tuple[str, str]:
+        """(message id, text) of a move at the version the match read, with a fresh idempotency key that a
+        resend after a reconnect reuses (the server then answers the first outcome again)."""
+        key = uuid.uuid4().hex
+        msg = {"type": "move", "id": key, "move": move, "version": self.match.version, "idempotency_key": key,
+               "include": "legal_moves"}
+        return key, json.dumps(msg, separators=(",", ":"))
+
+    def receive(self, raw: str | bytes) -> bool:
+        """Take one message; True if it brought news (an update or a reply), not just ``ready``."""
+        msg = json.loads(raw)
+        if isinstance(msg, dict) and msg.get("type") == "reply":
+            self.replies[str(msg.get("id"))] = msg
+            return True
+        doc = parse_ws_message(raw)
+        if doc is None:
+            return False
+        if doc["version"] > self.match.version:  # every version once, in order (a move's reply may have
+            self.match.update(doc)                # folded it in already)
+        self.seen = max(self.seen, doc["version"])
+        self.pending.append(doc)
+        return True
+
+    def settle(self, msg_id: str) -> None:
+        """Fold a move's reply in (the status document POST /moves answers), or raise its typed error."""
+        reply = self.replies.pop(msg_id)
+        if not 200 <= int(reply["status"]) < 300:
+            raise error_for(int(reply["status"]), reply.get("body"))
+        self.match.update(reply["body"])
+
+
+#: Failures after which a socket is opened again: a connection that dropped or never opened, too many
+#: waiters (429, as a refused upgrade or an error message), a dependency down (503).
+TRANSIENT: tuple[type[Exception], ...] = (OSError, RateLimited, Unavailable)
+
+
+def ws_headers(token: str | None, api_key: str | None) -> dict[str, str]:
+    """The upgrade's headers: none for a seat (its token goes in the hello), a tenant's key as the bearer of
+    a spectating backend."""
+    return {} if token else auth_headers(OPERATIONS["ws"], "ws", None, api_key)
 
 
 def reconnect_delay(failures: int, retries: int) -> float:

@@ -14,8 +14,8 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidMes
 
 from . import _core
 from ._core import Flow, MatchFlows, T, create_body, parse_sse_update, prepare, ticket_wait_flow
-from .client import base_of
-from .errors import RateLimited, TransportUnavailable, Unavailable
+from .client import DROPPED, base_of
+from .errors import TransportUnavailable
 from .models import DeadLetter, EventsDoc, Game, Hint, HistoryDoc, HistoryMatch, RatingsDoc, ReplayDoc, Webhook
 
 
@@ -176,6 +176,11 @@ class AsyncMatch(MatchFlows):
             if doc["events"]:
                 yield doc
 
+    def socket(self) -> AsyncMatchSocket:
+        """The match's WebSocket held open (``async with match.socket() as ws: async for doc in ws.updates():
+        ... await ws.move(m)``)."""
+        return AsyncMatchSocket(self)
+
     async def hint(self) -> Hint:
         return await self.client.run(self.hint_flow())
 
@@ -215,36 +220,89 @@ async def _sse(match: AsyncMatch) -> AsyncIterator[EventsDoc]:
 
 async def _ws(match: AsyncMatch) -> AsyncIterator[EventsDoc]:
     """As the sync ``_ws``, on ``websockets``' asyncio client."""
-    failures = 0
-    while not match.finished:
-        got, wait = False, 0.0
-        headers = {} if match.token else _core.auth_headers(_core.OPERATIONS["ws"], "ws", None, match.client.api_key)
+    async with AsyncMatchSocket(match) as sock:
+        async for doc in sock.updates():
+            yield doc
+
+
+class AsyncMatchSocket:
+    """Awaitable twin of :class:`meeple_client.client.MatchSocket` (``async with match.socket() as ws``)."""
+
+    def __init__(self, match: AsyncMatch) -> None:
+        self.match = match
+        self.state = _core.SocketState(match)
+        self.sock: Any = None
+        self.failures = 0
+
+    async def __aenter__(self) -> AsyncMatchSocket:
         try:
-            async with ws_connect(_core.ws_url(match.client.base_url, match.id), additional_headers=headers,
-                                  open_timeout=match.client.timeout, max_size=None) as sock:
-                await sock.send(_core.ws_hello(match.token, match.version))
-                async for raw in sock:
-                    doc = _core.parse_ws_message(raw)
-                    if doc is not None:
-                        got = True
-                        match.update(doc)
-                        yield doc
-                        if match.finished:
-                            return
+            await self._open()
+        except _core.TRANSIENT as exc:
+            await self._reopen(exc)
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if self.sock is not None:
+            await self.sock.close()
+            self.sock = None
+
+    async def _open(self) -> None:
+        match = self.match
+        try:
+            self.sock = await ws_connect(_core.ws_url(match.client.base_url, match.id),
+                                         additional_headers=_core.ws_headers(match.token, match.client.api_key),
+                                         open_timeout=match.client.timeout, max_size=None)
         except InvalidStatus as exc:
             response = exc.response
-            err = _core.refused(response.status_code, _core.handshake_body(response.body), dict(response.headers))
-            if not isinstance(err, RateLimited | Unavailable):
-                raise err from None
-            wait = getattr(err, "retry_after", 0.0)
-        except (RateLimited, Unavailable) as err:
-            wait = getattr(err, "retry_after", 0.0)
-        except (ConnectionClosed, InvalidMessage, OSError):
-            pass
+            raise _core.refused(response.status_code, _core.handshake_body(response.body),
+                                dict(response.headers)) from None
         except InvalidHandshake as exc:
+            if isinstance(exc, InvalidMessage):
+                raise ConnectionError(repr(exc)) from None
             raise TransportUnavailable(repr(exc)) from None
-        failures = 0 if got else failures + 1
-        await asyncio.sleep(max(wait, _core.reconnect_delay(failures, match.client.retries)))
+        await self.sock.send(self.state.hello())
+
+    async def _reopen(self, exc: Exception, resend: str | None = None) -> None:
+        while True:
+            await self.close()
+            self.failures += 1
+            await asyncio.sleep(max(getattr(exc, "retry_after", 0.0),
+                                    _core.reconnect_delay(self.failures, self.match.client.retries)))
+            try:
+                await self._open()
+                break
+            except _core.TRANSIENT as again:
+                exc = again
+        if resend is not None:
+            await self.sock.send(resend)
+
+    async def _step(self, resend: str | None = None) -> None:
+        try:
+            if self.state.receive(await self.sock.recv()):
+                self.failures = 0
+        except DROPPED as exc:
+            await self._reopen(exc, resend)
+
+    async def updates(self) -> AsyncIterator[EventsDoc]:
+        while not self.state.done:
+            while self.state.pending:
+                yield self.state.pending.popleft()
+            if not self.state.done:
+                await self._step()
+
+    async def move(self, move: dict[str, Any]) -> AsyncMatch:
+        msg_id, text = self.state.move_message(move)
+        try:
+            await self.sock.send(text)
+        except (ConnectionClosed, OSError) as exc:
+            await self._reopen(exc, text)
+        while msg_id not in self.state.replies:
+            await self._step(resend=text)
+        self.state.settle(msg_id)
+        return self.match
 
 
 class AsyncTicket:

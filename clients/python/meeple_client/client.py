@@ -13,7 +13,7 @@ from websockets.sync.client import connect as ws_connect
 
 from . import _core
 from ._core import Flow, MatchFlows, T, create_body, parse_sse_update, prepare, ticket_wait_flow
-from .errors import RateLimited, TransportUnavailable, Unavailable
+from .errors import TransportUnavailable
 from .models import DeadLetter, EventsDoc, Game, Hint, HistoryDoc, HistoryMatch, RatingsDoc, ReplayDoc, Webhook
 
 
@@ -194,6 +194,11 @@ class Match(MatchFlows):
         missed or repeated. ``until="turn"`` applies to long-poll only (the streams send every version)."""
         yield from TRANSPORTS[_core.check_transport(transport)](self, until)
 
+    def socket(self) -> MatchSocket:
+        """The match's WebSocket held open, for its updates and moves over it (``with match.socket() as ws:
+        for doc in ws.updates(): ... ws.move(m)``)."""
+        return MatchSocket(self)
+
     def hint(self) -> Hint:
         """The easy bot's suggestion for this seat: ``{version, seat, move}``."""
         return self.client.run(self.hint_flow())
@@ -245,40 +250,104 @@ def _sse(match: Match, until: str) -> Iterator[EventsDoc]:
                 raise TransportUnavailable(str(exc)) from None
 
 
+#: What ends a socket's session without ending the match: it is opened again.
+DROPPED: tuple[type[Exception], ...] = (ConnectionClosed, *_core.TRANSIENT)
+
+
 def _ws(match: Match, until: str) -> Iterator[EventsDoc]:
-    """The match's WebSocket (``websockets``' sync client; it answers the server's pings). Reconnects after
-    a drop, a 429 or a 503 with the hello's ``after`` = the last version seen."""
+    """The match's WebSocket (``websockets``' sync client; it answers the server's pings)."""
     del until  # the socket sends every version; callers filter
-    failures = 0
-    while not match.finished:
-        got, wait = False, 0.0
-        headers = {} if match.token else _core.auth_headers(_core.OPERATIONS["ws"], "ws", None, match.client.api_key)
+    with MatchSocket(match) as sock:
+        yield from sock.updates()
+
+
+class MatchSocket:
+    """The match's WebSocket held open: its updates, and moves sent over it (``with match.socket() as ws``).
+
+    A move goes at the version the match read, with an idempotency key; its reply is folded in like
+    :meth:`Match.move`'s answer and an error reply raises the same typed error. After a drop, a 429 or a 503
+    the socket is reopened with ``after`` = the last version seen (no version missed or repeated), and a move
+    whose reply was lost is sent again with the same key (the server answers its first outcome)."""
+
+    def __init__(self, match: Match) -> None:
+        self.match = match
+        self.state = _core.SocketState(match)
+        self.sock: Any = None
+        self.failures = 0
+
+    def __enter__(self) -> MatchSocket:
         try:
-            with ws_connect(_core.ws_url(match.client.base_url, match.id), additional_headers=headers,
-                            open_timeout=match.client.timeout, max_size=None) as sock:
-                sock.send(_core.ws_hello(match.token, match.version))
-                for raw in sock:
-                    doc = _core.parse_ws_message(raw)
-                    if doc is not None:
-                        got = True
-                        match.update(doc)
-                        yield doc
-                        if match.finished:
-                            return
+            self._open()
+        except _core.TRANSIENT as exc:
+            self._reopen(exc)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+    def _open(self) -> None:
+        match = self.match
+        try:
+            self.sock = ws_connect(_core.ws_url(match.client.base_url, match.id), open_timeout=match.client.timeout,
+                                   additional_headers=_core.ws_headers(match.token, match.client.api_key),
+                                   max_size=None).__enter__()  # the library's context manager, held open
         except InvalidStatus as exc:
             response = exc.response
-            err = _core.refused(response.status_code, _core.handshake_body(response.body), dict(response.headers))
-            if not isinstance(err, RateLimited | Unavailable):
-                raise err from None
-            wait = getattr(err, "retry_after", 0.0)
-        except (RateLimited, Unavailable) as err:  # an error message: too many waiters
-            wait = getattr(err, "retry_after", 0.0)
-        except (ConnectionClosed, InvalidMessage, OSError):
-            pass  # dropped (a gateway restarting, a connection reset): reconnect
-        except InvalidHandshake as exc:  # no WebSocket upgrade: a proxy in between answered
-            raise TransportUnavailable(repr(exc)) from None
-        failures = 0 if got else failures + 1
-        time.sleep(max(wait, _core.reconnect_delay(failures, match.client.retries)))
+            raise _core.refused(response.status_code, _core.handshake_body(response.body),
+                                dict(response.headers)) from None
+        except InvalidHandshake as exc:
+            if isinstance(exc, InvalidMessage):  # the connection dropped mid-handshake: transient
+                raise ConnectionError(repr(exc)) from None
+            raise TransportUnavailable(repr(exc)) from None  # no upgrade: a proxy in between answered
+        self.sock.send(self.state.hello())
+
+    def _reopen(self, exc: Exception, resend: str | None = None) -> None:
+        """Open the socket again after ``exc`` (a short random delay, or the server's Retry-After)."""
+        while True:
+            self.close()
+            self.failures += 1
+            time.sleep(max(getattr(exc, "retry_after", 0.0),
+                           _core.reconnect_delay(self.failures, self.match.client.retries)))
+            try:
+                self._open()
+                break
+            except _core.TRANSIENT as again:
+                exc = again
+        if resend is not None:
+            self.sock.send(resend)
+
+    def _step(self, resend: str | None = None) -> None:
+        """Take one message; after a drop, reopen (and send ``resend`` again)."""
+        try:
+            if self.state.receive(self.sock.recv()):
+                self.failures = 0
+        except DROPPED as exc:
+            self._reopen(exc, resend)
+
+    def updates(self) -> Iterator[EventsDoc]:
+        """Every update from now until the match is finished (the seat's ones carry its legal moves)."""
+        while not self.state.done:
+            while self.state.pending:
+                yield self.state.pending.popleft()
+            if not self.state.done:
+                self._step()
+
+    def move(self, move: dict[str, Any]) -> Match:
+        """As :meth:`Match.move`, over the socket."""
+        msg_id, text = self.state.move_message(move)
+        try:
+            self.sock.send(text)
+        except (ConnectionClosed, OSError) as exc:
+            self._reopen(exc, text)
+        while msg_id not in self.state.replies:
+            self._step(resend=text)
+        self.state.settle(msg_id)
+        return self.match
 
 
 def _auto(match: Match, until: str) -> Iterator[EventsDoc]:
