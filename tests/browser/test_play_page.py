@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from services.rules.games import GAMES
 from services.rules.games.base import leaked_secrets
+from tests.replaying import engine_states
 
 from .conftest import Stack
 
@@ -52,15 +52,7 @@ def states_by_version(stack: Stack, match_id: str) -> tuple[Any, dict[int, Any]]
     """Every state of a finished match, rebuilt from its seed and move log with the engine."""
     import httpx
 
-    replay = httpx.get(f"{stack.url}/v1/matches/{match_id}/replay").json()
-    game = GAMES[replay["game"]]
-    state = game.new_game(replay["players"], replay["seed"], replay["options"])
-    states = {0: state}
-    for entry in replay["log"]:
-        if entry["kind"] == "move":
-            state = game.apply(state, entry["seat"], entry["move"])
-        states[entry["version"]] = state
-    return game, states
+    return engine_states(httpx.get(f"{stack.url}/v1/matches/{match_id}/replay").json())
 
 
 def assert_no_hidden_information(stack: Stack, match_id: str, seat: int, bodies: list[Any]) -> int:

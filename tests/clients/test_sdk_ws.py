@@ -16,11 +16,12 @@ import httpx
 import pytest
 from meeple_client import ApiError, AsyncClient, Client, EventsDoc, TransportUnavailable, Unauthorized
 
-from services.rules.games import GAMES
 from services.rules.games.base import leaked_secrets
 from services.stack import wait_until
+from tests.replaying import engine_states
 
 from .conftest import RulesProcess, Stack, gunicorn_stack
+from .test_sdk import follow_async
 
 VS_BOT = [{"kind": "human"}, {"kind": "bot", "level": "easy"}]
 SINGLE = {"match": "single"}
@@ -103,14 +104,7 @@ def test_a_seat_plays_from_its_websocket_updates_and_never_sees_another_seats_se
             if match.my_turn:
                 match.move(match.legal_moves[0])
         assert match.finished and docs
-        replay = api.replay(match.id)
-    engine = GAMES[game]
-    state = engine.new_game(replay["players"], replay["seed"], replay["options"])
-    states = {0: state}
-    for entry in replay["log"]:
-        if entry["kind"] == "move":
-            state = engine.apply(state, entry["seat"], entry["move"])
-        states[entry["version"]] = state
+        engine, states = engine_states(dict(api.replay(match.id)))
     for doc in docs:
         if doc["status"] != "finished":
             assert leaked_secrets(engine, states[doc["version"]], 0, doc) == set(), doc["version"]
@@ -154,29 +148,10 @@ def test_a_wrong_token_over_the_websocket_is_a_typed_unauthorized(ws_stack: Stac
 
 
 def test_the_async_client_follows_over_the_websocket_and_falls_back_to_sse(ws_stack: Stack, stack: Stack) -> None:
-    async def watch(url: str, transport: str) -> tuple[list[int], int, int]:
-        async with AsyncClient(url) as api:
-            host = await api.create_match("clash", 2, options=SINGLE, seats=VS_BOT)
-            watcher = await api.match(host.id)
-            start, seen = watcher.version, []
-
-            async def play() -> None:
-                while not host.finished:
-                    await host.wait_turn(timeout=60)
-                    if host.my_turn:
-                        await host.move(host.legal_moves[0])
-
-            async def follow_() -> None:
-                async for doc in watcher.events(transport=transport):
-                    seen.extend(e["version"] for e in doc["events"])
-
-            await asyncio.wait_for(asyncio.gather(play(), follow_()), timeout=120)
-            return seen, start, host.version
-
     # A thread of its own: Playwright's sync API (tests/browser, same process) holds this thread's event loop.
     with ThreadPoolExecutor(1) as pool:
         for url, transport in ((ws_stack.url, "ws"), (stack.url, "auto")):
-            seen, start, final = pool.submit(asyncio.run, watch(url, transport)).result(timeout=180)
+            seen, start, final = pool.submit(asyncio.run, follow_async(url, transport)).result(timeout=180)
             assert seen == list(range(start + 1, final + 1)), (url, transport)
 
 

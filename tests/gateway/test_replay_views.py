@@ -3,12 +3,10 @@ rules service, as the caller's seat (or a spectator) saw it then, and nothing mo
 
 from __future__ import annotations
 
-from typing import Any
-
 import orjson
 
-from services.rules.games import GAMES
 from services.rules.games.base import leaked_secrets
+from tests.replaying import engine_states
 
 from .conftest import Api
 
@@ -26,17 +24,6 @@ def finished_match(api: Api, game: str = "fierce-women") -> tuple[str, list[str]
                          json={"move": moves[0], "version": status["version"]})
         assert reply.status_code == 200, reply.text
     raise AssertionError("the match did not finish")
-
-
-def engine_states(replay: dict[str, Any]) -> tuple[Any, dict[int, Any]]:
-    game = GAMES[replay["game"]]
-    state = game.new_game(replay["players"], replay["seed"], replay["options"])
-    states = {0: state}
-    for entry in replay["log"]:
-        if entry["kind"] == "move":
-            state = game.apply(state, entry["seat"], entry["move"])
-        states[entry["version"]] = state
-    return game, states
 
 
 def test_replay_views_are_each_versions_view_for_the_seat_or_a_spectator_and_hide_the_rest(api: Api) -> None:

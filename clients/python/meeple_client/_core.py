@@ -210,7 +210,10 @@ class MatchState:
     doc: dict[str, Any] = field(default_factory=dict)
 
     def update(self, doc: Mapping[str, Any]) -> None:
-        """Fold a status document (create/join/get/move) or an events document into the state."""
+        """Fold a status document (create/join/get/move) or an events document into the state. An older
+        version than the one held is ignored: a move's answer may come after an event stream's later news."""
+        if self.doc and int(doc.get("version", self.version)) < self.version:
+            return
         if "events" in doc:  # an events document: keep what it does not carry
             merged = dict(self.doc)
             for key in ("version", "status", "to_act", "result"):

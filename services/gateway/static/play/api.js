@@ -70,7 +70,8 @@ export function socketSession(matchId, { token, after, onUpdate, holder }) {
       else if (msg.type === "error") error = msg.error;
       else if (msg.type === "update") {
         const { type, ...doc } = msg;
-        chain = chain.then(() => onUpdate(doc)).catch(() => {});
+        // An update the page failed to take (a reload of the status failed): reconnect, which resyncs.
+        chain = chain.then(() => onUpdate(doc)).catch(() => ws.close());
       }
     };
     ws.onclose = () => { holder.socket = null; chain.then(() => resolve({ ready, error })); };

@@ -115,6 +115,9 @@ async function matchPage(id) {
     st.doc = await call("GET", `/matches/${id}`, { token, query: { include: token ? "legal_moves" : undefined } });
   };
   const fold = doc => {  // a status document, or an events document (which lacks seats/clock/outcome)
+    // Never back to an older version: a move's answer can arrive after the socket brought later versions
+    // (a bot's reply), and the socket will not send those again.
+    if (st.doc && doc.version < st.doc.version) return;
     if ("events" in doc) {
       st.log.push(...doc.events);
       Object.assign(st.doc, { version: doc.version, status: doc.status, to_act: doc.to_act, result: doc.result });
