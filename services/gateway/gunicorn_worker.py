@@ -78,7 +78,17 @@ class Conn:
         self.registered = False
         self.watch_reads = True
         self.timer_gen = 0
+        self.job: Job | None = None  # the pool job that serves it now (or did last)
         self.wake: Callable[[], None] = lambda: loop.post("wake", self)
+
+
+class Job:
+    """One unit of pool work; a queued background job can be promoted (a wake-up came for its connection)."""
+
+    __slots__ = ("args", "background", "fn", "taken")
+
+    def __init__(self, fn: Callable[..., None], args: tuple[Any, ...], background: bool) -> None:
+        self.fn, self.args, self.background, self.taken = fn, args, background, False
 
 
 class Pool:
@@ -88,53 +98,72 @@ class Pool:
     *Background* jobs are a parked request's timers: heartbeats and long-poll deadlines. Timers come in bursts
     (waiters that parked together beat together) and are never late by much, so a burst waits behind every
     urgent job and at most ``background_max`` threads run it at once: a move or a delivery never queues behind
-    thousands of heartbeats, nor fights as many threads for the GIL.
+    thousands of heartbeats, nor fights as many threads for the GIL. A wake-up for a connection whose timer
+    job is still queued promotes that job (the wake-up is delivered by it).
     """
 
     def __init__(self, size: int, background_max: int = 4) -> None:
         self.size = size
         self.background_max = max(1, min(background_max, size))
-        self.urgent: collections.deque[tuple[Callable[..., None], tuple[Any, ...]]] = collections.deque()
-        self.background: collections.deque[tuple[Callable[..., None], tuple[Any, ...]]] = collections.deque()
+        self.urgent: collections.deque[Job] = collections.deque()
+        self.background: collections.deque[Job] = collections.deque()
         self.ready = threading.Condition(threading.Lock())
         self.threads = self.idle = self.in_background = 0
         self.names = itertools.count()
 
-    def submit(self, fn: Callable[..., None], *args: Any, background: bool = False) -> None:
+    def submit(self, fn: Callable[..., None], *args: Any, background: bool = False) -> Job:
+        job = Job(fn, args, background)
         with self.ready:
-            (self.background if background else self.urgent).append((fn, args))
+            (self.background if background else self.urgent).append(job)
             if self.idle > 0:
                 self.ready.notify()
-                return
+                return job
             if self.threads >= self.size:
-                return
+                return job
             self.threads += 1
         threading.Thread(target=self._run, name=f"request-{next(self.names)}", daemon=True).start()
+        return job
+
+    def promote(self, job: Job | None) -> None:
+        """Make a queued background job urgent (nothing if it already runs, ran, or was urgent)."""
+        with self.ready:
+            if job is None or job.taken or not job.background:
+                return
+            job.background = False  # its entry in ``background`` is skipped when reached
+            self.urgent.append(job)
+            if self.idle > 0:
+                self.ready.notify()
 
     def spare(self) -> bool:
         """Is a thread free for other connections (so that lingering on this one starves nobody)?"""
         return not self.urgent and (self.idle > 0 or self.threads < self.size)
 
-    def _take(self) -> tuple[Callable[..., None], tuple[Any, ...], bool]:
+    def _take(self) -> Job:
         """The next job (urgent first; background only under its cap), waiting for one; the caller holds the lock."""
         while True:
+            while self.background and (self.background[0].taken or not self.background[0].background):
+                self.background.popleft()  # promoted: it is (or was) in ``urgent``
             if self.urgent:
-                return *self.urgent.popleft(), False
-            if self.background and self.in_background < self.background_max:
+                job = self.urgent.popleft()
+            elif self.background and self.in_background < self.background_max:
+                job = self.background.popleft()
                 self.in_background += 1
-                return *self.background.popleft(), True
-            self.idle += 1
-            self.ready.wait()
-            self.idle -= 1
+            else:
+                self.idle += 1
+                self.ready.wait()
+                self.idle -= 1
+                continue
+            job.taken = True
+            return job
 
     def _run(self) -> None:
         while True:
             with self.ready:
-                fn, args, background = self._take()
+                job = self._take()
             try:
-                fn(*args)
+                job.fn(*job.args)
             finally:
-                if background:
+                if job.background:
                     with self.ready:
                         self.in_background -= 1
                         if self.background and self.idle > 0:
@@ -235,6 +264,7 @@ class Loop(threading.Thread):
                 self.dispatch(conn, "wake")
             elif conn.state == "busy":
                 conn.pending.append("wake")
+                self.worker.pool.promote(conn.job)  # a timer job still queued delivers it: not behind a burst
 
     def readable(self, conn: Conn) -> None:
         if conn.state == "idle":
@@ -269,9 +299,9 @@ class Loop(threading.Thread):
         conn.state = "busy"
         conn.timer_gen += 1
         if reason == "request":
-            self.worker.pool.submit(self.worker.serve, conn, None)
+            conn.job = self.worker.pool.submit(self.worker.serve, conn, None)
         else:
-            self.worker.pool.submit(self.worker.run_parked, conn, reason, background=reason == "timer")
+            conn.job = self.worker.pool.submit(self.worker.run_parked, conn, reason, background=reason == "timer")
 
     def close(self, conn: Conn) -> None:
         self.unregister(conn)

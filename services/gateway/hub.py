@@ -102,17 +102,22 @@ class Subscriber(threading.Thread):
         self.turn = 0
         self.node = ""  # host:port subscribed to now (tests kill it)
         self.subscribed = False
+        self.subscribed_once = False  # since the last loss
 
     def run(self) -> None:
+        failures = 0
         while not self.hub.stopped:
             try:
                 self.listen()
             except redis.RedisError as err:
-                log.warning("event subscription on %s lost: %s; subscribing again", self.node or "redis", err)
+                failures = 0 if self.subscribed_once else failures + 1
+                self.subscribed_once = False
+                if failures <= 1:  # (a Redis that stays down is logged once, not five times a second)
+                    log.warning("event subscription on %s lost: %s; subscribing again", self.node or "redis", err)
                 self.turn += 1
                 if self.hub.cluster:
                     redisconn.refresh(self.hub.checker.client)
-                time.sleep(0.2)
+                time.sleep(min(0.2 * 2 ** max(failures - 1, 0), 2.0))
 
     def connect(self) -> redis.Redis:
         """A connection of the subscription's own: the server's, or a cluster node's (the next one each turn)."""
@@ -139,7 +144,7 @@ class Subscriber(threading.Thread):
                 elif message["type"] == "message":
                     self.hub._published(message["data"])
                 elif message["type"] == "subscribe":
-                    self.subscribed = True
+                    self.subscribed = self.subscribed_once = True
                     self.hub._subscribed()  # anything written while not subscribed
         finally:
             self.subscribed = False

@@ -114,7 +114,9 @@ _REPLAY = {"type": "object", "required": ["id", "game", "players", "options", "s
                 "kind": {"enum": ["created", "joined", "move", "timeout", "reclaimed", "left", "rematch",
                                   "abandoned"]},
                 "seat": {"type": ["integer", "null"]}, "by": {"enum": ["human", "bot"]},
-                "move": {"type": "object"}}}}}}
+                "move": {"type": "object"},
+                "view": {"description": "with include=views: the caller's view (its seat's, or a spectator's) "
+                                        "after this version"}}}}}}
 
 _TICKET = {"type": "object",
            "required": ["ticket", "status", "game", "players", "options", "match_id", "seat", "token",
@@ -377,10 +379,14 @@ def document() -> dict[str, Any]:
                 "responses": {"101": {"description": "switching to WebSocket (RFC 6455)"},
                               **_errors(401, 404, 426, 501, *_COMMON)}}},
             "/v1/matches/{match_id}/replay": {"get": {
-                "summary": "The move log; the seed once the match is over", "parameters": [_MATCH_ID],
+                "summary": "The move log; the seed once the match is over", "parameters": [_MATCH_ID, {
+                    "name": "include", "in": "query", "required": False, "schema": {"enum": ["views"]},
+                    "description": "views: each entry also carries the caller's view after it (its seat's with "
+                                   "a token, else a spectator's), for a finished match only (else 409 "
+                                   "match_not_finished)"}],
                 "security": [{}, *_AUTH],
                 "responses": {"200": _json("Replay", "log (a seat's token adds its own moves before the end)"),
-                              **_errors(401, 404, *_COMMON)}}},
+                              **_errors(400, 401, 404, 409, *_COMMON)}}},
             "/v1/matches/{match_id}/leave": {"post": {
                 "summary": "Leave the match (a running one: a bot takes the seat for good)", "parameters": [_MATCH_ID],
                 "security": _AUTH, "requestBody": _EMPTY,

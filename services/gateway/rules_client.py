@@ -107,9 +107,11 @@ class RulesClient:
         return [{"id": g.id, "title": g.title, "min_players": g.min_players, "max_players": g.max_players,
                  "simultaneous": g.simultaneous, "options": orjson.loads(g.options_json)} for g in reply.games]
 
-    def new_game(self, game: str, players: int, seed: int, options: dict[str, Any], derive: bool = True) -> Applied:
+    def new_game(self, game: str, players: int, seed: int, options: dict[str, Any], derive: bool = True,
+                 view_seats: list[int] | None = None) -> Applied:
         reply = self._call(self.stub.NewGame, rules_pb2.NewGameRequest(
-            game=game, players=players, seed=seed, options_json=orjson.dumps(options).decode(), derive=derive))
+            game=game, players=players, seed=seed, options_json=orjson.dumps(options).decode(), derive=derive,
+            view_seats=view_seats or []))
         return _applied(reply)
 
     def apply_move(self, game: str, state: bytes, seat: int, move: Any, view_seats: list[int] | None = None,

@@ -10,11 +10,18 @@ from typing import Any
 
 import pytest
 
-from tests.clients.conftest import Stack, rules, stack  # noqa: F401  (the same stack fixture)
+from tests.clients.conftest import Stack, plain_stack, rules, ws_stack  # noqa: F401  (the same fixtures)
 
 CHROMIUM = os.environ.get("MEEPLE_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
+
+
+@pytest.fixture(scope="session")
+def stack(ws_stack: Stack) -> Stack:  # noqa: F811
+    """The page is tested against the deployed shape: gunicorn with the gateway's worker, which holds
+    WebSockets (``plain_stack``, werkzeug's server, cannot: there the page must fall back)."""
+    return ws_stack
 
 
 @pytest.fixture(scope="session")
@@ -30,12 +37,13 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture()
-def new_page(browser: Any, stack: Stack) -> Iterator[Any]:  # noqa: F811
+def new_page(browser: Any, stack: Stack) -> Iterator[Any]:
     """Pages in contexts of their own (separate localStorage: separate people), closed afterwards."""
     contexts: list[Any] = []
 
-    def make(viewport: dict[str, int] | None = None) -> Any:
-        context = browser.new_context(base_url=stack.url, viewport=viewport or {"width": 1200, "height": 900})
+    def make(viewport: dict[str, int] | None = None, base_url: str | None = None) -> Any:
+        context = browser.new_context(base_url=base_url or stack.url,
+                                      viewport=viewport or {"width": 1200, "height": 900})
         contexts.append(context)
         page = context.new_page()
         page.set_default_timeout(30_000)

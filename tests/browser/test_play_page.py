@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from services.rules.games import GAMES
 from services.rules.games.base import leaked_secrets
+from tests.replaying import engine_states
 
 from .conftest import Stack
 
@@ -23,11 +23,14 @@ GAMES_VS_BOTS = [("clash", 2, {"match": "single"}), ("sideboards", 2, {}), ("fie
 
 
 class Received:
-    """Every API answer the page receives (JSON bodies), to check them for hidden information."""
+    """Every API answer the page receives (JSON bodies) and every WebSocket message, to check them for hidden
+    information."""
 
     def __init__(self, page: Any) -> None:
         self.responses: list[Any] = []
+        self.frames: list[Any] = []
         page.on("response", lambda r: self.responses.append(r) if "/v1/" in r.url else None)
+        page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: self.frames.append(payload)))
 
     def bodies(self) -> list[Any]:
         out = []
@@ -36,22 +39,20 @@ class Received:
                 out.append(json.loads(response.body()))
             except Exception:  # an aborted long-poll (page left) has no body
                 continue
+        for frame in self.frames:
+            doc = json.loads(frame)
+            out.append(doc.get("body", doc) if doc.get("type") == "reply" else doc)
         return out
+
+    def socket_updates(self) -> int:
+        return sum(1 for frame in self.frames if json.loads(frame).get("type") == "update")
 
 
 def states_by_version(stack: Stack, match_id: str) -> tuple[Any, dict[int, Any]]:
     """Every state of a finished match, rebuilt from its seed and move log with the engine."""
     import httpx
 
-    replay = httpx.get(f"{stack.url}/v1/matches/{match_id}/replay").json()
-    game = GAMES[replay["game"]]
-    state = game.new_game(replay["players"], replay["seed"], replay["options"])
-    states = {0: state}
-    for entry in replay["log"]:
-        if entry["kind"] == "move":
-            state = game.apply(state, entry["seat"], entry["move"])
-        states[entry["version"]] = state
-    return game, states
+    return engine_states(httpx.get(f"{stack.url}/v1/matches/{match_id}/replay").json())
 
 
 def assert_no_hidden_information(stack: Stack, match_id: str, seat: int, bodies: list[Any]) -> int:
@@ -111,6 +112,7 @@ def test_a_whole_game_against_bots_through_the_page_without_hidden_information(
     received = Received(page)
     match_id = start_from_lobby(page, game, players, options)
     assert page.query_selector(".board svg") is not None  # the board is drawn from the view
+    page.wait_for_function("document.body.dataset.live === 'ws'")  # live updates over the match's socket
     shot = str(Path(SHOTS) / f"{game}.png") if SHOTS else None
     moves = play_until_finished(page, random.Random(1), shot=shot)
     assert moves > 0
@@ -119,6 +121,7 @@ def test_a_whole_game_against_bots_through_the_page_without_hidden_information(
     assert page.is_visible("#rematch") and page.is_visible("#replay-link")
     assert not page.is_visible("#error"), page.inner_text("#error")
     assert assert_no_hidden_information(stack, match_id, 0, received.bodies()) > moves
+    assert received.socket_updates() > 0
     if game == "clash":  # a rematch: the same seats in a new match, this browser in seat 0 again
         page.click("#rematch")
         page.wait_for_function(f"document.getElementById('match-id')?.textContent !== '{match_id}'")
@@ -167,9 +170,11 @@ def test_a_reload_mid_game_resumes_the_same_seat(new_page: Any) -> None:
         rng.choice(page.query_selector_all("button.move")).click()
         page.wait_for_function(f"document.getElementById('version').textContent !== '{version}'")
     before = int(page.inner_text("#version"))
+    received = Received(page)
     page.reload()
     page.wait_for_selector("#match-id")
     assert page.inner_text("#match-id") == match_id
+    page.wait_for_function("document.body.dataset.live === 'ws'")  # a new socket, hello after the version shown
     assert "you are seat 0" in page.inner_text("main")
     assert int(page.inner_text("#version")) >= before
     page.wait_for_selector("button.move")  # our turn again, with our seat's moves
@@ -177,6 +182,83 @@ def test_a_reload_mid_game_resumes_the_same_seat(new_page: Any) -> None:
     page.query_selector_all("button.move")[0].click()
     page.wait_for_function(f"document.getElementById('version').textContent !== '{version}'")
     assert not page.is_visible("#error")
+    for _ in range(300):  # the update of that move comes over the new socket (bounded: 30 s)
+        if received.socket_updates():
+            break
+        page.wait_for_timeout(100)
+    assert received.socket_updates() > 0
+
+
+def test_the_page_falls_back_to_long_polls_where_the_gateway_holds_no_websocket(new_page: Any,
+                                                                              plain_stack: Stack) -> None:
+    page = new_page(base_url=plain_stack.url)  # werkzeug's server: /ws answers 501
+    start_from_lobby(page, "clash", 2, {"match": "single"})
+    page.wait_for_function("document.body.dataset.live === 'long-poll'")
+    rng = random.Random(6)
+    for _ in range(3):  # the bot's answers still arrive
+        page.wait_for_selector("button.move")
+        version = page.inner_text("#version")
+        rng.choice(page.query_selector_all("button.move")).click()
+        page.wait_for_function(f"document.getElementById('version').textContent !== '{version}'")
+    page.wait_for_selector("button.move, #result")
+    assert not page.is_visible("#error"), page.inner_text("#error")
+
+
+def finish_with_the_sdk(stack: Stack, game: str, players: int) -> tuple[str, str]:
+    """A match of seat 0 (first legal move each time) against easy bots, played to the end; (id, token)."""
+    from meeple_client import Client
+
+    with Client(stack.url) as api:
+        match = api.create_match(game, players, seed=8, seats=[{"kind": "human"}] + [
+            {"kind": "bot", "level": "easy"}] * (players - 1))
+        while not match.finished:
+            match.wait_turn(timeout=60)
+            if match.my_turn:
+                match.move(match.legal_moves[0])
+        return match.id, str(match.token)
+
+
+@pytest.mark.parametrize("as_seat", [False, True], ids=["spectator", "seat"])
+def test_the_replay_redraws_the_board_at_each_step_and_receives_nothing_hidden(
+        new_page: Any, stack: Stack, as_seat: bool) -> None:
+    match_id, token = finish_with_the_sdk(stack, "fierce-women", 2)
+    page = new_page()
+    if as_seat:  # this browser played seat 0: its replay shows seat 0's hand at each step
+        page.goto("/play")
+        page.evaluate("([id, token]) => localStorage.setItem(`meeple.seat.${id}`, JSON.stringify({seat: 0, token}))",
+                      [match_id, token])
+    received = Received(page)
+    page.goto(f"/play#/replay/{match_id}")
+    page.wait_for_selector("#step-text")
+    page.click("#first")
+    assert page.get_attribute("#replay-board", "data-version") == "0"
+    boards = [page.inner_html("#replay-board svg")]
+    for step in range(1, 8):
+        page.click("#next")
+        assert page.get_attribute("#replay-board", "data-version") == str(step)
+        assert page.inner_text("#step-text").startswith(f"v{step}")
+        boards.append(page.inner_html("#replay-board svg"))
+    assert len(set(boards)) > 2  # the board changes as the moves are stepped through
+    page.keyboard.press("End")
+    last = int(page.get_attribute("#replay-board", "data-version") or 0)
+    page.keyboard.press("ArrowLeft")
+    assert page.get_attribute("#replay-board", "data-version") == str(last - 1)
+    replays = [b for b in received.bodies() if isinstance(b, dict) and "log" in b]
+    assert replays and all("view" in entry for entry in replays[0]["log"])
+    game, states = states_by_version(stack, match_id)
+    seat = 0 if as_seat else None
+    for entry in replays[0]["log"][:-1]:  # while the match ran: nothing of what that seat could not see
+        assert leaked_secrets(game, states[entry["version"]], seat, entry["view"]) == set(), entry["version"]
+    if not as_seat:  # and the spectator's steps differ from the seat's: the hand is not the spectator's to see
+        mine = [e["view"] for e in httpx_replay(stack, match_id, token)["log"]]
+        assert mine != [e["view"] for e in replays[0]["log"]]
+
+
+def httpx_replay(stack: Stack, match_id: str, token: str) -> Any:
+    import httpx
+
+    return httpx.get(f"{stack.url}/v1/matches/{match_id}/replay", params={"include": "views"},
+                     headers={"Authorization": f"Bearer {token}"}, timeout=60).json()
 
 
 def test_docs_page_is_swagger_ui_served_offline_and_try_it_out_works_with_a_bearer_token(

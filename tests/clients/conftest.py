@@ -1,15 +1,26 @@
 """A whole stack for client tests: real redis-server, real gRPC rules server, the gateway over HTTP and a
-bot worker, all on loopback, gone afterwards. Clients (the SDK, ``meeple-play``, Chromium) only see HTTP."""
+bot worker, all on loopback, gone afterwards. Clients (the SDK, ``meeple-play``, Chromium) only see HTTP.
+
+Two gateways: ``plain_stack`` (alias ``stack``) is the app under werkzeug's threaded server (no WebSocket:
+``/ws`` answers 501, so ``transport="auto"`` must fall back), ``ws_stack`` is the deployed shape, gunicorn with
+the gateway's worker, which holds WebSockets."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import tempfile
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
 
 from services.bots.worker import Worker
+from services.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
 from tests.gateway.conftest import RulesProcess, redis_server, rules, start_gateway  # noqa: F401  (rules: a fixture)
 
 
@@ -17,19 +28,63 @@ from tests.gateway.conftest import RulesProcess, redis_server, rules, start_gate
 class Stack:
     url: str
     redis_url: str
+    #: the gunicorn master of a ``ws_stack`` (its worker may be killed to drop every connection)
+    proc: subprocess.Popen[bytes] | None = None
+
+
+@contextmanager
+def bot_worker(redis_url: str, rules_port: int) -> Iterator[None]:
+    bot = Worker(redis_url, f"127.0.0.1:{rules_port}", name="clients-worker", claim_idle_ms=60_000)
+    thread = threading.Thread(target=bot.run, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        bot.stopping.set()
+        thread.join(10)
+
+
+@contextmanager
+def gunicorn_stack(rules_port: int) -> Iterator[Stack]:
+    """Redis, the gateway under gunicorn (one worker) and a bot worker; the limits the werkzeug stack lifts."""
+    with redis_server() as redis_url, tempfile.TemporaryDirectory(prefix="meeple-prom-") as prom:
+        port = free_port()
+        env = {**os.environ, "REDIS_URL": redis_url, "MEEPLE_RULES_ADDR": f"127.0.0.1:{rules_port}",
+               "PROMETHEUS_MULTIPROC_DIR": prom, "MEEPLE_RATE_LIMIT_PER_MINUTE": "100000", "MEEPLE_BOT_FILL_S": "1",
+               "MEEPLE_MAX_ACTIVE_MATCHES_PER_IP": "0", "MEEPLE_MAX_BOT_SEATS_PER_IP": "0",
+               "MEEPLE_MAX_HARD_BOTS_PER_IP": "0"}
+        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONF, "--workers", "1",
+                                 "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "2",
+                                 "services.gateway.wsgi:app"], cwd=ROOT, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_until(lambda: http_ok(f"{url}/healthz"), "gunicorn", proc)
+            with bot_worker(redis_url, rules_port):
+                yield Stack(url, redis_url, proc)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(15)
 
 
 @pytest.fixture(scope="session")
-def stack(rules: RulesProcess) -> Iterator[Stack]:  # noqa: F811  (the imported fixture)
+def plain_stack(rules: RulesProcess) -> Iterator[Stack]:  # noqa: F811  (the imported fixture)
     with redis_server() as redis_url:
         gw = start_gateway(redis_url, rules.port, bot_fill_s=1)
-        bot = Worker(redis_url, f"127.0.0.1:{rules.port}", name="clients-worker", claim_idle_ms=60_000)
-        thread = threading.Thread(target=bot.run, daemon=True)
-        thread.start()
         try:
-            yield Stack(gw.url, redis_url)
+            with bot_worker(redis_url, rules.port):
+                yield Stack(gw.url, redis_url)
         finally:
-            bot.stopping.set()
-            thread.join(10)
             gw.stop()
 
+
+@pytest.fixture(scope="session")
+def stack(plain_stack: Stack) -> Stack:
+    """The werkzeug stack (tests/browser overrides this name with ``ws_stack``)."""
+    return plain_stack
+
+
+@pytest.fixture(scope="session")
+def ws_stack(rules: RulesProcess) -> Iterator[Stack]:  # noqa: F811
+    with gunicorn_stack(rules.port) as stack:
+        yield stack

@@ -168,29 +168,31 @@ def test_the_readme_sdk_example_runs_as_written(stack: Stack) -> None:
     assert printed and isinstance(printed[-1][0], list)  # winners, then scores
 
 
+async def follow_async(url: str, transport: str) -> tuple[list[int], int, int]:
+    """A spectator's async ``events(transport)`` while the host plays a bot: (versions seen, start, final)."""
+    async with AsyncClient(url) as api:
+        host = await api.create_match("clash", 2, options={"match": "single"}, seats=VS_BOT)
+        watcher = await api.match(host.id)
+        start, seen = watcher.version, []
+
+        async def play() -> None:
+            while not host.finished:
+                await host.wait_turn(timeout=60)
+                if host.my_turn:
+                    await host.move(host.legal_moves[0])
+
+        async def follow() -> None:
+            async for doc in watcher.events(transport=transport):
+                seen.extend(e["version"] for e in doc["events"])
+
+        await asyncio.wait_for(asyncio.gather(play(), follow()), timeout=120)
+        return seen, start, host.version
+
+
 def test_the_async_client_follows_a_match_over_sse(stack: Stack) -> None:
-    async def watch() -> list[int]:
-        async with AsyncClient(stack.url) as api:
-            host = await api.create_match("clash", 2, options={"match": "single"}, seats=VS_BOT)
-            watcher = await api.match(host.id)
-            start, seen = watcher.version, []
-
-            async def play() -> None:
-                while not host.finished:
-                    await host.wait_turn(timeout=60)
-                    if host.my_turn:
-                        await host.move(host.legal_moves[0])
-
-            async def follow() -> None:
-                async for doc in watcher.events(transport="sse"):
-                    seen.extend(e["version"] for e in doc["events"])
-
-            await asyncio.wait_for(asyncio.gather(play(), follow()), timeout=120)
-            assert seen == list(range(start + 1, host.version + 1))
-            return seen
-
     with ThreadPoolExecutor(1) as pool:
-        assert pool.submit(asyncio.run, watch()).result(timeout=180)
+        seen, start, final = pool.submit(asyncio.run, follow_async(stack.url, "sse")).result(timeout=180)
+    assert seen == list(range(start + 1, final + 1))
 
 
 def test_each_error_a_retry_absorbs_is_reported_to_on_retry(stack: Stack) -> None:

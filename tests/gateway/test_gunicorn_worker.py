@@ -213,3 +213,19 @@ def test_meeple_bench_waiters_parks_its_waiters_and_reports_their_deliveries() -
     report = json.loads(out.stdout)
     assert (report["connected"], report["errors"]) == (30, 0)
     assert report["deliveries"] > 0 and report["moves"] > 0 and report["move_p50_ratio"] is not None
+
+
+def test_a_wake_up_promotes_its_connections_queued_timer_job_past_the_burst() -> None:
+    """A long-poll woken while its deadline job waits behind a burst of timers is answered now, not after it."""
+    pool = Pool(8, background_max=1)
+    release = threading.Event()
+    pool.submit(release.wait, 10, background=True)  # holds the only background thread
+    for _ in range(5):
+        pool.submit(release.wait, 10, background=True)
+    answered = threading.Event()
+    job = pool.submit(answered.set, background=True)
+    time.sleep(0.1)
+    assert not answered.is_set()
+    pool.promote(job)
+    assert answered.wait(5), "the promoted job still waited for the timers"
+    release.set()

@@ -56,25 +56,27 @@ def node(cluster: LocalCluster, rules: RulesProcess, tmp_path: Path) -> Iterator
 
 
 def play(node: Node, match_id: str, tokens: list[str], retry_s: float = 30.0) -> int:
-    """One legal move by a seat to act (again while the store answers a clean 503: a failover); the new version."""
+    """One legal move by a seat to act; the new version. A clean 503 (a failover) is retried as a client
+    must: the *same* move with the same version and Idempotency-Key, because a 503 can follow a commit (the
+    primary took it, but no replica confirmed it in time) and a new move would then be a second one."""
     give_up = time.monotonic() + retry_s
+    request: dict[str, object] | None = None
     while True:
-        status = requests.get(f"{node.url}/v1/matches/{match_id}", timeout=10)
-        if status.status_code == 200:
-            doc = status.json()
-            seat = doc["to_act"][0]
-            legal = requests.get(f"{node.url}/v1/matches/{match_id}/legal-moves", headers=auth(tokens[seat]),
-                                 timeout=10)
-            if legal.status_code == 200:
-                reply = requests.post(f"{node.url}/v1/matches/{match_id}/moves", headers={
-                    **auth(tokens[seat]), "Idempotency-Key": f"{match_id}-{doc['version']}"}, timeout=10,
-                    json={"move": legal.json()["moves"][0], "version": doc["version"]})
-                if reply.status_code == 200:
-                    version: int = reply.json()["version"]
-                    return version
-                status = reply
-            else:
-                status = legal
+        if request is None:
+            status = requests.get(f"{node.url}/v1/matches/{match_id}", timeout=10)
+            if status.status_code == 200:
+                doc = status.json()
+                seat = doc["to_act"][0]
+                status = requests.get(f"{node.url}/v1/matches/{match_id}/legal-moves", headers=auth(tokens[seat]),
+                                      timeout=10)
+                if status.status_code == 200:
+                    request = {"headers": {**auth(tokens[seat]), "Idempotency-Key": f"{match_id}-{doc['version']}"},
+                               "json": {"move": status.json()["moves"][0], "version": doc["version"]}}
+        if request is not None:
+            status = requests.post(f"{node.url}/v1/matches/{match_id}/moves", timeout=10, **request)  # type: ignore[arg-type]
+            if status.status_code == 200:
+                version: int = status.json()["version"]
+                return version
         assert status.status_code == 503 and status.json()["error"]["code"] == "store_unavailable", status.text
         assert time.monotonic() < give_up, "the store stayed unavailable"
         time.sleep(0.2)

@@ -5,8 +5,8 @@ match (version, view, legal moves) and submits moves at the version it read. Wit
 acts for an app's backend (a tenant): it names its players in seats and reads their history and ratings.
 """
 
-from .aio import AsyncClient, AsyncMatch, AsyncTicket
-from .client import Client, Match, Ticket
+from .aio import AsyncClient, AsyncMatch, AsyncMatchSocket, AsyncTicket
+from .client import Client, Match, MatchSocket, Ticket
 from .errors import (
     ApiError,
     BadRequest,
@@ -19,6 +19,7 @@ from .errors import (
     RateLimited,
     StaleVersion,
     TransportError,
+    TransportUnavailable,
     Unauthorized,
     Unavailable,
 )
@@ -37,7 +38,8 @@ from .models import (
     Webhook,
 )
 
-__all__ = ["ApiError", "AsyncClient", "AsyncMatch", "AsyncTicket", "BadRequest", "Client", "Conflict", "DeadLetter",
-           "EventsDoc", "Forbidden", "Game", "Hint", "HistoryDoc", "HistoryMatch", "IllegalMove", "Match", "MatchDoc",
-           "MeepleError", "NotFound", "NotYourTurn", "RateLimited", "Rating", "RatingsDoc", "ReplayDoc",
-           "StaleVersion", "Ticket", "TicketDoc", "TransportError", "Unauthorized", "Unavailable", "Webhook"]
+__all__ = ["ApiError", "AsyncClient", "AsyncMatch", "AsyncMatchSocket", "AsyncTicket", "BadRequest", "Client",
+           "Conflict", "DeadLetter", "EventsDoc", "Forbidden", "Game", "Hint", "HistoryDoc", "HistoryMatch",
+           "IllegalMove", "Match", "MatchDoc", "MatchSocket", "MeepleError", "NotFound", "NotYourTurn", "RateLimited",
+           "Rating", "RatingsDoc", "ReplayDoc", "StaleVersion", "Ticket", "TicketDoc", "TransportError",
+           "TransportUnavailable", "Unauthorized", "Unavailable", "Webhook"]

@@ -16,13 +16,14 @@ import json
 import random
 import time
 import uuid
+from collections import deque
 from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 import httpx
 
-from .errors import ApiError, RateLimited, TransportError, error_for
+from .errors import ApiError, RateLimited, TransportError, TransportUnavailable, Unavailable, error_for
 from .models import DeadLetter, EventsDoc, Hint, HistoryDoc, RatingsDoc, Webhook
 
 Auth = Literal["none", "optional", "required"]
@@ -56,7 +57,9 @@ OPERATIONS: dict[str, Operation] = {
     "events": Operation("GET", _M + "/events", ("include", "after", "wait", "until"), auth="optional",
                         idempotent=True),
     "events_stream": Operation("GET", _M + "/events/stream", ("after", "limit"), auth="optional", idempotent=True),
-    "replay": Operation("GET", _M + "/replay", auth="optional", idempotent=True),
+    # The WebSocket: its token and ``after`` go in the hello message (docs/api.md, "WebSocket"), not the URL.
+    "ws": Operation("GET", _M + "/ws", auth="optional", idempotent=True),
+    "replay": Operation("GET", _M + "/replay", ("include",), auth="optional", idempotent=True),
     "leave": Operation("POST", _M + "/leave", body=True, auth="required"),
     "reclaim": Operation("POST", _M + "/seats/{seat}/reclaim", body=True, auth="required"),
     "rematch": Operation("POST", _M + "/rematch", body=True, auth="required"),
@@ -86,7 +89,6 @@ NOT_COVERED: dict[tuple[str, str], str] = {
     ("GET", "/v1/openapi.json"): "the document itself (the SDK is checked against it)",
     ("GET", "/docs"): "an HTML page for people",
     ("GET", "/play"): "the browser client's page",
-    ("GET", "/v1/matches/{match_id}/ws"): "WebSocket transport: not in the SDK yet (long-poll and SSE are)",
 }
 
 #: How long a long-poll may wait (the server's cap, docs/api.md) and the HTTP read timeout around it.
@@ -208,7 +210,10 @@ class MatchState:
     doc: dict[str, Any] = field(default_factory=dict)
 
     def update(self, doc: Mapping[str, Any]) -> None:
-        """Fold a status document (create/join/get/move) or an events document into the state."""
+        """Fold a status document (create/join/get/move) or an events document into the state. An older
+        version than the one held is ignored: a move's answer may come after an event stream's later news."""
+        if self.doc and int(doc.get("version", self.version)) < self.version:
+            return
         if "events" in doc:  # an events document: keep what it does not carry
             merged = dict(self.doc)
             for key in ("version", "status", "to_act", "result"):
@@ -315,6 +320,135 @@ def parse_sse_update(event: str, data: str) -> EventsDoc | None:
         return None
     doc: EventsDoc = json.loads(data)
     return doc
+
+
+#: The event transports ``Match.events`` takes; ``auto`` prefers the WebSocket, then SSE, then long-poll.
+TRANSPORT_NAMES = ("auto", "ws", "sse", "long-poll", "poll")
+#: What a WebSocket ``error`` message's code means as an HTTP status (the typed error raised for it).
+WS_ERROR_STATUS = {"wrong_token": 401, "missing_token": 401, "match_not_found": 404, "too_many_waiters": 429,
+                   "bad_parameter": 400, "malformed_json": 400, "bad_message": 400}
+#: Error codes with which a server says it does not offer a transport (``auto`` then tries the next one).
+UNOFFERED_CODES = ("upgrade_required", "websocket_unsupported", "not_implemented")
+
+
+def handshake_body(raw: bytes | bytearray) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw[:200].decode(errors="replace")
+
+
+def check_transport(name: str) -> str:
+    if name not in TRANSPORT_NAMES:
+        raise ValueError(f"transport must be one of {', '.join(TRANSPORT_NAMES)}")
+    return "long-poll" if name == "poll" else name
+
+
+def refused(status: int, body: Any, headers: dict[str, str] | None = None) -> Exception:
+    """A transport's refused handshake: the typed error of a Meeple error body, or :class:`TransportUnavailable`
+    when the answer says the transport is not there (426/501, or a body that is no Meeple error: a proxy)."""
+    err = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(err, dict) or err.get("code") in UNOFFERED_CODES or status in (405, 426, 501):
+        return TransportUnavailable(f"HTTP {status}: {str(body)[:200]}")
+    return error_for(status, body, headers)
+
+
+def ws_url(base_url: str, match_id: str) -> str:
+    """``ws://`` (``wss://`` behind TLS) for the match's socket."""
+    scheme, rest = base_url.split("://", 1)
+    return ("wss" if scheme == "https" else "ws") + "://" + rest + OPERATIONS["ws"].path.format(match_id=match_id)
+
+
+def ws_hello(token: str | None, after: int) -> str:
+    """The first message: the seat's token (none: a spectator) and the last version seen, so nothing is missed
+    across reconnects; a seat asks for its legal moves with every update."""
+    hello: dict[str, Any] = {"type": "hello", "token": token, "after": after}
+    if token:
+        hello["include"] = "legal_moves"
+    return json.dumps(hello, separators=(",", ":"))
+
+
+def parse_ws_message(raw: str | bytes) -> EventsDoc | None:
+    """An ``update`` message's Events document; None for ``ready``/``reply``; an ``error`` raises its typed error."""
+    msg = json.loads(raw)
+    kind = msg.pop("type", None) if isinstance(msg, dict) else None
+    if kind == "error":
+        err = msg.get("error") or {}
+        status = WS_ERROR_STATUS.get(str(err.get("code")), 400)
+        raise error_for(status, msg, {"retry-after": "5"} if status == 429 else None)
+    if kind != "update":
+        return None
+    doc: EventsDoc = msg  # type: ignore[assignment]
+    return doc
+
+
+class SocketState:
+    """One match's socket, sans-I/O: the messages to send, and what each received message does to the match.
+    Updates wait in ``pending`` for the caller's iterator; replies to moves in ``replies`` by message id."""
+
+    def __init__(self, match: MatchState) -> None:
+        self.match = match
+        self.pending: deque[EventsDoc] = deque()
+        self.replies: dict[str, dict[str, Any]] = {}
+        #: the last version an update brought (a move's reply may put the match ahead of it)
+        self.seen = match.version
+
+    def hello(self) -> str:
+        return ws_hello(self.match.token, self.seen)
+
+    @property
+    def done(self) -> bool:
+        """The match is over and its last update arrived."""
+        return self.match.finished and self.seen >= self.match.version and not self.pending
+
+    def move_message(self, move: dict[str, Any]) -> tuple[str, str]:
+        """(message id, text) of a move at the version the match read, with a fresh idempotency key that a
+        resend after a reconnect reuses (the server then answers the first outcome again)."""
+        key = uuid.uuid4().hex
+        msg = {"type": "move", "id": key, "move": move, "version": self.match.version, "idempotency_key": key,
+               "include": "legal_moves"}
+        return key, json.dumps(msg, separators=(",", ":"))
+
+    def receive(self, raw: str | bytes) -> bool:
+        """Take one message; True if it brought news (an update or a reply), not just ``ready``."""
+        msg = json.loads(raw)
+        if isinstance(msg, dict) and msg.get("type") == "reply":
+            self.replies[str(msg.get("id"))] = msg
+            return True
+        doc = parse_ws_message(raw)
+        if doc is None:
+            return False
+        if doc["version"] > self.match.version:  # every version once, in order (a move's reply may have
+            self.match.update(doc)                # folded it in already)
+        self.seen = max(self.seen, doc["version"])
+        self.pending.append(doc)
+        return True
+
+    def settle(self, msg_id: str) -> None:
+        """Fold a move's reply in (the status document POST /moves answers), or raise its typed error."""
+        reply = self.replies.pop(msg_id)
+        if not 200 <= int(reply["status"]) < 300:
+            raise error_for(int(reply["status"]), reply.get("body"))
+        self.match.update(reply["body"])
+
+
+#: Failures after which a socket is opened again: a connection that dropped or never opened, too many
+#: waiters (429, as a refused upgrade or an error message), a dependency down (503).
+TRANSIENT: tuple[type[Exception], ...] = (OSError, RateLimited, Unavailable)
+
+
+def ws_headers(token: str | None, api_key: str | None) -> dict[str, str]:
+    """The upgrade's headers: none for a seat (its token goes in the hello), a tenant's key as the bearer of
+    a spectating backend."""
+    return {} if token else auth_headers(OPERATIONS["ws"], "ws", None, api_key)
+
+
+def reconnect_delay(failures: int, retries: int) -> float:
+    """Seconds before reconnecting a dropped stream (a short random delay, docs/api.md "Reconnecting"), or
+    raise once ``retries`` reconnections in a row brought nothing."""
+    if failures > retries:
+        raise TransportError(f"the event stream dropped {failures} times in a row")
+    return min(2.0, 0.1 * 2**failures) * (0.5 + random.random())
 
 
 @dataclass

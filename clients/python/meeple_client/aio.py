@@ -8,11 +8,14 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
-from httpx_sse import aconnect_sse
+from httpx_sse import SSEError, aconnect_sse
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidMessage, InvalidStatus
 
 from . import _core
 from ._core import Flow, MatchFlows, T, create_body, parse_sse_update, prepare, ticket_wait_flow
-from .client import base_of
+from .client import DROPPED, base_of
+from .errors import TransportUnavailable
 from .models import DeadLetter, EventsDoc, Game, Hint, HistoryDoc, HistoryMatch, RatingsDoc, ReplayDoc, Webhook
 
 
@@ -82,9 +85,11 @@ class AsyncClient:
     async def match(self, match_id: str, token: str | None = None) -> AsyncMatch:
         return await AsyncMatch(self, match_id, token).refresh()
 
-    async def replay(self, match_id: str, token: str | None = None) -> ReplayDoc:
-        """The move log; a seat's ``token`` adds that seat's own moves before the match ends."""
-        replay: ReplayDoc = await self.call("replay", {"match_id": match_id}, token=token)
+    async def replay(self, match_id: str, token: str | None = None, *, views: bool = False) -> ReplayDoc:
+        """The move log; a seat's ``token`` adds that seat's own moves before the match ends. ``views``: each
+        entry's view too (a finished match only)."""
+        replay: ReplayDoc = await self.call("replay", {"match_id": match_id}, {"include": "views" if views else None},
+                                            token=token, timeout=max(self.timeout, 60) if views else None)
         return replay
 
     async def matchmaking(self, game: str, players: int, options: dict[str, Any] | None = None, *,
@@ -159,15 +164,27 @@ class AsyncMatch(MatchFlows):
     async def poll(self, until: str = "change", wait: int = _core.LONG_POLL_S) -> EventsDoc:
         return await self.client.run(self.poll_flow(until, wait))
 
-    async def events(self, transport: str = "long-poll", until: str = "change") -> AsyncIterator[EventsDoc]:
-        if transport == "sse":
-            async for doc in _sse(self):
-                yield doc
-            return
+    async def events(self, transport: str = "auto", until: str = "change") -> AsyncIterator[EventsDoc]:
+        """As :meth:`meeple_client.Match.events`: ``auto`` (WebSocket, else SSE, else long-poll), ``ws``,
+        ``sse`` or ``long-poll``."""
+        name = _core.check_transport(transport)
+        for stream in {"auto": (_ws, _sse), "ws": (_ws,), "sse": (_sse,), "long-poll": ()}[name]:
+            try:
+                async for doc in stream(self):
+                    yield doc
+                return
+            except TransportUnavailable:
+                if name != "auto":
+                    raise
         while not self.finished:
             doc = await self.poll(until=until)
             if doc["events"]:
                 yield doc
+
+    def socket(self) -> AsyncMatchSocket:
+        """The match's WebSocket held open (``async with match.socket() as ws: async for doc in ws.updates():
+        ... await ws.move(m)``)."""
+        return AsyncMatchSocket(self)
 
     async def hint(self) -> Hint:
         return await self.client.run(self.hint_flow())
@@ -192,14 +209,105 @@ async def _sse(match: AsyncMatch) -> AsyncIterator[EventsDoc]:
                                 headers=req.headers, timeout=httpx.Timeout(match.client.timeout, read=60)) as source:
             if not source.response.is_success:
                 await source.response.aread()
-                _core.answer(source.response)
-            async for sse in source.aiter_sse():
-                doc = parse_sse_update(sse.event, sse.data)
-                if doc is not None:
-                    match.update(doc)
-                    yield doc
-                    if match.finished:
-                        return
+                raise _core.refused(source.response.status_code, _core.handshake_body(source.response.content),
+                                    dict(source.response.headers))
+            try:
+                async for sse in source.aiter_sse():
+                    doc = parse_sse_update(sse.event, sse.data)
+                    if doc is not None:
+                        match.update(doc)
+                        yield doc
+                        if match.finished:
+                            return
+            except SSEError as exc:
+                raise TransportUnavailable(str(exc)) from None
+
+
+async def _ws(match: AsyncMatch) -> AsyncIterator[EventsDoc]:
+    """As the sync ``_ws``, on ``websockets``' asyncio client."""
+    async with AsyncMatchSocket(match) as sock:
+        async for doc in sock.updates():
+            yield doc
+
+
+class AsyncMatchSocket:
+    """Awaitable twin of :class:`meeple_client.client.MatchSocket` (``async with match.socket() as ws``)."""
+
+    def __init__(self, match: AsyncMatch) -> None:
+        self.match = match
+        self.state = _core.SocketState(match)
+        self.sock: Any = None
+        self.failures = 0
+
+    async def __aenter__(self) -> AsyncMatchSocket:
+        try:
+            await self._open()
+        except _core.TRANSIENT as exc:
+            await self._reopen(exc)
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if self.sock is not None:
+            await self.sock.close()
+            self.sock = None
+
+    async def _open(self) -> None:
+        match = self.match
+        try:
+            self.sock = await ws_connect(_core.ws_url(match.client.base_url, match.id),
+                                         additional_headers=_core.ws_headers(match.token, match.client.api_key),
+                                         open_timeout=match.client.timeout, max_size=None)
+        except InvalidStatus as exc:
+            response = exc.response
+            raise _core.refused(response.status_code, _core.handshake_body(response.body),
+                                dict(response.headers)) from None
+        except InvalidHandshake as exc:
+            if isinstance(exc, InvalidMessage):
+                raise ConnectionError(repr(exc)) from None
+            raise TransportUnavailable(repr(exc)) from None
+        await self.sock.send(self.state.hello())
+
+    async def _reopen(self, exc: Exception, resend: str | None = None) -> None:
+        while True:
+            await self.close()
+            self.failures += 1
+            await asyncio.sleep(max(getattr(exc, "retry_after", 0.0),
+                                    _core.reconnect_delay(self.failures, self.match.client.retries)))
+            try:
+                await self._open()
+                break
+            except _core.TRANSIENT as again:
+                exc = again
+        if resend is not None:
+            await self.sock.send(resend)
+
+    async def _step(self, resend: str | None = None) -> None:
+        try:
+            if self.state.receive(await self.sock.recv()):
+                self.failures = 0
+        except DROPPED as exc:
+            await self._reopen(exc, resend)
+
+    async def updates(self) -> AsyncIterator[EventsDoc]:
+        while not self.state.done:
+            while self.state.pending:
+                yield self.state.pending.popleft()
+            if not self.state.done:
+                await self._step()
+
+    async def move(self, move: dict[str, Any]) -> AsyncMatch:
+        msg_id, text = self.state.move_message(move)
+        try:
+            await self.sock.send(text)
+        except (ConnectionClosed, OSError) as exc:
+            await self._reopen(exc, text)
+        while msg_id not in self.state.replies:
+            await self._step(resend=text)
+        self.state.settle(msg_id)
+        return self.match
 
 
 class AsyncTicket:

@@ -7,10 +7,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
-from httpx_sse import connect_sse
+from httpx_sse import SSEError, connect_sse
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidMessage, InvalidStatus
+from websockets.sync.client import connect as ws_connect
 
 from . import _core
 from ._core import Flow, MatchFlows, T, create_body, parse_sse_update, prepare, ticket_wait_flow
+from .errors import TransportUnavailable
 from .models import DeadLetter, EventsDoc, Game, Hint, HistoryDoc, HistoryMatch, RatingsDoc, ReplayDoc, Webhook
 
 
@@ -100,9 +103,11 @@ class Client:
         """A match to resume with a token you kept, or to spectate without one."""
         return Match(self, match_id, token).refresh()
 
-    def replay(self, match_id: str, token: str | None = None) -> ReplayDoc:
-        """The move log; a seat's ``token`` adds that seat's own moves before the match ends."""
-        replay: ReplayDoc = self.call("replay", {"match_id": match_id}, token=token)
+    def replay(self, match_id: str, token: str | None = None, *, views: bool = False) -> ReplayDoc:
+        """The move log; a seat's ``token`` adds that seat's own moves before the match ends. ``views`` (a
+        finished match only) adds to each entry the view after it: the seat's, or a spectator's."""
+        replay: ReplayDoc = self.call("replay", {"match_id": match_id}, {"include": "views" if views else None},
+                                      token=token, timeout=max(self.timeout, 60) if views else None)
         return replay
 
     def matchmaking(self, game: str, players: int, options: dict[str, Any] | None = None, *,
@@ -188,16 +193,26 @@ class Match(MatchFlows):
         """One long-poll after the current version; folds the answer in and returns the Events document."""
         return self.client.run(self.poll_flow(until, wait))
 
-    def events(self, transport: str = "long-poll", until: str = "change") -> Iterator[EventsDoc]:
-        """Every Events document from now until the match is finished, over ``long-poll`` or ``sse``."""
-        yield from TRANSPORTS[transport](self, until)
+    def events(self, transport: str = "auto", until: str = "change") -> Iterator[EventsDoc]:
+        """Every Events document from now until the match is finished.
+
+        ``transport``: ``ws`` (the match's WebSocket), ``sse``, ``long-poll`` (or ``poll``), or ``auto`` (the
+        default): the WebSocket, falling back to SSE and then long-poll when the server (or a proxy) does not
+        offer one. Each reconnects after a drop with ``after`` = the last version seen, so no version is
+        missed or repeated. ``until="turn"`` applies to long-poll only (the streams send every version)."""
+        yield from TRANSPORTS[_core.check_transport(transport)](self, until)
+
+    def socket(self) -> MatchSocket:
+        """The match's WebSocket held open, for its updates and moves over it (``with match.socket() as ws:
+        for doc in ws.updates(): ... ws.move(m)``)."""
+        return MatchSocket(self)
 
     def hint(self) -> Hint:
         """The easy bot's suggestion for this seat: ``{version, seat, move}``."""
         return self.client.run(self.hint_flow())
 
-    def replay(self) -> ReplayDoc:
-        return self.client.replay(self.id, self.token)
+    def replay(self, *, views: bool = False) -> ReplayDoc:
+        return self.client.replay(self.id, self.token, views=views)
 
     def leave(self) -> Match:
         self.client.run(self.leave_flow())
@@ -229,18 +244,133 @@ def _sse(match: Match, until: str) -> Iterator[EventsDoc]:
                          headers=req.headers, timeout=httpx.Timeout(match.client.timeout, read=60)) as source:
             if not source.response.is_success:
                 source.response.read()
-                _core.answer(source.response)
-            for sse in source.iter_sse():
-                doc = parse_sse_update(sse.event, sse.data)
-                if doc is not None:
-                    match.update(doc)
-                    yield doc
-                    if match.finished:
-                        return
+                raise _core.refused(source.response.status_code, _core.handshake_body(source.response.content),
+                                    dict(source.response.headers))
+            try:
+                for sse in source.iter_sse():
+                    doc = parse_sse_update(sse.event, sse.data)
+                    if doc is not None:
+                        match.update(doc)
+                        yield doc
+                        if match.finished:
+                            return
+            except SSEError as exc:  # not text/event-stream: something in between answered
+                raise TransportUnavailable(str(exc)) from None
 
 
-#: Event transports by name; a WebSocket transport adds itself here.
-TRANSPORTS = {"long-poll": _long_poll, "sse": _sse}
+#: What ends a socket's session without ending the match: it is opened again.
+DROPPED: tuple[type[Exception], ...] = (ConnectionClosed, *_core.TRANSIENT)
+
+
+def _ws(match: Match, until: str) -> Iterator[EventsDoc]:
+    """The match's WebSocket (``websockets``' sync client; it answers the server's pings)."""
+    del until  # the socket sends every version; callers filter
+    with MatchSocket(match) as sock:
+        yield from sock.updates()
+
+
+class MatchSocket:
+    """The match's WebSocket held open: its updates, and moves sent over it (``with match.socket() as ws``).
+
+    A move goes at the version the match read, with an idempotency key; its reply is folded in like
+    :meth:`Match.move`'s answer and an error reply raises the same typed error. After a drop, a 429 or a 503
+    the socket is reopened with ``after`` = the last version seen (no version missed or repeated), and a move
+    whose reply was lost is sent again with the same key (the server answers its first outcome)."""
+
+    def __init__(self, match: Match) -> None:
+        self.match = match
+        self.state = _core.SocketState(match)
+        self.sock: Any = None
+        self.failures = 0
+
+    def __enter__(self) -> MatchSocket:
+        try:
+            self._open()
+        except _core.TRANSIENT as exc:
+            self._reopen(exc)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+    def _open(self) -> None:
+        match = self.match
+        try:
+            self.sock = ws_connect(_core.ws_url(match.client.base_url, match.id), open_timeout=match.client.timeout,
+                                   additional_headers=_core.ws_headers(match.token, match.client.api_key),
+                                   max_size=None).__enter__()  # the library's context manager, held open
+        except InvalidStatus as exc:
+            response = exc.response
+            raise _core.refused(response.status_code, _core.handshake_body(response.body),
+                                dict(response.headers)) from None
+        except InvalidHandshake as exc:
+            if isinstance(exc, InvalidMessage):  # the connection dropped mid-handshake: transient
+                raise ConnectionError(repr(exc)) from None
+            raise TransportUnavailable(repr(exc)) from None  # no upgrade: a proxy in between answered
+        self.sock.send(self.state.hello())
+
+    def _reopen(self, exc: Exception, resend: str | None = None) -> None:
+        """Open the socket again after ``exc`` (a short random delay, or the server's Retry-After)."""
+        while True:
+            self.close()
+            self.failures += 1
+            time.sleep(max(getattr(exc, "retry_after", 0.0),
+                           _core.reconnect_delay(self.failures, self.match.client.retries)))
+            try:
+                self._open()
+                break
+            except _core.TRANSIENT as again:
+                exc = again
+        if resend is not None:
+            self.sock.send(resend)
+
+    def _step(self, resend: str | None = None) -> None:
+        """Take one message; after a drop, reopen (and send ``resend`` again)."""
+        try:
+            if self.state.receive(self.sock.recv()):
+                self.failures = 0
+        except DROPPED as exc:
+            self._reopen(exc, resend)
+
+    def updates(self) -> Iterator[EventsDoc]:
+        """Every update from now until the match is finished (the seat's ones carry its legal moves)."""
+        while not self.state.done:
+            while self.state.pending:
+                yield self.state.pending.popleft()
+            if not self.state.done:
+                self._step()
+
+    def move(self, move: dict[str, Any]) -> Match:
+        """As :meth:`Match.move`, over the socket."""
+        msg_id, text = self.state.move_message(move)
+        try:
+            self.sock.send(text)
+        except (ConnectionClosed, OSError) as exc:
+            self._reopen(exc, text)
+        while msg_id not in self.state.replies:
+            self._step(resend=text)
+        self.state.settle(msg_id)
+        return self.match
+
+
+def _auto(match: Match, until: str) -> Iterator[EventsDoc]:
+    """The WebSocket, else SSE, else long-poll: each next one starts after the last version the former gave."""
+    for stream in (_ws, _sse):
+        try:
+            yield from stream(match, until)
+            return
+        except TransportUnavailable:
+            continue
+    yield from _long_poll(match, until)
+
+
+#: Event transports by name (``poll`` is an alias of ``long-poll``).
+TRANSPORTS = {"auto": _auto, "ws": _ws, "sse": _sse, "long-poll": _long_poll}
 
 
 class Ticket:

@@ -13,6 +13,11 @@ class TransportError(MeepleError):
     """The server could not be reached (after the safe retries)."""
 
 
+class TransportUnavailable(TransportError):
+    """The server (or a proxy in front of it) does not offer this event transport (a WebSocket upgrade refused
+    with 426/501, a stream answered by something else); ``events(transport="auto")`` then tries the next one."""
+
+
 class ApiError(MeepleError):
     """A ``{"error": {"code", "message"}}`` answer. ``code`` is for code, ``message`` for people."""
 

@@ -20,7 +20,7 @@ from ..errors import ApiError
 from ..moves import MAX_REBASES, apply_move, bot_seats_due, commit, notify_bots
 from ..rules_client import Applied
 from ..store import Match, StaleVersion, hash_token, new_match_id, new_token
-from ..views import seat_legal_moves, seat_view
+from ..views import SPECTATOR, seat_legal_moves, seat_view
 from .common import (
     caller_seat,
     client_ip,
@@ -354,22 +354,51 @@ def submit_move(match_id: str) -> tuple[Response, int]:
 
 @bp.get("/v1/matches/<match_id>/replay")
 def replay(match_id: str) -> Response:
-    """The move log. Before the end a seat sees only its own moves (others' may hide cards), and no seed."""
+    """The move log. Before the end a seat sees only its own moves (others' may hide cards), and no seed.
+
+    ``include=views`` (a finished match only) adds the caller's view after each version, rebuilt by the rules
+    service from the seed and the moves: a replay viewer draws the board at every step without a game
+    engine, and sees only what that seat (or a spectator) saw then."""
     match, _ = limited_load(match_id)
     seat = caller_seat(match, required=False)
     over = match.meta["status"] == "finished"
+    include = request.args.get("include")
+    if include not in (None, "views"):
+        raise ApiError(400, "bad_parameter", "include takes: views")
+    if include and not over:
+        raise ApiError(409, "match_not_finished", "views of past versions are served once the match is over")
+    log = gateway().store.log(match_id)
+    views = replay_views(match, log, seat) if include else None
     entries = []
-    for entry in gateway().store.log(match_id):
+    for i, entry in enumerate(log):
         item = {"version": entry["version"], "kind": entry["kind"], "seat": entry.get("seat")}
         if "by" in entry:
             item["by"] = entry["by"]
         if entry["kind"] == "move" and (over or entry.get("seat") == seat):
             item["move"] = entry["move"]
+        if views is not None:
+            item["view"] = views[i]
         entries.append(item)
     meta = match.meta
     return jsonify({"id": match.id, "game": meta["game"], "players": meta["players"], "options": meta["options"],
                     "seed": meta["seed"] if over else None, "status": meta["status"], "version": match.version,
                     "log": entries, "result": meta.get("result")})
+
+
+def replay_views(match: Match, log: list[dict[str, Any]], seat: int | None) -> list[Any]:
+    """The view of ``seat`` (None: a spectator) after each log entry: the game replayed from its seed, one
+    rules-service call per move, asking for that one view only. Entries other than moves change no state."""
+    rules, meta = gateway().rules, match.meta
+    key = SPECTATOR if seat is None else seat
+    applied = rules.new_game(match.game, meta["players"], meta["seed"], meta["options"], derive=False,
+                             view_seats=[key])
+    views = []
+    for entry in log:
+        if entry["kind"] == "move":
+            applied = rules.apply_move(match.game, applied.state, entry["seat"], entry["move"], view_seats=[key],
+                                       derive=False)
+        views.append(orjson.loads(applied.views[key]))
+    return views
 
 
 @bp.get("/v1/matches/<match_id>/hint")

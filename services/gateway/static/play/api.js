@@ -46,3 +46,34 @@ export function loadSeat(matchId) {
 export function myMatches() {
   try { return JSON.parse(localStorage.getItem("meeple.matches") || "[]"); } catch { return []; }
 }
+
+/**
+ * One WebSocket session on a match (docs/api.md "WebSocket"): the token goes in the hello (a browser cannot
+ * set headers on a socket), `after` is the last version shown, so nothing is missed across reconnects.
+ * Calls onUpdate(doc) for each update, in order; resolves when the socket closes with {ready, error}.
+ * `holder.socket` is the open socket, for the page to close when it goes away.
+ */
+export function socketSession(matchId, { token, after, onUpdate, holder }) {
+  return new Promise(resolve => {
+    let ready = false, error = null, chain = Promise.resolve();
+    let ws;
+    try {
+      ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/v1/matches/${encodeURIComponent(matchId)}/ws`);
+    } catch (err) { resolve({ ready, error: { code: "no_websocket", message: String(err) } }); return; }
+    holder.socket = ws;
+    ws.onopen = () => ws.send(JSON.stringify({ type: "hello", token: token || null, after,
+                                               ...(token ? { include: "legal_moves" } : {}) }));
+    ws.onmessage = ev => {
+      let msg;
+      try { msg = JSON.parse(ev.data); } catch { return; }
+      if (msg.type === "ready") ready = true;
+      else if (msg.type === "error") error = msg.error;
+      else if (msg.type === "update") {
+        const { type, ...doc } = msg;
+        // An update the page failed to take (a reload of the status failed): reconnect, which resyncs.
+        chain = chain.then(() => onUpdate(doc)).catch(() => ws.close());
+      }
+    };
+    ws.onclose = () => { holder.socket = null; chain.then(() => resolve({ ready, error })); };
+  });
+}

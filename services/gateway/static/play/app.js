@@ -1,6 +1,6 @@
 // The browser client: lobby, a live board per game, legal moves as buttons, clocks, hint, rematch, replays.
 // Routes live in the URL hash so an invite is a plain link and a reload resumes: #/  #/m/ID  #/join/ID  #/replay/ID
-import { ApiError, call, loadSeat, myMatches, saveSeat } from "./api.js";
+import { ApiError, call, loadSeat, myMatches, saveSeat, socketSession } from "./api.js";
 import { describeMove, esc, movesAtField, renderBoard } from "./boards.js";
 
 const app = document.getElementById("app");
@@ -108,12 +108,16 @@ async function matchPage(id) {
   const held = loadSeat(id);
   const token = held ? held.token : null;
   const st = { id, token, doc: null, filter: "", field: null, hint: null, alive: true, log: [], controller: new AbortController() };
-  page = { stop() { st.alive = false; st.controller.abort(); clearInterval(st.ticker); } };
+  const live = { socket: null };
+  page = { stop() { st.alive = false; st.controller.abort(); clearInterval(st.ticker); live.socket?.close(); } };
 
   const load = async () => {
     st.doc = await call("GET", `/matches/${id}`, { token, query: { include: token ? "legal_moves" : undefined } });
   };
   const fold = doc => {  // a status document, or an events document (which lacks seats/clock/outcome)
+    // Never back to an older version: a move's answer can arrive after the socket brought later versions
+    // (a bot's reply), and the socket will not send those again.
+    if (st.doc && doc.version < st.doc.version) return;
     if ("events" in doc) {
       st.log.push(...doc.events);
       Object.assign(st.doc, { version: doc.version, status: doc.status, to_act: doc.to_act, result: doc.result });
@@ -214,19 +218,32 @@ async function matchPage(id) {
   st.ticker = setInterval(() => { if (st.doc?.clock && st.alive) {
     app.querySelectorAll(".seats li").forEach((li, i) => { const c = li.querySelector(".clock"); if (c) c.textContent = clockText(st.doc.clock, i); }); } }, 1000);
 
-  // Live updates: long-poll after our version; every answer carries our view (and legal moves).
+  // Live updates: every update carries our view (and legal moves). Over the match's WebSocket; if the socket
+  // cannot be had (twice in a row without getting to "ready": no WebSocket on this server or a proxy in the
+  // way), long-polls instead. document.body.dataset.live says which one is in use.
+  const apply = async doc => {
+    if (!st.alive || doc.version <= st.doc.version) return;
+    fold(doc);
+    if (doc.status === "finished" || doc.events.some(e => e.kind !== "move")) await load();  // outcome, seats
+    const focused = document.activeElement && document.activeElement.id;
+    render();
+    if (focused === "filter") document.getElementById("filter")?.focus();
+  };
+  let socketFailures = "WebSocket" in window ? 0 : 2;
   while (st.alive && st.doc.status !== "finished") {
-    try {
-      const doc = await call("GET", `/matches/${id}/events`, { token, signal: st.controller.signal,
-        query: { after: st.doc.version, wait: 25, include: token ? "legal_moves" : undefined } });
+    if (socketFailures < 2) {
+      document.body.dataset.live = "ws";
+      const { ready, error } = await socketSession(id, { token, after: st.doc.version, onUpdate: apply, holder: live });
       if (!st.alive) return;
-      if (doc.version > st.doc.version) {
-        fold(doc);
-        if (doc.status === "finished" || doc.events.some(e => e.kind !== "move")) await load();  // outcome, seats
-        const focused = document.activeElement && document.activeElement.id;
-        render();
-        if (focused === "filter") document.getElementById("filter")?.focus();
-      }
+      if (error && ["wrong_token", "match_not_found"].includes(error.code)) { showError(new ApiError(0, error.code, error.message)); return; }
+      socketFailures = ready ? 0 : socketFailures + 1;
+      if (st.doc.status !== "finished") await new Promise(r => setTimeout(r, 200 + Math.random() * 800));  // then reconnect
+      continue;
+    }
+    document.body.dataset.live = "long-poll";
+    try {
+      await apply(await call("GET", `/matches/${id}/events`, { token, signal: st.controller.signal,
+        query: { after: st.doc.version, wait: 25, include: token ? "legal_moves" : undefined } }));
     } catch (err) {
       if (!st.alive) return;
       showError(err);
@@ -246,7 +263,12 @@ async function joinPage(id) {
 
 // ---------------------------------------------------------------- replays
 async function replayPage(id) {
-  const [replay, status] = await Promise.all([call("GET", `/matches/${id}/replay`), call("GET", `/matches/${id}`)]);
+  // A finished match's replay carries the view after every version (include=views): the board is redrawn at
+  // each step, as this browser's seat saw it (its token, if it played) or as a spectator did.
+  const token = (loadSeat(id) || {}).token || null;
+  const status = await call("GET", `/matches/${id}`, { token });
+  const finished = status.status === "finished";
+  const replay = await call("GET", `/matches/${id}/replay`, { token, query: { include: finished ? "views" : undefined } });
   const steps = replay.log;
   let at = steps.length - 1;
   const draw = () => {
@@ -258,9 +280,9 @@ async function replayPage(id) {
         <input id="step" type="range" min="0" max="${Math.max(0, steps.length - 1)}" value="${at}" aria-label="step">
         <button id="next">next ▶</button> <button id="last">⏭</button>
         <p id="step-text" role="status">v${e.version}: ${esc(e.kind)} seat ${e.seat ?? "-"}${e.by === "bot" ? " (bot)" : ""}${e.move ? " — " + esc(describeMove(e.move)) : ""}</p></section>
-      <div class="match"><section class="panel board" aria-label="final board"><h3>${replay.status === "finished" ? "Final position" : "Current position"}</h3>${renderBoard(status.game, status.view)}</section>
+      <div class="match"><section class="panel board" id="replay-board" aria-label="board at version ${finished ? e.version : status.version}" data-version="${finished ? e.version : status.version}">
+        <h3>${finished ? `Position after v${e.version}` : "Current position (the steps are drawn once the match is over)"}</h3>${renderBoard(status.game, finished && e.view !== undefined ? e.view : status.view)}</section>
       <section class="panel"><h3>Log</h3><ol class="log">${steps.map((s, i) => `<li class="${i === at ? "current" : ""}">v${s.version} ${esc(s.kind)} seat ${s.seat ?? "-"}${s.move ? " " + esc(describeMove(s.move)) : ""}</li>`).join("")}</ol></section></div>`;
-    const go = n => { at = Math.max(0, Math.min(steps.length - 1, n)); draw(); };
     document.getElementById("first").onclick = () => go(0);
     document.getElementById("prev").onclick = () => go(at - 1);
     document.getElementById("next").onclick = () => go(at + 1);
@@ -268,6 +290,20 @@ async function replayPage(id) {
     document.getElementById("step").oninput = ev => go(Number(ev.target.value));
     app.querySelector(".log .current")?.scrollIntoView({ block: "nearest" });
   };
+  const go = n => {  // redraw at step n, keeping the keyboard focus on the control that was used
+    const focused = document.activeElement && document.activeElement.id;
+    at = Math.max(0, Math.min(steps.length - 1, n));
+    draw();
+    if (focused) document.getElementById(focused)?.focus();
+  };
+  // Keyboard: ← / → step, Home / End jump (outside the slider, which handles its own keys).
+  const keys = ev => {
+    if (ev.target.tagName === "INPUT") return;
+    const to = { ArrowLeft: at - 1, ArrowRight: at + 1, Home: 0, End: steps.length - 1 }[ev.key];
+    if (to !== undefined) { ev.preventDefault(); go(to); }
+  };
+  document.addEventListener("keydown", keys);
+  page = { stop() { document.removeEventListener("keydown", keys); } };
   draw();
 }
 
