@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .api.common import MAX_JSON_DEPTH
-from .api.matches import IDEMPOTENCY_KEY_MAX, MAX_PLAYERS
+from .api.matches import BOT_LEVELS, IDEMPOTENCY_KEY_MAX, MAX_PLAYERS
 from .config import GatewayConfig
 from .webhooks import EVENTS, MAX_HOOKS, MAX_URL
 
@@ -71,7 +71,7 @@ _MATCH = {"type": "object", "required": ["id", "game", "players", "options", "st
     "status": {"enum": ["waiting", "active", "finished"]},
     "outcome": {"$ref": "#/components/schemas/Outcome"},
     "clock": {"oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/Clock"}]},
-    "takeover_level": {"enum": ["easy", "normal", "hard"]},
+    "takeover_level": {"enum": list(BOT_LEVELS)},
     "rematch": {"type": ["string", "null"], "description": "id of the rematch once someone asked for it"},
     "legal_moves": {"type": ["array", "null"], "items": {"type": "object"},
                     "description": "with ?include=legal_moves: the caller's legal moves ([] with nothing to decide, "
@@ -251,7 +251,7 @@ def document() -> dict[str, Any]:
         "seats": {"type": "array", "maxItems": MAX_PLAYERS, "description": "one per player; bot seats count "
                   "against the client's quotas (MEEPLE_MAX_BOT_SEATS_PER_IP, MEEPLE_MAX_HARD_BOTS_PER_IP)",
                   "items": {"type": "object", "required": ["kind"], "additionalProperties": False, "properties": {
-                      "kind": {"enum": ["human", "bot"]}, "level": {"enum": ["easy", "normal", "hard"]},
+                      "kind": {"enum": ["human", "bot"]}, "level": {"enum": list(BOT_LEVELS)},
                       "player": _PLAYER_ID}}},
         "join": {"type": "boolean", "description": "take seat 0 at once (a `joined` entry at version 1); the "
                                                    "response carries its token"},
@@ -262,7 +262,7 @@ def document() -> dict[str, Any]:
                                  "on_timeout": {"enum": ["bot", "forfeit"]}, "seconds": {"type": "number"},
                                  "base_s": {"type": "number"}, "increment_s": {"type": "number"},
                                  "hours": {"type": "number"}}},
-        "takeover_level": {"enum": ["easy", "normal", "hard"],
+        "takeover_level": {"enum": list(BOT_LEVELS),
                            "description": "the bot that plays a seat after a timeout or a leave (default normal)"}}}
     move = {"type": "object", "required": ["move", "version"], "additionalProperties": False, "properties": {
         "move": {"type": "object", "required": ["type"]}, "version": {"type": "integer", "minimum": 0}}}
