@@ -281,7 +281,8 @@ def document() -> dict[str, Any]:
                                 "mk_...) the tenant's own quotas apply instead of the per-IP ones (meeple keys create "
                                 "--quota; defaults rpm 6000 requests a minute for all its keys, matches 1000, bots "
                                 "1000, hard 100, hints 600 a minute); MEEPLE_ANONYMOUS=0 requires a key to create, "
-                                "join or queue; webhooks: at most 20 per tenant, retried for a day."},
+                                "join or queue; webhooks: at most 20 per tenant, public addresses only (unless "
+                                "MEEPLE_WEBHOOK_ALLOW_PRIVATE allows the network), retried for a day."},
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
                                            "description": "the seat token returned once by create/join, or a "
@@ -429,7 +430,13 @@ def document() -> dict[str, Any]:
                                     "signing secret is in this answer only", "security": _KEY,
                          "requestBody": _body({"type": "object", "required": ["url", "events"],
                                                "additionalProperties": False, "properties": {
-                             "url": {"type": "string", "maxLength": MAX_URL, "description": "http(s) URL"},
+                             "url": {"type": "string", "maxLength": MAX_URL, "description": (
+                                 "http(s) URL whose host resolves to public addresses only: loopback, private, "
+                                 "shared, link-local, multicast, reserved and unspecified addresses (IPv4, IPv6, "
+                                 "and IPv4 inside IPv6) are refused with 400 webhook_address_refused, a host that "
+                                 "does not resolve with 400 webhook_unresolvable, and every delivery checks again "
+                                 "and connects to the checked address; MEEPLE_WEBHOOK_ALLOW_PRIVATE (CIDR list, "
+                                 "or all) lets the operator allow networks")},
                              "events": {"type": "array", "minItems": 1, "items": {"enum": list(EVENTS)}}}}),
                          "responses": {"201": _json("Webhook", "registered (with its secret)"),
                                        **_errors(401, 409, *_COMMON, *_BODY)}},

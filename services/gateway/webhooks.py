@@ -89,6 +89,18 @@ def resolve(host: str, port: int) -> list[str]:
     return [str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
 
 
+def _addresses(host: str, port: int, resolver: Resolver) -> list[Address]:
+    """``host`` itself when it is an address literal, else what it resolves to (an error: refused)."""
+    try:
+        return [ipaddress.ip_address(host)]
+    except ValueError:
+        pass
+    try:
+        return [ipaddress.ip_address(a.partition("%")[0]) for a in resolver(host, port)]
+    except (OSError, UnicodeError, ValueError) as err:
+        raise AddressRefused("webhook_unresolvable", f"{host} does not resolve ({err})") from None
+
+
 def checked_address(url: str, allow: Sequence[Network], resolver: Resolver = resolve) -> str | None:
     """The address a delivery to ``url`` connects to, every address of its host checked; None when the
     operator allows every address (no check: the HTTP client resolves). Raises :class:`AddressRefused`."""
@@ -96,16 +108,9 @@ def checked_address(url: str, allow: Sequence[Network], resolver: Resolver = res
         return None
     parts = urlsplit(url)
     host = parts.hostname or ""
-    try:
-        found: list[Address] = [ipaddress.ip_address(host)]
-    except ValueError:
-        try:
-            found = [ipaddress.ip_address(a.partition("%")[0])
-                     for a in resolver(host, parts.port or (443 if parts.scheme == "https" else 80))]
-        except (OSError, UnicodeError, ValueError) as err:
-            raise AddressRefused("webhook_unresolvable", f"{host} does not resolve ({err})") from None
-        if not found:
-            raise AddressRefused("webhook_unresolvable", f"{host} does not resolve")
+    found = _addresses(host, parts.port or (443 if parts.scheme == "https" else 80), resolver)
+    if not found:
+        raise AddressRefused("webhook_unresolvable", f"{host} does not resolve")
     for ip in found:
         reason = refusal(ip)
         if reason and not any(ip in net for net in allow if net.version == ip.version):
