@@ -41,6 +41,15 @@ def test_every_non_public_address_kind_is_refused_and_public_ones_pass() -> None
         assert webhooks.refusal(ipaddress.ip_address(address)) is None, address
 
 
+def test_a_malformed_allow_list_stops_the_gateway_at_boot() -> None:
+    from services.gateway.app import create_app
+    from services.gateway.config import GatewayConfig
+
+    with pytest.raises(ValueError, match="not-a-network"):
+        create_app(GatewayConfig(webhook_allow_private=("10.0.0.0/8", "not-a-network")))
+    assert webhooks.allowed_networks(["all"]) == webhooks.allowed_networks(["0.0.0.0/0", "::/0"])
+
+
 @pytest.fixture()
 def guarded_gateway(own_redis_url: str, rules: RulesProcess) -> Iterator[GatewayServer]:
     server = start_gateway(own_redis_url, rules.port, anonymous=False)  # no allow-list: the deployed default
