@@ -22,7 +22,8 @@ class Stack:
 @pytest.fixture(scope="session")
 def stack(rules: RulesProcess) -> Iterator[Stack]:  # noqa: F811  (the imported fixture)
     with redis_server() as redis_url:
-        gw = start_gateway(redis_url, rules.port, bot_fill_s=1)
+        # like `make run`: webhook URLs on loopback (or not resolvable) are accepted (the SSRF guard is off)
+        gw = start_gateway(redis_url, rules.port, bot_fill_s=1, webhook_allow_private=("all",))
         bot = Worker(redis_url, f"127.0.0.1:{rules.port}", name="clients-worker", claim_idle_ms=60_000)
         thread = threading.Thread(target=bot.run, daemon=True)
         thread.start()
