@@ -107,8 +107,8 @@ def hook(parser: argparse.ArgumentParser) -> None:
     for action in parser._actions:
         if action.dest in ("players", "seats"):
             action.required = False
-    parser.add_argument("--ladder", action="store_true", help="rate the bot levels round-robin and store the "
-                                                               "ratings in Redis (REDIS_URL) for matchmaking")
+    parser.add_argument("--ladder", action="store_true", help="rate the bot levels against each other and store "
+                                                               "the ratings in Redis (REDIS_URL), or --out FILE")
     parser.add_argument("--levels", default=",".join(LEVELS), help="ladder: the levels to rate")
     parser.add_argument("--reach", type=int, default=None,
                         help="ladder: pair only rungs at most this many apart (default: every pair)")
