@@ -23,9 +23,15 @@ class Level:
     c: float = 0.7
 
 
+#: Weakest first. ``easy``/``normal``/``hard`` are the levels people pick; ``novice``, ``casual`` and ``strong``
+#: are rungs between and below them so that skill matchmaking's bot fill can match a player's strength more
+#: closely (their ratings ship in ``services/gateway/bot_ratings.json``, measured by ``meeple arena --ladder``).
 LEVELS: dict[str, Level] = {
+    "novice": Level(iterations=10, seconds=0.1),
     "easy": Level(iterations=40, seconds=0.25),
+    "casual": Level(iterations=100, seconds=0.5),
     "normal": Level(iterations=300, seconds=0.9),
+    "strong": Level(iterations=800, seconds=2.5),
     "hard": Level(iterations=2000, seconds=5.0),
 }
 

@@ -187,7 +187,9 @@ class Stack:
             wait_until(lambda a=address: grpc_serving(a), f"rules service {address}", proc)  # type: ignore[misc]
             self.rules_addresses.append(address)
             self.metrics[f"rules-{i}"] = f"http://{cfg.host}:{metrics_port}/metrics"
-        env = {"REDIS_URL": self.redis_url, "MEEPLE_RULES_ADDR": ",".join(self.rules_addresses)}
+        env = {"REDIS_URL": self.redis_url, "MEEPLE_RULES_ADDR": ",".join(self.rules_addresses),
+               # a local stack's webhook receivers are local: the SSRF guard is for deployments
+               "MEEPLE_WEBHOOK_ALLOW_PRIVATE": os.environ.get("MEEPLE_WEBHOOK_ALLOW_PRIVATE", "all")}
         if importlib.util.find_spec("services.gateway.wsgi") is not None:
             prom_dir = Path(tempfile.mkdtemp(prefix="meeple-prom-"))
             self.temp_dirs.append(prom_dir)

@@ -16,12 +16,14 @@ from .jsonio import OrjsonProvider
 from .metrics import GatewayMetrics, MatchStatsCollector, check_multiprocess, timed_redis
 from .rules_client import RulesClient
 from .store import MatchStore
+from .webhooks import allowed_networks
 
 log = logging.getLogger("meeple.gateway")
 
 
 def create_app(config: GatewayConfig | None = None) -> Flask:
     config = config or GatewayConfig.from_env()
+    allowed_networks(config.webhook_allow_private)  # a malformed MEEPLE_WEBHOOK_ALLOW_PRIVATE stops the boot
     app = Flask(__name__)
     # One byte over the limit: a chunked body (no Content-Length) is read up to this, so one past the limit is
     # seen as such (413 in ``json_body``) instead of being cut at the limit and parsed as broken JSON.

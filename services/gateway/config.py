@@ -53,6 +53,8 @@ class GatewayConfig:
     #: ``MEEPLE_MM_WINDOW + MEEPLE_MM_WIDEN_PER_S * wait`` of its longest-waiting ticket.
     mm_window: float = 2.0
     mm_widen_per_s: float = 0.5
+    #: Networks (CIDR) webhooks may reach although not public, or ``all``: the SSRF guard's allow-list.
+    webhook_allow_private: tuple[str, ...] = field(default_factory=tuple)
 
     @classmethod
     def from_env(cls) -> GatewayConfig:
@@ -101,4 +103,5 @@ ENV: dict[str, str] = {
     "mm_widen_per_s": "MEEPLE_MM_WIDEN_PER_S",
     "anonymous": "MEEPLE_ANONYMOUS",
     "cors_origins": "MEEPLE_CORS_ORIGINS",
+    "webhook_allow_private": "MEEPLE_WEBHOOK_ALLOW_PRIVATE",
 }

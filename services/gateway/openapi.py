@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .api.common import MAX_JSON_DEPTH
-from .api.matches import IDEMPOTENCY_KEY_MAX, MAX_PLAYERS
+from .api.matches import BOT_LEVELS, IDEMPOTENCY_KEY_MAX, MAX_PLAYERS
 from .config import GatewayConfig
 from .webhooks import EVENTS, MAX_HOOKS, MAX_URL
 
@@ -71,7 +71,7 @@ _MATCH = {"type": "object", "required": ["id", "game", "players", "options", "st
     "status": {"enum": ["waiting", "active", "finished"]},
     "outcome": {"$ref": "#/components/schemas/Outcome"},
     "clock": {"oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/Clock"}]},
-    "takeover_level": {"enum": ["easy", "normal", "hard"]},
+    "takeover_level": {"enum": list(BOT_LEVELS)},
     "rematch": {"type": ["string", "null"], "description": "id of the rematch once someone asked for it"},
     "legal_moves": {"type": ["array", "null"], "items": {"type": "object"},
                     "description": "with ?include=legal_moves: the caller's legal moves ([] with nothing to decide, "
@@ -253,7 +253,7 @@ def document() -> dict[str, Any]:
         "seats": {"type": "array", "maxItems": MAX_PLAYERS, "description": "one per player; bot seats count "
                   "against the client's quotas (MEEPLE_MAX_BOT_SEATS_PER_IP, MEEPLE_MAX_HARD_BOTS_PER_IP)",
                   "items": {"type": "object", "required": ["kind"], "additionalProperties": False, "properties": {
-                      "kind": {"enum": ["human", "bot"]}, "level": {"enum": ["easy", "normal", "hard"]},
+                      "kind": {"enum": ["human", "bot"]}, "level": {"enum": list(BOT_LEVELS)},
                       "player": _PLAYER_ID}}},
         "join": {"type": "boolean", "description": "take seat 0 at once (a `joined` entry at version 1); the "
                                                    "response carries its token"},
@@ -264,7 +264,7 @@ def document() -> dict[str, Any]:
                                  "on_timeout": {"enum": ["bot", "forfeit"]}, "seconds": {"type": "number"},
                                  "base_s": {"type": "number"}, "increment_s": {"type": "number"},
                                  "hours": {"type": "number"}}},
-        "takeover_level": {"enum": ["easy", "normal", "hard"],
+        "takeover_level": {"enum": list(BOT_LEVELS),
                            "description": "the bot that plays a seat after a timeout or a leave (default normal)"}}}
     move = {"type": "object", "required": ["move", "version"], "additionalProperties": False, "properties": {
         "move": {"type": "object", "required": ["type"]}, "version": {"type": "integer", "minimum": 0}}}
@@ -283,7 +283,8 @@ def document() -> dict[str, Any]:
                                 "mk_...) the tenant's own quotas apply instead of the per-IP ones (meeple keys create "
                                 "--quota; defaults rpm 6000 requests a minute for all its keys, matches 1000, bots "
                                 "1000, hard 100, hints 600 a minute); MEEPLE_ANONYMOUS=0 requires a key to create, "
-                                "join or queue; webhooks: at most 20 per tenant, retried for a day."},
+                                "join or queue; webhooks: at most 20 per tenant, public addresses only (unless "
+                                "MEEPLE_WEBHOOK_ALLOW_PRIVATE allows the network), retried for a day."},
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
                                            "description": "the seat token returned once by create/join, or a "
@@ -435,7 +436,13 @@ def document() -> dict[str, Any]:
                                     "signing secret is in this answer only", "security": _KEY,
                          "requestBody": _body({"type": "object", "required": ["url", "events"],
                                                "additionalProperties": False, "properties": {
-                             "url": {"type": "string", "maxLength": MAX_URL, "description": "http(s) URL"},
+                             "url": {"type": "string", "maxLength": MAX_URL, "description": (
+                                 "http(s) URL whose host resolves to public addresses only: loopback, private, "
+                                 "shared, link-local, multicast, reserved and unspecified addresses (IPv4, IPv6, "
+                                 "and IPv4 inside IPv6) are refused with 400 webhook_address_refused, a host that "
+                                 "does not resolve with 400 webhook_unresolvable, and every delivery checks again "
+                                 "and connects to the checked address; MEEPLE_WEBHOOK_ALLOW_PRIVATE (CIDR list, "
+                                 "or all) lets the operator allow networks")},
                              "events": {"type": "array", "minItems": 1, "items": {"enum": list(EVENTS)}}}}),
                          "responses": {"201": _json("Webhook", "registered (with its secret)"),
                                        **_errors(401, 409, *_COMMON, *_BODY)}},

@@ -1,6 +1,8 @@
 """Ratings per (tenant, player, game) with openskill's Plackett-Luce model: 1-6 players and teams (the
 engine's ``sides``), with uncertainty (``sigma``). Bot levels have ratings on the same scale, set by the
-arena ladder (``meeple arena --ladder``, ``ai/ladder.py``) in ``rating:{bots}`` (field ``<game>:<level>``).
+arena ladder (``meeple arena --ladder``, ``ai/ladder.py``) in ``rating:{bots}`` (field ``<game>:<level>``);
+the server ships a ladder measured at the real budgets (``bot_ratings.json`` next to this module), used for a
+game until Redis holds a newer ladder run for it.
 
 A rated match is a tenant's match that ended by the game or a forfeit with at least one named player. When
 it finishes, the update that finishes it carries the rating changes in ``outcome.ratings`` (computed from
@@ -15,13 +17,18 @@ Unnamed human seats play at the default rating and are not stored; bot seats at 
 
 from __future__ import annotations
 
+import datetime
+import functools
 import time
+from pathlib import Path
 from typing import Any
 
 import orjson
 from openskill.models import PlackettLuce
 
 BOT_RATINGS_KEY = "rating:{bots}"
+#: The ladder shipped with the server (written by ``meeple arena --ladder --out``).
+SHIPPED_PATH = Path(__file__).with_name("bot_ratings.json")
 MODEL = PlackettLuce()
 
 #: Write the new rating only if the stored one is still the one the change was computed from.
@@ -58,8 +65,21 @@ def of_player(client: Any, tenant: str, player: str, game: str | None = None) ->
     return {g: doc for g, doc in sorted(out.items()) if game is None or g == game}
 
 
+@functools.cache
+def shipped() -> dict[str, dict[str, Any]]:
+    """The shipped ladder per game: ``{"at": its date as a Unix time, "ratings": {level: rating}}`` (none
+    when the file is absent: bot fill then falls back to ``normal`` until a ladder runs)."""
+    try:
+        doc = orjson.loads(SHIPPED_PATH.read_bytes())
+    except FileNotFoundError:
+        return {}
+    return {game: {"at": datetime.datetime.fromisoformat(run["date"]).timestamp(), "ratings": run["ratings"]}
+            for game, run in doc["games"].items()}
+
+
 def bot_ratings(client: Any, game: str) -> dict[str, dict[str, Any]]:
-    """The ladder's ratings of the bot levels of ``game`` (empty before any ladder ran)."""
+    """The ratings of the bot levels of ``game``: Redis's ladder when it ran after the shipped one (a ladder
+    run replaces a game's ratings whole: two runs' ratings are not on one scale), else the shipped ladder."""
     raw: dict[Any, Any] = client.hgetall(BOT_RATINGS_KEY)
     out = {}
     for field, value in raw.items():
@@ -67,6 +87,9 @@ def bot_ratings(client: Any, game: str) -> dict[str, dict[str, Any]]:
         g, _, level = name.partition(":")
         if g == game:
             out[level] = orjson.loads(value)
+    ship = shipped().get(game)
+    if ship and (not out or max(float(doc.get("updated_at", 0)) for doc in out.values()) < ship["at"]):
+        return {level: dict(doc) for level, doc in ship["ratings"].items()}
     return out
 
 

@@ -14,14 +14,26 @@ appended by then, so its event is never stranded.
 
 **Registrations.** ``wh:{<tenant>}:hooks`` (hash: hook id -> JSON url, events, secret, created_at) and the
 tenant's dead letters ``wh:{<tenant>}:dead`` (newest first, at most :data:`DEAD_KEEP`).
+
+**Where deliveries may go (SSRF guard).** A tenant's URL must not make the server reach into its own network:
+a host that is, or resolves to, a loopback, private, link-local, multicast, reserved, unspecified or other
+non-global address (IPv4 or IPv6; an IPv6 address embedding an IPv4 one — mapped, 6to4, Teredo, NAT64 — is
+judged by the IPv4 one) is refused at registration, and again at every delivery, which then connects to the
+address it checked (a name that resolved to a public address at registration and to 127.0.0.1 later is
+refused, not followed). ``MEEPLE_WEBHOOK_ALLOW_PRIVATE`` lists networks (CIDR) the operator allows anyway, or
+``all`` to turn the guard off (``make run`` and the tests do, for a receiver on 127.0.0.1).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import secrets
+import socket
 import time
 import zlib
+from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -34,6 +46,78 @@ DEAD_KEEP = 1000
 #: Hooks per tenant, and the longest URL.
 MAX_HOOKS = 20
 MAX_URL = 2048
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+#: host, port -> the addresses it resolves to (a seam: tests make a name "rebind" without touching DNS).
+Resolver = Callable[[str, int], list[str]]
+_EVERYTHING = (ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+class AddressRefused(Exception):
+    """A webhook URL whose host deliveries must not reach; ``code`` is the API's error code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def allowed_networks(items: Sequence[str]) -> tuple[Network, ...]:
+    """``MEEPLE_WEBHOOK_ALLOW_PRIVATE``'s items: CIDR networks, or ``all`` (also ``1``) for every address."""
+    nets: list[Network] = []
+    for item in items:
+        nets += _EVERYTHING if item.strip().lower() in ("all", "1", "true", "yes") else [
+            ipaddress.ip_network(item.strip(), strict=False)]
+    return tuple(nets)
+
+
+def refusal(ip: Address) -> str | None:
+    """Why deliveries may not reach ``ip`` (None: a global unicast address)."""
+    if isinstance(ip, ipaddress.IPv6Address):
+        inner = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None) or (
+            ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF) if ip in _NAT64 else None)
+        if inner is not None:
+            return refusal(inner)
+    for kind in ("loopback", "unspecified", "link_local", "multicast", "private", "reserved"):
+        if getattr(ip, f"is_{kind}"):
+            return kind.replace("_", "-")
+    return None if ip.is_global else "not globally routable"
+
+
+def resolve(host: str, port: int) -> list[str]:
+    return [str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
+
+
+def _addresses(host: str, port: int, resolver: Resolver) -> list[Address]:
+    """``host`` itself when it is an address literal, else what it resolves to (an error: refused)."""
+    try:
+        return [ipaddress.ip_address(host)]
+    except ValueError:
+        pass
+    try:
+        return [ipaddress.ip_address(a.partition("%")[0]) for a in resolver(host, port)]
+    except (OSError, UnicodeError, ValueError) as err:
+        raise AddressRefused("webhook_unresolvable", f"{host} does not resolve ({err})") from None
+
+
+def checked_address(url: str, allow: Sequence[Network], resolver: Resolver = resolve) -> str | None:
+    """The address a delivery to ``url`` connects to, every address of its host checked; None when the
+    operator allows every address (no check: the HTTP client resolves). Raises :class:`AddressRefused`."""
+    if all(net in allow for net in _EVERYTHING):
+        return None
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    found = _addresses(host, parts.port or (443 if parts.scheme == "https" else 80), resolver)
+    if not found:
+        raise AddressRefused("webhook_unresolvable", f"{host} does not resolve")
+    for ip in found:
+        reason = refusal(ip)
+        if reason and not any(ip in net for net in allow if net.version == ip.version):
+            raise AddressRefused("webhook_address_refused", f"{host} is {ip} ({reason}): webhooks reach public "
+                                                            "addresses only (the operator may allow networks in "
+                                                            "MEEPLE_WEBHOOK_ALLOW_PRIVATE)")
+    return str(found[0])
 
 
 def outbox_key(match_id: str) -> str:

@@ -73,6 +73,8 @@ class WebhookMetrics:
         self.lag = Histogram("meeple_webhook_lag_seconds", "From the change to its delivery (2xx received)",
                              buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600, 86400),
                              registry=self.registry)
+        self.refused = Counter("meeple_webhook_refused_total", "Delivery attempts not made: the URL's host "
+                               "is (now) a non-public address (SSRF guard)", registry=self.registry)
         self.due = Gauge("meeple_webhook_due", "Deliveries waiting to be sent (including retries)",
                          registry=self.registry)
 
@@ -80,8 +82,10 @@ class WebhookMetrics:
 class WebhookWorker:
     def __init__(self, redis_url: str, metrics: WebhookMetrics | None = None, lease_s: float = 30.0,
                  timeout_s: float = 10.0, backoff_s: float = 1.0, backoff_max_s: float = 3600.0,
-                 retry_for_s: float = 24 * 3600.0) -> None:
+                 retry_for_s: float = 24 * 3600.0, allow: tuple[webhooks.Network, ...] = (),
+                 resolver: webhooks.Resolver = webhooks.resolve) -> None:
         self.redis = redisconn.connect(redis_url, socket_timeout=30)
+        self.allow, self.resolver = allow, resolver  # the SSRF guard (services/gateway/webhooks.py)
         self.metrics = metrics or WebhookMetrics()
         self.lease_s, self.backoff_s = lease_s, backoff_s
         self.backoff_max_s, self.retry_for_s = backoff_max_s, retry_for_s
@@ -166,9 +170,10 @@ class WebhookWorker:
         stamp = int(time.time())
         error = None
         try:
-            reply = self.http.post(hook["url"], content=body, headers={
-                "Content-Type": "application/json", "Meeple-Delivery": delivery_id, "Meeple-Event": doc["type"],
-                "Meeple-Signature": f"t={stamp},v1={sign(hook['secret'], stamp, body)}"})
+            url, pinned, extensions = self._pin(hook["url"])
+            reply = self.http.post(url, content=body, extensions=extensions, headers={
+                **pinned, "Content-Type": "application/json", "Meeple-Delivery": delivery_id,
+                "Meeple-Event": doc["type"], "Meeple-Signature": f"t={stamp},v1={sign(hook['secret'], stamp, body)}"})
             if 200 <= reply.status_code < 300:
                 self._finish(delivery_id, shard)
                 self.metrics.deliveries.labels("delivered").inc()
@@ -177,6 +182,9 @@ class WebhookWorker:
             error = f"HTTP {reply.status_code}"
         except httpx.HTTPError as err:
             error = f"{type(err).__name__}: {err}"
+        except webhooks.AddressRefused as err:  # e.g. the name resolves to a private address now
+            error = f"{err.code}: {err}"
+            self.metrics.refused.inc()
         doc["attempts"] += 1
         doc["last_error"] = error
         if now - doc["first_at"] >= self.retry_for_s:
@@ -199,6 +207,16 @@ class WebhookWorker:
         pipe.execute()
         self.metrics.deliveries.labels("failed").inc()
         return 0
+
+    def _pin(self, url: str) -> tuple[httpx.URL, dict[str, str], dict[str, Any]]:
+        """Connect to the address just checked, not to whatever the name resolves to a moment later (DNS
+        rebinding): the URL gets the address, ``Host`` and TLS (SNI, certificate) keep the name."""
+        address = webhooks.checked_address(url, self.allow, self.resolver)
+        parsed = httpx.URL(url)
+        if address is None:
+            return parsed, {}, {}
+        extensions = {"sni_hostname": parsed.host} if parsed.scheme == "https" else {}
+        return parsed.copy_with(host=address), {"Host": parsed.netloc.decode("ascii")}, extensions
 
     def _finish(self, delivery_id: str, shard: int) -> None:
         pipe = self.redis.pipeline(transaction=False)
@@ -232,6 +250,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="first retry after this long, doubling each time (at most an hour)")
     parser.add_argument("--retry-for-s", type=float, default=float(env("MEEPLE_WEBHOOKS_RETRY_FOR_S", "86400")),
                         help="give up (dead letter) once this long has passed since the event")
+    parser.add_argument("--allow-private", default=env("MEEPLE_WEBHOOK_ALLOW_PRIVATE", ""),
+                        help="networks (CIDR, comma-separated) deliveries may reach although not public, or 'all'")
     parser.add_argument("--timeout-s", type=float, default=float(env("MEEPLE_WEBHOOKS_TIMEOUT_S", "10")),
                         help="per HTTP attempt")
 
@@ -248,7 +268,8 @@ def run(args: argparse.Namespace) -> int:
     if args.metrics_port:
         start_http_server(args.metrics_port, registry=metrics.registry)
     worker = WebhookWorker(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"), metrics, lease_s=args.lease_s,
-                           timeout_s=args.timeout_s, backoff_s=args.backoff_s, retry_for_s=args.retry_for_s)
+                           timeout_s=args.timeout_s, backoff_s=args.backoff_s, retry_for_s=args.retry_for_s,
+                           allow=webhooks.allowed_networks([i for i in args.allow_private.split(",") if i.strip()]))
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: worker.stopping.set())
     worker.run()

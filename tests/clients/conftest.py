@@ -52,7 +52,7 @@ def gunicorn_stack(rules_port: int) -> Iterator[Stack]:
         env = {**os.environ, "REDIS_URL": redis_url, "MEEPLE_RULES_ADDR": f"127.0.0.1:{rules_port}",
                "PROMETHEUS_MULTIPROC_DIR": prom, "MEEPLE_RATE_LIMIT_PER_MINUTE": "100000", "MEEPLE_BOT_FILL_S": "1",
                "MEEPLE_MAX_ACTIVE_MATCHES_PER_IP": "0", "MEEPLE_MAX_BOT_SEATS_PER_IP": "0",
-               "MEEPLE_MAX_HARD_BOTS_PER_IP": "0"}
+               "MEEPLE_MAX_HARD_BOTS_PER_IP": "0", "MEEPLE_WEBHOOK_ALLOW_PRIVATE": "all"}
         proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONF, "--workers", "1",
                                  "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "2",
                                  "services.gateway.wsgi:app"], cwd=ROOT, env=env,
@@ -70,7 +70,8 @@ def gunicorn_stack(rules_port: int) -> Iterator[Stack]:
 @pytest.fixture(scope="session")
 def plain_stack(rules: RulesProcess) -> Iterator[Stack]:  # noqa: F811  (the imported fixture)
     with redis_server() as redis_url:
-        gw = start_gateway(redis_url, rules.port, bot_fill_s=1)
+        # like `make run`: webhook URLs on loopback (or not resolvable) are accepted (the SSRF guard is off)
+        gw = start_gateway(redis_url, rules.port, bot_fill_s=1, webhook_allow_private=("all",))
         try:
             with bot_worker(redis_url, rules.port):
                 yield Stack(gw.url, redis_url)

@@ -3,6 +3,7 @@ the ladder that rates the levels, and a simulated population matched closer than
 
 from __future__ import annotations
 
+import datetime
 import time
 from collections.abc import Iterator
 
@@ -92,3 +93,62 @@ def test_the_ladder_rates_the_levels_on_the_scale_the_gateway_reads(own_redis_ur
     client = redisconn.connect(own_redis_url)
     ladder.store(client, GAME, found)
     assert set(ratings.bot_ratings(client, GAME)) == {"easy", "normal"}
+
+
+def test_the_shipped_ladder_rates_every_rung_of_every_game_at_the_real_budgets() -> None:
+    from ai.bot import LEVELS
+    from services.gateway.api.matches import BOT_LEVELS
+    from services.rules.games import GAMES
+
+    assert tuple(LEVELS) == BOT_LEVELS  # the gateway's rungs are the bots' own, weakest first
+    doc = orjson.loads(ratings.SHIPPED_PATH.read_bytes())
+    assert set(doc["games"]) == set(GAMES)
+    for game, run in doc["games"].items():
+        assert run["command"].startswith(f"meeple arena --ladder --game {game} ") and "--scale" not in run["command"]
+        assert run["scale"] == 1.0 and isinstance(run["seed"], int) and run["games_per_pair"] >= 1
+        assert datetime.datetime.fromisoformat(run["date"]).year >= 2026
+        assert run["iterations"] == {level: LEVELS[level].iterations for level in LEVELS}  # unscaled budgets
+        assert set(run["ratings"]) == set(LEVELS)
+        assert all(a in LEVELS and b in LEVELS for a, b in run["pairs"])
+        played = sum(r["matches"] for r in run["ratings"].values())
+        assert played == 2 * len(run["pairs"]) * run["games_per_pair"]  # every game counted, for both sides
+        for level, r in run["ratings"].items():
+            assert 0 < r["sigma"] < ratings.default()["sigma"] and r["matches"] >= run["games_per_pair"], level
+        assert run["ratings"]["novice"]["mu"] < run["ratings"]["hard"]["mu"], game
+        assert ratings.shipped()[game]["ratings"] == run["ratings"]
+
+
+def test_the_shipped_ladder_is_used_until_redis_holds_a_newer_run(own_redis_url: str) -> None:
+    client = redisconn.connect(own_redis_url)
+    shipped = ratings.shipped()[GAME]
+    assert ratings.bot_ratings(client, GAME) == shipped["ratings"]  # nothing in Redis
+    old = {f"{GAME}:easy": orjson.dumps({"mu": 99.0, "sigma": 1.0, "matches": 1, "updated_at": shipped["at"] - 60})}
+    client.hset(ratings.BOT_RATINGS_KEY, mapping=old)  # a ladder run older than the shipped one
+    assert ratings.bot_ratings(client, GAME) == shipped["ratings"]
+    ladder.store(client, GAME, {"easy": {"mu": 15.0, "sigma": 1.0, "matches": 40},
+                                "hard": {"mu": 34.0, "sigma": 1.0, "matches": 40}})
+    assert {k: v["mu"] for k, v in ratings.bot_ratings(client, GAME).items()} == {"easy": 15.0, "hard": 34.0}
+
+
+def test_bot_fill_seats_the_shipped_rung_closest_to_the_player(mm_gateway: GatewayServer,
+                                                               own_redis_url: str) -> None:
+    api = Api(mm_gateway.url)
+    client = redisconn.connect(own_redis_url)
+    key = new_key(own_redis_url, "acme")["key"]
+    rungs = sorted(ratings.shipped()[GAME]["ratings"].items(), key=lambda item: item[1]["mu"])
+    seated = []
+    for n, (_, doc) in enumerate(rungs):
+        # A quarter of the way to the next rung up (or down, for the top one): this rung is the closest.
+        neighbour = rungs[n + 1] if n + 1 < len(rungs) else rungs[n - 1]
+        mu = doc["mu"] + 0.25 * (neighbour[1]["mu"] - doc["mu"])
+        player = f"p{n}"
+        rate(own_redis_url, "acme", player, mu)
+        ticket = api.post("/v1/matchmaking", headers=as_key(key), json={"game": GAME, "players": 2, "player": player})
+        doc_key = f"mm:ticket:{{{ticket.json()['ticket']}}}"
+        stored = orjson.loads(client.get(doc_key))
+        client.set(doc_key, orjson.dumps({**stored, "created_at": time.time() - 60}), keepttl=True)  # past fill
+        polled = api.get(f"/v1/matchmaking/{ticket.json()['ticket']}").json()
+        assert polled["status"] == "matched", polled
+        match = api.get(f"/v1/matches/{polled['match_id']}", headers=as_key(key)).json()
+        seated.append(next(s["level"] for s in match["seats"] if s["kind"] == "bot"))
+    assert seated == [level for level, _ in rungs]

@@ -33,6 +33,9 @@ from .conftest import Api, GatewayServer, RulesProcess, start_gateway
 from .test_backends import as_key, new_key, rated_forfeit
 
 GAME = "clash"
+#: The receiver is on loopback: these tests allow it, as an operator would with MEEPLE_WEBHOOK_ALLOW_PRIVATE.
+LOCAL = ("127.0.0.0/8",)
+ALLOW = webhooks.allowed_networks(LOCAL)
 ALL = ["match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over", "seat.reclaimed"]
 
 
@@ -63,7 +66,7 @@ class Receiver:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 owner.got.append({"id": self.headers["Meeple-Delivery"], "event": self.headers["Meeple-Event"],
                                   "valid": verify(owner.secret, self.headers["Meeple-Signature"], body),
-                                  "body": orjson.loads(body)})
+                                  "body": orjson.loads(body), "host": self.headers["Host"]})
                 owner.arrived.set()
                 hold, owner.hold = owner.hold, None
                 if hold is not None:
@@ -105,7 +108,7 @@ def receiver() -> Iterator[Receiver]:
 
 @pytest.fixture()
 def tenant_gateway(own_redis_url: str, rules: RulesProcess) -> Iterator[GatewayServer]:
-    server = start_gateway(own_redis_url, rules.port, anonymous=False)
+    server = start_gateway(own_redis_url, rules.port, anonymous=False, webhook_allow_private=LOCAL)
     yield server
     server.stop()
 
@@ -141,7 +144,7 @@ def test_every_event_arrives_signed_even_after_the_receiver_was_down(
     receiver.stop()  # down from the start
     match_id = play_through_every_event(api, key, own_redis_url)
     metrics = WebhookMetrics()
-    worker = WebhookWorker(own_redis_url, metrics, backoff_s=1.0)
+    worker = WebhookWorker(own_redis_url, metrics, backoff_s=1.0, allow=ALLOW)
     now = time.time()
     assert worker.run_once(now) == 0 and receiver.got == []
     made = int(metrics.deliveries.labels("failed")._value.get())  # one per event (both seats timed out)
@@ -174,7 +177,7 @@ def test_a_worker_killed_mid_delivery_leaves_it_to_the_next_worker(
 
     def worker() -> subprocess.Popen[bytes]:
         return subprocess.Popen([sys.executable, "-m", "services.webhooks.worker", "--metrics-port", "0",
-                                 "--lease-s", "1", "--backoff-s", "0.2"], cwd=ROOT,
+                                 "--lease-s", "1", "--backoff-s", "0.2", "--allow-private", ",".join(LOCAL)], cwd=ROOT,
                                 env={**os.environ, "REDIS_URL": own_redis_url}, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
 
@@ -207,7 +210,7 @@ def test_a_delivery_failing_for_the_retry_period_becomes_a_dead_letter_only_its_
                                                                 "events": ["match.created"]}).json()
     receiver.secret = hook["secret"]
     api.post("/v1/matches", headers=as_key(key), json={"game": GAME, "players": 2})
-    worker = WebhookWorker(own_redis_url, backoff_s=1.0, retry_for_s=10.0)
+    worker = WebhookWorker(own_redis_url, backoff_s=1.0, retry_for_s=10.0, allow=ALLOW)
     now = time.time()
     for step in (0, 2, 4, 8, 16):  # backoff 1, 2, 4, 8 s; at 16 s the 10 s retry period is over
         worker.run_once(now + step)
@@ -262,7 +265,7 @@ def test_a_rated_match_finished_webhook_carries_the_rating_changes_and_the_worke
     client = redisconn.connect(own_redis_url)
     client.delete(ratings.player_key("acme", "ann"), ratings.player_key("acme", "ben"))
     assert api.get("/v1/players/ann/ratings", headers=as_key(key)).json()["ratings"] == {}
-    WebhookWorker(own_redis_url).run_once()
+    WebhookWorker(own_redis_url, allow=ALLOW).run_once()
     finished = [d for d in receiver.got if d["event"] == "match.finished"]
     assert len(finished) == 1 and finished[0]["valid"]
     assert finished[0]["body"]["data"]["outcome"] == outcome  # result, outcome and rating changes

@@ -92,6 +92,10 @@ def add_webhook() -> tuple[Response, int]:
         raise ApiError(400, "bad_webhook", f"url must be an http(s) URL of at most {webhooks.MAX_URL} characters")
     if not events or not all(isinstance(e, str) and e in webhooks.EVENTS for e in events):
         raise ApiError(400, "bad_webhook", f"events must list some of: {', '.join(webhooks.EVENTS)}")
+    try:  # SSRF guard: the worker checks again at every delivery (the name may resolve elsewhere by then)
+        webhooks.checked_address(url, webhooks.allowed_networks(gateway().config.webhook_allow_private))
+    except webhooks.AddressRefused as err:
+        raise ApiError(400, err.code, str(err)) from None
     client = gateway().store.redis
     if len(webhooks.hooks(client, tenant.name)) >= webhooks.MAX_HOOKS:
         raise ApiError(409, "webhook_limit", f"at most {webhooks.MAX_HOOKS} webhooks per tenant; delete one first")

@@ -35,7 +35,8 @@ from .common import (
 
 bp = Blueprint("matches", __name__)
 
-BOT_LEVELS = ("easy", "normal", "hard")
+#: Weakest first (the iteration budgets of ``ai/bot.py`` LEVELS; the gateway does not import ``ai/``).
+BOT_LEVELS = ("novice", "easy", "casual", "normal", "strong", "hard")
 #: Players a match may be created for (each game's own range is narrower; the rules service checks it).
 MAX_PLAYERS = 16
 #: An ``Idempotency-Key`` is 1 to this many characters.

@@ -29,7 +29,7 @@ from ..parking import resumed, wait_or_park
 from ..store import EVENTS_CHANNEL, StaleVersion, hash_token, new_token
 from .common import client_ip, identify, int_arg, json_body, load_match, rate_limit
 from .events import client_ident
-from .matches import charge, check_room, create, parse_player
+from .matches import BOT_LEVELS, charge, check_room, create, parse_player
 
 bp = Blueprint("matchmaking", __name__)
 
@@ -129,9 +129,10 @@ def _seat_tickets(tickets: list[str], game: str, players: int, options: dict[str
     seats: list[dict[str, Any]] = [{"kind": "human", "token_hash": None, "reserved": _reservation(t),
                                     **({"player": d["player"]} if d.get("player") else {})}
                                    for t, d in zip(tickets, docs, strict=True)]
-    if len(tickets) < players:  # the bot level closest in rating to the table's humans
+    if len(tickets) < players:  # the bot level (rung) closest in rating to the table's humans
         mean = sum(float(d.get("rating", ratings.default()["mu"])) for d in docs) / len(docs)
-        level = skill.closest_level(ratings.bot_ratings(gateway().store.redis, game), mean)
+        rungs = {lv: doc for lv, doc in ratings.bot_ratings(gateway().store.redis, game).items() if lv in BOT_LEVELS}
+        level = skill.closest_level(rungs, mean)
         seats += [{"kind": "bot", "level": level, "token_hash": None} for _ in range(players - len(tickets))]
     match = create(game, players, options, None, seats,
                    tenant=tenants.by_name(gateway().store.redis, tenant) if tenant else None)
