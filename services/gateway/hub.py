@@ -26,6 +26,7 @@ by :meth:`Hub.admit` before a request parks: past them that request gets 503/429
 
 from __future__ import annotations
 
+import collections
 import logging
 import queue
 import threading
@@ -44,6 +45,9 @@ from .store import EVENTS_CHANNEL, parse_wake, your_turn_or_over
 
 log = logging.getLogger("meeple.gateway.hub")
 
+#: How long a heard event waits before its waiters are woken: the move that wrote it answers its client
+#: first, instead of sharing the GIL and the cores with the deliveries it caused.
+WAKE_DELAY_S = 0.003
 #: Entries a check reads per key (a waiter needs only the newest; more is kept for until=turn).
 COUNT = 64
 #: How long the newest version heard of each key is kept (far longer than a request takes to park).
@@ -136,13 +140,18 @@ class Subscriber(threading.Thread):
         pubsub = client.pubsub()
         try:
             pubsub.subscribe(EVENTS_CHANNEL)
+            held: collections.deque[tuple[float, bytes]] = collections.deque()
             while not self.hub.stopped:
-                message = pubsub.get_message(timeout=1.0)
+                wait = 1.0 if not held else max(0.0, held[0][0] - time.monotonic())
+                message = pubsub.get_message(timeout=wait)
+                while held and held[0][0] <= time.monotonic():
+                    self.hub._published(held.popleft()[1])
                 if message is None:
-                    with self.hub.lock:
-                        self.hub._prune()
+                    if not held:
+                        with self.hub.lock:
+                            self.hub._prune()
                 elif message["type"] == "message":
-                    self.hub._published(message["data"])
+                    held.append((time.monotonic() + WAKE_DELAY_S, message["data"]))
                 elif message["type"] == "subscribe":
                     self.subscribed = self.subscribed_once = True
                     self.hub._subscribed()  # anything written while not subscribed
