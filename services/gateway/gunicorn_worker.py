@@ -136,7 +136,9 @@ class Pool:
 
     def spare(self) -> bool:
         """Is a thread free for other connections (so that lingering on this one starves nobody)?"""
-        return not self.urgent and (self.idle > 0 or self.threads < self.size)
+        # (Not "no urgent job queued": a wake-up queued for a moment while idle threads are about to take it
+        # would make a busy client's next request a hand-off through the selector, for no thread saved.)
+        return self.idle > len(self.urgent) or self.threads < self.size
 
     def _take(self) -> Job:
         """The next job (urgent first; background only under its cap), waiting for one; the caller holds the lock."""
