@@ -115,13 +115,9 @@ class Pool:
         job = Job(fn, args, background)
         with self.ready:
             (self.background if background else self.urgent).append(job)
-            if self.idle > 0:
-                self.ready.notify()
-                return job
-            if self.threads >= self.size:
-                return job
-            self.threads += 1
-        threading.Thread(target=self._run, name=f"request-{next(self.names)}", daemon=True).start()
+            spawn = self._staff(background)
+        if spawn:
+            self._spawn()
         return job
 
     def promote(self, job: Job | None) -> None:
@@ -131,8 +127,29 @@ class Pool:
                 return
             job.background = False  # its entry in ``background`` is skipped when reached
             self.urgent.append(job)
-            if self.idle > 0:
-                self.ready.notify()
+            spawn = self._staff(False)
+        if spawn:
+            self._spawn()
+
+    def _staff(self, background: bool) -> bool:
+        """A job was queued: wake an idle thread, and tell whether a new one must start (the caller holds the lock).
+
+        ``idle`` still counts a thread that was notified but has not woken yet: a new thread starts whenever
+        more urgent jobs wait than idle threads can take (else a job could wait for as long as a busy kept-alive
+        connection holds the one thread that was about to take it)."""
+        if self.idle > 0:
+            self.ready.notify()
+        if background and (self.idle > 0 or self.in_background >= self.background_max):
+            return False
+        if not background and len(self.urgent) <= self.idle:
+            return False
+        if self.threads >= self.size:
+            return False
+        self.threads += 1
+        return True
+
+    def _spawn(self) -> None:
+        threading.Thread(target=self._run, name=f"request-{next(self.names)}", daemon=True).start()
 
     def spare(self) -> bool:
         """Is a thread free for other connections (so that lingering on this one starves nobody)?"""

@@ -229,3 +229,19 @@ def test_a_wake_up_promotes_its_connections_queued_timer_job_past_the_burst() ->
     pool.promote(job)
     assert answered.wait(5), "the promoted job still waited for the timers"
     release.set()
+
+
+def test_a_job_submitted_while_the_idle_thread_is_still_waking_gets_a_thread_of_its_own() -> None:
+    """Two jobs in a row with one idle thread: the second must not wait for the first, which may be a kept-alive
+    connection's requests one after another (in a load test a chatty /healthz client starved every other user)."""
+    pool = Pool(8)
+    started = threading.Event()
+    pool.submit(started.set)
+    assert started.wait(5)
+    wait_until(lambda: pool.idle == 1, "the first thread idle again")
+    release = threading.Event()
+    second = threading.Event()
+    pool.submit(release.wait, 10)  # takes the idle thread and holds it
+    pool.submit(second.set)
+    assert second.wait(5), "the second job waited for the first one's thread"
+    release.set()
