@@ -91,9 +91,9 @@ class Slot:
         self.hub._release(self)
 
 
-def _cursor(after: int) -> str:
-    """The stream id after which a check must read for versions past ``after`` (entry ids are ``<version>-1``)."""
-    return f"{after}-1" if after >= 0 else "0-0"
+def _after(after: int) -> str:
+    """The ``XREVRANGE`` lower bound of the entries past version ``after`` (entry ids are ``<version>-1``)."""
+    return f"({after}-1" if after >= 0 else "-"
 
 
 class Subscriber(threading.Thread):
@@ -106,22 +106,20 @@ class Subscriber(threading.Thread):
         self.turn = 0
         self.node = ""  # host:port subscribed to now (tests kill it)
         self.subscribed = False
-        self.subscribed_once = False  # since the last loss
+        self.failures = 0  # losses in a row without a subscription in between
 
     def run(self) -> None:
-        failures = 0
         while not self.hub.stopped:
             try:
                 self.listen()
             except redis.RedisError as err:
-                failures = 0 if self.subscribed_once else failures + 1
-                self.subscribed_once = False
-                if failures <= 1:  # (a Redis that stays down is logged once, not five times a second)
+                self.failures += 1
+                if self.failures == 1:  # (a Redis that stays down is logged once, not five times a second)
                     log.warning("event subscription on %s lost: %s; subscribing again", self.node or "redis", err)
                 self.turn += 1
                 if self.hub.cluster:
                     redisconn.refresh(self.hub.checker.client)
-                time.sleep(min(0.2 * 2 ** max(failures - 1, 0), 2.0))
+                time.sleep(min(0.2 * 2 ** (self.failures - 1), 2.0))
 
     def connect(self) -> redis.Redis:
         """A connection of the subscription's own: the server's, or a cluster node's (the next one each turn)."""
@@ -153,7 +151,7 @@ class Subscriber(threading.Thread):
                 elif message["type"] == "message":
                     held.append((time.monotonic() + WAKE_DELAY_S, message["data"]))
                 elif message["type"] == "subscribe":
-                    self.subscribed = self.subscribed_once = True
+                    self.subscribed, self.failures = True, 0
                     self.hub._subscribed()  # anything written while not subscribed
         finally:
             self.subscribed = False
@@ -190,7 +188,7 @@ class Checker(threading.Thread):
             try:
                 pipe = self.client.pipeline(transaction=False)
                 for key, after in batch.items():
-                    pipe.xrevrange(key, "+", f"({_cursor(after)}" if after >= 0 else "-", count=COUNT)
+                    pipe.xrevrange(key, "+", _after(after), count=COUNT)
                 replies = pipe.execute()
             except redis.RedisError as err:  # failing over: again shortly, for keys still watched
                 log.warning("event check: %s; retrying", err)
