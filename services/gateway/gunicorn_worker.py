@@ -160,7 +160,7 @@ class Pool:
     def _take(self) -> Job:
         """The next job (urgent first; background only under its cap), waiting for one; the caller holds the lock."""
         while True:
-            while self.background and (self.background[0].taken or not self.background[0].background):
+            while self.background and not self.background[0].background:
                 self.background.popleft()  # promoted: it is (or was) in ``urgent``
             if self.urgent:
                 job = self.urgent.popleft()
