@@ -275,33 +275,38 @@ class MatchStore:
 
     def load(self, match_id: str, fields: tuple[str, ...] = (), log_from: int | None = None) -> Match | None:
         """The match, with the derived documents ``fields`` and the log entries from ``log_from`` on."""
-        pipe = self.redis.pipeline(transaction=True)
-        _queue_reads(pipe, match_id, fields, log_from)
-        return _read(match_id, pipe.execute(), fields, log_from)
+        replies = redisconn.on_slot(self.redis, keys(match_id)[0],
+                                    lambda pipe: _queue_reads(pipe, match_id, fields, log_from))
+        return _read(match_id, replies, fields, log_from)
 
     def load_counted(self, match_id: str, ident: str, idempotency_key: str | None = None,
-                     fields: tuple[str, ...] = (), log_from: int | None = None, window_s: int = 60
-                     ) -> tuple[Match | None, tuple[int, int], dict[str, Any] | None]:
+                     fields: tuple[str, ...] = (), log_from: int | None = None, window_s: int = 60,
+                     *, scoped: bool = False) -> tuple[Match | None, tuple[int, int], dict[str, Any] | None]:
         """One round trip for what every match request starts with: count the caller's request (see
         :meth:`hit`), load the match as :meth:`load` does, and fetch the stored response of
         ``idempotency_key`` if given. MULTI/EXEC, so what is read is one version of the match.
 
-        On a cluster the counter lives in another slot than the match, so it is counted in a round trip
-        of its own, and the match (with the stored response: same slot) is read in one MULTI/EXEC.
+        ``scoped``: ``ident`` can act in this match only (a seat token), so its counter is kept in the
+        match's slot (``ratelimit:{<match>}:<ident>:<window>``) and a cluster counts it in the same
+        MULTI/EXEC. Other counters (an IP, a tenant) are global: on a cluster they live in another slot
+        and take a round trip of their own.
         """
-        key, reset = _window(ident, window_s)
-        pipe = self.redis.pipeline(transaction=True)
-        if not self.cluster:
-            pipe.incr(key)
-            pipe.expire(key, window_s)
-        if idempotency_key is not None:
-            pipe.get(idem_key(match_id, idempotency_key))
-        _queue_reads(pipe, match_id, fields, log_from)
-        if self.cluster:
-            count = self.hit(ident, window_s)[0]
-            replies = pipe.execute()
+        key, reset = _window(ident, window_s, match_id if scoped else None)
+        together = scoped or not self.cluster
+
+        def queue(pipe: Any) -> None:
+            if together:
+                pipe.incr(key)
+                pipe.expire(key, window_s)
+            if idempotency_key is not None:
+                pipe.get(idem_key(match_id, idempotency_key))
+            _queue_reads(pipe, match_id, fields, log_from)
+
+        if together:
+            count, _, *replies = redisconn.on_slot(self.redis, keys(match_id)[0], queue)
         else:
-            count, _, *replies = pipe.execute()
+            count = self.hit(ident, window_s)[0]
+            replies = redisconn.on_slot(self.redis, keys(match_id)[0], queue)
         done = None
         if idempotency_key is not None:
             raw = replies.pop(0)
@@ -329,10 +334,13 @@ class MatchStore:
             return
         until += slack
         match.presence[seat] = until
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.hset(presence_key(match.id), str(seat), f"{until:.3f}")
-        pipe.expire(presence_key(match.id), max(self.finished_ttl_s, self.waiting_ttl_s))
-        pipe.execute()
+        key = presence_key(match.id)
+
+        def queue(pipe: Any) -> None:
+            pipe.hset(key, str(seat), f"{until:.3f}")
+            pipe.expire(key, max(self.finished_ttl_s, self.waiting_ttl_s))
+
+        redisconn.on_slot(self.redis, key, queue, transaction=False)
 
     # -- seat-clock deadlines ----------------------------------------------------------------------
     def schedule(self, match_id: str, seat: int, turn: int, due: float) -> None:
@@ -417,7 +425,7 @@ class MatchStore:
                 self.ttl_for(meta["status"]), wake_of(meta), orjson.dumps(record) if record is not None else b"",
                 IDEMPOTENCY_TTL_S, *_pairs(derived), *outbox]
         replicas = self.replicas_to_wait(k[0])
-        if replicas == 0:
+        if replicas == 0 and not self.cluster:  # (on a cluster, a node's own pipeline is the cheaper call)
             ok, current = self._cas(keys=cas_keys, args=args)
             return int(ok), int(current)
         return self._cas_and_wait(cas_keys, args, replicas)
@@ -529,16 +537,20 @@ class MatchStore:
     def hit(self, ident: str, window_s: int = 60) -> tuple[int, int]:
         """Fixed-window counter: (requests in this window, seconds until it resets)."""
         key, reset = _window(ident, window_s)
-        pipe = self.redis.pipeline()
-        pipe.incr(key)
-        pipe.expire(key, window_s)
-        count, _ = pipe.execute()
+
+        def queue(pipe: Any) -> None:
+            pipe.incr(key)
+            pipe.expire(key, window_s)
+
+        count, _ = redisconn.on_slot(self.redis, key, queue)
         return int(count), reset
 
-    def move_hit(self, source: str, target: str, drop: bool, window_s: int = 60) -> tuple[int, int]:
+    def move_hit(self, source: str, target: str, drop: bool, window_s: int = 60,
+                 source_scope: str | None = None) -> tuple[int, int]:
         """Take back one request counted for ``source`` (dropping its key if that was its only one) and
-        count it for ``target`` instead; returns ``target``'s count and reset as :meth:`hit` does."""
-        source_key, _ = _window(source, window_s)
+        count it for ``target`` instead; returns ``target``'s count and reset as :meth:`hit` does.
+        ``source_scope``: the match ``source`` was counted in (see :meth:`load_counted`'s ``scoped``)."""
+        source_key, _ = _window(source, window_s, source_scope)
         key, reset = _window(target, window_s)
         pipe = self.redis.pipeline(transaction=False)
         if drop:
@@ -571,10 +583,13 @@ def _pairs(derived: dict[str, str] | None) -> list[str]:
     return [item for pair in (derived or {}).items() for item in pair]
 
 
-def _window(ident: str, window_s: int) -> tuple[str, int]:
-    """The fixed-window counter's key for ``ident`` now, and the seconds until the window resets."""
+def _window(ident: str, window_s: int, scope: str | None = None) -> tuple[str, int]:
+    """The fixed-window counter's key for ``ident`` now (in the slot of the match ``scope`` if given), and
+    the seconds until the window resets."""
     now = time.time()
-    return f"ratelimit:{{{ident}}}:{int(now // window_s)}", window_s - int(now) % window_s
+    window = int(now // window_s)
+    key = f"ratelimit:{{{ident}}}:{window}" if scope is None else f"ratelimit:{{{scope}}}:{ident}:{window}"
+    return key, window_s - int(now) % window_s
 
 
 def _queue_reads(pipe: Any, match_id: str, fields: tuple[str, ...], log_from: int | None) -> None:

@@ -59,6 +59,27 @@ def test_shared_structures_spread_over_every_primary(spare_cluster: LocalCluster
         assert client.keyslot(deadlines) == client.keyslot(leases)
 
 
+def test_a_slot_pipeline_follows_a_stale_slot_table_to_the_right_primary(spare_cluster: LocalCluster) -> None:
+    """``on_slot`` runs a node's own pipeline from the client's slot table; when that table is stale (the
+    slot moved in a failover), the node answers MOVED, nothing ran, and the call must re-read the table and
+    run once on the right primary, never raise or run twice."""
+    client = redisconn.connect(spare_cluster.url)
+    assert isinstance(client, RedisCluster)
+    key = "counter{on-slot}"
+    slot = client.keyslot(key)
+    owner = client.get_node_from_key(key)
+    wrong = next(n for n in client.get_primaries() if n.name != owner.name)
+    client.nodes_manager.slots_cache[slot] = [wrong]  # what the client believes after a missed failover
+
+    def queue(pipe: Any) -> None:
+        pipe.incr(key)
+        pipe.expire(key, 60)
+
+    assert redisconn.on_slot(client, key, queue)[0] == 1
+    assert client.get_node_from_key(key).name == owner.name  # the table was re-read
+    assert int(client.get(key)) == 1  # counted once
+
+
 def _through_failover(call: Any, retry_s: float = 30.0) -> Any:
     """``call()`` again every 0.2 s while it answers 503 (a failover in progress), which must be clean."""
     give_up = time.monotonic() + retry_s

@@ -174,11 +174,13 @@ def limited_load(match_id: str, idempotency_key: str | None = None, *, view: boo
         return match, None if idempotency_key is None else gw.store.idempotent_get(match_id, idempotency_key)
     token = bearer_token()
     ident = _token_ident(token) if token else tenant.owner if tenant else _ip_ident()
-    found, (count, reset), done = gw.store.load_counted(match_id, ident, idempotency_key, fields, log_from)
+    # A seat token acts in this match only: its bucket lives with the match (one round trip on a cluster too).
+    found, (count, reset), done = gw.store.load_counted(match_id, ident, idempotency_key, fields, log_from,
+                                                        scoped=token is not None)
     if token is not None and (found is None or found.seat_of(token) is None):
         # Never a bucket of its own: the count moves to the IP, then 404 (no match) or 401 (no seat).
         limit = gw.config.rate_limit_per_minute
-        hits, reset = gw.store.move_hit(ident, _ip_ident(), drop=count <= 1)
+        hits, reset = gw.store.move_hit(ident, _ip_ident(), drop=count <= 1, source_scope=match_id)
         _enforce(limit, hits, reset)
         found_or_404(match_id, found)
         _invalid_token()
