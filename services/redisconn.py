@@ -88,6 +88,18 @@ class TimedRedisCluster(RedisCluster):
                 name = args[0].decode() if isinstance(args[0], bytes) else str(args[0])
                 self.observe(name.split(" ", 1)[0].upper(), time.perf_counter() - start)
 
+    def _get_command_keys(self, *args: Any) -> Any:
+        """The streams of XREAD/XREADGROUP read here: for a command whose keys can move, redis-py asks
+        the server (``COMMAND GETKEYS``: a round trip) on every call, and a bot worker's every take is one."""
+        name = args[0].upper() if isinstance(args[0], str) else ""
+        if name in ("XREAD", "XREADGROUP"):
+            words = [(a.decode("latin-1") if isinstance(a, bytes) else str(a)).upper() for a in args]
+            start = 4 if name == "XREADGROUP" else 1  # (after GROUP <group> <consumer>: names may be anything)
+            if "STREAMS" in words[start:]:
+                streams = args[words.index("STREAMS", start) + 1:]
+                return list(streams[:len(streams) // 2])
+        return super()._get_command_keys(*args)
+
     def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> Any:
         pipe = super().pipeline(transaction, shard_hint)
         observe = self.observe

@@ -183,3 +183,23 @@ def test_an_update_no_replica_confirms_is_not_acknowledged(replicated: LocalClus
     assert current is not None
     updated = store.update(current, meta, b"s2", {"kind": "move", "seat": 0, "to_act": [0]})
     assert updated.version == current.version + 1
+
+
+def test_reading_streams_asks_the_server_nothing_but_the_read(spare_cluster: LocalCluster) -> None:
+    """XREAD/XREADGROUP have movable keys, for which redis-py's cluster client sends ``COMMAND GETKEYS``
+    before every call: a bot worker's every take paid a round trip more. The client finds the streams itself."""
+    client = redisconn.connect(spare_cluster.url)
+    stream = BOT_JOB_STREAMS[0]
+    client.xgroup_create(stream, "readers", id="0", mkstream=True)
+    client.xadd(stream, {"job": "1"})
+
+    def getkeys_calls() -> int:  # (Redis 6 counts COMMAND's subcommands under COMMAND)
+        stats: list[Any] = [node.client().info("commandstats") for node in spare_cluster.primary_nodes()]
+        return sum(int(s.get(name, {}).get("calls", 0)) for s in stats
+                   for name in ("cmdstat_command", "cmdstat_command|getkeys"))
+
+    before = getkeys_calls()
+    taken: Any = client.xreadgroup("readers", "STREAMS", {stream: ">"}, count=1)  # a consumer named like the keyword
+    assert taken[0][1][0][1] == {b"job": b"1"}
+    assert client.xread({stream: "0-0"}, count=5, block=10)[0][0] == stream.encode()
+    assert getkeys_calls() == before
