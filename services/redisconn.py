@@ -183,8 +183,10 @@ SLOT_ELSEWHERE = (redis.exceptions.MovedError, redis.exceptions.AskError, redis.
                   redis.exceptions.ClusterDownError)
 
 
-def on_slot(client: Client, key: str, queue: Callable[[Any], None], transaction: bool = True) -> list[Any]:
+def on_slot(client: Client, key: str, queue: Callable[[Any], None], transaction: bool = True,
+            name: str = "PIPELINE") -> list[Any]:
     """Run the commands ``queue(pipe)`` adds, all on ``key``'s slot, in one round trip; their replies.
+    ``name``: what a cluster client's ``observe`` times the round trip as.
 
     On a cluster this is a plain pipeline on the slot's primary (one node, one slot: MULTI/EXEC works as on
     one server), about a third of the CPU of redis-py's cluster pipeline, which plans every command's node
@@ -210,7 +212,7 @@ def on_slot(client: Client, key: str, queue: Callable[[Any], None], transaction:
             time.sleep(0.1)
         finally:
             if observe is not None:
-                observe("PIPELINE", time.perf_counter() - start)
+                observe(name, time.perf_counter() - start)
 
 
 def never_sent(err: Exception) -> bool:

@@ -143,19 +143,24 @@ def test_a_silent_human_is_replaced_by_a_bot_and_the_match_finishes(table: Table
 
 
 def test_the_owner_reclaims_mid_game_and_plays_on(table: Table) -> None:
-    table.bot_worker()
+    bots = table.bot_worker()
     table.timekeeper()
     match_id, tokens = table.create([{"kind": "human"}, {"kind": "bot", "level": "easy"}],
-                                    {"mode": "per_move", "seconds": 1.5}, takeover_level="easy")
+                                    {"mode": "per_move", "seconds": 1.5}, {"game": "fierce-women", "players": 2},
+                                    takeover_level="easy")  # (a long game: a single CLASH can end in a few moves)
     token = tokens[0]
-    # Silent until the bot has played at least once for the seat.
+    # Silent until the bot has played at least once for the seat; then the bots pause, or on a busy machine
+    # they could play the whole match (both seats are theirs) before the owner is back.
     wait_until(lambda: any(e["kind"] == "move" and e["seat"] == 0 and e["by"] == "bot" for e in table.log(match_id)),
                60, "a bot move for the silent seat")
+    bots.stopping.set()
     moved = table.api.post(f"/v1/matches/{match_id}/moves", token, json={"move": {"type": "x"}, "version": 0})
     assert moved.status_code == 409 and moved.json()["error"]["code"] == "seat_under_bot_control"
     reclaimed = table.api.post(f"/v1/matches/{match_id}/seats/0/reclaim", token, json={})
     assert reclaimed.status_code == 200, reclaimed.text
     assert reclaimed.json()["seats"][0]["control"] == "human" and reclaimed.json()["view"] is not None
+    assert reclaimed.json()["status"] == "active"
+    table.bot_worker()  # the other seat's bot plays on
     reclaim_version = reclaimed.json()["version"]
     status, human_moves = reclaimed.json(), 0
     while status["status"] == "active":
