@@ -113,16 +113,26 @@ def _summary(summary: dict[str, Any], deltas: dict[str, promtext.Samples], elaps
                   *_table(["failures from s", "to s", "failures"],
                           [(w["from_s"], w["to_s"], w["failures"]) for w in chaos["failure_windows"]]), "",
                   "Per fault, the errors from it to the next fault: the calls users saw fail, the attempts the "
-                  "SDK retried (users never saw them), their kinds, and their window (s after the fault).", "",
-                  *_table(["fault", "failed", "retried", "window s", "kinds"],
+                  "SDK retried (users never saw them), their kinds, and their window (s after the fault); and the "
+                  "seconds in which fewer than half as many moves completed as in the 10 s before it (a failover "
+                  "that the retries ride out is a stall, not failures).", "",
+                  *_table(["fault", "failed", "retried", "window s", "kinds", "moves stalled (s after the fault)"],
                           [(f["what"], f["failed"], f["retried"],
                             f"{f['first_error_s']} to {f['last_error_s']}" if "window_s" in f else "-",
-                            ", ".join(f"{k}: {n}" for k, n in f["kinds"].items()) or "-")
+                            ", ".join(f"{k}: {n}" for k, n in f["kinds"].items()) or "-", _stalled(f))
                            for f in chaos.get("faults", [])])]
     if summary.get("sdk_retries"):
         lines += ["", "Errors the SDK absorbed by retrying (by request and error): "
                   + ", ".join(f"{k}: {n}" for k, n in summary["sdk_retries"].items())]
     return lines
+
+
+def _stalled(fault: dict[str, Any]) -> str:
+    if "stalled_s" not in fault:
+        return "-"
+    if not fault["stalled_s"]:
+        return "none"
+    return f"{fault['stalled_s']} s, from {fault['stall_from_s']} to {fault['stall_to_s']}"
 
 
 def _targets(summary: dict[str, Any], cfg: Any) -> list[str]:

@@ -304,7 +304,7 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
     errors = read_jsonl(out / "errors.jsonl")
     summary["sdk_retries"] = retries_by_error(errors)
     if chaos is not None:
-        summary["chaos"] = chaos.report(failure_times(history), errors)
+        summary["chaos"] = chaos.report(failure_times(history), errors, completions(history, MOVE))
     if cfg.preload:
         empty = read_stats(out / "empty_locust_stats.csv").get(MOVE, {})
         loaded = stats.get(MOVE, {})
@@ -388,6 +388,25 @@ def failure_times(history: Path) -> list[tuple[float, int]]:
     return out
 
 
+def completions(history: Path, name: str) -> list[tuple[float, int]]:
+    """(unix time, successful ``name`` requests completed since the row before): the throughput each second."""
+    if not history.exists():
+        return []
+    with history.open(newline="") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["Name"] == name]
+    out, before = [], None
+    for row in rows:
+        done = int(row["Total Request Count"] or 0) - int(row["Total Failure Count"] or 0)
+        if before is not None:
+            out.append((float(row["Timestamp"]), done - before))
+        before = done
+    return out
+
+
+#: A second in which fewer moves completed than this share of the 10 s before a fault counts as stalled.
+STALLED_BELOW = 0.5
+
+
 @dataclass
 class Chaos:
     """Kills (``kill -9``), once each, a Redis primary, a rules replica, a bot worker and a gateway worker, then
@@ -457,10 +476,12 @@ class Chaos:
     def _kill_gateway_gracefully(self) -> str | None:
         return self._kill_gateway(graceful=True)
 
-    def report(self, failures: list[tuple[float, int]], errors: list[dict[str, Any]] | None = None
-               ) -> dict[str, Any]:
+    def report(self, failures: list[tuple[float, int]], errors: list[dict[str, Any]] | None = None,
+               moves: list[tuple[float, int]] | None = None) -> dict[str, Any]:
         """The kills, the failures in windows (failures less than 5 s apart share a window), and per fault the
-        errors (``errors.jsonl``) from it to the next: users' failures, the SDK's retries, kinds, window."""
+        errors (``errors.jsonl``) from it to the next: users' failures, the SDK's retries, kinds, window, and
+        how long completed moves (``moves``: per second) stayed under half their rate before the fault
+        (a failover the retries ride out shows as a stall, not as failures)."""
         start = self.events[0][0] if self.events else 0.0
         windows: list[dict[str, float]] = []
         for at, count in failures:
@@ -474,12 +495,14 @@ class Chaos:
             window["to_s"] = round(window["to_unix"] - start, 1)
             window["length_s"] = round(window["to_unix"] - window["from_unix"] + 1, 1)
         return {"events": [{"at_s": round(at - start, 1), "what": what} for at, what in self.events],
-                "failure_windows": windows, "faults": self.faults(errors or []),
+                "failure_windows": windows, "faults": self.faults(errors or [], moves or []),
                 "note": "times are seconds after the first kill; Locust's history has one row a second"}
 
 
-    def faults(self, errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Each fault (a kill or a stop) with the errors that came after it and before the next one."""
+    def faults(self, errors: list[dict[str, Any]], moves: list[tuple[float, int]] | None = None
+               ) -> list[dict[str, Any]]:
+        """Each fault (a kill or a stop) with the errors that came after it and before the next one, and the
+        seconds in that time when completed moves fell under :data:`STALLED_BELOW` of their rate before it."""
         kills = [(at, what) for at, what in self.events if what.startswith(("kill", "SIGTERM"))]
         out = []
         for i, (at, what) in enumerate(kills):
@@ -495,8 +518,23 @@ class Chaos:
                 first, last = min(e["at"] for e in mine), max(e["at"] for e in mine)
                 fault.update(first_error_s=round(first - at, 1), last_error_s=round(last - at, 1),
                              window_s=round(last - first, 1))
+            fault.update(_stall(moves or [], at, until))
             out.append(fault)
         return out
+
+
+def _stall(moves: list[tuple[float, int]], at: float, until: float) -> dict[str, Any]:
+    """The seconds after a fault at ``at`` (and before ``until``) in which moves stalled: ``stalled_s`` of them,
+    the first from ``stall_from_s`` to the last ending at ``stall_to_s`` (s after the fault)."""
+    before = sorted(n for t, n in moves if at - 10 <= t < at)
+    if not before:
+        return {}
+    usual = before[len(before) // 2]
+    slow = [t for t, n in moves if at <= t < min(until, at + 60) and n < STALLED_BELOW * usual]
+    if not slow:
+        return {"stalled_s": 0, "moves_per_s_before": usual}
+    return {"stalled_s": len(slow), "stall_from_s": round(slow[0] - 1 - at, 1), "stall_to_s": round(slow[-1] - at, 1),
+            "moves_per_s_before": usual}
 
 
 PRELOAD_PREFIX = "preload-"  # match ids never hold a '-': these cannot collide with real ones

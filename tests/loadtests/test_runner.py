@@ -131,6 +131,21 @@ def test_each_fault_owns_the_errors_until_the_next_fault_split_into_failed_and_r
     assert retries_by_error(errors) == {"move: 503 store_unavailable": 2, "move: RemoteProtocolError": 1}
 
 
+def test_a_failover_ridden_out_by_retries_shows_as_the_seconds_moves_stalled() -> None:
+    """No failures, yet the moves stopped while the slot's replica took over: each fault reports the seconds
+    in which fewer than half the moves of the 10 s before it completed (Locust's rows: one a second)."""
+    from loadtests.runner import Chaos
+    from services.stack import Stack, StackConfig
+
+    chaos = Chaos(Stack(StackConfig()), 60)
+    chaos.events = [(1000.0, "kill -9 redis primary :1"), (1030.0, "kill -9 rules-1 (pid 2)")]
+    per_second = {**{t: 200 for t in range(985, 1040)}, 1002: 90, 1003: 0, 1004: 0, 1005: 120, 1031: 150}
+    faults = chaos.report([], [], sorted((float(t), n) for t, n in per_second.items()))["faults"]
+    assert (faults[0]["stalled_s"], faults[0]["stall_from_s"], faults[0]["stall_to_s"]) == (3, 1.0, 4.0)
+    assert faults[0]["moves_per_s_before"] == 200 and faults[0]["failed"] == 0
+    assert faults[1]["stalled_s"] == 0  # 150 of 200 is a dip, not a stall
+
+
 def test_failures_are_counted_by_request_and_error() -> None:
     from loadtests.runner import failures_by_error
 
