@@ -184,9 +184,10 @@ SLOT_ELSEWHERE = (redis.exceptions.MovedError, redis.exceptions.AskError, redis.
 
 
 def on_slot(client: Client, key: str, queue: Callable[[Any], None], transaction: bool = True,
-            name: str = "PIPELINE") -> list[Any]:
+            name: str = "PIPELINE", patient: bool = True) -> list[Any]:
     """Run the commands ``queue(pipe)`` adds, all on ``key``'s slot, in one round trip; their replies.
-    ``name``: what a cluster client's ``observe`` times the round trip as.
+    ``name``: what a cluster client's ``observe`` times the round trip as; ``patient=False``: raise at
+    once instead of waiting out a failover.
 
     On a cluster this is a plain pipeline on the slot's primary (one node, one slot: MULTI/EXEC works as on
     one server), about a third of the CPU of redis-py's cluster pipeline, which plans every command's node
@@ -206,13 +207,28 @@ def on_slot(client: Client, key: str, queue: Callable[[Any], None], transaction:
             queue(pipe)
             return list(pipe.execute())
         except (*SLOT_ELSEWHERE, redis.exceptions.SlotNotCoveredError, redis.ConnectionError) as err:
-            if time.monotonic() >= give_up or (isinstance(err, redis.ConnectionError) and not never_sent(err)):
+            if (not patient or time.monotonic() >= give_up
+                    or (isinstance(err, redis.ConnectionError) and not never_sent(err))):
                 raise
             refresh(client)
             time.sleep(0.1)
         finally:
             if observe is not None:
                 observe(name, time.perf_counter() - start)
+
+
+def each_primary(client: RedisCluster, call: Callable[[redis.Redis], Any]) -> list[Any]:
+    """``call(node)`` on each primary the slot table knows, without waiting for one that is failing over
+    (it is left out); raises only when no primary answers."""
+    answers, error = [], None
+    for node in client.get_primaries():
+        try:
+            answers.append(call(client.get_redis_connection(node)))
+        except (redis.ConnectionError, redis.TimeoutError) as err:
+            error = err
+    if not answers and error is not None:
+        raise error
+    return answers
 
 
 def never_sent(err: Exception) -> bool:

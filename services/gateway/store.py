@@ -244,8 +244,8 @@ class MatchStore:
         checked, share = self._room
         if time.monotonic() - checked < ROOM_CHECK_EVERY_S:
             return share
-        if self.cluster:  # every primary holds matches: the fullest one decides
-            infos: Any = list(self.redis.info("memory", target_nodes=self.redis.PRIMARIES).values())
+        if self.cluster:  # every primary holds matches: the fullest one decides (one failing over is skipped)
+            infos: Any = redisconn.each_primary(self.redis, lambda node: node.info("memory"))
         else:
             infos = [self.redis.info("memory")]
         share = max((int(i.get("used_memory") or 0) / int(i["maxmemory"]) if int(i.get("maxmemory") or 0) > 0
@@ -531,14 +531,24 @@ class MatchStore:
 
     # -- rate limiting -------------------------------------------------------------------------------
     def hit(self, ident: str, window_s: int = 60) -> tuple[int, int]:
-        """Fixed-window counter: (requests in this window, seconds until it resets)."""
+        """Fixed-window counter: (requests in this window, seconds until it resets).
+
+        On a cluster the counter's primary may be failing over while the match a request is about is
+        fine: the request is then not counted (0) rather than held for the failover or refused (fail open,
+        as docs/api.md says). On one server a store that is down is down for the match too: raised.
+        """
         key, reset = _window(ident, window_s)
 
         def queue(pipe: Any) -> None:
             pipe.incr(key)
             pipe.expire(key, window_s)
 
-        count, _ = redisconn.on_slot(self.redis, key, queue)
+        try:
+            count, _ = redisconn.on_slot(self.redis, key, queue, patient=not self.cluster)
+        except redisconn.UNAVAILABLE:
+            if not self.cluster:
+                raise
+            return 0, reset
         return int(count), reset
 
     def move_hit(self, source: str, target: str, drop: bool, window_s: int = 60,

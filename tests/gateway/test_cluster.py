@@ -185,6 +185,36 @@ def test_an_update_no_replica_confirms_is_not_acknowledged(replicated: LocalClus
     assert updated.version == current.version + 1
 
 
+def test_a_counter_on_a_failing_over_primary_neither_holds_nor_refuses_a_healthy_matchs_request(
+        replicated: LocalCluster) -> None:
+    """An IP's (or a tenant's) rate-limit counter is one key on one primary. While that primary fails over,
+    a request about a match on another primary used to wait out the failover (the load test's users, all
+    on 127.0.0.1, stalled for 5 s); it is now served at once, uncounted (fail open), and so is the check
+    of how full the store is."""
+    replicated.wait_healthy(replicas=1)
+    client = redisconn.connect(replicated.url)
+    store = MatchStore(client, 60, 60)
+    ident = "ip:203.0.113.9"
+    counter = replicated.node_for(f"ratelimit:{{{ident}}}:0")
+    match_id = next(f"c{i}" for i in range(100) if replicated.node_for(f"match:{{c{i}}}:version").port != counter.port)
+    store.create(match_id, {"game": "clash", "status": "active", "to_act": [0], "seats": []}, b"s0")
+    assert store.load_counted(match_id, ident)[1][0] == 1
+    replicated.kill(counter)
+    try:
+        start = time.monotonic()
+        match, (count, _), _ = store.load_counted(match_id, ident)
+        assert match is not None and count == 0
+        store._room = (0.0, 0.0)  # due for a look at every primary's memory
+        assert store.used_share() >= 0.0
+        assert time.monotonic() - start < 1.0
+    finally:
+        replicated.wait_healthy()
+        replicated.restart(counter)
+        replicated.wait_healthy(replicas=1)
+    redisconn.refresh(client)
+    assert store.hit(ident)[0] == 2  # counted again once the replica took over (it had the first count)
+
+
 def test_reading_streams_asks_the_server_nothing_but_the_read(spare_cluster: LocalCluster) -> None:
     """XREAD/XREADGROUP have movable keys, for which redis-py's cluster client sends ``COMMAND GETKEYS``
     before every call: a bot worker's every take paid a round trip more. The client finds the streams itself."""
