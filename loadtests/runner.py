@@ -174,12 +174,17 @@ def urllib_open(url: str) -> Any:
     return urllib.request.urlopen(url, timeout=5)
 
 
+def history_rows(history: Path, name: str) -> list[dict[str, str]]:
+    """The rows of ``name`` in Locust's ``_stats_history.csv`` (one a second; none if the file is missing)."""
+    if not history.exists():
+        return []
+    with history.open(newline="") as handle:
+        return [r for r in csv.DictReader(handle) if r["Name"] == name]
+
+
 def sustained_rate(history: Path, name: str, users: int) -> float:
     """Successful requests per second of ``name`` once every user runs (the ramp-up left out)."""
-    if not history.exists():
-        return 0.0
-    with history.open(newline="") as handle:
-        rows = [r for r in csv.DictReader(handle) if r["Name"] == name]
+    rows = history_rows(history, name)
     steady = [r for r in rows if int(r["User Count"] or 0) >= users] or rows
     if len(steady) < 2:
         return 0.0
@@ -375,12 +380,8 @@ def failures_by_error(rows: list[dict[str, str]]) -> dict[str, int]:
 
 def failure_times(history: Path) -> list[tuple[float, int]]:
     """(unix time, new failures) for each history row in which the failure count grew."""
-    if not history.exists():
-        return []
-    with history.open(newline="") as handle:
-        rows = [r for r in csv.DictReader(handle) if r["Name"] == "Aggregated"]
     out, before = [], 0
-    for row in rows:
+    for row in history_rows(history, "Aggregated"):
         total = int(row["Total Failure Count"] or 0)
         if total > before:
             out.append((float(row["Timestamp"]), total - before))
@@ -390,12 +391,8 @@ def failure_times(history: Path) -> list[tuple[float, int]]:
 
 def completions(history: Path, name: str) -> list[tuple[float, int]]:
     """(unix time, successful ``name`` requests completed since the row before): the throughput each second."""
-    if not history.exists():
-        return []
-    with history.open(newline="") as handle:
-        rows = [r for r in csv.DictReader(handle) if r["Name"] == name]
     out, before = [], None
-    for row in rows:
+    for row in history_rows(history, name):
         done = int(row["Total Request Count"] or 0) - int(row["Total Failure Count"] or 0)
         if before is not None:
             out.append((float(row["Timestamp"]), done - before))

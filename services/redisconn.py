@@ -117,22 +117,35 @@ class TimedRedisCluster(RedisCluster):
         return pipe
 
 
-def ride_out_failover(call: Callable[[], Any]) -> Any:
+#: A cluster's answers meaning "not this node, or not now": the commands did not run.
+SLOT_ELSEWHERE = (redis.exceptions.MovedError, redis.exceptions.AskError, redis.exceptions.TryAgainError,
+                  redis.exceptions.ClusterDownError, redis.exceptions.SlotNotCoveredError)
+
+
+def ride_out_failover(call: Callable[[], Any], routed_by: RedisCluster | None = None) -> Any:
     """``call()``, again every 100 ms for up to ``CLUSTER_RETRY_S`` while a node refuses connections.
 
     redis-py's cluster client retries at once (re-reading the slot table each time), so all its retries
     land inside the few seconds a failover takes. A refused connection sent nothing, so trying again is
     safe for any command; an error after the command went out is raised (it may have run).
+
+    ``routed_by``: ``call`` picks its node from this client's slot table itself (:func:`on_slot`), so a
+    slot that moved is retried too (nothing ran), after the table is read again.
     """
+    retried: tuple[type[Exception], ...] = (redis.ConnectionError,)
+    if routed_by is not None:
+        retried += SLOT_ELSEWHERE
     give_up = None
     while True:
         try:
             return call()
-        except redis.ConnectionError as err:
+        except retried as err:
             now = time.monotonic()
             give_up = give_up or now + CLUSTER_RETRY_S
-            if not never_sent(err) or now >= give_up:
+            if (isinstance(err, redis.ConnectionError) and not never_sent(err)) or now >= give_up:
                 raise
+            if routed_by is not None:
+                refresh(routed_by)
             time.sleep(0.1)
 
 
@@ -178,11 +191,6 @@ def replicas_of(client: Client, key: str) -> int:
     return int(info.get("connected_slaves", 0))
 
 
-#: A cluster's answers meaning "not this node, or not now": the commands did not run.
-SLOT_ELSEWHERE = (redis.exceptions.MovedError, redis.exceptions.AskError, redis.exceptions.TryAgainError,
-                  redis.exceptions.ClusterDownError)
-
-
 def on_slot(client: Client, key: str, queue: Callable[[Any], None], transaction: bool = True,
             name: str = "PIPELINE", patient: bool = True) -> list[Any]:
     """Run the commands ``queue(pipe)`` adds, all on ``key``'s slot, in one round trip; their replies.
@@ -191,30 +199,27 @@ def on_slot(client: Client, key: str, queue: Callable[[Any], None], transaction:
 
     On a cluster this is a plain pipeline on the slot's primary (one node, one slot: MULTI/EXEC works as on
     one server), about a third of the CPU of redis-py's cluster pipeline, which plans every command's node
-    on every call. A slot that moved (a failover) or a node that refused the connection is retried, as
-    the cluster client retries: nothing ran then. An error after the commands went out is raised.
+    on every call. A slot that moved (a failover) or a node that refused the connection is retried
+    (:func:`ride_out_failover`): nothing ran then. An error after the commands went out is raised.
     """
     if not isinstance(client, RedisCluster):
         pipe = client.pipeline(transaction=transaction)
         queue(pipe)
         return list(pipe.execute())
-    observe = getattr(client, "observe", None)
-    give_up = time.monotonic() + CLUSTER_RETRY_S
-    while True:
+    cluster = client
+    observe = getattr(cluster, "observe", None)
+
+    def attempt() -> list[Any]:
         start = time.perf_counter()
         try:
-            pipe = client.get_redis_connection(client.get_node_from_key(key)).pipeline(transaction=transaction)
+            pipe = cluster.get_redis_connection(cluster.get_node_from_key(key)).pipeline(transaction=transaction)
             queue(pipe)
             return list(pipe.execute())
-        except (*SLOT_ELSEWHERE, redis.exceptions.SlotNotCoveredError, redis.ConnectionError) as err:
-            if (not patient or time.monotonic() >= give_up
-                    or (isinstance(err, redis.ConnectionError) and not never_sent(err))):
-                raise
-            refresh(client)
-            time.sleep(0.1)
         finally:
             if observe is not None:
                 observe(name, time.perf_counter() - start)
+
+    return ride_out_failover(attempt, cluster) if patient else attempt()
 
 
 def each_primary(client: RedisCluster, call: Callable[[redis.Redis], Any]) -> list[Any]:

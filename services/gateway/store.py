@@ -424,11 +424,10 @@ class MatchStore:
         args = [version, orjson.dumps(meta), state if state is not None else b"", orjson.dumps(entry),
                 self.ttl_for(meta["status"]), wake_of(meta), orjson.dumps(record) if record is not None else b"",
                 IDEMPOTENCY_TTL_S, *_pairs(derived), *outbox]
-        replicas = self.replicas_to_wait(k[0])
-        if replicas == 0 and not self.cluster:  # (on a cluster, a node's own pipeline is the cheaper call)
+        if not self.cluster and self.replicas_to_wait(k[0]) == 0:  # (on a cluster the node's pipeline is cheaper)
             ok, current = self._cas(keys=cas_keys, args=args)
             return int(ok), int(current)
-        return self._cas_and_wait(cas_keys, args, replicas)
+        return self._cas_and_wait(cas_keys, args)
 
     def replicas_to_wait(self, key: str) -> int:
         """Replicas an update of ``key``'s match waits for: the configured count, or (auto) one when its
@@ -443,18 +442,16 @@ class MatchStore:
             self._replicas = (now, redisconn.replicas_of(self.redis, key))
         return min(1, self._replicas[1])
 
-    def _cas_and_wait(self, cas_keys: list[str], args: list[Any], replicas: int) -> tuple[int, int]:
+    def _cas_and_wait(self, cas_keys: list[str], args: list[Any]) -> tuple[int, int]:
         """The compare-and-set, then ``WAIT replicas wait_ms`` on the same connection (WAIT counts that
         connection's writes): an update is acknowledged only once a replica holds it, so a primary
         killed right after loses nothing a client was told. On a cluster, also the call without ``WAIT``
         (the node's own pipeline costs less than the cluster client's routing)."""
-        waited, attempts = replicas, 0
+        waited = 0
 
         def queue(pipe: Any) -> None:
-            nonlocal waited, attempts
-            attempts += 1
-            if attempts > 1:  # a retry after a failover: the slot's new primary may have no replica yet
-                waited = self.replicas_to_wait(cas_keys[0])
+            nonlocal waited  # (asked on every attempt: after a failover the slot's new primary may have none)
+            waited = self.replicas_to_wait(cas_keys[0])
             # EVALSHA itself: a pipeline running a Script object first asks SCRIPT EXISTS (a round trip more)
             pipe.evalsha(self._cas.sha, len(cas_keys), *cas_keys, *args)
             if waited:
