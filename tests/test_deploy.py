@@ -10,6 +10,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from services.bots.worker import BotMetrics
+from services.core.metrics import CoreMetrics
 from services.gateway.metrics import GatewayMetrics
 from services.rules.server import RulesMetrics
 
@@ -21,7 +22,7 @@ STORE_METRICS = {"meeple_matches_active", "meeple_matches_created", "meeple_matc
 def exported() -> set[str]:
     names = set(STORE_METRICS)
     for metrics in (GatewayMetrics(CollectorRegistry()), RulesMetrics(CollectorRegistry()),
-                    BotMetrics(CollectorRegistry())):
+                    BotMetrics(CollectorRegistry()), CoreMetrics(CollectorRegistry())):
         names |= {family.name for family in metrics.registry.collect()}
     return names
 

@@ -16,6 +16,7 @@ waiting on them). A hint job is never re-claimed: its gateway has stopped waitin
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import logging
 import os
@@ -33,12 +34,11 @@ from ai.bot import Bot, choose_move
 from services import redisconn
 from services.core import control, hints, legacy
 from services.core.bots_seam import BOT_JOB_STREAMS
+from services.core.commit import fits_pending_decision
 from services.core.config import Config
-from services.core.metrics import RedisMetrics, timed_redis
-from services.core.moves import apply_move, fits_pending_decision
-from services.core.rules_client import RulesClient
-from services.core.store import MatchStore
-from services.gateway.errors import ApiError
+from services.core.errors import DomainError, Kind
+from services.core.moves import apply_move
+from services.core.service import Core
 from services.rules.games import get_game
 
 log = logging.getLogger("meeple.bots")
@@ -66,16 +66,16 @@ class BotMetrics:
                                registry=self.registry)
         self.queue = Gauge("meeple_bot_queue_length", "Bot jobs no worker has taken yet (the queue's depth)",
                            registry=self.registry)
-        self.redis = RedisMetrics(self.registry)
 
 
 class Worker:
     def __init__(self, redis_url: str, rules_addr: str, name: str | None = None, claim_idle_ms: int = 30_000,
                  metrics: BotMetrics | None = None) -> None:
         self.metrics = metrics or BotMetrics()
-        self.redis = timed_redis(redis_url, self.metrics.redis, socket_timeout=30)
-        self.store = MatchStore.from_config(self.redis, Config.from_env())  # the gateways' TTLs
-        self.rules = RulesClient(rules_addr)
+        # the gateways' settings (TTLs), on this worker's Redis and rules service
+        config = dataclasses.replace(Config.from_env(), redis_url=redis_url, rules_addr=rules_addr)
+        self.core = Core.connect(config, self.metrics.registry, socket_timeout=30)
+        self.redis, self.store = self.core.redis, self.core.store
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.claim_idle_ms = claim_idle_ms
         self._depth_at = self._claimed_at = 0.0
@@ -124,9 +124,9 @@ class Worker:
         self.metrics.think.labels(game.id, level).observe(time.perf_counter() - start)
         self.metrics.iterations.labels(game.id, level).inc(bot.stats.iterations)
         try:
-            apply_move(self.store, self.rules, match, seat, move, match.version, by_bot=True)
-        except ApiError as err:
-            if err.status == 503:
+            apply_move(self.core, match, seat, move, match.version, by_bot=True)
+        except DomainError as err:
+            if err.kind is Kind.UNAVAILABLE:
                 raise  # leave the job pending: it will be retried
             log.info("bot move for %s seat %d not applied: %s", match.id, seat, err.message)
             return "rejected"
@@ -137,7 +137,7 @@ class Worker:
             job = orjson.loads(fields[b"job"])
             name = stream.decode() if isinstance(stream, bytes) else str(stream)
             outcome = self.hint(job) if name == hints.HINTS_STREAM else self.handle(job)
-        except (ApiError, *redisconn.UNAVAILABLE) as err:
+        except (DomainError, *redisconn.UNAVAILABLE) as err:
             # a dependency is down (rules, or Redis failing over): keep it pending for a retry or a re-claim
             log.warning("job %s postponed: %s", entry_id, getattr(err, "message", err))
             self.metrics.jobs.labels("postponed").inc()

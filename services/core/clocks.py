@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from services.gateway.errors import ApiError
+from .errors import DomainError, Kind
 
 MODES = ("none", "per_move", "fischer", "correspondence")
 TIMEOUT_POLICIES = ("bot", "forfeit")
@@ -39,9 +39,9 @@ _PARAMS: dict[str, tuple[str, ...]] = {
 def _number(raw: dict[str, Any], name: str, low: float, high: float) -> float:
     value = raw.get(name)
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ApiError(400, "bad_clock", f"clock.{name} must be a number")
+        raise DomainError(Kind.MALFORMED, "bad_clock", f"clock.{name} must be a number")
     if not low <= value <= high:
-        raise ApiError(400, "bad_clock", f"clock.{name} must be between {low:g} and {high:g}")
+        raise DomainError(Kind.MALFORMED, "bad_clock", f"clock.{name} must be between {low:g} and {high:g}")
     return float(value)
 
 
@@ -50,18 +50,19 @@ def parse(raw: Any) -> dict[str, Any]:
     if raw is None:
         raw = {"mode": "none"}
     if not isinstance(raw, dict):
-        raise ApiError(400, "bad_clock", "clock must be an object such as {\"mode\": \"per_move\", \"seconds\": 60}")
+        raise DomainError(Kind.MALFORMED, "bad_clock",
+                          "clock must be an object such as {\"mode\": \"per_move\", \"seconds\": 60}")
     mode = raw.get("mode", "none")
     if mode not in MODES:
-        raise ApiError(400, "bad_clock", f"clock.mode must be one of {', '.join(MODES)}")
+        raise DomainError(Kind.MALFORMED, "bad_clock", f"clock.mode must be one of {', '.join(MODES)}")
     allowed = {"mode", "on_timeout", *_PARAMS[mode]}
     unknown = sorted(set(raw) - allowed)
     if unknown:
-        raise ApiError(400, "bad_clock", f"clock.{unknown[0]} is not a setting of mode {mode!r}; "
+        raise DomainError(Kind.MALFORMED, "bad_clock", f"clock.{unknown[0]} is not a setting of mode {mode!r}; "
                                          f"it takes {', '.join(sorted(allowed))}")
     policy = raw.get("on_timeout", "bot")
     if policy not in TIMEOUT_POLICIES:
-        raise ApiError(400, "bad_clock", "clock.on_timeout must be 'bot' or 'forfeit'")
+        raise DomainError(Kind.MALFORMED, "bad_clock", "clock.on_timeout must be 'bot' or 'forfeit'")
     config: dict[str, Any] = {"mode": mode, "on_timeout": policy}
     if mode == "per_move":
         config["seconds"] = _number(raw, "seconds", MIN_SECONDS, MAX_SECONDS)

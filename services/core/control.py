@@ -57,6 +57,18 @@ def forfeit_ends(sides: list[list[int]], out: list[int]) -> dict[str, Any] | Non
     return {"ended_by": "forfeit", "winners": winners, "forfeited": sorted(out), "scores": None}
 
 
+def forfeit(meta: dict[str, Any], seat: int) -> dict[str, Any]:
+    """The match meta after ``seat`` forfeits (resigned, or timed out under the ``forfeit`` policy): a bot plays
+    it on, its side can no longer win, and the match is over at once if at most one side is left."""
+    seats = [dict(s) for s in meta["seats"]]
+    seats[seat].update(control="bot", forfeited=True)
+    new = {**meta, "seats": seats}
+    ended = forfeit_ends(meta["sides"], forfeited(new))
+    if ended is not None:
+        new.update(status="finished", to_act=[], outcome=ended)
+    return new
+
+
 def final(sides: list[list[int]], out: list[int], scores: list[float], winners: list[int]) -> dict[str, Any]:
     """The outcome of a game the engine finished, with forfeited sides unable to win."""
     remaining = sides_in(sides, out)

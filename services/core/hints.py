@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from .errors import DomainError, Kind
 from .store import Match
 
 HINTS_STREAM = "bots:hints"
@@ -22,22 +23,9 @@ HINTS_STREAM = "bots:hints"
 REPLY_TTL_S = 60
 
 
-class HintLimited(Exception):
-    def __init__(self, limit: int, retry_after: int) -> None:
-        super().__init__(f"at most {limit} hints a minute per seat; retry in {retry_after} s")
-        self.retry_after = retry_after
-
-
-class HintStale(Exception):
-    """The decision the hint was asked for has been made meanwhile."""
-
-
-class NoAnswer(Exception):
-    """No bot worker answered in time."""
-
-
 def ask(client: Any, match: Match, seat: int, wait_s: float, budget_s: float, per_minute: int) -> Any:
-    """The hint for ``seat`` at ``match.version`` from a bot worker (raises one of the exceptions above)."""
+    """The hint for ``seat`` at ``match.version`` from a bot worker: 429 past the seat's per-minute limit, 409 if
+    the decision was made meanwhile, 503 if no worker answered in time."""
     now = time.time()
     if per_minute > 0:
         key = f"hint:{{{match.id}}}:count:{seat}:{int(now // 60)}"
@@ -45,17 +33,20 @@ def ask(client: Any, match: Match, seat: int, wait_s: float, budget_s: float, pe
         pipe.incr(key)
         pipe.expire(key, 60)
         if int(pipe.execute()[0]) > per_minute:
-            raise HintLimited(per_minute, 60 - int(now) % 60)
+            retry = 60 - int(now) % 60
+            raise DomainError(Kind.LIMITED, "hint_limited", f"at most {per_minute} hints a minute per seat; retry in "
+                              f"{retry} s", retry_after=retry)
     reply = f"hint:{{{match.id}}}:reply:{secrets.token_hex(8)}"
     job = {"match_id": match.id, "game": match.game, "version": match.version, "seat": seat, "reply": reply,
            "deadline": now + wait_s, "budget_s": budget_s}
     client.xadd(HINTS_STREAM, {"job": orjson.dumps(job)}, maxlen=10_000, approximate=True)
     got = client.blpop([reply], timeout=wait_s)
     if not got:
-        raise NoAnswer()
+        raise DomainError(Kind.UNAVAILABLE, "hint_unavailable", f"no bot worker answered within {wait_s:g} s; "
+                          "retry shortly", retry_after=1)
     answer = orjson.loads(got[1])
     if "move" not in answer:
-        raise HintStale()
+        raise DomainError(Kind.CONFLICT, "stale_version", "the match moved on while the hint was computed; ask again")
     return answer["move"]
 
 

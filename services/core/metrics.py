@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import redis
-from prometheus_client import CollectorRegistry, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -29,6 +29,24 @@ class RedisMetrics:
                                  "Redis round trips by command (a pipeline counts once, as PIPELINE)",
                                  ["command"], buckets=REDIS_BUCKETS, registry=registry)
 
+
+
+class CoreMetrics:
+    """What the match core counts, in whichever process runs it (gateway, bot worker, timekeeper)."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = r = registry or CollectorRegistry()
+        self.redis = RedisMetrics(r)
+        self.moves = Counter("meeple_gateway_moves_total",
+                             "Moves submitted by players (HTTP or WebSocket), by game and outcome (applied, or the "
+                             "error code)", ["game", "outcome"], registry=r)
+        self.takeovers = Counter("meeple_seat_takeovers_total", "Human seats handed to a bot, by reason",
+                                 ["reason"], registry=r)
+        self.reclaims = Counter("meeple_seat_reclaims_total", "Seats taken back by their owner from a bot",
+                                registry=r)
+        self.seats_filled = Counter("meeple_seats_filled_total",
+                                    "Seats of matches that started, by who filled them (the seat-fill ratio is "
+                                    "human / (human + bot))", ["filled_by"], registry=r)
 
 
 class TimedPipeline(redis.client.Pipeline):

@@ -1,4 +1,4 @@
-"""The gateway's client of the rules service: deadlines, retries on UNAVAILABLE, errors as HTTP.
+"""The core's client of the rules service: deadlines, retries on UNAVAILABLE, its errors as domain errors.
 
 The service is stateless, so every call can be retried safely on any replica.
 """
@@ -13,8 +13,9 @@ from typing import Any, TypeVar
 import grpc
 import orjson
 
-from services.gateway.errors import ApiError
 from services.pb import rules_pb2, rules_pb2_grpc
+
+from .errors import DomainError, Kind
 
 ERROR_CODE_KEY = "meeple-error-code"
 ERROR_KIND_KEY = "meeple-error-kind"
@@ -84,22 +85,22 @@ class RulesClient:
         raise AssertionError("unreachable")
 
     @staticmethod
-    def _translate(err: grpc.RpcError) -> ApiError:
+    def _translate(err: grpc.RpcError) -> DomainError:
         status = err.code()  # type: ignore[attr-defined]
         details = err.details() or status.name  # type: ignore[attr-defined]
         pairs: Any = err.trailing_metadata() or ()  # type: ignore[attr-defined]
         metadata = {str(key): str(value) for key, value in pairs}
         code, kind = metadata.get(ERROR_CODE_KEY, ""), metadata.get(ERROR_KIND_KEY, "")
         if status in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-            return ApiError(503, "rules_unavailable", "the rules service is unavailable; try again shortly",
-                            {"Retry-After": "1"})
+            return DomainError(Kind.UNAVAILABLE, "rules_unavailable", "the rules service is unavailable; try again "
+                               "shortly", retry_after=1)
         if status == grpc.StatusCode.FAILED_PRECONDITION:
-            return ApiError(409 if kind == "conflict" else 422, code or "illegal_move", details)
+            return DomainError(Kind.CONFLICT if kind == "conflict" else Kind.ILLEGAL, code or "illegal_move", details)
         if status == grpc.StatusCode.INVALID_ARGUMENT:
             if kind == "malformed" or code in {"invalid_options", "unknown_game", "malformed_request"}:
-                return ApiError(400, code, details)
-            return ApiError(500, "corrupt_state", "stored match state was rejected by the rules service")
-        return ApiError(502, "rules_error", "the rules service failed")
+                return DomainError(Kind.MALFORMED, code, details)
+            return DomainError(Kind.INTERNAL, "corrupt_state", "stored match state was rejected by the rules service")
+        return DomainError(Kind.DEPENDENCY_FAILED, "rules_error", "the rules service failed")
 
     def list_games(self) -> list[dict[str, Any]]:
         reply = self._call(self.stub.ListGames, rules_pb2.ListGamesRequest())

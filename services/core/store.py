@@ -51,8 +51,9 @@ import redis
 
 from services import redisconn
 
-from . import quotas, webhooks
+from . import webhooks
 from .config import Config
+from .leases import Leases
 
 KEY_SUFFIXES = ("version", "meta", "state", "log", "events", "derived")
 #: How many keys each shared structure is split into (fixed: every process must agree on it).
@@ -70,23 +71,6 @@ IDLE_SHARDS = tuple((f"idle:{{{tag}}}:matches", f"idle:{{{tag}}}:leases") for ta
 ROOM_CHECK_EVERY_S = 1.0
 #: How often the store looks again whether a match's primary has a replica to ``WAIT`` for.
 REPLICA_CHECK_S = 5.0
-
-#: Move due deadlines to the lease set (due again at ``lease_until``) and return them; expired leases
-#: (a timekeeper died holding them) return to the deadlines first. One script, so two timekeepers
-#: never take the same entry.
-_CLAIM = """
-local back = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
-for _, m in ipairs(back) do
-  redis.call('ZREM', KEYS[2], m)
-  redis.call('ZADD', KEYS[1], ARGV[1], m)
-end
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
-for _, m in ipairs(due) do
-  redis.call('ZREM', KEYS[1], m)
-  redis.call('ZADD', KEYS[2], ARGV[2], m)
-end
-return due
-"""
 
 #: KEYS[8], when given, is the match's webhook outbox and the last ARGV the record to append to it.
 _CAS = """
@@ -224,7 +208,7 @@ class MatchStore:
         self.wait_replicas, self.wait_ms = wait_replicas, wait_ms
         self._replicas: tuple[float, int] | None = None  # (checked at, count) on a single server
         self._cas = client.register_script(_CAS)
-        self._claim = client.register_script(_CLAIM)
+        self.leases = Leases(client)
         self._claim_from = {"deadlines": 0, "idle": 0}  # the shard each kind's next claim starts at
         self._room: tuple[float, float] = (0.0, 0.0)  # (checked at, used share of maxmemory)
 
@@ -260,17 +244,18 @@ class MatchStore:
             return self.waiting_ttl_s
         return 0
 
-    def create(self, match_id: str, meta: dict[str, Any], state: bytes, derived: dict[str, str] | None = None) -> Match:
+    def create(self, match_id: str, meta: dict[str, Any], state: bytes, derived: dict[str, str] | None = None,
+               events: list[dict[str, Any]] | None = None) -> Match:
+        """Write a new match at version 0 (with the webhook ``events`` of its creation in its outbox)."""
         meta = {**meta, "id": match_id, "created_at": time.time()}
         entry = {"version": 0, "kind": "created", "seat": None, "to_act": meta["to_act"], "at": time.time()}
         # Indexed before it exists (as clock deadlines are): a crash in between leaves a stale entry, never
         # a match without a lifetime.
         self.redis.zadd(idle_keys(match_id)[0], {match_id: meta["created_at"] + self.idle_ttl_s})
         # Version -1 -> 0: the creation itself, with the TTL of its status (a waiting match expires).
-        ok, version = self._compare_and_set(match_id, -1, meta, state, entry, derived,
-                                            events=webhooks.events_of(None, meta, entry))
-        assert ok == 1
-        self.count_transition(meta["game"], None, meta["status"], meta)
+        ok, version = self._compare_and_set(match_id, -1, meta, state, entry, derived, events=events)
+        if ok != 1:
+            raise StaleVersion(int(version))
         return Match(match_id, int(version), meta, state)
 
     def load(self, match_id: str, fields: tuple[str, ...] = (), log_from: int | None = None) -> Match | None:
@@ -314,13 +299,11 @@ class MatchStore:
         match = _read(match_id, replies, fields, log_from)
         return match, (int(count), reset), done
 
-    def delete(self, match_id: str, meta: dict[str, Any] | None = None) -> None:
-        """Remove a match that never became visible (a rematch that lost its race), and its quota charge."""
+    def delete(self, match_id: str) -> None:
+        """Remove a match that never became visible (a rematch that lost its race)."""
         pipe = self.redis.pipeline(transaction=False)
         pipe.delete(*keys(match_id), presence_key(match_id), webhooks.outbox_key(match_id))
         pipe.zrem(idle_keys(match_id)[0], match_id)
-        if meta is not None and meta.get("owner"):
-            quotas.release(pipe, meta["owner"], match_id, meta["seats"])
         pipe.execute()
 
     # -- presence ----------------------------------------------------------------------------------
@@ -360,20 +343,15 @@ class MatchStore:
         for i in range(len(shards)):
             if len(taken) >= count:
                 break
-            due = self._claim(keys=list(shards[(start + i) % len(shards)]),
-                              args=[now, now + lease_s, count - len(taken)])
-            taken += [m.decode() if isinstance(m, bytes) else str(m) for m in due]
+            index, leases = shards[(start + i) % len(shards)]
+            taken += self.leases.claim(index, leases, now, lease_s, count - len(taken))
         return taken
 
     def release(self, member: str, due: float | None = None, *, idle: bool = False) -> None:
         """Done with a leased deadline; ``due`` puts it back for later (it was not due yet). ``idle``: an
         entry of the idle-match index instead (see :meth:`claim_idle`)."""
         index, leases = idle_keys(member) if idle else deadline_keys(member.split("|", 1)[0])
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.zrem(leases, member)
-        if due is not None:
-            pipe.zadd(index, {member: due})
-        pipe.execute()
+        self.leases.release(index, leases, member, due)
 
     def claim_idle(self, now: float, lease_s: float, count: int = 50) -> list[str]:
         """Match ids due for an idle check at ``now``, leased as :meth:`claim_due` leases deadlines."""
@@ -387,22 +365,22 @@ class MatchStore:
         return sum(int(n) for n in pipe.execute())
 
     def update(self, match: Match, meta: dict[str, Any], state: bytes | None, entry: dict[str, Any],
-               derived: dict[str, str] | None = None, remember: Remember | None = None) -> Match:
+               derived: dict[str, str] | None = None, remember: Remember | None = None,
+               events: list[dict[str, Any]] | None = None) -> Match:
         """Compare-and-set from ``match.version``; raises :class:`StaleVersion` if someone was first.
 
         A new ``state`` comes with the documents derived from it (``derived``); without a state, the
         derived documents of the current one stay. ``remember`` makes the idempotent response from the
-        match as it will be, and the same script stores it: a move and its stored response commit together.
+        match as it will be, and the same script stores it: a move and its stored response commit together,
+        as do the webhook ``events`` the update makes (its outbox).
         """
         entry = {**entry, "version": match.version + 1, "at": time.time()}
         updated = Match(match.id, match.version + 1, meta, match.state if state is None else state)
         ok, version = self._compare_and_set(match.id, match.version, meta, state, entry,
                                             derived if state is not None else None,
-                                            remember(updated) if remember is not None else None,
-                                            webhooks.events_of(match.meta, meta, entry))
+                                            remember(updated) if remember is not None else None, events)
         if ok != 1:
             raise StaleVersion(int(version))
-        self.count_transition(str(meta["game"]), match.meta["status"], meta["status"], meta)
         return updated
 
     def _compare_and_set(self, match_id: str, version: int, meta: dict[str, Any], state: bytes | None,
@@ -474,34 +452,6 @@ class MatchStore:
                 raise NotReplicated(f"no replica confirmed the update within {self.wait_ms} ms")
             return int(ok), int(current)
         raise redis.exceptions.ConnectionError("the compare-and-set script could not be loaded on its primary")
-
-    def count_transition(self, game: str, before: str | None, after: str, meta: dict[str, Any] | None = None) -> None:
-        """Keep the match counters the metrics read, and the owner's quota charges: one extra round trip,
-        only when a status changes.
-
-        Outside the compare-and-set (the hash is in another Cluster slot), so a crash in between can
-        leave a count off by one; the matches themselves are never affected.
-        """
-        if before == after:
-            return
-        stats = MATCH_STATS_KEYS[redisconn.shard_of(str((meta or {}).get("id", "")), SHARDS)]
-        pipe = self.redis.pipeline(transaction=False)
-        owner = (meta or {}).get("owner")
-        if owner and meta is not None and before is not None:
-            if after == "finished":
-                quotas.release(pipe, owner, meta["id"], meta["seats"])
-            elif after == "active":
-                now = time.time()
-                quotas.extend(pipe, owner, meta["id"], meta["seats"], now, self.quota_until(after, now))
-        if before is None:
-            pipe.hincrby(stats, f"created:{game}", 1)
-        if before == "active":
-            pipe.hincrby(stats, f"active:{game}", -1)
-        if after == "active":
-            pipe.hincrby(stats, f"active:{game}", 1)
-        if after == "finished":
-            pipe.hincrby(stats, f"finished:{game}", 1)
-        pipe.execute()
 
     def derived(self, match: Match, name: str) -> bytes | None:
         """A document derived from the state ``match`` holds, or None (not cached, or a newer state landed)."""

@@ -158,6 +158,8 @@ def events_of(before: dict[str, Any] | None, after: dict[str, Any], entry: dict[
             out.append({"type": "seat.taken_over", "seat": seat, "reason": "timeout"})
     if kind == "left" and was == "active":
         out.append({"type": "seat.taken_over", "seat": seat, "reason": "left"})
+    if kind == "resigned":
+        out.append({"type": "seat.taken_over", "seat": seat, "reason": "resigned"})
     if kind == "reclaimed":
         out.append({"type": "seat.reclaimed", "seat": seat})
     if status == "finished" and was != "finished":

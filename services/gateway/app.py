@@ -8,9 +8,8 @@ import time
 from flask import Flask, Response, g, request
 
 from services.core.config import Config
-from services.core.metrics import MatchStatsCollector, timed_redis
-from services.core.rules_client import RulesClient
-from services.core.store import MatchStore
+from services.core.metrics import MatchStatsCollector
+from services.core.service import Core
 from services.core.webhooks import allowed_networks
 
 from .api import backends, clients, events, games, matches, matchmaking, ops, seats, ws
@@ -33,14 +32,11 @@ def create_app(config: Config | None = None) -> Flask:
     app.json = OrjsonProvider(app)
     check_multiprocess()
     metrics = GatewayMetrics()
-    client = timed_redis(config.redis_url, metrics.redis, socket_timeout=config.long_poll_max_s + 5,
-                         socket_connect_timeout=2, health_check_interval=30)
-    metrics.registry.register(MatchStatsCollector(client))
+    the_core = Core.connect(config, metrics.registry, socket_timeout=config.long_poll_max_s + 5,
+                            socket_connect_timeout=2, health_check_interval=30)
+    metrics.registry.register(MatchStatsCollector(the_core.redis))
     app.extensions["meeple"] = Gateway(
-        config=config,
-        store=MatchStore.from_config(client, config),
-        rules=RulesClient(config.rules_addr, config.rules_timeout_s, config.rules_retries),
-        metrics=metrics,
+        core=the_core, metrics=metrics,
         hub=Hub(config.redis_url, config.waiters_max, config.waiters_per_client, metrics),
     )
     register_error_handlers(app)
@@ -65,7 +61,8 @@ def create_app(config: Config | None = None) -> Flask:
         if "started" in g:
             metrics.latency.labels(route, request.method, str(response.status_code)).observe(
                 time.perf_counter() - g.started)
-        tenant = g.get("tenant")
+        who = g.get("caller")
+        tenant = who.tenant if who is not None else None
         if tenant is not None:
             metrics.tenant_requests.labels(tenant.name, str(response.status_code)).inc()
             if response.status_code == 429:

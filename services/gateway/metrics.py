@@ -12,8 +12,6 @@ import os
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, values
 
-from services.core.metrics import RedisMetrics
-
 #: Request latencies: fine steps around the targets (p50 15 ms, p99 100 ms) so percentiles interpolate well.
 LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15,
                    0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -32,15 +30,13 @@ def check_multiprocess() -> None:
 
 
 class GatewayMetrics:
-    """Every metric of one gateway process (values shared through files under gunicorn)."""
+    """The HTTP side of one gateway process (values shared through files under gunicorn); the match core's
+    own metrics are :class:`services.core.metrics.CoreMetrics`, on the same registry."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
         self.latency = Histogram("meeple_gateway_request_seconds", "Gateway request latency by route and status",
                                  ["route", "method", "status"], buckets=LATENCY_BUCKETS, registry=self.registry)
-        self.moves = Counter("meeple_gateway_moves_total",
-                             "Moves submitted over HTTP, by game and outcome (applied, or the error code)",
-                             ["game", "outcome"], registry=self.registry)
         self.in_flight = Gauge("meeple_gateway_requests_in_flight", "Requests being served",
                                registry=self.registry, multiprocess_mode="livesum")
         self.events_waiting = Gauge("meeple_gateway_events_waiting",
@@ -56,15 +52,7 @@ class GatewayMetrics:
         self.delivery = Histogram("meeple_gateway_event_delivery_seconds",
                                   "From the event reader seeing a change to the waiter's answer being written",
                                   ["kind"], buckets=LATENCY_BUCKETS, registry=self.registry)
-        self.redis = RedisMetrics(self.registry)
         r = self.registry
-        self.takeovers = Counter("meeple_seat_takeovers_total", "Human seats handed to a bot, by reason",
-                                 ["reason"], registry=r)
-        self.reclaims = Counter("meeple_seat_reclaims_total", "Seats taken back by their owner from a bot",
-                                registry=r)
-        self.seats_filled = Counter("meeple_seats_filled_total",
-                                    "Seats of matches that started, by who filled them (the seat-fill ratio is "
-                                    "human / (human + bot))", ["filled_by"], registry=r)
         # Tenants are made by an operator (``meeple keys create``), so the label's values stay few.
         self.tenant_requests = Counter("meeple_tenant_requests_total",
                                        "Requests made with a tenant's API key, by tenant and status",

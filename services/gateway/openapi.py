@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from services.core.config import Config
+from services.core.matches import BOT_LEVELS, MAX_PLAYERS
 from services.core.webhooks import EVENTS, MAX_HOOKS, MAX_URL
 
-from .api.common import MAX_JSON_DEPTH
-from .api.matches import BOT_LEVELS, IDEMPOTENCY_KEY_MAX, MAX_PLAYERS
+from .api.common import IDEMPOTENCY_KEY_MAX, MAX_JSON_DEPTH
 
 #: The event stream's ``limit`` (seconds) at most, as ``api/events.py`` enforces it.
 STREAM_LIMIT_MAX_S = 3600
@@ -106,10 +106,15 @@ _LEGAL = {"type": "object", "required": ["version", "seat", "moves"], "propertie
 _REPLAY = {"type": "object", "required": ["id", "game", "players", "options", "seed", "status", "version", "log",
                                           "result"], "properties": {
     "id": {"type": "string"}, "game": {"type": "string"}, "players": {"type": "integer"},
-    "options": {"type": "object"}, "seed": {"type": ["integer", "null"]}, "status": {"type": "string"},
+    "options": {"type": "object"},
+    "seed": {"type": ["string", "null"], "pattern": "^[0-9]{1,19}$",
+             "description": "the seed as a decimal string (a 63-bit integer is more than a JavaScript number holds "
+                            "exactly); null until the match is over"},
+    "status": {"type": "string"},
     "version": {"type": "integer"}, "result": {"type": ["object", "null"]},
     "log": {"type": "array", "description": "one entry per version: `created` (version 0), then `joined`, `move` "
-                                            "(with `by`), `timeout`, `reclaimed`, `left`, `rematch`, `abandoned`",
+                                            "(with `by`), `timeout`, `reclaimed`, `left`, `resigned`, `rematch`, "
+                                            "`abandoned`",
             "items": {"type": "object", "required": ["version", "kind", "seat"], "properties": {
                 "version": {"type": "integer", "minimum": 0},
                 "kind": {"enum": ["created", "joined", "move", "timeout", "reclaimed", "left", "rematch",

@@ -34,7 +34,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, star
 
 from services import redisconn
 from services.core import ratings, webhooks
-from services.core.store import _CLAIM
+from services.core.leases import Leases
 
 log = logging.getLogger("meeple.webhooks")
 
@@ -90,7 +90,7 @@ class WebhookWorker:
         self.lease_s, self.backoff_s = lease_s, backoff_s
         self.backoff_max_s, self.retry_for_s = backoff_max_s, retry_for_s
         self.http = httpx.Client(timeout=timeout_s, headers={"User-Agent": USER_AGENT}, follow_redirects=False)
-        self._claim = self.redis.register_script(_CLAIM)
+        self.leases = Leases(self.redis)
         self._unmark = self.redis.register_script(_UNMARK)
         self.stopping = threading.Event()
 
@@ -147,9 +147,8 @@ class WebhookWorker:
     def deliver(self, now: float) -> int:
         sent = 0
         for shard in range(webhooks.SHARDS):  # a script per shard (one slot each: a cluster pipeline runs none)
-            claimed = self._claim(keys=[due_key(shard), leases_key(shard)], args=[now, now + self.lease_s, 50])
-            for member in claimed:
-                sent += self._send(member.decode(), shard, now)
+            for member in self.leases.claim(due_key(shard), leases_key(shard), now, self.lease_s, 50):
+                sent += self._send(member, shard, now)
         pipe = self.redis.pipeline(transaction=False)
         for shard in range(webhooks.SHARDS):
             pipe.zcard(due_key(shard))

@@ -131,7 +131,7 @@ class ReplayDoc(TypedDict):
     game: str
     players: int
     options: dict[str, Any]
-    seed: int | None
+    seed: str | None
     status: str
     version: int
     log: list[dict[str, Any]]

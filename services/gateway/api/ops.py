@@ -23,9 +23,9 @@ def healthz() -> Response:
 @bp.get("/readyz")
 def readyz() -> Response:
     gw = gateway()
-    checks = {"redis": False, "rules": gw.rules.ready()}
+    checks = {"redis": False, "rules": gw.core.rules.ready()}
     try:
-        checks["redis"] = bool(gw.store.redis.ping())
+        checks["redis"] = bool(gw.core.redis.ping())
     except Exception:
         checks["redis"] = False
     if all(checks.values()):
@@ -40,7 +40,7 @@ def metrics() -> Response:
     if multiprocess_enabled():  # gunicorn workers: add up every worker's files, whichever worker answers
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
-        registry.register(MatchStatsCollector(gw.store.redis))
+        registry.register(MatchStatsCollector(gw.core.redis))
     else:
         registry = gw.metrics.registry
     return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
