@@ -36,6 +36,7 @@ from .store import Match
 
 
 class Action(enum.Enum):
+    CATALOGUE = "catalogue"      # the games on offer: public
     CREATE = "create"            # make a match or a matchmaking ticket
     JOIN = "join"                # take a free seat of a match
     READ = "read"                # a match's status, events, stream, WebSocket, replay (as a seat or a spectator)
@@ -46,6 +47,7 @@ class Action(enum.Enum):
 
 #: Who may do each action: the words docs/api.md's table shows (a test keeps them the same).
 RULES: dict[Action, str] = {
+    Action.CATALOGUE: "anyone (a key that is presented must be valid)",
     Action.CREATE: "an API key; without one only while anonymous access is on",
     Action.JOIN: "a tenant's match: its key; an anonymous match: anyone while anonymous access is on",
     Action.READ: "the match's seat tokens (that seat's view); a tenant's match: its key (spectator view, with "
