@@ -46,9 +46,12 @@ def redis_ready(url: str) -> str | None:
             client.ping()
             return None
         client = redis.Redis.from_url(target, socket_timeout=3, socket_connect_timeout=3)
-        info = client.cluster("INFO")
-        text = info.decode() if isinstance(info, bytes) else str(info)
-        fields = dict(line.split(":", 1) for line in text.split() if ":" in line)
+        info = client.execute_command("CLUSTER INFO")  # redis-py parses it into a dict (raw text if not)
+        if isinstance(info, dict):
+            fields = {str(k): str(v) for k, v in info.items()}
+        else:
+            text = info.decode() if isinstance(info, bytes) else str(info)
+            fields = dict(line.split(":", 1) for line in text.split() if ":" in line)
         if fields.get("cluster_state") != "ok" or fields.get("cluster_slots_ok") != "16384":
             return f"cluster_state {fields.get('cluster_state')}, slots ok {fields.get('cluster_slots_ok')}"
         return None
