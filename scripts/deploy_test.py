@@ -67,6 +67,8 @@ STAGES = ("python", "redis", "prometheus", "haproxy")
 PROFILES = ("default", "cluster")
 #: Prometheus jobs of the compose stack (deploy/prometheus-compose.yml), two replicas each.
 JOBS = {"rules": 2, "gateway": 2, "bots": 2, "timekeeper": 2, "webhooks": 2}
+#: deploy/prometheus-compose.yml's scrape_interval.
+SCRAPE_INTERVAL_S = 5
 #: A second in which fewer moves were acknowledged than this share of the 10 s before a fault counts as stalled.
 STALLED_BELOW = 0.5
 
@@ -570,6 +572,9 @@ def run_profile(project: Project, args: argparse.Namespace, deadline: float) -> 
         key = project.api_key()
         say(f"{project.name}: one match of every game through the SDK")
         out["games"] = play_every_game(project, key)
+        # A family exists from its first sample on (a labelled counter, a histogram): let Prometheus scrape every
+        # target once after the games (scrape_interval 5 s) before asking it which names it has seen.
+        time.sleep(SCRAPE_INTERVAL_S + 2)
         out["prometheus"] = prometheus_targets(project)
         live = live_metric_names(project)
         out["dashboard_names_missing_live"] = missing_from_live(dashboard_names(), live)
