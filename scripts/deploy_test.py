@@ -456,13 +456,13 @@ def docker(*args: str, timeout: float = 120) -> str:
 
 def redis_primary(project: Project) -> str:
     """The container of a current cluster primary (asked of node 1)."""
-    out = docker("exec", project.container("redis-node", 1), "redis-cli", "cluster", "nodes")
+    out = docker("exec", project.container("redis-node-1", 1), "redis-cli", "cluster", "nodes")
     for line in out.splitlines():
         parts = line.split()
         if "master" in parts[2] and "fail" not in parts[2] and len(parts) > 8:
             host = parts[1].split(",")[-1] if "," in parts[1] else ""
             if host.startswith("redis-node-"):
-                return project.container("redis-node", int(host.rsplit("-", 1)[1]))
+                return project.container(host, 1)  # service redis-node-N, its one container
     raise RuntimeError(f"no primary found in: {out}")
 
 
@@ -604,7 +604,7 @@ def run_profile(project: Project, args: argparse.Namespace, deadline: float) -> 
             if project.profile == "cluster":
                 def kill_primary() -> Fault:
                     container = redis_primary(project)
-                    return kill_and_restart(project, container, f"docker kill {container.split('-dt-cluster-')[-1]}"
+                    return kill_and_restart(project, container, f"docker kill {container.removeprefix(project.name + '-')}"
                                             " (a Redis primary; started again 15 s later, rejoins as a replica)",
                                             15, max(args.window, 25))
                 plan.append(("kill a Redis primary", kill_primary))
