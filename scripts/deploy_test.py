@@ -604,7 +604,8 @@ def run_profile(project: Project, args: argparse.Namespace, deadline: float) -> 
             if project.profile == "cluster":
                 def kill_primary() -> Fault:
                     container = redis_primary(project)
-                    return kill_and_restart(project, container, f"docker kill {container.removeprefix(project.name + '-')}"
+                    short = container.removeprefix(project.name + "-")
+                    return kill_and_restart(project, container, f"docker kill {short}"
                                             " (a Redis primary; started again 15 s later, rejoins as a replica)",
                                             15, max(args.window, 25))
                 plan.append(("kill a Redis primary", kill_primary))
