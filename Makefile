@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-tools install proto proto-check lint typecheck bench loadtest arena clean
+.PHONY: run test test-tools install proto proto-check lint typecheck bench loadtest arena clean deploy-test deploy-images
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,15 @@ bench: $(STAMP)
 
 loadtest: $(STAMP)
 	$(BIN)/meeple loadtest --users 50 --spawn-rate 10 --duration 180
+
+## The compose stack for real in containers (both profiles), with faults and rolling restarts; installs
+## docker.io, debootstrap and compose v2 when missing (docs/operators/deployment.md). JSON: ARGS=--json
+deploy-test: $(STAMP)
+	$(BIN)/python scripts/deploy_test.py $(ARGS)
+
+## Only the images compose expects (meeple-debian/-python/-redis/-prometheus/-haproxy:bookworm, meeple:latest).
+deploy-images: $(STAMP)
+	$(BIN)/python scripts/deploy_test.py images --tag-prefix meeple
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

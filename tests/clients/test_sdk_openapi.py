@@ -15,6 +15,13 @@ def _document(stack: Stack) -> dict:  # type: ignore[type-arg]
     return doc
 
 
+#: Headers the SDK sends ahead of the server's document (issue 28: the server side of these keys comes with
+#: services/core, and the server ignores the header until then). Each must still be missing from the document:
+#: once the server lists one, this test fails until it is removed here.
+AHEAD_OF_SERVER = {("create_match", "Idempotency-Key"), ("join", "Idempotency-Key"),
+                   ("matchmaking", "Idempotency-Key")}
+
+
 def test_every_sdk_call_is_an_operation_of_the_served_document_with_its_parameters(stack: Stack) -> None:
     paths = _document(stack)["paths"]
     for name, op in OPERATIONS.items():
@@ -24,6 +31,10 @@ def test_every_sdk_call_is_an_operation_of_the_served_document_with_its_paramete
         for query in op.query:
             assert params.get(query) == "query", f"{name} sends ?{query}, which the document does not list"
         for header in op.headers:
+            if (name, header) in AHEAD_OF_SERVER:
+                assert params.get(header) != "header", f"the document lists {header} on {name} now: drop it from " \
+                                                       "AHEAD_OF_SERVER"
+                continue
             assert params.get(header) == "header", f"{name} sends {header}, which the document does not list"
         path_params = {p for p, where in params.items() if where == "path"}
         assert path_params == set(re.findall(r"\{(\w+)\}", op.path)), name

@@ -37,7 +37,8 @@ class Operation:
     query: tuple[str, ...] = ()
     body: bool = False
     auth: Auth = "none"
-    #: safe to send again after a lost answer: reads, and moves (which carry an Idempotency-Key)
+    #: safe to send again after a lost answer: reads, and the calls that carry an Idempotency-Key (moves,
+    #: creates, joins, matchmaking enqueues)
     idempotent: bool = False
     headers: tuple[str, ...] = ()
     #: the document's security lists the ``apiKey`` scheme (X-API-Key): the client's key goes with the call
@@ -47,9 +48,14 @@ class Operation:
 _M = "/v1/matches/{match_id}"
 OPERATIONS: dict[str, Operation] = {
     "games": Operation("GET", "/v1/games", auth="optional", idempotent=True, key=True),
-    "create_match": Operation("POST", "/v1/matches", body=True, auth="optional", key=True),
+    # Creates, joins and matchmaking enqueues carry an Idempotency-Key as moves do (same key + same body: the
+    # first answer again), so a call whose answer was lost (a gateway restarting, a dropped connection) is
+    # sent again with the same key instead of failing, or of creating a second match / taking a second seat.
+    "create_match": Operation("POST", "/v1/matches", body=True, auth="optional", key=True, idempotent=True,
+                              headers=("Idempotency-Key",)),
     "get_match": Operation("GET", _M, ("include",), auth="optional", idempotent=True),
-    "join": Operation("POST", _M + "/join", body=True, auth="optional", key=True),
+    "join": Operation("POST", _M + "/join", body=True, auth="optional", key=True, idempotent=True,
+                      headers=("Idempotency-Key",)),
     "legal_moves": Operation("GET", _M + "/legal-moves", auth="required", idempotent=True),
     "hint": Operation("GET", _M + "/hint", auth="required", idempotent=True),
     "move": Operation("POST", _M + "/moves", ("include",), body=True, auth="required", idempotent=True,
@@ -63,7 +69,8 @@ OPERATIONS: dict[str, Operation] = {
     "leave": Operation("POST", _M + "/leave", body=True, auth="required"),
     "reclaim": Operation("POST", _M + "/seats/{seat}/reclaim", body=True, auth="required"),
     "rematch": Operation("POST", _M + "/rematch", body=True, auth="required"),
-    "matchmaking": Operation("POST", "/v1/matchmaking", body=True, auth="optional", key=True),
+    "matchmaking": Operation("POST", "/v1/matchmaking", body=True, auth="optional", key=True, idempotent=True,
+                             headers=("Idempotency-Key",)),
     "ticket": Operation("GET", "/v1/matchmaking/{ticket}", ("wait",), idempotent=True),
     "cancel_ticket": Operation("DELETE", "/v1/matchmaking/{ticket}"),
     # For backends: a tenant's API key is required.
@@ -179,7 +186,8 @@ def retryable(req: Request, exc: BaseException) -> bool:
     """Whether sending ``req`` again is safe after ``exc``.
 
     503 means nothing was changed; a connection that never opened sent nothing; any other transport
-    failure is retried only for idempotent operations (reads, and moves thanks to their Idempotency-Key).
+    failure is retried only for idempotent operations (reads, and the calls with an Idempotency-Key: moves,
+    creates, joins and matchmaking enqueues).
     """
     if isinstance(exc, RateLimited):
         return True
