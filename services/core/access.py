@@ -157,7 +157,8 @@ def verified_seat(caller: Caller, match: Match) -> int | None:
 
 
 def authorize_match(caller: Caller, match: Match, action: Action) -> MatchAccess:
-    """What ``caller`` may see of ``match`` for ``action`` (READ, ACT or JOIN), or the refusal."""
+    """What ``caller`` may see of ``match`` for ``action`` (READ, ACT or JOIN), or the refusal. The door has
+    called :func:`require_credential` (READ, ACT) or :func:`authorize_create` (JOIN) first."""
     owner = match.meta.get("tenant")
     players = caller.tenant is not None and caller.tenant.name == owner
     seat = verified_seat(caller, match) if action is not Action.JOIN else None
@@ -171,11 +172,8 @@ def authorize_match(caller: Caller, match: Match, action: Action) -> MatchAccess
         if players:
             return MatchAccess(None, True)
         raise DomainError(Kind.NOT_FOUND, "match_not_found", f"no match {match.id!r} (it may have expired)")
-    if not caller.anonymous:
-        if action is Action.JOIN:
-            authorize_create(caller, "joining a match")
-        raise DomainError(Kind.UNAUTHENTICATED, "missing_token",
-                          "anonymous access is off: send a seat token or an API key")
+    # No key and no seat: an anonymous caller (a door lets one this far only while anonymous access is on:
+    # ``require_credential`` for reads, ``authorize_create`` for joins).
     if owner is not None:  # a tenant's match is private to its tenant and its seats
         raise DomainError(Kind.NOT_FOUND, "match_not_found", f"no match {match.id!r} (it may have expired)")
     return MatchAccess(None, False)

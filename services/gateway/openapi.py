@@ -17,6 +17,13 @@ from .api.common import IDEMPOTENCY_KEY_MAX, MAX_JSON_DEPTH
 STREAM_LIMIT_MAX_S = 3600
 LONG_POLL_MAX_S = Config.long_poll_max_s
 
+#: Create, join, enqueue and moves: a retry with the same key answers the first answer (see docs/api.md).
+_IDEMPOTENCY = {"name": "Idempotency-Key", "in": "header", "required": False,
+                "schema": {"type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX},
+                "description": "a retry with the same key and the same request answers the first answer (kept "
+                               "24 h; the same key with another request: 422 idempotency_key_reused; while the "
+                               "first is still being answered: 409 idempotency_key_in_use)"}
+
 _ERROR = {"type": "object", "required": ["error"], "additionalProperties": False,
           "description": "every error; `code` is one of the codes in docs/api.md's error table",
           "properties": {
@@ -311,8 +318,8 @@ def document() -> dict[str, Any]:
                 "200": _json("Games", "games"), **_errors(401, 429, 503)}}},
             "/v1/matches": {
                 "post": {"summary": "Create a match (with an API key: for the tenant, naming its players)",
-                         "security": [{}, *_KEY], "requestBody": _body(create), "responses": {
-                             "201": _json("Match", "created"), **_errors(401, *_COMMON, *_BODY)}},
+                         "parameters": [_IDEMPOTENCY], "security": [{}, *_KEY], "requestBody": _body(create),
+                         "responses": {"201": _json("Match", "created"), **_errors(401, 409, 422, *_COMMON, *_BODY)}},
                 "get": {"summary": "The tenant's matches, newest first (API key)", "parameters": _PAGE,
                         "security": _KEY, "responses": {"200": _json("History", "a page of matches"),
                                                         **_errors(401, *_COMMON)}}},
@@ -326,13 +333,13 @@ def document() -> dict[str, Any]:
                 "security": [{}, *_AUTH],
                 "responses": {"200": _json("Match", "status"), **_errors(401, 404, *_COMMON)}}},
             "/v1/matches/{match_id}/join": {"post": {
-                "summary": "Take a free seat (the token is shown once)", "parameters": [_MATCH_ID],
+                "summary": "Take a free seat (the token is shown once)", "parameters": [_MATCH_ID, _IDEMPOTENCY],
                 "security": [{}, *_KEY],
                 "requestBody": _body({"type": "object", "additionalProperties": False,
                                       "properties": {"seat": {"type": "integer", "minimum": 0},
                                                      "player": _PLAYER_ID}}, required=False),
                 "responses": {"200": _json("Match", "joined: the seat's token (once) and view"),
-                              **_errors(401, 404, 409, *_COMMON, *_BODY)}}},
+                              **_errors(401, 404, 409, 422, *_COMMON, *_BODY)}}},
             "/v1/matches/{match_id}/legal-moves": {"get": {
                 "summary": "The caller's legal moves", "parameters": [_MATCH_ID], "security": _AUTH,
                 "responses": {"200": _json("LegalMoves", "moves"), **_errors(401, 404, *_COMMON)}}},
@@ -341,10 +348,7 @@ def document() -> dict[str, Any]:
                 "security": _AUTH, "responses": {"200": _json("Hint", "a legal move"),
                                                  **_errors(401, 404, 409, *_COMMON)}}},
             "/v1/matches/{match_id}/moves": {"post": {
-                "summary": "Submit a move", "parameters": [_MATCH_ID, _INCLUDE, {
-                    "name": "Idempotency-Key", "in": "header", "required": False,
-                    "schema": {"type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX},
-                    "description": "a retry with the same key and body returns the original response (24 h)"}],
+                "summary": "Submit a move", "parameters": [_MATCH_ID, _INCLUDE, _IDEMPOTENCY],
                 "security": _AUTH, "requestBody": _body(move),
                 "responses": {"200": _json("Match", "applied"),
                               **_errors(401, 404, 409, 422, *_COMMON, *_BODY)}}},
@@ -398,6 +402,11 @@ def document() -> dict[str, Any]:
                 "summary": "Leave the match (a running one: a bot takes the seat for good)", "parameters": [_MATCH_ID],
                 "security": _AUTH, "requestBody": _EMPTY,
                 "responses": {"200": _json("Match", "left"), **_errors(401, 404, 409, *_COMMON, *_BODY)}}},
+            "/v1/matches/{match_id}/resign": {"post": {
+                "summary": "Resign: your seat forfeits (its side cannot win; an easy bot plays it on, and the match "
+                           "ends at once when one side is left)", "parameters": [_MATCH_ID],
+                "security": _AUTH, "requestBody": _EMPTY,
+                "responses": {"200": _json("Match", "resigned"), **_errors(401, 404, 409, *_COMMON, *_BODY)}}},
             "/v1/matches/{match_id}/seats/{seat}/reclaim": {"post": {
                 "summary": "Take your seat back from the bot that played it since your clock ran out",
                 "parameters": [_MATCH_ID, {"name": "seat", "in": "path", "required": True,
@@ -418,15 +427,15 @@ def document() -> dict[str, Any]:
                     "properties": {"game": {"type": "string"},
                                    "players": {"type": "integer", "minimum": 1, "maximum": MAX_PLAYERS},
                                    "options": {"type": "object"}, "player": _PLAYER_ID}}),
-                "security": [{}, *_KEY],
+                "parameters": [_IDEMPOTENCY], "security": [{}, *_KEY],
                 "responses": {"201": _json("Ticket", "queued or matched at once"),
-                              **_errors(401, *_COMMON, *_BODY)}}},
+                              **_errors(401, 409, 422, *_COMMON, *_BODY)}}},
             "/v1/matchmaking/{ticket}": {
                 "get": {"summary": "Poll a ticket (the seat token appears once, in the first answer that finds "
                                    "it matched)", "parameters": [_TICKET_ID, _WAIT],
-                        "description": _WAITING,
+                        "description": _WAITING, "security": [{}, *_KEY],
                         "responses": {"200": _json("Ticket", "ticket"), **_errors(401, 404, *_COMMON)}},
-                "delete": {"summary": "Leave the queue", "parameters": [_TICKET_ID],
+                "delete": {"summary": "Leave the queue", "parameters": [_TICKET_ID], "security": [{}, *_KEY],
                            "responses": {"200": _json("Ticket", "cancelled"), **_errors(401, 404, 409, *_COMMON)}}},
             "/v1/players/{player}/ratings": {"get": {
                 "summary": "The tenant's player's rating per game (API key)",

@@ -232,8 +232,6 @@ def test_a_lost_answer_to_a_create_is_resent_with_the_same_key(stack: Stack) -> 
     assert match.token
 
 
-@pytest.mark.xfail(strict=True, reason="the server-side Idempotency-Key on join comes with services/core (issue 28): "
-                                       "until then the resend takes a second seat or finds none")
 def test_a_lost_answer_to_a_join_is_resent_and_takes_one_seat(stack: Stack) -> None:
     with Client(stack.url) as api:
         host = api.create_match("fierce-women", 3, seats=[{"kind": "human"}] * 3)
