@@ -135,7 +135,8 @@ class Empty(Request, kw_only=True):
 
 # -- responses -------------------------------------------------------------------------------------------------
 class ErrorDetail(Response, kw_only=True):
-    code: Annotated[str, meta("for code: one of the codes of docs/api.md's \"Errors\" (per status below)")]
+    code: Annotated[str, meta("one of the codes of docs/api.md's \"Errors\" (each error response "
+                              "lists its own)")]
     message: Annotated[str, meta("for people")]
 
 
