@@ -118,7 +118,8 @@ ORDERED_ENUMS: tuple[tuple[str, ...], ...] = (L.BOT_LEVELS, L.CLOCK_MODES, L.WEB
 
 
 def _ordered(node: Any) -> Any:
-    """``node`` with every enum listed in its meaningful order (:data:`ORDERED_ENUMS`)."""
+    """``node`` with every enum listed in its meaningful order (:data:`ORDERED_ENUMS`) and typed, and every
+    free-form object saying it takes any property (generators read a bare ``type: object`` as "no property")."""
     if isinstance(node, list):
         return [_ordered(item) for item in node]
     if not isinstance(node, dict):
@@ -127,6 +128,10 @@ def _ordered(node: Any) -> Any:
     values = out.get("enum")
     if isinstance(values, list):
         out["enum"] = next((list(order) for order in ORDERED_ENUMS if set(order) == set(values)), values)
+        if "type" not in out and values and all(isinstance(v, str) for v in values):
+            out = {"type": "string", **out}
+    if out.get("type") == "object" and "properties" not in out and "additionalProperties" not in out:
+        out["additionalProperties"] = True
     return out
 
 

@@ -40,6 +40,7 @@ FIXES: list[tuple[str, str]] = [
     (r"\.(kind|status)\.enum: added$|\.(kind|status)\.types: removed$",
      "an event's kind and a match's status are enums (waiting, active, finished), not any string"),
     (r"\.to_act\.items: added$", "an event's to_act lists seats (integers)"),
+    (r"\.types: added$", "enums say they are strings, and objects of the game's own JSON say so"),
     (r"^GET /v1/matches/\{match_id\}/replay 200\.application/json\.properties\.log\.items\.properties\.view\.types: "
      r"added$", "a replayed view is an object"),
     (r"^POST /v1/matches request\.application/json\.properties\.clock\.properties\.(seconds|base_s|increment_s|hours)"
