@@ -397,8 +397,8 @@ class Ready(Response, kw_only=True):
 
 # -- parameters (path, query, header) ------------------------------------------------------------------------
 MatchId = Annotated[str, Meta(max_length=L.ID_MAX)]
-IncludeLegal = Annotated[Literal["legal_moves"], meta(
-    "legal_moves: add the caller's legal moves to the response (one request fewer per turn)")]
+IncludeLegal = Annotated[Literal["legal_moves", ""], meta(
+    "legal_moves: add the caller's legal moves to the response (one request fewer per turn); empty: nothing")]
 Wait = Annotated[int, meta(f"long-poll up to this many seconds (at most MEEPLE_LONG_POLL_MAX_S, "
                            f"{L.LONG_POLL_MAX_S} by default)", "bad_parameter", ge=0, le=L.LONG_POLL_MAX_S)]
 After = Annotated[int, Meta(ge=0, le=L.VERSION_MAX)]

@@ -1161,8 +1161,8 @@ export interface operations {
     get_match: {
         parameters: {
             query?: {
-                /** @description legal_moves: add the caller's legal moves to the response (one request fewer per turn) */
-                include?: "legal_moves";
+                /** @description legal_moves: add the caller's legal moves to the response (one request fewer per turn); empty: nothing */
+                include?: "" | "legal_moves";
             };
             header?: never;
             path: {
@@ -1392,8 +1392,8 @@ export interface operations {
     move: {
         parameters: {
             query?: {
-                /** @description legal_moves: add the caller's legal moves to the response (one request fewer per turn) */
-                include?: "legal_moves";
+                /** @description legal_moves: add the caller's legal moves to the response (one request fewer per turn); empty: nothing */
+                include?: "" | "legal_moves";
             };
             header?: {
                 /** @description a retry with the same key and body returns the original response (24 h) */
@@ -2027,8 +2027,8 @@ export interface operations {
     events: {
         parameters: {
             query?: {
-                /** @description legal_moves: add the caller's legal moves to the response (one request fewer per turn) */
-                include?: "legal_moves";
+                /** @description legal_moves: add the caller's legal moves to the response (one request fewer per turn); empty: nothing */
+                include?: "" | "legal_moves";
                 /** @description the version the caller has seen (default: the current one) */
                 after?: number;
                 /** @description long-poll up to this many seconds (at most MEEPLE_LONG_POLL_MAX_S, 30 by default) */
