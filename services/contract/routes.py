@@ -200,3 +200,6 @@ ROUTES: tuple[Route, ...] = (
 
 #: Routes that are not API calls: they answer no rate limit and meet no 400 (ops, pages).
 PLAIN = frozenset({"healthz", "readyz", "metrics", "openapi", "docs", "play"})
+
+#: A route by its operation id (what a thin view asks for: ``BY_OPERATION["move"].body``).
+BY_OPERATION: dict[str, Route] = {route.operation_id: route for route in ROUTES}
