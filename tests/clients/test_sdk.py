@@ -155,11 +155,11 @@ def test_matchmaking_tickets_turn_into_seats(stack: Stack) -> None:
 
 
 def test_the_readme_sdk_example_runs_as_written(stack: Stack) -> None:
-    """The 15-line example in README.md ("Use the Python SDK"), against this server with an easy bot."""
+    """The Python example in README.md ("The SDKs"), against this server with an easy bot."""
     from pathlib import Path
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("## Use the Python SDK", 1)[1]
+    section = readme.split("## The SDKs", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     assert len(code.strip().splitlines()) <= 16
     code = code.replace("http://127.0.0.1:8000", stack.url).replace('"level": "normal"', '"level": "easy"')
