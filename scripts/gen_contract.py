@@ -195,9 +195,31 @@ def settings_table(process: str) -> str:
     return "\n".join(rows)
 
 
+def access_table() -> str:
+    """Who may do what, route by route: each route's action (``services.gateway.api.ACCESS``) in the access
+    policy's own words (``services.core.access.RULES``); the authorization matrix test holds the routes to it."""
+    from services.core.access import RULES
+    from services.core.config import Config
+    from services.gateway.api import ACCESS
+    from services.gateway.app import create_app
+
+    app = create_app(Config(redis_url="redis://127.0.0.1:1/0"))  # (no connection is made)
+    rows = ["| route | action | who may |", "|---|---|---|"]
+    for rule in sorted(app.url_map.iter_rules(), key=lambda r: (r.rule, sorted(r.methods or ()))):
+        action = ACCESS.get(rule.endpoint)
+        if action is None or not rule.rule.startswith("/v1/"):
+            continue
+        methods = "WebSocket" if getattr(rule, "websocket", False) else \
+            " ".join(sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}))
+        path = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", rule.rule)
+        rows.append(f"| `{methods} {path}` | {action.value} | {RULES[action]} |")
+    return "\n".join(rows)
+
+
 #: docs/ files with generated tables: (file, marker name, text).
 def doc_regions() -> list[tuple[Path, str, str]]:
     return [(ROOT / "docs" / "api.md", "errors", errors_table()),
+            (ROOT / "docs" / "api.md", "access", access_table()),
             (ROOT / "docs" / "operators" / "configuration.md", "settings-gateway", settings_table("gateway")),
             (ROOT / "docs" / "operators" / "configuration.md", "settings-webhooks", settings_table("webhooks"))]
 

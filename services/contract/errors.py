@@ -22,7 +22,7 @@ KINDS: tuple[Kind, ...] = (
         "malformed_json", "too_deep", "unknown_field", "missing_field", "wrong_type", "malformed_move",
         "unknown_game", "invalid_options", "bad_seats", "bad_clock", "bad_parameter", "no_such_seat",
         "bad_idempotency_key", "malformed_request", "bad_handshake", "bad_player", "player_needs_api_key",
-        "bad_webhook", "webhook_address_refused", "webhook_unresolvable")),
+        "bad_webhook", "webhook_address_refused", "webhook_unresolvable", "bad_message")),
     Kind("unauthenticated", 401, "no usable credential (with `WWW-Authenticate: Bearer`)", (
         "missing_token", "bad_authorization", "wrong_token", "invalid_api_key", "api_key_required")),
     Kind("forbidden", 403, "the token is valid but holds another seat", ("not_your_seat", "forbidden")),
@@ -33,7 +33,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("conflict", 409, "your picture of the match is out of date, or the match's state forbids it", (
         "stale_version", "not_your_turn", "already_submitted", "match_not_started", "seat_taken", "match_full",
         "match_closed", "seat_under_bot_control", "seat_reclaimed", "seat_forfeited", "match_not_finished",
-        "ticket_matched", "busy", "player_seated", "webhook_limit")),
+        "ticket_matched", "busy", "player_seated", "webhook_limit", "idempotency_key_in_use")),
     Kind("too_large", 413, "the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too",
          ("body_too_large",)),
     Kind("uri_too_long", 414, "the request line is over 4094 bytes", ("uri_too_long",)),

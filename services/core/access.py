@@ -52,7 +52,7 @@ RULES: dict[Action, str] = {
     Action.JOIN: "a tenant's match: its key; an anonymous match: anyone while anonymous access is on",
     Action.READ: "the match's seat tokens (that seat's view); a tenant's match: its key (spectator view, with "
                  "player ids); an anonymous match: anyone while anonymous access is on (spectator view)",
-    Action.ACT: "the seat's own token",
+    Action.ACT: "the seat's own token (also for `events?until=turn`)",
     Action.TICKET: "a tenant's ticket: its key; an anonymous ticket: anyone holding its id while anonymous "
                    "access is on",
     Action.TENANT: "the tenant's API key",

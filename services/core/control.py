@@ -54,7 +54,7 @@ def forfeit_ends(sides: list[list[int]], out: list[int]) -> dict[str, Any] | Non
     if len(remaining) > 1:
         return None
     winners = sorted(remaining[0]) if remaining else []
-    return {"ended_by": "forfeit", "winners": winners, "forfeited": sorted(out), "scores": None}
+    return {"ended_by": "forfeit", "winners": winners, "forfeited": sorted(out), "scores": None, "ratings": None}
 
 
 def forfeit(meta: dict[str, Any], seat: int) -> dict[str, Any]:
@@ -77,4 +77,4 @@ def final(sides: list[list[int]], out: list[int], scores: list[float], winners: 
     if not kept and remaining and barred:
         best = max(max(scores[s] for s in side) for side in remaining)
         kept = sorted(s for side in remaining if max(scores[t] for t in side) == best for s in side)
-    return {"ended_by": "game", "winners": kept, "forfeited": sorted(out), "scores": scores}
+    return {"ended_by": "game", "winners": kept, "forfeited": sorted(out), "scores": scores, "ratings": None}

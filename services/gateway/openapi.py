@@ -59,9 +59,11 @@ _OUTCOME = {"type": ["object", "null"], "required": ["ended_by", "winners", "for
     "ended_by": {"enum": ["game", "forfeit", "abandoned"]}, "winners": {"type": "array", "items": {"type": "integer"}},
     "forfeited": {"type": "array", "items": {"type": "integer"}},
     "scores": {"type": ["array", "null"], "items": {"type": "number"}},
-    "ratings": {"type": "array", "description": "a tenant's rated match (ended by the game or a forfeit, players "
-                                                "named): each named player's rating before and after",
-                "items": {"type": "object", "required": ["seat", "player", "before", "after", "change"],
+    "ratings": {"type": ["array", "null"],
+                "description": "a tenant's rated match (2-6 sides, ended by the game or a forfeit, players named): "
+                               "each named player's rating before and after (`player` for the tenant's key "
+                               "only); null for an unrated match (solo matches are never rated)",
+                "items": {"type": "object", "required": ["seat", "before", "after", "change"],
                           "properties": {"seat": {"type": "integer"}, "player": {"type": "string"},
                                          "before": {"$ref": "#/components/schemas/Rating"},
                                          "after": {"$ref": "#/components/schemas/Rating"},

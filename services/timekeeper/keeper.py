@@ -68,7 +68,8 @@ def timed_out(meta: dict[str, Any], seat: int) -> dict[str, Any]:
 
 def abandoned(meta: dict[str, Any]) -> dict[str, Any]:
     """The match meta of an active match nobody has played for the idle lifetime: finished, no winner."""
-    outcome = {"ended_by": "abandoned", "winners": [], "forfeited": control.forfeited(meta), "scores": None}
+    outcome = {"ended_by": "abandoned", "winners": [], "forfeited": control.forfeited(meta), "scores": None,
+               "ratings": None}
     return {**meta, "status": "finished", "to_act": [], "outcome": outcome}
 
 

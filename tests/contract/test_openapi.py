@@ -61,8 +61,9 @@ def test_the_generated_document_is_valid_openapi_3_1(doc: dict[str, Any]) -> Non
 
 
 def _url_map() -> set[tuple[str, str]]:
-    from services.gateway.app import create_app
     from services.gateway.config import GatewayConfig
+
+    from services.gateway.app import create_app
 
     app = create_app(GatewayConfig(redis_url="redis://127.0.0.1:1/0"))  # builds the URL map; connects to nothing
     out = set()

@@ -962,7 +962,7 @@ export interface operations {
                     "application/json": components["schemas"]["Games"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1029,7 +1029,7 @@ export interface operations {
                     "application/json": components["schemas"]["History"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1096,7 +1096,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1181,7 +1181,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1254,7 +1254,7 @@ export interface operations {
                     "application/json": components["schemas"]["LegalMoves"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1327,7 +1327,7 @@ export interface operations {
                     "application/json": components["schemas"]["Hint"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1356,7 +1356,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`. */
+            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1420,7 +1420,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1449,7 +1449,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`. */
+            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1532,7 +1532,7 @@ export interface operations {
                     "application/json": components["schemas"]["Replay"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1561,7 +1561,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`. */
+            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1619,7 +1619,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1648,7 +1648,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`. */
+            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1724,7 +1724,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1753,7 +1753,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`. */
+            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1830,7 +1830,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1868,7 +1868,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`. */
+            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1944,7 +1944,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1973,7 +1973,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`. */
+            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2053,7 +2053,7 @@ export interface operations {
                     "application/json": components["schemas"]["Events"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2134,7 +2134,7 @@ export interface operations {
                     "text/event-stream": components["schemas"]["Events"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2205,7 +2205,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2299,7 +2299,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ticket"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2384,7 +2384,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ticket"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2457,7 +2457,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ticket"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2486,7 +2486,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`. */
+            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2545,7 +2545,7 @@ export interface operations {
                     "application/json": components["schemas"]["History"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2613,7 +2613,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ratings"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2675,7 +2675,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhooks"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2742,7 +2742,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2762,7 +2762,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`. */
+            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2834,7 +2834,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetters"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2896,7 +2896,7 @@ export interface operations {
                     "application/json": components["schemas"]["Cleared"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2960,7 +2960,7 @@ export interface operations {
                     "application/json": components["schemas"]["Deleted"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
             400: {
                 headers: {
                     [name: string]: unknown;
