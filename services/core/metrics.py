@@ -87,9 +87,9 @@ class TimedRedis(redis.Redis):
         return pipe
 
 
-def timed_redis(url: str, metrics: RedisMetrics, **kwargs: Any) -> Any:
+def timed_redis(url: str, metrics: RedisMetrics, patient: bool = True, **kwargs: Any) -> Any:
     """A client for ``url`` (one server or a cluster: see ``services.redisconn``) timing every command."""
-    client = connect_as(url, TimedRedis, TimedRedisCluster, **kwargs)
+    client = connect_as(url, TimedRedis, TimedRedisCluster, patient=patient, **kwargs)
     if isinstance(client, TimedRedisCluster):
         latency = metrics.latency
         client.observe = lambda name, seconds: latency.labels(name).observe(seconds)

@@ -258,10 +258,12 @@ class MatchStore:
             raise StaleVersion(int(version))
         return Match(match_id, int(version), meta, state)
 
-    def load(self, match_id: str, fields: tuple[str, ...] = (), log_from: int | None = None) -> Match | None:
-        """The match, with the derived documents ``fields`` and the log entries from ``log_from`` on."""
+    def load(self, match_id: str, fields: tuple[str, ...] = (), log_from: int | None = None, *,
+             patient: bool = True) -> Match | None:
+        """The match, with the derived documents ``fields`` and the log entries from ``log_from`` on.
+        ``patient=False``: a match whose primary is failing over raises at once (see ``redisconn.on_slot``)."""
         replies = redisconn.on_slot(self.redis, keys(match_id)[0],
-                                    lambda pipe: _queue_reads(pipe, match_id, fields, log_from))
+                                    lambda pipe: _queue_reads(pipe, match_id, fields, log_from), patient=patient)
         return _read(match_id, replies, fields, log_from)
 
     def load_counted(self, match_id: str, ident: str, idempotency_key: str | None = None,
