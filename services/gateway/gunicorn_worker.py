@@ -641,10 +641,13 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
                 if hasattr(respiter, "close"):
                     respiter.close()
             return not resp.should_close()
-        except (Exception, SystemExit):
+        except (Exception, SystemExit) as err:
             if resp is not None and resp.headers_sent:
-                # Writing a 500 after a started response would corrupt the stream: drop the connection.
-                self.log.exception("Error handling request")
+                # Writing a 500 after a started response would corrupt the stream: drop the connection. A
+                # client that went away mid-answer (a probe that timed out, a phone losing its network) is no
+                # error of ours: no traceback for it.
+                if not (isinstance(err, OSError) and err.errno in (errno.EPIPE, errno.ECONNRESET, errno.ENOTCONN)):
+                    self.log.exception("Error handling request")
                 raise StopIteration() from None
             raise
         finally:
