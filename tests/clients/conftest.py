@@ -7,11 +7,7 @@ the gateway's worker, which holds WebSockets."""
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
-import sys
-import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,8 +16,13 @@ from dataclasses import dataclass
 import pytest
 
 from services.bots.worker import Worker
-from services.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
-from tests.gateway.conftest import RulesProcess, redis_server, rules, start_gateway  # noqa: F401  (rules: a fixture)
+from tests.gateway.conftest import (  # noqa: F401  (rules: a fixture)
+    RulesProcess,
+    gunicorn_gateway,
+    redis_server,
+    rules,
+    start_gateway,
+)
 
 
 @dataclass
@@ -47,24 +48,9 @@ def bot_worker(redis_url: str, rules_port: int) -> Iterator[None]:
 @contextmanager
 def gunicorn_stack(rules_port: int) -> Iterator[Stack]:
     """Redis, the gateway under gunicorn (one worker) and a bot worker; the limits the werkzeug stack lifts."""
-    with redis_server() as redis_url, tempfile.TemporaryDirectory(prefix="meeple-prom-") as prom:
-        port = free_port()
-        env = {**os.environ, "REDIS_URL": redis_url, "MEEPLE_RULES_ADDR": f"127.0.0.1:{rules_port}",
-               "PROMETHEUS_MULTIPROC_DIR": prom, "MEEPLE_RATE_LIMIT_PER_MINUTE": "100000", "MEEPLE_BOT_FILL_S": "1",
-               "MEEPLE_MAX_ACTIVE_MATCHES_PER_IP": "0", "MEEPLE_MAX_BOT_SEATS_PER_IP": "0",
-               "MEEPLE_MAX_HARD_BOTS_PER_IP": "0", "MEEPLE_WEBHOOK_ALLOW_PRIVATE": "all"}
-        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONF, "--workers", "1",
-                                 "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "2",
-                                 "services.gateway.wsgi:app"], cwd=ROOT, env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            wait_until(lambda: http_ok(f"{url}/healthz"), "gunicorn", proc)
-            with bot_worker(redis_url, rules_port):
-                yield Stack(url, redis_url, proc)
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(15)
+    with redis_server() as redis_url, gunicorn_gateway(redis_url, rules_port, MEEPLE_BOT_FILL_S="1") as node, \
+            bot_worker(redis_url, rules_port):
+        yield Stack(node.url, redis_url, node.proc)
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,11 @@ Every JSON response a test receives through :class:`Api` is validated against th
 from __future__ import annotations
 
 import contextlib
+import os
 import re
+import signal
+import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -29,7 +33,7 @@ from services.gateway.app import create_app
 from services.gateway.openapi import document
 from services.rediscluster import LocalCluster, single_redis
 from services.rules.server import serve, shutdown
-from services.stack import free_port
+from services.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
 
 OPENAPI = document()
 
@@ -192,3 +196,33 @@ def gateway_server(redis_url: str, rules: RulesProcess) -> Iterator[GatewayServe
 @pytest.fixture()
 def api(gateway_server: GatewayServer) -> Api:
     return Api(gateway_server.url)
+
+
+@dataclass
+class Node:
+    url: str
+    proc: subprocess.Popen[bytes]
+
+
+@contextlib.contextmanager
+def gunicorn_gateway(redis_url: str, rules_port: int, **env: str) -> Iterator[Node]:
+    """The gateway as deployed — gunicorn with the gateway's worker (it holds WebSockets) — on ``redis_url``,
+    the per-address limits lifted (every test client is 127.0.0.1); ``env`` adds settings."""
+    with tempfile.TemporaryDirectory(prefix="meeple-matrix-") as prom:
+        port = free_port()
+        full = {**os.environ, "REDIS_URL": redis_url, "MEEPLE_RULES_ADDR": f"127.0.0.1:{rules_port}",
+                "PROMETHEUS_MULTIPROC_DIR": prom, "MEEPLE_RATE_LIMIT_PER_MINUTE": "0",
+                "MEEPLE_MAX_ACTIVE_MATCHES_PER_IP": "0", "MEEPLE_MAX_BOT_SEATS_PER_IP": "0",
+                "MEEPLE_MAX_HARD_BOTS_PER_IP": "0", "MEEPLE_WEBHOOK_ALLOW_PRIVATE": "all", "MEEPLE_HINT_WAIT_S": "1",
+                **env}
+        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONF, "--workers", "1",
+                                 "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "2",
+                                 "services.gateway.wsgi:app"], cwd=ROOT, env=full,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_until(lambda: http_ok(f"{url}/healthz"), "gunicorn", proc)
+            yield Node(url, proc)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(15)

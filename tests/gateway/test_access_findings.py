@@ -25,8 +25,7 @@ from websockets.sync.client import connect as ws_connect
 from services import cli
 from services.timekeeper.keeper import Timekeeper
 
-from .conftest import RulesProcess
-from .test_access_matrix import Node, gunicorn_gateway
+from .conftest import Node, RulesProcess, gunicorn_gateway
 
 GAME = "fierce-women"
 

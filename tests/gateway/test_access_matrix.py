@@ -21,13 +21,7 @@ a 409 ``match_not_started`` is ok here — the other tests check what the call t
 
 from __future__ import annotations
 
-import contextlib
-import os
 import random
-import signal
-import subprocess
-import sys
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,9 +38,8 @@ from services.core.access import RULES, Action
 from services.core.config import Config
 from services.gateway.api import ACCESS
 from services.gateway.app import create_app
-from services.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
 
-from .conftest import RulesProcess
+from .conftest import Node, RulesProcess, gunicorn_gateway
 
 GAME = "fierce-women"  # 2-5 players: a 3-player match with one seat taken stays waiting (nothing runs)
 CALLERS = ("none_on", "none_off", "seat_on", "seat", "other_seat", "owner_key", "other_key", "revoked_key",
@@ -123,34 +116,6 @@ PATHS = {"<int:seat>": "0", "<player>": "ann", "<hook_id>": "0123456789ab", "<pa
          "<path:name>": "app.js"}
 ACTION_PROFILE = {Action.CATALOGUE: "catalogue", Action.CREATE: "create", Action.JOIN: "join", Action.READ: "read",
                   Action.ACT: "act", Action.TICKET: "ticket", Action.TENANT: "tenant", None: "open"}
-
-
-@dataclass
-class Node:
-    url: str
-    proc: subprocess.Popen[bytes]
-
-
-@contextlib.contextmanager
-def gunicorn_gateway(redis_url: str, rules_port: int, **env: str) -> Iterator[Node]:
-    with tempfile.TemporaryDirectory(prefix="meeple-matrix-") as prom:
-        port = free_port()
-        full = {**os.environ, "REDIS_URL": redis_url, "MEEPLE_RULES_ADDR": f"127.0.0.1:{rules_port}",
-                "PROMETHEUS_MULTIPROC_DIR": prom, "MEEPLE_RATE_LIMIT_PER_MINUTE": "0",
-                "MEEPLE_MAX_ACTIVE_MATCHES_PER_IP": "0", "MEEPLE_MAX_BOT_SEATS_PER_IP": "0",
-                "MEEPLE_MAX_HARD_BOTS_PER_IP": "0", "MEEPLE_WEBHOOK_ALLOW_PRIVATE": "all", "MEEPLE_HINT_WAIT_S": "1",
-                **env}
-        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONF, "--workers", "1",
-                                 "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "2",
-                                 "services.gateway.wsgi:app"], cwd=ROOT, env=full,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            wait_until(lambda: http_ok(f"{url}/healthz"), "gunicorn", proc)
-            yield Node(url, proc)
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(15)
 
 
 @dataclass
