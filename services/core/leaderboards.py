@@ -304,15 +304,22 @@ def due_keys(member: str) -> tuple[str, str]:
 
 
 # -- scripts over a fan-out pipeline ----------------------------------------------------------------------------
-def _fan(client: Any, queue: Callable[[Any], object]) -> list[Any]:
-    """Run single-slot commands in one non-transactional pipeline (on a cluster: one round trip to each primary
-    at once); a node that does not know a script yet gets them all loaded and the batch runs again (every
-    command here is a read or an idempotent write)."""
+def _fan(client: Any, queue: Callable[[Batch], object]) -> list[Any]:
+    """Run the single-slot commands ``queue(batch)`` adds, each node's in one pipeline, all nodes' at once:
+    every node gets its commands before any reply is read, so a read over the shards of a cluster costs one
+    round trip whatever the number of primaries. Replies in order, as Redis sends them (bytes, no decoding).
+
+    Every command here is a read or an idempotent write, so the whole batch may run again: after a node that
+    did not know a script yet had them all loaded, or (cluster) when a slot moved or a node refused the
+    connection (the slot table is read again first, as :func:`services.redisconn.on_slot` does).
+    """
+    batch = Batch()
+    queue(batch)
     for attempt in range(2):
-        pipe = client.pipeline(transaction=False)
-        queue(pipe)
         try:
-            return list(pipe.execute())
+            if not redisconn.is_cluster(client):
+                return _send_and_read(client, [(client, list(range(len(batch.commands))))], batch.commands)
+            return list(redisconn.ride_out_failover(lambda: _fan_nodes(client, batch.commands), client))
         except redis.exceptions.NoScriptError:
             if attempt:
                 raise
@@ -321,20 +328,76 @@ def _fan(client: Any, queue: Callable[[Any], object]) -> list[Any]:
     raise AssertionError("unreachable")
 
 
+class Batch:
+    """The commands of one :func:`_fan`: raw Redis commands, each on one slot."""
+
+    def __init__(self) -> None:
+        self.commands: list[tuple[Any, ...]] = []
+
+    def cmd(self, *args: Any) -> Batch:
+        self.commands.append(args)
+        return self
+
+    def script(self, src: str, keys: Iterable[str], args: Iterable[Any]) -> Batch:
+        """``src`` by its SHA (see :func:`_fan` for a server that does not know it yet)."""
+        names = list(keys)
+        return self.cmd("EVALSHA", _SHA[src], len(names), *names, *args)
+
+
+def _key_of(command: tuple[Any, ...]) -> str:
+    """The key a command routes by: EVALSHA's first key, any other command's first argument."""
+    return str(command[3] if command[0] == "EVALSHA" else command[1])
+
+
+def _fan_nodes(client: Any, commands: list[tuple[Any, ...]]) -> list[Any]:
+    groups: dict[str, tuple[Any, list[int]]] = {}
+    for i, command in enumerate(commands):
+        node = client.get_node_from_key(_key_of(command))
+        groups.setdefault(node.name, (node, []))[1].append(i)
+    return _send_and_read(client, [(client.get_redis_connection(node), indexes)
+                                   for node, indexes in groups.values()], commands)
+
+
+def _send_and_read(client: Any, groups: list[tuple[Any, list[int]]], commands: list[tuple[Any, ...]]) -> list[Any]:
+    """Send each group's commands on a connection of its node, then read every reply; the first error reply is
+    raised once everything was read (a MOVED, a missing script), so no connection is left out of step."""
+    held: list[tuple[Any, Any, list[int]]] = []
+    out: list[Any] = [None] * len(commands)
+    error: Exception | None = None
+    clean = False
+    try:
+        for node, indexes in groups:
+            pool = node.connection_pool
+            conn = pool.get_connection()
+            held.append((pool, conn, indexes))
+            conn.send_packed_command(conn.pack_commands([commands[i] for i in indexes]))
+        for _, conn, indexes in held:
+            for i in indexes:
+                try:
+                    out[i] = conn.read_response()
+                except redis.exceptions.ResponseError as err:
+                    error = error or err
+        clean = True
+    finally:
+        for pool, conn, _ in held:
+            if not clean:
+                conn.disconnect()  # replies may be left on the wire: never reuse it
+            pool.release(conn)
+    if error is not None:
+        raise error
+    return out
+
+
 def _one(client: Any, src: str, keys: list[str], args: list[Any]) -> Any:
     """Run one script (on its keys' slot)."""
-    return _fan(client, functools.partial(_script, src=src, keys=keys, args=args))[0]
+    return _fan(client, lambda batch: batch.script(src, keys, args))[0]
 
 
-def _queue_each(src: str, calls: list[tuple[list[str], list[Any]]], pipe: Any) -> None:
-    for keys, args in calls:
-        _script(pipe, src, keys, args)
-
-
-def _script(pipe: Any, src: str, keys: Iterable[str], args: Iterable[Any]) -> Any:
-    """Queue ``src`` on ``pipe`` by its SHA (see :func:`_fan` for a server that does not know it yet)."""
-    names = list(keys)
-    return pipe.execute_command("EVALSHA", _SHA[src], len(names), *names, *args)  # (a cluster pipeline blocks .evalsha)
+def _each(src: str, calls: list[tuple[list[str], list[Any]]]) -> Callable[[Batch], None]:
+    def queue(batch: Batch) -> None:
+        for keys, args in calls:
+            batch.script(src, keys, args)
+    return queue
 
 
 def _text(value: Any) -> str:
@@ -490,7 +553,7 @@ def delete_season(client: Any, tenant: str, game: str, name: str, now: float | N
     _change_conf(client, tenant, game, change)
     member = due_member(tenant, game, name)
     index, leases = due_keys(member)
-    _fan(client, lambda pipe: (pipe.zrem(index, member), pipe.zrem(leases, member)))
+    _fan(client, lambda batch: (batch.cmd("ZREM", index, member), batch.cmd("ZREM", leases, member)))
     drop_board(client, tenant, game, name)
 
 
@@ -548,17 +611,17 @@ def relist(client: Any, tenant: str, game: str, board: str, minimum: int) -> Non
 
 def drop_board(client: Any, tenant: str, game: str, board: str) -> None:
     """Delete a board's keys (UNLINK: a big set is freed in the background)."""
-    def queue(pipe: Any) -> None:
+    def queue(batch: Batch) -> None:
         for tag in board_tags(tenant, game, board):
             for key in shard_keys(tag):
-                pipe.unlink(key)
+                batch.cmd("UNLINK", key)
     _fan(client, queue)
 
 
 def _schedule(client: Any, tenant: str, game: str, name: str, ends_at: float) -> None:
     member = due_member(tenant, game, name)
     index, leases = due_keys(member)
-    _fan(client, lambda pipe: (pipe.zrem(leases, member), pipe.zadd(index, {member: ends_at})))
+    _fan(client, lambda batch: batch.cmd("ZREM", leases, member).cmd("ZADD", index, repr(float(ends_at)), member))
 
 
 # -- writes: from the ratings ------------------------------------------------------------------------------------
@@ -575,10 +638,10 @@ def on_ratings_applied(client: Any, tenant: str, game: str, outcome: dict[str, A
         return 0
     now = time.time() if now is None else now
 
-    def reads(pipe: Any) -> None:
-        pipe.get(conf_key(tenant, game))
+    def reads(batch: Batch) -> None:
+        batch.cmd("GET", conf_key(tenant, game))
         for player in players:
-            pipe.hget(ratings.player_key(tenant, player), game)
+            batch.cmd("HGET", ratings.player_key(tenant, player), game)
 
     raw_conf, *docs = _fan(client, reads)
     settings = _parse_conf(raw_conf)
@@ -598,7 +661,7 @@ def on_ratings_applied(client: Any, tenant: str, game: str, outcome: dict[str, A
                           [player, repr(rating), total, base, settings["min_matches"], repr(start), repr(end)]))
     if not calls:
         return 0
-    done = _fan(client, functools.partial(_queue_each, _RECORD, calls))
+    done = _fan(client, _each(_RECORD, calls))
     return sum(1 for d in done if int(d) == 1)
 
 
@@ -628,11 +691,11 @@ def top(client: Any, tenant: str, game: str, board: str = ALL, limit: int = 10, 
     complete = [False] * len(tags)
     ask = dict.fromkeys(range(len(tags)), per)
     while ask:
-        def queue(pipe: Any, ask: dict[int, int] = ask) -> None:
+        def queue(batch: Batch, ask: dict[int, int] = ask) -> None:
             for k, count in ask.items():
                 r, _, m = shard_keys(tags[k])
                 start = len(fetched[k])
-                _script(pipe, _TOP, [r, m], [start, start + count - 1])
+                batch.script(_TOP, [r, m], [start, start + count - 1])
         for (k, count), (rows, counts) in zip(ask.items(), _fan(client, queue), strict=True):
             got = [(float(rows[i + 1]), _text(rows[i]), _played(c) if c is not None else 0)
                    for i, c in zip(range(0, len(rows), 2), counts, strict=True)]
@@ -658,15 +721,16 @@ def rank(client: Any, tenant: str, game: str, player: str, board: str = ALL) -> 
     the board at all), and how many players are listed."""
     tags = board_tags(tenant, game, board)
     r, u, m = shard_keys(tags[shard_of(player)])
-    listed, unlisted, played = _fan(client, lambda pipe: (pipe.zscore(r, player), pipe.zscore(u, player),
-                                                          pipe.hget(m, player)))
+    listed_raw, unlisted, played = _fan(client, lambda batch: (
+        batch.cmd("ZSCORE", r, player), batch.cmd("ZSCORE", u, player), batch.cmd("HGET", m, player)))
+    listed = None if listed_raw is None else float(listed_raw)
 
-    def counts(pipe: Any) -> None:
+    def counts(batch: Batch) -> None:
         for tag in tags:
             key = shard_keys(tag)[0]
-            pipe.zcard(key)
+            batch.cmd("ZCARD", key)
             if listed is not None:
-                pipe.zcount(key, f"({listed!r}", "+inf")
+                batch.cmd("ZCOUNT", key, f"({listed!r}", "+inf")
 
     replies = _fan(client, counts)
     step = 2 if listed is not None else 1
@@ -686,16 +750,16 @@ def around(client: Any, tenant: str, game: str, player: str, board: str = ALL, s
         raise LeaderboardError("invalid", "bad_parameter", f"span is 1-{MAX_SPAN}")
     tags = board_tags(tenant, game, board)
     r, _, m = shard_keys(tags[shard_of(player)])
-    score_raw, mine_raw = _fan(client, lambda pipe: (pipe.zscore(r, player), pipe.hget(m, player)))
+    score_raw, mine_raw = _fan(client, lambda batch: (batch.cmd("ZSCORE", r, player), batch.cmd("HGET", m, player)))
     if score_raw is None:
         return []
     score = float(score_raw)
     want = 2 * span
 
-    def queue(pipe: Any) -> None:
+    def queue(batch: Batch) -> None:
         for tag in tags:
             sr, _, sm = shard_keys(tag)
-            _script(pipe, _AROUND, [sr, sm], [repr(score), player, want])
+            batch.script(_AROUND, [sr, sm], [repr(score), player, want])
 
     below: list[tuple[float, str, int]] = []
     above: list[tuple[float, str, int]] = []
@@ -728,13 +792,13 @@ def around(client: Any, tenant: str, game: str, player: str, board: str = ALL, s
 
 
 def _count_higher(client: Any, tags: tuple[str, ...], rating: float) -> int:
-    return sum(int(n) for n in _fan(client, lambda pipe: [pipe.zcount(shard_keys(t)[0], f"({rating!r}", "+inf")
+    return sum(int(n) for n in _fan(client, lambda batch: [batch.cmd("ZCOUNT", shard_keys(t)[0], f"({rating!r}", "+inf")
                                                           for t in tags]))
 
 
 def size(client: Any, tenant: str, game: str, board: str = ALL) -> int:
     """How many players the board lists."""
-    return sum(int(n) for n in _fan(client, lambda pipe: [pipe.zcard(shard_keys(t)[0])
+    return sum(int(n) for n in _fan(client, lambda batch: [batch.cmd("ZCARD", shard_keys(t)[0])
                                                           for t in board_tags(tenant, game, board)]))
 
 
@@ -809,7 +873,7 @@ def _roll(client: Any, tenant: str, game: str, season: dict[str, Any], now: floa
             budget -= len(players)
             if players:
                 args = [game, name, season["decay"], mu0, sigma0, now]
-                rolled = _fan(client, functools.partial(_queue_each, _ROLL, [(
+                rolled = _fan(client, _each(_ROLL, [(
                     [ratings.player_key(tenant, p)], args) for p in players]))
                 rescores = []
                 for p, doc in zip(players, rolled, strict=True):
@@ -819,7 +883,7 @@ def _roll(client: Any, tenant: str, game: str, season: dict[str, Any], now: floa
                     rating = ratings.public({"mu": mu, "sigma": sigma, "matches": int(matches)})["rating"]
                     rescores += [(list(player_keys(tenant, game, board, p)), [p, int(matches), repr(rating)])
                                  for board in boards]
-                _fan(client, functools.partial(_queue_each, _RESCORE, rescores))
+                _fan(client, _each(_RESCORE, rescores))
             cursor = _text(cursor)
             client.hset(roll_key(tenant, game, name), str(k), "done" if cursor == "0" else cursor)
             client.zadd(leases, {member: time.time() + lease_s}, xx=True)  # a longer lease for the next page
