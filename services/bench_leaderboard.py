@@ -10,7 +10,10 @@ process, as a gateway would call them:
 * ``rank``: a random player's rank (``leaderboards.rank``);
 * ``top100``: the best 100 (``leaderboards.top(limit=100)``);
 * ``top100_at_5000``: the 100 from position 5,000;
-* ``around``: a random player and 5 on each side (``leaderboards.around(span=5)``).
+* ``around``: a random player and 5 on each side (``leaderboards.around(span=5)``);
+* ``floor_ping``: a PING to the primary of one shard, and ``floor_fanout``: ``leaderboards.size`` (one ZCARD per
+  shard, sent to every primary at once): what a round trip to one node and to all of them costs on this
+  machine right now, whatever the read -- the part of each figure that is the machine's, not the board's.
 
 Figures: p50/p95/p99/mean in milliseconds, the fill time, and ``verified`` (the top 100 and the ranks of sampled
 players compared with a plain sort of the same data in this process). The target is a rank or top-100 read
@@ -25,6 +28,7 @@ import bisect
 import contextlib
 import functools
 import heapq
+import os
 import random
 import secrets
 import statistics
@@ -43,7 +47,7 @@ from services.rediscluster import LocalCluster, single_redis
 
 GAME = "clash"
 BATCH = 10_000
-KINDS = ("rank", "top100", "top100_at_5000", "around")
+KINDS = ("rank", "top100", "top100_at_5000", "around", "floor_ping", "floor_fanout")
 
 
 @contextlib.contextmanager
@@ -137,12 +141,15 @@ def run_one(kind: str, args: argparse.Namespace, ratings: list[float], matches: 
             fill_s = fill(client, tenant, ratings, matches, time.monotonic() + args.max_fill_s)
             rng = random.Random(args.seed + 1)
             players = len(ratings)
+            shard_key = lb.shard_keys(lb.board_tags(tenant, GAME, lb.ALL)[0])[0]
             figures = {
                 "rank": timed(lambda: lb.rank(client, tenant, GAME, name(rng.randrange(players))), args.reads),
                 "top100": timed(lambda: lb.top(client, tenant, GAME, limit=100), args.reads),
                 "top100_at_5000": timed(lambda: lb.top(client, tenant, GAME, limit=100, offset=5000), args.reads),
                 "around": timed(lambda: lb.around(client, tenant, GAME, name(rng.randrange(players)), span=5),
                                 args.reads),
+                "floor_ping": timed(lambda: redisconn.primary_client(client, shard_key).ping(), args.reads),
+                "floor_fanout": timed(lambda: lb.size(client, tenant, GAME), args.reads),
             }
             ok = verify(client, tenant, ratings, rng)
             listed = lb.size(client, tenant, GAME)
@@ -150,7 +157,8 @@ def run_one(kind: str, args: argparse.Namespace, ratings: list[float], matches: 
             lb.drop_board(client, tenant, GAME, lb.ALL)
             client.close()
     return {"target": "cluster (3 primaries)" if cluster else "single redis-server", "players": listed,
-            "shards": lb.SHARDS, "fill_s": round(fill_s, 1), "reads_each": args.reads, "verified": ok, **figures}
+            "shards": lb.SHARDS, "fill_s": round(fill_s, 1), "reads_each": args.reads, "verified": ok,
+            "load_average": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(), **figures}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -180,7 +188,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         for res in results:
             print(f"{res['target']}: {res['players']:,} players listed in {res['shards']} shards, filled in "
-                  f"{res['fill_s']} s; {res['reads_each']} reads of each kind; verified: {res['verified']}")
+                  f"{res['fill_s']} s; {res['reads_each']} reads of each kind; verified: {res['verified']}; "
+                  f"load average {res['load_average']} on {res['cpus']} CPUs")
             for kind in KINDS:
                 f = res[kind]
                 print(f"  {kind:<15} p50 {f['p50_ms']:7.3f} ms  p95 {f['p95_ms']:7.3f} ms  p99 {f['p99_ms']:7.3f} ms  "

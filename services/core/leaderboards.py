@@ -29,9 +29,10 @@ compare-and-set) holds the settings. Season ends are indexed for the worker that
 ``lbdue:{<tag>}:seasons`` / ``lbdue:{<tag>}:leases`` (:data:`DUE_SHARDS`), leased like the timekeeper's
 deadlines: a worker that dies mid-way leaves the lease to run out, and the next one resumes.
 
-**Cluster rule.** Every script touches one slot (one shard of one board, or one player's rating key).
-Reads fan out over the shards in one non-transactional pipeline of single-slot commands, which the cluster
-client sends to each primary at once; no MULTI/EXEC spans shards.
+**Cluster rule.** Every script touches one slot (one shard of one board, or one player's rating key), and no
+MULTI/EXEC spans shards. A read fans out over the shards as single-slot commands: each primary gets its own
+in one pipeline, every pipeline is sent before any reply is read, so it costs one round trip to all of them at
+once (redis-py's cluster pipeline asked the server for the keys of every EVALSHA first: a round trip each).
 
 **Reads.** ``top``: each shard's best few (a script returns them with their match counts), merged; a shard
 whose last entry might still belong in the requested page is asked for more, so the merge is exact.
@@ -666,16 +667,26 @@ def on_ratings_applied(client: Any, tenant: str, game: str, outcome: dict[str, A
 
 
 # -- reads --------------------------------------------------------------------------------------------------------
-def _ranked(rows: list[tuple[float, str, int]], start: int, first_rank: int) -> list[Entry]:
+#: A board row as Redis sends it: (rating, player id, its ``m`` entry). Tuples of these sort in board order
+#: (descending: rating, then the id's bytes, as Redis orders equal scores), decoded only for the rows shown.
+Row = tuple[float, bytes, Any]
+
+
+def _rows(flat: list[Any], counts: list[Any]) -> list[Row]:
+    """A script's ``[id, score, id, score, ...]`` and the ids' ``m`` entries, as rows."""
+    return list(zip(map(float, flat[1::2]), flat[0::2], counts, strict=True))
+
+
+def _ranked(rows: list[Row], start: int, first_rank: int) -> list[Entry]:
     """Rows in board order from board position ``start`` (0 = the best), with competition ranks: the first row's
     is ``first_rank`` (it may share the rank of rows before it); a row whose rating differs from the row before
     it is ranked by its position."""
     out: list[Entry] = []
     rank = first_rank
-    for i, (rating, player, matches) in enumerate(rows):
+    for i, (rating, player, raw) in enumerate(rows):
         if i and rating != rows[i - 1][0]:
             rank = start + i + 1
-        out.append(Entry(player, rating, matches, rank))
+        out.append(Entry(_text(player), rating, _played(raw) if raw is not None else 0, rank))
     return out
 
 
@@ -687,7 +698,7 @@ def top(client: Any, tenant: str, game: str, board: str = ALL, limit: int = 10, 
     tags = board_tags(tenant, game, board)
     need = offset + limit
     per = min(need, math.ceil(need / SHARDS + 2 * math.sqrt(need / SHARDS) + 2))
-    fetched: list[list[tuple[float, str, int]]] = [[] for _ in tags]
+    fetched: list[list[Row]] = [[] for _ in tags]
     complete = [False] * len(tags)
     ask = dict.fromkeys(range(len(tags)), per)
     while ask:
@@ -696,17 +707,16 @@ def top(client: Any, tenant: str, game: str, board: str = ALL, limit: int = 10, 
                 r, _, m = shard_keys(tags[k])
                 start = len(fetched[k])
                 batch.script(_TOP, [r, m], [start, start + count - 1])
-        for (k, count), (rows, counts) in zip(ask.items(), _fan(client, queue), strict=True):
-            got = [(float(rows[i + 1]), _text(rows[i]), _played(c) if c is not None else 0)
-                   for i, c in zip(range(0, len(rows), 2), counts, strict=True)]
+        for (k, count), (flat, counts) in zip(ask.items(), _fan(client, queue), strict=True):
+            got = _rows(flat, counts)
             fetched[k] += got
             complete[k] = len(got) < count
-        merged = sorted((row for rows in fetched for row in rows), key=lambda r: (r[0], r[1]), reverse=True)
-        boundary = (merged[need - 1][0], merged[need - 1][1]) if len(merged) >= need else None
+        merged = sorted((row for rows in fetched for row in rows), reverse=True)
+        boundary = merged[need - 1][:2] if len(merged) >= need else None
         ask = {}
         for k, rows in enumerate(fetched):
             # a shard cut short whose last entry is inside the page may hold more of it
-            if not complete[k] and (boundary is None or (rows[-1][0], rows[-1][1]) >= boundary):
+            if not complete[k] and (boundary is None or rows[-1][:2] >= boundary):
                 ask[k] = max(per, len(rows))
     page = merged[offset:need]
     if not page:
@@ -761,23 +771,21 @@ def around(client: Any, tenant: str, game: str, player: str, board: str = ALL, s
             sr, _, sm = shard_keys(tag)
             batch.script(_AROUND, [sr, sm], [repr(score), player, want])
 
-    below: list[tuple[float, str, int]] = []
-    above: list[tuple[float, str, int]] = []
+    below: list[Row] = []
+    above: list[Row] = []
     higher = position = 0
     for low, high, counts, gt, _card, over in _fan(client, queue):
-        rows = [(float(rs[i + 1]), _text(rs[i])) for rs in (low, high) for i in range(0, len(rs), 2)]
-        got = [(s, p, _played(c) if c is not None else 0) for (s, p), c in zip(rows, counts, strict=True)]
         n_low = len(low) // 2
-        below += got[:n_low]
-        above += got[n_low:]
+        below += _rows(low, counts[:n_low])
+        above += _rows(high, counts[n_low:])
         higher += int(gt)
         position += int(over)
-    below.sort(key=lambda e: (e[0], e[1]), reverse=True)  # nearest first
-    above.sort(key=lambda e: (e[0], e[1]))  # nearest first; one past the window may follow
+    below.sort(reverse=True)  # nearest first
+    above.sort()  # nearest first; one past the window may follow
     n_above = min(len(above), span)
     n_below = min(len(below), want - n_above)
     n_above = min(len(above), want - n_below)
-    window = [*reversed(above[:n_above]), (score, player, _played(mine_raw) if mine_raw else 0), *below[:n_below]]
+    window = [*reversed(above[:n_above]), (score, player.encode(), mine_raw), *below[:n_below]]
     top_pos = position - n_above  # the board position (0 = best) of the window's first row
     # ranks: known for the player (1 + higher); a row whose rating differs from the row before it is ranked by
     # its position; the window's first rows share a rank with what is above the window when their rating goes on
