@@ -332,3 +332,17 @@ def test_settings_refuse_what_cannot_run(change: dict[str, Any], needle: str) ->
     with pytest.raises(machine.TournamentError) as err:
         machine.settings(body, T0)
     assert err.value.kind == "invalid" and needle in err.value.message
+
+
+def test_a_players_view_links_to_their_own_current_match() -> None:
+    doc = tournament({"kind": "swiss", "rounds": 2, "round_s": 3600})
+    players = registered(["p0", "p1", "p2"])
+    doc = step(doc, players, T0).doc
+    mine = machine.player_view(doc, players, "p2")
+    assert mine["table"]["match_id"].startswith("m-r1t") and mine["standing"]["points"] == 0
+    assert "p2" in [s.get("player") for s in mine["table"]["seats"]]
+    with pytest.raises(machine.TournamentError) as err:
+        machine.player_view(doc, players, "stranger")
+    assert err.value.code == "player_not_registered"
+    view = machine.view(doc, players)
+    assert view["round"]["n"] == 1 and len(view["tables"]) == 2 and len(view["standings"]) == 3

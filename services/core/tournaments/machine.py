@@ -403,3 +403,13 @@ def view(doc: Mapping[str, Any], players: Mapping[str, Mapping[str, Any]]) -> di
             "round": None if current is None else {k: current[k] for k in ("n", "started_at", "deadline",
                                                                            "finished_at")},
             "tables": [_public_table(t) for t in shown], "standings": _public_standings(doc, players)}
+
+
+def player_view(doc: Mapping[str, Any], players: Mapping[str, Mapping[str, Any]], player: str) -> dict[str, Any]:
+    """One registered player's standing and the table they play at now (None between matches): its
+    ``match_id`` is the way into their own match. not_found if they are not registered."""
+    if player not in players:
+        raise TournamentError("not_found", "player_not_registered", f"{player!r} is not registered")
+    row = next(s for s in standings(doc, players) if s.player == player)
+    playing = [t for t in tables(doc) if not t.get("result") and any(s.get("player") == player for s in t["seats"])]
+    return {"standing": row.public(), "table": _public_table(playing[-1]) if playing else None}
