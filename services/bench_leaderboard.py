@@ -15,9 +15,12 @@ process, as a gateway would call them:
   shard, sent to every primary at once): what a round trip to one node and to all of them costs on this
   machine right now, whatever the read -- the part of each figure that is the machine's, not the board's.
 
-Figures: p50/p95/p99/mean in milliseconds, the fill time, and ``verified`` (the top 100 and the ranks of sampled
-players compared with a plain sort of the same data in this process). The target is a rank or top-100 read
-at most 2 ms p50. Everything it started is stopped, and on ``--redis-url`` the board it wrote is deleted.
+Figures: p50/p95/p99/mean in milliseconds of wall-clock time; per read, the CPU of this process
+(``client_cpu_ms``) and the time Redis spent in the commands (``server_ms``, every primary together, from INFO
+commandstats; it grows too when Redis waits for a CPU); the machine's load average; the fill time; and
+``verified`` (the top 100 and the ranks of sampled players compared with a plain sort of the same data in this
+process). The target is a rank or top-100 read at most 2 ms p50. Everything it started is stopped, and on
+``--redis-url`` the board it wrote is deleted.
 Every process shares the machine's cores: compare figures within one run.
 """
 
@@ -103,17 +106,30 @@ def _queue_fill(r: str, m: str, chunk: list[int], ratings: list[float], matches:
     pipe.hset(m, mapping={name(i): f"{matches[i]}:0" for i in chunk})
 
 
-def timed(call: Callable[[], Any], reads: int) -> dict[str, float]:
+def server_usec(client: Any) -> int:
+    """Microseconds every primary spent running commands so far (INFO commandstats)."""
+    infos = (redisconn.each_primary(client, lambda node: node.info("commandstats")) if redisconn.is_cluster(client)
+             else [client.info("commandstats")])
+    return sum(int(stat["usec"]) for info in infos for stat in info.values() if isinstance(stat, dict))
+
+
+def timed(client: Any, call: Callable[[], Any], reads: int) -> dict[str, float]:
+    """Wall-clock percentiles of ``reads`` calls, and what they cost in CPU: this process's (``client_cpu_ms``)
+    and Redis's (``server_ms``, over every primary), per call -- the two do not depend on how busy the
+    machine is, the wall clock does."""
     for _ in range(min(50, reads)):  # warm up: connections, scripts loaded, slot table read
         call()
     spent = []
+    usec, cpu = server_usec(client), time.process_time()
     for _ in range(reads):
         t0 = time.perf_counter()
         call()
         spent.append((time.perf_counter() - t0) * 1000)
+    cpu, usec = time.process_time() - cpu, server_usec(client) - usec
     spent.sort()
     return {"p50_ms": round(spent[len(spent) // 2], 3), "p95_ms": round(spent[int(len(spent) * 0.95)], 3),
-            "p99_ms": round(spent[int(len(spent) * 0.99)], 3), "mean_ms": round(statistics.fmean(spent), 3)}
+            "p99_ms": round(spent[int(len(spent) * 0.99)], 3), "mean_ms": round(statistics.fmean(spent), 3),
+            "client_cpu_ms": round(cpu * 1000 / reads, 3), "server_ms": round(usec / 1000 / reads, 3)}
 
 
 def verify(client: Any, tenant: str, ratings: list[float], rng: random.Random) -> bool:
@@ -143,13 +159,14 @@ def run_one(kind: str, args: argparse.Namespace, ratings: list[float], matches: 
             players = len(ratings)
             shard_key = lb.shard_keys(lb.board_tags(tenant, GAME, lb.ALL)[0])[0]
             figures = {
-                "rank": timed(lambda: lb.rank(client, tenant, GAME, name(rng.randrange(players))), args.reads),
-                "top100": timed(lambda: lb.top(client, tenant, GAME, limit=100), args.reads),
-                "top100_at_5000": timed(lambda: lb.top(client, tenant, GAME, limit=100, offset=5000), args.reads),
-                "around": timed(lambda: lb.around(client, tenant, GAME, name(rng.randrange(players)), span=5),
+                "rank": timed(client, lambda: lb.rank(client, tenant, GAME, name(rng.randrange(players))), args.reads),
+                "top100": timed(client, lambda: lb.top(client, tenant, GAME, limit=100), args.reads),
+                "top100_at_5000": timed(client, lambda: lb.top(client, tenant, GAME, limit=100, offset=5000),
+                                        args.reads),
+                "around": timed(client, lambda: lb.around(client, tenant, GAME, name(rng.randrange(players)), span=5),
                                 args.reads),
-                "floor_ping": timed(lambda: redisconn.primary_client(client, shard_key).ping(), args.reads),
-                "floor_fanout": timed(lambda: lb.size(client, tenant, GAME), args.reads),
+                "floor_ping": timed(client, lambda: redisconn.primary_client(client, shard_key).ping(), args.reads),
+                "floor_fanout": timed(client, lambda: lb.size(client, tenant, GAME), args.reads),
             }
             ok = verify(client, tenant, ratings, rng)
             listed = lb.size(client, tenant, GAME)
@@ -193,7 +210,8 @@ def run(args: argparse.Namespace) -> int:
             for kind in KINDS:
                 f = res[kind]
                 print(f"  {kind:<15} p50 {f['p50_ms']:7.3f} ms  p95 {f['p95_ms']:7.3f} ms  p99 {f['p99_ms']:7.3f} ms  "
-                      f"mean {f['mean_ms']:7.3f} ms")
+                      f"mean {f['mean_ms']:7.3f} ms  | cpu: client {f['client_cpu_ms']:6.3f} ms, redis "
+                      f"{f['server_ms']:6.3f} ms")
     return 0 if all(r["verified"] for r in results) else 1
 
 
