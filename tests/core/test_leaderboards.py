@@ -278,3 +278,18 @@ def test_the_rating_hook_writes_the_stored_rating_of_every_rated_seat(client: An
     assert [(e.player, e.rating, e.rank) for e in rows] == [("x", 7.0, 1), ("y", 3.0, 2), ("z", 1.0, 3)]
     raw = client.hget(ratings.player_key(tenant, "x"), GAME)
     assert orjson.loads(raw)["matches"] == 1
+
+
+def test_a_read_follows_a_stale_slot_table_to_the_right_primary(client: Any, tenant: str) -> None:
+    """Reads route each shard's commands by the client's slot table; after a failover the table may be stale:
+    the node answers MOVED, nothing ran, and the read must re-read the table and answer as if nothing happened."""
+    if not isinstance(client, RedisCluster):
+        pytest.skip("a single server has no slot table")
+    board = {f"p{i}": rated(client, tenant, f"p{i}", 20 + i, 2.0) for i in range(20)}
+    key = lb.shard_keys(lb.board_tags(tenant, GAME, lb.ALL)[0])[0]
+    slot = client.keyslot(key)
+    owner = client.get_node_from_key(key)
+    wrong = next(n for n in client.get_primaries() if n.name != owner.name)
+    client.nodes_manager.slots_cache[slot] = [wrong]
+    assert triples(lb.top(client, tenant, GAME, limit=20)) == reference(board)
+    assert client.get_node_from_key(key).name == owner.name
