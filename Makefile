@@ -4,7 +4,8 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-tools install proto proto-check lint typecheck bench loadtest arena clean
+.PHONY: run test test-tools install proto proto-check lint typecheck bench loadtest arena clean \
+        contract contract-check ts-install docs docs-check deploy-test deploy-images
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,13 +28,38 @@ proto-check: $(STAMP)
 run: $(STAMP)
 	$(BIN)/meeple run
 
-## System tools the client tests drive (tmux, Debian's chromium): installed with apt-get when missing.
-test-tools:
+## System tools the client tests drive (tmux, Debian's chromium, node and npm): installed with apt-get when missing.
+test-tools: ts-install
 	@bash scripts/ensure_test_tools.sh
+
+## The TypeScript client's packages (npm ci from package-lock.json); node and npm with apt-get when missing.
+TS := clients/typescript
+ts-install: $(TS)/node_modules/.package-lock.json
+
+$(TS)/node_modules/.package-lock.json: $(TS)/package.json $(TS)/package-lock.json
+	@bash scripts/ensure_node.sh
+	cd $(TS) && npm ci --no-audit --no-fund --loglevel=error
+
+## Regenerate what the contract (services/contract) decides: the SDKs' types, the docs' tables.
+contract: $(STAMP) ts-install
+	$(BIN)/python scripts/gen_contract.py
+	cd $(TS) && npm run --silent generate
+
+contract-check: $(STAMP) ts-install
+	$(BIN)/python scripts/gen_contract.py --check
+	cd $(TS) && npm run --silent check-generated
+
+## The docs site (MkDocs): `make docs` builds site/; docs-check builds it strictly (broken links, anchors).
+docs: $(STAMP)
+	$(BIN)/mkdocs build
+
+docs-check: $(STAMP)
+	$(BIN)/mkdocs build --strict --site-dir $$(mktemp -d)
 
 ## The test suite (CI runs exactly this), the SDK, `meeple play` under tmux and the browser tests included.
 test: $(STAMP) test-tools
 	$(BIN)/python scripts/gen_proto.py --check
+	$(MAKE) --no-print-directory contract-check docs-check
 	$(BIN)/ruff check .
 	$(BIN)/mypy services ai loadtests clients/python/meeple_client
 	$(BIN)/pytest -n 2 -q
@@ -51,5 +77,14 @@ bench: $(STAMP)
 loadtest: $(STAMP)
 	$(BIN)/meeple loadtest --users 50 --spawn-rate 10 --duration 180
 
+## The compose stack for real in containers (both profiles), with faults and rolling restarts; installs
+## docker.io, debootstrap and compose v2 when missing (docs/operators/deployment.md). JSON: ARGS=--json
+deploy-test: $(STAMP)
+	$(BIN)/python scripts/deploy_test.py $(ARGS)
+
+## Only the images compose expects (meeple-debian/-python/-redis/-prometheus/-haproxy:bookworm, meeple:latest).
+deploy-images: $(STAMP)
+	$(BIN)/python scripts/deploy_test.py images --tag-prefix meeple
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache site $(TS)/node_modules $(TS)/dist

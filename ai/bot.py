@@ -25,7 +25,7 @@ class Level:
 
 #: Weakest first. ``easy``/``normal``/``hard`` are the levels people pick; ``novice``, ``casual`` and ``strong``
 #: are rungs between and below them so that skill matchmaking's bot fill can match a player's strength more
-#: closely (their ratings ship in ``services/gateway/bot_ratings.json``, measured by ``meeple arena --ladder``).
+#: closely (their ratings ship in ``services/core/bot_ratings.json``, measured by ``meeple arena --ladder``).
 LEVELS: dict[str, Level] = {
     "novice": Level(iterations=10, seconds=0.1),
     "easy": Level(iterations=40, seconds=0.25),

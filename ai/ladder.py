@@ -4,11 +4,11 @@ The levels (rungs, weakest first as in ``ai/bot.py``) play each other — every 
 apart (default: all pairs, a round robin), ``--games`` games per pair, played round by round so that no
 pair's games all come last, seats rotated; with more seats than two the pair alternates around the table.
 Each finished game updates openskill Plackett-Luce ratings — the model and defaults the gateway rates
-players with (``services/gateway/ratings.py``). Budgets are iteration-bound (no time cap), so a ladder is
+players with (``services/core/ratings.py``). Budgets are iteration-bound (no time cap), so a ladder is
 reproducible from its seed and describes what the bots play, not how fast the machine was.
 
 The result goes to Redis (``rating:{bots}``, field ``<game>:<level>``), where the gateway reads it, or with
-``--out FILE`` into the JSON file the server ships (``services/gateway/bot_ratings.json``: the gateway's
+``--out FILE`` into the JSON file the server ships (``services/core/bot_ratings.json``: the gateway's
 fallback while Redis holds no ladder for a game), with the command, seed, games per pair and date.
 """
 
@@ -29,7 +29,7 @@ from services import redisconn
 
 from .bot import LEVELS, Bot
 
-#: The same hash the gateway reads (``services.gateway.ratings.BOT_RATINGS_KEY``; a test checks they agree).
+#: The same hash the gateway reads (``services.core.ratings.BOT_RATINGS_KEY``; a test checks they agree).
 BOT_RATINGS_KEY = "rating:{bots}"
 
 
@@ -113,7 +113,7 @@ def hook(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reach", type=int, default=None,
                         help="ladder: pair only rungs at most this many apart (default: every pair)")
     parser.add_argument("--out", default=None, help="ladder: write the ratings into this JSON file (merged by "
-                                                    "game) instead of Redis, e.g. services/gateway/bot_ratings.json")
+                                                    "game) instead of Redis, e.g. services/core/bot_ratings.json")
     parser.add_argument("--scale", type=float, default=1.0, help="ladder: multiply every level's budget (quick runs)")
     parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
     arena_run = parser.get_default("func")

@@ -102,6 +102,9 @@ class LocalCluster:
     node_timeout_ms: int = 3000
     #: Durable nodes (append-only file) for ``meeple run``; the tests and load tests keep data in memory.
     appendonly: bool = False
+    #: False: the slots of a node that is down fail alone, the others are served (Redis' default: the whole
+    #: cluster refuses while any slot is uncovered). A test that needs a primary down for as long as it likes.
+    require_full_coverage: bool = True
     spawn: Spawn | None = None
     nodes: list[Node] = field(default_factory=list)
 
@@ -133,7 +136,8 @@ class LocalCluster:
         argv = [redis_server_binary(), "--bind", "127.0.0.1", "--port", str(node.port), "--dir", str(node.directory),
                 "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                 "--cluster-node-timeout", str(self.node_timeout_ms), "--save", "",
-                "--appendonly", "yes" if self.appendonly else "no", "--logfile", "redis.log"]
+                "--appendonly", "yes" if self.appendonly else "no", "--logfile", "redis.log",
+                "--cluster-require-full-coverage", "yes" if self.require_full_coverage else "no"]
         if self.spawn is not None:
             node.proc = self.spawn(name, argv)
         else:

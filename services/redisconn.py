@@ -55,20 +55,26 @@ def is_cluster(client: Any) -> bool:
     return isinstance(client, RedisCluster)
 
 
-def connect(url: str, **kwargs: Any) -> Client:
-    """A client for ``url`` (see the module docstring); ``kwargs`` are connection options (timeouts)."""
-    return connect_as(url, redis.Redis, TimedRedisCluster, **kwargs)
+def connect(url: str, patient: bool = True, **kwargs: Any) -> Client:
+    """A client for ``url`` (see the module docstring); ``kwargs`` are connection options (timeouts).
+    ``patient=False``: on a cluster, a command whose node is down fails at once instead of waiting out a
+    failover (for a caller with other work to do meanwhile, such as a bot worker's other matches)."""
+    return connect_as(url, redis.Redis, TimedRedisCluster, patient=patient, **kwargs)
 
 
-def connect_as(url: str, plain: type[redis.Redis], cluster: type[RedisCluster], **kwargs: Any) -> Any:
+def connect_as(url: str, plain: type[redis.Redis], cluster: type[RedisCluster], patient: bool = True,
+               **kwargs: Any) -> Any:
     """:func:`connect` building ``plain`` or ``cluster`` (subclasses that time every command)."""
     target = cluster_url(url)
     if target is None:
         return plain.from_url(url, **kwargs)
     kwargs.pop("health_check_interval", None)  # per-node pools check their connections themselves
-    retries = 12
+    retries = 12 if patient else 1  # (impatient: one more try after re-reading the slot table: a slot that moved)
     backoff = ExponentialBackoff(cap=CLUSTER_RETRY_S / retries * 2, base=0.05)
-    return cluster(url=target, retry=Retry(backoff, retries), **kwargs)
+    client = cluster(url=target, retry=Retry(backoff, retries), **kwargs)
+    if isinstance(client, TimedRedisCluster):
+        client.patient = patient
+    return client
 
 
 class TimedRedisCluster(RedisCluster):
@@ -78,10 +84,14 @@ class TimedRedisCluster(RedisCluster):
     """
 
     observe: Callable[[str, float], None] | None = None
+    #: Wait out a failover (see :func:`ride_out_failover`), or fail at once (see :func:`connect`).
+    patient: bool = True
 
     def execute_command(self, *args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
         try:
+            if not self.patient:
+                return super().execute_command(*args, **kwargs)
             return ride_out_failover(lambda: super(TimedRedisCluster, self).execute_command(*args, **kwargs))
         finally:
             if self.observe is not None:

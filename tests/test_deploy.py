@@ -10,6 +10,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from services.bots.worker import BotMetrics
+from services.core.metrics import CoreMetrics
 from services.gateway.metrics import GatewayMetrics
 from services.rules.server import RulesMetrics
 
@@ -21,7 +22,7 @@ STORE_METRICS = {"meeple_matches_active", "meeple_matches_created", "meeple_matc
 def exported() -> set[str]:
     names = set(STORE_METRICS)
     for metrics in (GatewayMetrics(CollectorRegistry()), RulesMetrics(CollectorRegistry()),
-                    BotMetrics(CollectorRegistry())):
+                    BotMetrics(CollectorRegistry()), CoreMetrics(CollectorRegistry())):
         names |= {family.name for family in metrics.registry.collect()}
     return names
 
@@ -41,16 +42,107 @@ def test_every_dashboard_query_uses_exported_metrics() -> None:
 
 
 def test_prometheus_scrapes_every_process_and_grafana_is_provisioned() -> None:
+    """Compose's Prometheus (Debian's: no Kubernetes discovery) finds every process by DNS; Kubernetes' by pod
+    annotations, which every workload carries."""
     yaml = pytest.importorskip("yaml")
-    config = yaml.safe_load((DEPLOY / "prometheus.yml").read_text())
-    assert {job["job_name"] for job in config["scrape_configs"]} >= {"rules", "gateway", "bots"}
+    compose_config = yaml.safe_load((DEPLOY / "prometheus-compose.yml").read_text())
+    jobs = {job["job_name"]: job for job in compose_config["scrape_configs"]}
+    assert set(jobs) == {"rules", "gateway", "bots", "timekeeper", "webhooks"}
+    assert all("dns_sd_configs" in job and "kubernetes_sd_configs" not in job for job in jobs.values())
+    k8s_config = yaml.safe_load((DEPLOY / "prometheus.yml").read_text())
+    assert [job["job_name"] for job in k8s_config["scrape_configs"]] == ["kubernetes-pods"]
     datasource = yaml.safe_load((DEPLOY / "grafana" / "provisioning" / "datasources" / "prometheus.yml").read_text())
     dashboard = orjson.loads((DEPLOY / "grafana" / "dashboards" / "meeple.json").read_bytes())
     uids = {t["datasource"]["uid"] for p in dashboard["panels"] for t in p.get("targets", [])}
     assert uids == {datasource["datasources"][0]["uid"]}
     compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
     assert "python:services.gateway.gunicorn_conf" in compose["services"]["gateway"]["command"]
+    assert any("prometheus-compose.yml" in volume for volume in compose["services"]["prometheus"]["volumes"])
     assert any("provisioning" in volume for volume in compose["services"]["grafana"]["volumes"])
+
+
+def test_no_compose_image_comes_from_docker_hub_but_grafanas_optional_profile() -> None:
+    """Docker Hub is not reachable here: every image is built from Debian (deploy/images/base.Dockerfile)."""
+    yaml = pytest.importorskip("yaml")
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    for name, service in compose["services"].items():
+        if name == "grafana":
+            assert service["profiles"] == ["grafana"]
+            continue
+        assert service["image"].startswith("${MEEPLE_"), f"{name} uses {service['image']}"
+    froms = re.findall(r"^FROM (\S+)", (DEPLOY / "Dockerfile").read_text(), re.M)
+    assert froms and all(f == "${PYTHON_BASE}" for f in froms)
+    base = (DEPLOY / "images" / "base.Dockerfile").read_text()
+    assert re.findall(r"^FROM (\S+)", base, re.M)[0] == "${DEBIAN}"
+
+
+def test_the_ca_bundle_secret_reaches_pip_only_in_the_build_stage() -> None:
+    """A corporate proxy's CA goes in as a BuildKit secret (a tmpfs mount of one RUN), never into a layer; the
+    final stage copies only the venv."""
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    build, final = dockerfile.split("\nFROM ${PYTHON_BASE}\n", 1)
+    assert "--mount=type=secret,id=ca" in build and "pip install" in build
+    assert "secret" not in final and "PIP_CERT" not in final
+    assert "COPY --from=build /opt/meeple /opt/meeple" in final
+    assert "--prefix" not in dockerfile  # a venv of Debian's Python, copied whole
+
+
+def test_the_build_context_leaves_out_the_venv_git_and_caches() -> None:
+    lines = [line.strip() for line in (DEPLOY.parent / ".dockerignore").read_text().splitlines()
+             if line.strip() and not line.startswith("#")]
+    assert lines[0] == "*"  # everything out, then what pip install needs back in
+    allowed = {line[1:].rstrip("/") for line in lines if line.startswith("!")}
+    assert allowed == {"pyproject.toml", "README.md", "proto", "services", "ai", "loadtests", "deploy/probe.py"}
+
+
+def test_cluster_workers_wait_for_the_formed_cluster_and_restart() -> None:
+    """bots-1 and timekeeper-1 died with "All slots are not covered" when they started before the cluster-forming
+    job finished: they wait for it (depends_on + the probe's wait for every slot) and restart if they die."""
+    yaml = pytest.importorskip("yaml")
+    services = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())["services"]
+    for name in ("gateway", "bots", "timekeeper", "webhooks"):
+        service = services[name]
+        formed = service["depends_on"]["redis-cluster-create"]
+        assert formed == {"condition": "service_completed_successfully", "required": False}, name
+        assert service["command"][:3] == ["python3", "/opt/meeple/probe.py", "exec-when-ready"], name
+        assert service["restart"] == "unless-stopped", name
+    assert services["redis-cluster-create"]["restart"] == "on-failure"
+    assert "cluster_state:ok" in str(services["redis-cluster-create"]["entrypoint"])
+    for name, service in services.items():  # published on loopback only
+        for port in service.get("ports", []):
+            assert port.startswith("127.0.0.1:"), f"{name} publishes {port}"
+
+
+def test_compose_and_kubernetes_run_the_same_images_probes_and_settings() -> None:
+    yaml = pytest.importorskip("yaml")
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())["services"]
+    docs = dict(_manifests())
+    deployments = {doc["metadata"]["name"].removeprefix("meeple-"): doc for name, doc in docs.items()
+                   if ":Deployment/" in name}
+    assert set(deployments) == {"gateway", "bots", "timekeeper", "webhooks", "rules"}
+    for name, doc in deployments.items():
+        pod = doc["spec"]["template"]["spec"]  # type: ignore[index]
+        container = pod["containers"][0]
+        assert compose[name]["image"] == "${MEEPLE_IMAGE:-" + container["image"] + "}", name
+        probe = container["readinessProbe"]
+        check = compose[name]["healthcheck"]["test"]
+        if "httpGet" in probe:
+            assert check[-1] == f"http://127.0.0.1:{probe['httpGet']['port']}{probe['httpGet']['path']}", name
+        else:
+            assert check[-2:] == ["grpc", f"127.0.0.1:{probe['grpc']['port']}"], name
+        k8s_env = {e["name"] for e in container.get("env", [])}
+        assert set(compose[name].get("environment", {})) - {"PROMETHEUS_MULTIPROC_DIR"} <= k8s_env | {
+            "PROMETHEUS_MULTIPROC_DIR"}, name
+        args = container["args"]
+        command = compose[name]["command"]
+        assert command[command.index(args[0]) + 1:][:2] == args[1:3], name  # the same program and role
+        if name != "rules":
+            waits = pod["initContainers"][0]["command"]
+            assert waits[:3] == ["python3", "/opt/meeple/probe.py", "redis"], name
+    redis_images = {doc["spec"]["template"]["spec"]["containers"][0]["image"]  # type: ignore[index]
+                    for name, doc in docs.items() if ":StatefulSet/" in name or ":Job/" in name}
+    assert redis_images == {"meeple-redis:bookworm"}
+    assert compose["redis"]["image"] == "${MEEPLE_REDIS_IMAGE:-meeple-redis:bookworm}"
 
 
 def _manifests() -> list[tuple[str, dict[str, object]]]:

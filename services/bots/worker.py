@@ -8,7 +8,13 @@ so it never peeks) and submits it through the same compare-and-set path as a hum
 took but never acknowledged (the worker crashed mid-think) is re-claimed by another worker after
 ``claim_idle_ms``; so is a job whose worker lost Redis while handling it (it stays unacknowledged).
 
-Workers also answer ``/hint`` (``services/gateway/hints.py``): jobs on ``bots:hints`` run the easy bot
+A Redis Cluster primary that is failing over never holds a worker: the worker reads the job streams and loads
+a job's match *impatiently* (a node that is down fails at once instead of being waited out), puts a job it
+could not start back on a local retry-later list (it stays pending in the group, so a worker that dies with
+it still loses nothing), rests a stream whose node is down for a moment, and takes other matches' jobs
+meanwhile. Committing a move and enqueueing the next job stay patient: what a commit writes must land.
+
+Workers also answer ``/hint`` (``services/core/hints.py``): jobs on ``bots:hints`` run the easy bot
 for the asking seat with the job's own small time budget, and are taken before bot moves (a person is
 waiting on them). A hint job is never re-claimed: its gateway has stopped waiting by then.
 """
@@ -16,7 +22,9 @@ waiting on them). A hint job is never re-claimed: its gateway has stopped waitin
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
+import heapq
 import logging
 import os
 import signal
@@ -31,14 +39,14 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, star
 
 from ai.bot import Bot, choose_move
 from services import redisconn
-from services.gateway import control, hints, legacy
-from services.gateway.bots_seam import BOT_JOB_STREAMS
-from services.gateway.config import GatewayConfig
-from services.gateway.errors import ApiError
-from services.gateway.metrics import RedisMetrics, timed_redis
-from services.gateway.moves import apply_move, fits_pending_decision
-from services.gateway.rules_client import RulesClient
-from services.gateway.store import MatchStore
+from services.core import control, hints, legacy
+from services.core.bots_seam import BOT_JOB_STREAMS
+from services.core.commit import fits_pending_decision
+from services.core.config import Config
+from services.core.errors import DomainError, Kind
+from services.core.metrics import timed_redis
+from services.core.moves import apply_move
+from services.core.service import Core
 from services.rules.games import get_game
 
 log = logging.getLogger("meeple.bots")
@@ -50,6 +58,20 @@ DEPTH_CAP = 10_000
 #: On a cluster a blocking read waits on one stream (multi-key reads must stay in one slot): this long,
 #: then the worker sweeps every stream again.
 CLUSTER_BLOCK_MS = 100
+#: A job that could not start (its match's primary is down) is tried again after this long, doubling each
+#: time up to the cap; a stream whose node is down is left alone this long.
+RETRY_FIRST_S, RETRY_CAP_S, STREAM_REST_S = 0.5, 5.0, 1.0
+
+
+@dataclasses.dataclass(order=True)
+class Later:
+    """A job put back for later (it is still pending in the group: a dead worker's is re-claimed)."""
+
+    due: float
+    stream: str = dataclasses.field(compare=False)
+    entry_id: bytes = dataclasses.field(compare=False)
+    fields: dict[bytes, bytes] = dataclasses.field(compare=False)
+    attempts: int = dataclasses.field(default=1, compare=False)
 
 
 class BotMetrics:
@@ -66,34 +88,51 @@ class BotMetrics:
                                registry=self.registry)
         self.queue = Gauge("meeple_bot_queue_length", "Bot jobs no worker has taken yet (the queue's depth)",
                            registry=self.registry)
-        self.redis = RedisMetrics(self.registry)
 
 
 class Worker:
     def __init__(self, redis_url: str, rules_addr: str, name: str | None = None, claim_idle_ms: int = 30_000,
                  metrics: BotMetrics | None = None) -> None:
         self.metrics = metrics or BotMetrics()
-        self.redis = timed_redis(redis_url, self.metrics.redis, socket_timeout=30)
-        self.store = MatchStore.from_config(self.redis, GatewayConfig.from_env())  # the gateways' TTLs
-        self.rules = RulesClient(rules_addr)
+        # the gateways' settings (TTLs), on this worker's Redis and rules service
+        config = dataclasses.replace(Config.from_env(), redis_url=redis_url, rules_addr=rules_addr)
+        self.core = Core.connect(config, self.metrics.registry, socket_timeout=30)
+        self.redis, self.store = self.core.redis, self.core.store
+        #: the job streams, read without waiting out a failover (see the module docstring)
+        self.jobs = timed_redis(redis_url, self.core.metrics.redis, patient=False, socket_timeout=30)
+        self.later: list[Later] = []  # a heap: jobs to try again, soonest first
+        self._resting: dict[str, float] = {}  # stream -> until when it is left alone
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.claim_idle_ms = claim_idle_ms
         self._depth_at = self._claimed_at = 0.0
         self._next = 0  # the stream the next sweep starts at (round robin: no shard starves)
         self.stopping = threading.Event()
-        for stream in (*BOT_JOB_STREAMS, hints.HINTS_STREAM):
-            try:
-                self.redis.xgroup_create(stream, GROUP, id="0", mkstream=True)
-            except redis.ResponseError as err:
-                if "BUSYGROUP" not in str(err):
-                    raise
+        #: streams whose consumer group is not known to exist yet (made at the first read of each)
+        self._groupless = {*BOT_JOB_STREAMS, hints.HINTS_STREAM}
+        for stream in sorted(self._groupless):
+            self._has_group(stream)
         legacy.migrate(self.store)  # jobs an older version left in the unsharded stream
+
+    def _has_group(self, stream: str) -> bool:
+        """Make the stream's consumer group if it may not exist yet; False if its node is down (rest it)."""
+        if stream not in self._groupless:
+            return True
+        try:
+            self.jobs.xgroup_create(stream, GROUP, id="0", mkstream=True)
+        except redis.ResponseError as err:
+            if "BUSYGROUP" not in str(err):
+                raise
+        except redisconn.UNAVAILABLE:  # a worker that starts while a primary is down starts all the same
+            self._rest(stream)
+            return False
+        self._groupless.discard(stream)
+        return True
 
     def hint(self, job: dict[str, Any]) -> str:
         """Answer a hint job if its gateway still waits and the seat's decision is still the one asked about."""
         if time.time() > float(job["deadline"]):
             return "hint_expired"
-        match, seat = self.store.load(job["match_id"]), job["seat"]
+        match, seat = self.store.load(job["match_id"], patient=False), job["seat"]
         if (match is None or match.version != job["version"] or match.meta["status"] != "active"
                 or seat not in match.meta["to_act"]):
             hints.answer(self.redis, job, {"stale": True})
@@ -106,7 +145,7 @@ class Worker:
 
     def handle(self, job: dict[str, Any]) -> str:
         """Play the job's move if it is still due; returns the outcome for metrics."""
-        match = self.store.load(job["match_id"])
+        match = self.store.load(job["match_id"], patient=False)  # a primary failing over: put back at once
         if match is None:
             return "expired"
         seat = job["seat"]
@@ -124,41 +163,70 @@ class Worker:
         self.metrics.think.labels(game.id, level).observe(time.perf_counter() - start)
         self.metrics.iterations.labels(game.id, level).inc(bot.stats.iterations)
         try:
-            apply_move(self.store, self.rules, match, seat, move, match.version, by_bot=True)
-        except ApiError as err:
-            if err.status == 503:
+            apply_move(self.core, match, seat, move, match.version, by_bot=True)
+        except DomainError as err:
+            if err.kind is Kind.UNAVAILABLE:
                 raise  # leave the job pending: it will be retried
             log.info("bot move for %s seat %d not applied: %s", match.id, seat, err.message)
             return "rejected"
         return "played"
 
-    def _process(self, stream: Any, entry_id: bytes, fields: dict[bytes, bytes]) -> None:
+    def _process(self, stream: Any, entry_id: bytes, fields: dict[bytes, bytes], attempts: int = 0) -> None:
+        name = stream.decode() if isinstance(stream, bytes) else str(stream)
         try:
             job = orjson.loads(fields[b"job"])
-            name = stream.decode() if isinstance(stream, bytes) else str(stream)
             outcome = self.hint(job) if name == hints.HINTS_STREAM else self.handle(job)
-        except (ApiError, *redisconn.UNAVAILABLE) as err:
-            # a dependency is down (rules, or Redis failing over): keep it pending for a retry or a re-claim
+        except (DomainError, *redisconn.UNAVAILABLE) as err:
+            # a dependency is down (rules, or the match's primary failing over): try again later, meanwhile
+            # the other matches' jobs (it stays pending: a worker that dies with it loses nothing)
             log.warning("job %s postponed: %s", entry_id, getattr(err, "message", err))
             self.metrics.jobs.labels("postponed").inc()
+            if name != hints.HINTS_STREAM:  # (a hint's asker stops waiting long before)
+                wait = min(RETRY_CAP_S, RETRY_FIRST_S * 2 ** attempts)
+                heapq.heappush(self.later, Later(time.monotonic() + wait, name, entry_id, fields, attempts + 1))
             return
         except Exception:
             log.exception("job %s failed", entry_id)
             outcome = "failed"
-        self.redis.xack(stream, GROUP, entry_id)
+        self._ack(name, entry_id)
         self.metrics.jobs.labels(outcome).inc()
 
+    def _ack(self, stream: str, entry_id: bytes) -> None:
+        try:
+            self.jobs.xack(stream, GROUP, entry_id)
+        except redisconn.UNAVAILABLE:  # the stream's node is down: its next reader sees the job and skips it
+            self._rest(stream)
+
+    def _rest(self, stream: str) -> None:
+        self._resting[stream] = time.monotonic() + STREAM_REST_S
+        redisconn.refresh(self.jobs)
+
+    def _awake(self, stream: str, now: float) -> bool:
+        return self._resting.get(stream, 0.0) <= now and self._has_group(stream)
+
     def run_once(self, block_ms: int = 2000) -> int:
-        """Re-claim jobs abandoned by silent workers, then take new ones; returns how many were handled."""
+        """Jobs put back for later that are due, re-claimed jobs of silent workers, then new ones; returns how
+        many were handled."""
         handled = 0
         now = time.monotonic()
+        while self.later and self.later[0].due <= now:
+            again = heapq.heappop(self.later)
+            self._process(again.stream, again.entry_id, again.fields, again.attempts)
+            handled += 1
         if now - self._claimed_at >= min(1.0, self.claim_idle_ms / 4000):
             self._claimed_at = now
+            waiting = {entry.entry_id for entry in self.later}
             for stream in BOT_JOB_STREAMS:
-                reply: Any = self.redis.xautoclaim(stream, GROUP, self.name, self.claim_idle_ms,
-                                                   start_id="0-0", count=10)
+                if not self._awake(stream, now):
+                    continue
+                try:
+                    reply: Any = self.jobs.xautoclaim(stream, GROUP, self.name, self.claim_idle_ms,
+                                                      start_id="0-0", count=10)
+                except redisconn.UNAVAILABLE:
+                    self._rest(stream)
+                    continue
                 for entry_id, fields in reply[1]:
-                    if fields:
+                    if fields and entry_id not in waiting:  # (this worker's own postponed jobs idle too)
                         self.metrics.claimed.inc()
                         self._process(stream, entry_id, fields)
                         handled += 1
@@ -168,33 +236,52 @@ class Worker:
                 handled += 1
         if time.monotonic() - self._depth_at >= DEPTH_EVERY_S:
             self._depth_at = time.monotonic()
-            pipe = self.redis.pipeline(transaction=False)
-            for stream in BOT_JOB_STREAMS:
-                pipe.xpending(stream, GROUP)
-            self.metrics.pending.set(sum(p["pending"] if isinstance(p, dict) else 0 for p in pipe.execute()))
-            self.metrics.queue.set(self.queue_depth())
+            try:
+                pipe = self.jobs.pipeline(transaction=False)
+                for stream in BOT_JOB_STREAMS:
+                    pipe.xpending(stream, GROUP)
+                self.metrics.pending.set(sum(p["pending"] if isinstance(p, dict) else 0 for p in pipe.execute()))
+                self.metrics.queue.set(self.queue_depth())
+            except redisconn.UNAVAILABLE:
+                pass  # a node is down: the gauges wait for the next look
         return handled
+
+    def _read(self, watched: dict[str, str], block_ms: int | None = None) -> list[Any]:
+        """One XREADGROUP of ``watched`` (one job at most); a stream whose node is down rests instead."""
+        try:
+            found: Any = self.jobs.xreadgroup(GROUP, self.name, watched, count=1, block=block_ms)
+        except redisconn.UNAVAILABLE:
+            for stream in watched:
+                self._rest(stream)
+            return []
+        return list(found or [])
 
     def _take(self, block_ms: int) -> list[Any]:
         """The next job: a hint first (a person waits on it), then a sweep over the job streams (one job at
         most: a worker must not hoard jobs others could play), then, if all were empty, a blocking read (on
-        one server, of every stream at once)."""
-        asked: Any = self.redis.xreadgroup(GROUP, self.name, {hints.HINTS_STREAM: ">"}, count=1)
-        if asked:  # a person waits on a hint: before any bot move
-            return list(asked)
+        one server, of every stream at once; never longer than the next job put back for later is due)."""
+        now = time.monotonic()
+        if self._awake(hints.HINTS_STREAM, now):
+            asked = self._read({hints.HINTS_STREAM: ">"})
+            if asked:  # a person waits on a hint: before any bot move
+                return asked
         count = len(BOT_JOB_STREAMS)
         start, self._next = self._next, (self._next + 1) % count
         for i in range(count):
             stream = BOT_JOB_STREAMS[(start + i) % count]
-            fresh: Any = self.redis.xreadgroup(GROUP, self.name, {stream: ">"}, count=1)
-            if fresh:
-                return list(fresh)
-        if redisconn.is_cluster(self.redis):
-            watched = {BOT_JOB_STREAMS[start]: ">"}
+            if self._awake(stream, now):
+                fresh = self._read({stream: ">"})
+                if fresh:
+                    return fresh
+        if self.later:
+            block_ms = max(1, min(block_ms, int((self.later[0].due - now) * 1000)))
+        if redisconn.is_cluster(self.jobs):
+            awake = [s for s in BOT_JOB_STREAMS if self._awake(s, now)] or [BOT_JOB_STREAMS[start]]
+            watched = {awake[start % len(awake)]: ">"}
             block_ms = min(block_ms, CLUSTER_BLOCK_MS)
         else:
             watched = {stream: ">" for stream in (hints.HINTS_STREAM, *BOT_JOB_STREAMS)}
-        return list(self.redis.xreadgroup(GROUP, self.name, watched, count=1, block=block_ms) or [])
+        return self._read(watched, block_ms)
 
     def queue_depth(self) -> int:
         """Jobs the group has not handed to any worker yet, over every stream."""
@@ -206,7 +293,7 @@ class Worker:
         The stream keeps acknowledged entries (up to its MAXLEN), so its length is not the depth: count
         the entries after the group's last delivered id (Redis 6.2 has no ``lag`` field), up to a cap.
         """
-        groups: Any = self.redis.xinfo_groups(stream)
+        groups: Any = self.jobs.xinfo_groups(stream)
         for group in groups:
             name = group["name"].decode() if isinstance(group["name"], bytes) else group["name"]
             if name == GROUP:
@@ -214,7 +301,7 @@ class Worker:
                     return int(group["lag"])
                 last = group["last-delivered-id"]
                 last = last.decode() if isinstance(last, bytes) else str(last)
-                waiting: Any = self.redis.xrange(stream, min=f"({last}", count=DEPTH_CAP)
+                waiting: Any = self.jobs.xrange(stream, min=f"({last}", count=DEPTH_CAP)
                 return len(waiting)
         return 0
 

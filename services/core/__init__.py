@@ -1,1 +1,1 @@
-"""The match core: the domain behind every door (store, commit pipeline, policy, ratings, leaderboards, tournaments)."""
+"""The match core: everything a match is and may do, behind every door (HTTP, realtime, workers)."""

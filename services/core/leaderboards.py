@@ -1,4 +1,4 @@
-"""Leaderboards per tenant and game, derived from the ratings the server keeps (:mod:`services.gateway.ratings`).
+"""Leaderboards per tenant and game, derived from the ratings the server keeps (:mod:`services.core.ratings`).
 
 **What a board is.** A board lists a tenant's players of one game by their displayed rating (openskill's
 ``mu - 3 sigma``, rounded to 3 decimals as the API shows it). Every (tenant, game) has the all-time board
@@ -73,7 +73,9 @@ import orjson
 import redis
 
 from services import redisconn
-from services.gateway import ratings
+from services.core import ratings
+from services.core.errors import DomainError, Kind
+from services.core.leases import Leases
 
 #: Shards per board (fixed: every process must agree on it). Every read touches each shard, so more shards cost
 #: every read more; 8 spread a board over a cluster's primaries as the store's own shared indexes do.
@@ -227,32 +229,13 @@ redis.call('SET', KEYS[1], ARGV[2])
 return 1
 """
 
-#: Lease due season ends as the timekeeper leases deadlines (see ``services/gateway/store.py``).
-_CLAIM = """
-local back = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
-for _, m in ipairs(back) do
-  redis.call('ZREM', KEYS[2], m)
-  redis.call('ZADD', KEYS[1], ARGV[1], m)
-end
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
-for _, m in ipairs(due) do
-  redis.call('ZREM', KEYS[1], m)
-  redis.call('ZADD', KEYS[2], ARGV[2], m)
-end
-return due
-"""
-
-_SCRIPTS = (_RECORD, _RESCORE, _RELIST, _TOP, _AROUND, _ROLL, _PUT_CONF, _CLAIM)
+_SCRIPTS = (_RECORD, _RESCORE, _RELIST, _TOP, _AROUND, _ROLL, _PUT_CONF)
 _SHA = {src: hashlib.sha1(src.encode()).hexdigest() for src in _SCRIPTS}
 
 
-class LeaderboardError(Exception):
-    """A domain error: ``kind`` is ``invalid`` (the request can never succeed as sent), ``not_found`` or
-    ``conflict`` (not in the board's or season's current state); ``code`` names it for clients."""
-
-    def __init__(self, kind: str, code: str, message: str) -> None:
-        super().__init__(message)
-        self.kind, self.code, self.message = kind, code, message
+class LeaderboardError(DomainError):
+    """A refusal of the leaderboards (kinds ``MALFORMED``, ``NOT_FOUND``, ``CONFLICT``). Its own class while no
+    route answers with it: the codes join ``errors.CATALOG`` (and docs/api.md's table) with the routes."""
 
 
 @dataclass(frozen=True)
@@ -434,7 +417,7 @@ def _change_conf(client: Any, tenant: str, game: str, change: Callable[[dict[str
         new = {**change(orjson.loads(orjson.dumps(current))), "v": current["v"] + 1}
         if int(_one(client, _PUT_CONF, [key], [current["v"], orjson.dumps(new)])) == 1:
             return new
-    raise LeaderboardError("conflict", "busy", "the board settings changed too often; retry")
+    raise LeaderboardError(Kind.CONFLICT, "busy", "the board settings changed too often; retry")
 
 
 def season_state(season: dict[str, Any], now: float) -> str:
@@ -458,22 +441,22 @@ def live_season(doc: dict[str, Any], now: float) -> dict[str, Any] | None:
 
 def _check_window(doc: dict[str, Any], name: str, starts_at: float, ends_at: float) -> None:
     if not (math.isfinite(starts_at) and math.isfinite(ends_at)) or ends_at <= starts_at:
-        raise LeaderboardError("invalid", "bad_season", "a season ends after it starts (finite Unix times)")
+        raise LeaderboardError(Kind.MALFORMED, "bad_season", "a season ends after it starts (finite Unix times)")
     for other in doc["seasons"].values():
         if other["name"] != name and starts_at < other["ends_at"] and other["starts_at"] < ends_at:
-            raise LeaderboardError("conflict", "season_overlap", f"season {name!r} would overlap season "
+            raise LeaderboardError(Kind.CONFLICT, "season_overlap", f"season {name!r} would overlap season "
                                    f"{other['name']!r}: a game's seasons never overlap")
 
 
 def _decay_of(policy: str, decay: float | None) -> float:
     if policy not in POLICIES:
-        raise LeaderboardError("invalid", "bad_season", f"policy must be one of {', '.join(POLICIES)}")
+        raise LeaderboardError(Kind.MALFORMED, "bad_season", f"policy must be one of {', '.join(POLICIES)}")
     if policy == "keep":
         return 0.0
     if policy == "reset":
         return 1.0
     if decay is None or not 0.0 < decay < 1.0:
-        raise LeaderboardError("invalid", "bad_season", "policy 'decay' needs decay, a fraction between 0 and 1: "
+        raise LeaderboardError(Kind.MALFORMED, "bad_season", "policy 'decay' needs decay, a fraction between 0 and 1: "
                                "how much of the way back to the default rating a rating moves")
     return float(decay)
 
@@ -483,17 +466,17 @@ def define_season(client: Any, tenant: str, game: str, name: str, starts_at: flo
     """A new season of (tenant, game); its end is indexed for the worker that closes it."""
     now = time.time() if now is None else now
     if not SEASON_RE.match(name) or name in (ALL, CURRENT):
-        raise LeaderboardError("invalid", "bad_season", "a season name is 1-32 letters, digits and . _ - "
+        raise LeaderboardError(Kind.MALFORMED, "bad_season", "a season name is 1-32 letters, digits and . _ - "
                                f"(not first), other than {ALL!r} and {CURRENT!r}")
     factor = _decay_of(policy, decay)
     if ends_at <= now:
-        raise LeaderboardError("invalid", "bad_season", "a new season must end in the future")
+        raise LeaderboardError(Kind.MALFORMED, "bad_season", "a new season must end in the future")
 
     def change(doc: dict[str, Any]) -> dict[str, Any]:
         if name in doc["seasons"]:
-            raise LeaderboardError("conflict", "season_exists", f"season {name!r} already exists")
+            raise LeaderboardError(Kind.CONFLICT, "season_exists", f"season {name!r} already exists")
         if len(doc["seasons"]) >= MAX_SEASONS:
-            raise LeaderboardError("conflict", "season_limit", f"at most {MAX_SEASONS} seasons per game; "
+            raise LeaderboardError(Kind.CONFLICT, "season_limit", f"at most {MAX_SEASONS} seasons per game; "
                                    "delete an old one first")
         _check_window(doc, name, starts_at, ends_at)
         doc["seasons"][name] = {"name": name, "starts_at": float(starts_at), "ends_at": float(ends_at),
@@ -515,16 +498,16 @@ def update_season(client: Any, tenant: str, game: str, name: str, *, starts_at: 
     def change(doc: dict[str, Any]) -> dict[str, Any]:
         season = doc["seasons"].get(name)
         if season is None:
-            raise LeaderboardError("not_found", "season_not_found", f"no season {name!r}")
+            raise LeaderboardError(Kind.NOT_FOUND, "season_not_found", f"no season {name!r}")
         state = season_state(season, now)
         if state in ("ending", "closed"):
-            raise LeaderboardError("conflict", "season_over", f"season {name!r} is over: its board is frozen")
+            raise LeaderboardError(Kind.CONFLICT, "season_over", f"season {name!r} is over: its board is frozen")
         start = season["starts_at"] if starts_at is None else float(starts_at)
         end = season["ends_at"] if ends_at is None else float(ends_at)
         if state == "live" and start != season["starts_at"]:
-            raise LeaderboardError("conflict", "season_started", "a live season's start cannot move")
+            raise LeaderboardError(Kind.CONFLICT, "season_started", "a live season's start cannot move")
         if end < now - CLOCK_SLACK_S:
-            raise LeaderboardError("invalid", "bad_season", "a season cannot end in the past (end it now instead)")
+            raise LeaderboardError(Kind.MALFORMED, "bad_season", "a season cannot end in the past (end it now instead)")
         end = max(end, now)  # "now" as the caller's clock read it a moment ago
         _check_window(doc, name, start, end)
         new_policy = season["policy"] if policy is None else policy
@@ -545,9 +528,9 @@ def delete_season(client: Any, tenant: str, game: str, name: str, now: float | N
     def change(doc: dict[str, Any]) -> dict[str, Any]:
         season = doc["seasons"].get(name)
         if season is None:
-            raise LeaderboardError("not_found", "season_not_found", f"no season {name!r}")
+            raise LeaderboardError(Kind.NOT_FOUND, "season_not_found", f"no season {name!r}")
         if season_state(season, now) in ("live", "ending"):
-            raise LeaderboardError("conflict", "season_live", f"season {name!r} is live or ending: end it and "
+            raise LeaderboardError(Kind.CONFLICT, "season_live", f"season {name!r} is live or ending: end it and "
                                    "let it close first")
         del doc["seasons"][name]
         return doc
@@ -569,7 +552,7 @@ def season(client: Any, tenant: str, game: str, name: str, now: float | None = N
     now = time.time() if now is None else now
     found = conf(client, tenant, game)["seasons"].get(name)
     if found is None:
-        raise LeaderboardError("not_found", "season_not_found", f"no season {name!r}")
+        raise LeaderboardError(Kind.NOT_FOUND, "season_not_found", f"no season {name!r}")
     return public_season(found, now)
 
 
@@ -582,10 +565,10 @@ def resolve(client: Any, tenant: str, game: str, board: str, now: float | None =
     if board == CURRENT:
         live = live_season(doc, now)
         if live is None:
-            raise LeaderboardError("not_found", "no_live_season", f"no season of {game} is live now")
+            raise LeaderboardError(Kind.NOT_FOUND, "no_live_season", f"no season of {game} is live now")
         return str(live["name"])
     if board not in doc["seasons"]:
-        raise LeaderboardError("not_found", "season_not_found", f"no season {board!r}")
+        raise LeaderboardError(Kind.NOT_FOUND, "season_not_found", f"no season {board!r}")
     return board
 
 
@@ -593,7 +576,7 @@ def set_min_matches(client: Any, tenant: str, game: str, minimum: int, now: floa
     """The rated matches a player needs to be listed; the all-time and live boards are relisted at once
     (a page of players per script: a board of a million takes a few seconds). Frozen boards keep theirs."""
     if not isinstance(minimum, int) or isinstance(minimum, bool) or not 0 <= minimum <= 10_000:
-        raise LeaderboardError("invalid", "bad_min_matches", "min_matches is a whole number from 0 to 10000")
+        raise LeaderboardError(Kind.MALFORMED, "bad_min_matches", "min_matches is a whole number from 0 to 10000")
     now = time.time() if now is None else now
     doc = _change_conf(client, tenant, game, lambda d: {**d, "min_matches": minimum})
     live = live_season(doc, now)
@@ -694,7 +677,7 @@ def _ranked(rows: list[Row], start: int, first_rank: int) -> list[Entry]:
 def top(client: Any, tenant: str, game: str, board: str = ALL, limit: int = 10, offset: int = 0) -> list[Entry]:
     """``limit`` listed players from position ``offset`` (0 = the best), in board order, with their ranks."""
     if not 1 <= limit <= MAX_LIMIT or not 0 <= offset <= MAX_OFFSET:
-        raise LeaderboardError("invalid", "bad_parameter", f"limit is 1-{MAX_LIMIT} and offset 0-{MAX_OFFSET} "
+        raise LeaderboardError(Kind.MALFORMED, "bad_parameter", f"limit is 1-{MAX_LIMIT} and offset 0-{MAX_OFFSET} "
                                "(deeper: read around a player)")
     tags = board_tags(tenant, game, board)
     need = offset + limit
@@ -758,7 +741,7 @@ def around(client: Any, tenant: str, game: str, player: str, board: str = ALL, s
     """The listed player and their neighbours: ``2 * span + 1`` entries in board order when the board has
     them, the player as near the middle as the board's ends allow. Empty if the player is not listed."""
     if not 1 <= span <= MAX_SPAN:
-        raise LeaderboardError("invalid", "bad_parameter", f"span is 1-{MAX_SPAN}")
+        raise LeaderboardError(Kind.MALFORMED, "bad_parameter", f"span is 1-{MAX_SPAN}")
     tags = board_tags(tenant, game, board)
     r, _, m = shard_keys(tags[shard_of(player)])
     score_raw, mine_raw = _fan(client, lambda batch: (batch.cmd("ZSCORE", r, player), batch.cmd("HGET", m, player)))
@@ -819,8 +802,7 @@ def claim_due_seasons(client: Any, now: float, lease_s: float, count: int = 10) 
         if len(taken) >= count:
             break
         want = count - len(taken)
-        due = _one(client, _CLAIM, [index, leases], [now, now + lease_s, want])
-        taken += [_text(m) for m in due]
+        taken += Leases(client).claim(index, leases, now, lease_s, want)
     return taken
 
 

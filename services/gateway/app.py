@@ -7,38 +7,36 @@ import time
 
 from flask import Flask, Response, g, request
 
+from services.core.config import Config
+from services.core.metrics import MatchStatsCollector
+from services.core.service import Core
+from services.core.webhooks import allowed_networks
+
 from .api import backends, clients, events, games, matches, matchmaking, ops, seats, ws
-from .config import GatewayConfig
 from .context import Gateway
 from .errors import register_error_handlers
 from .hub import Hub
 from .jsonio import OrjsonProvider
-from .metrics import GatewayMetrics, MatchStatsCollector, check_multiprocess, timed_redis
-from .rules_client import RulesClient
-from .store import MatchStore
-from .webhooks import allowed_networks
+from .metrics import GatewayMetrics, check_multiprocess
 
 log = logging.getLogger("meeple.gateway")
 
 
-def create_app(config: GatewayConfig | None = None) -> Flask:
-    config = config or GatewayConfig.from_env()
+def create_app(config: Config | None = None) -> Flask:
+    config = config or Config.from_env()
     allowed_networks(config.webhook_allow_private)  # a malformed MEEPLE_WEBHOOK_ALLOW_PRIVATE stops the boot
-    app = Flask(__name__)
+    app = Flask(__name__, static_folder=None)  # /play serves the page's files; nothing else is static
     # One byte over the limit: a chunked body (no Content-Length) is read up to this, so one past the limit is
     # seen as such (413 in ``json_body``) instead of being cut at the limit and parsed as broken JSON.
     app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes + 1
     app.json = OrjsonProvider(app)
     check_multiprocess()
     metrics = GatewayMetrics()
-    client = timed_redis(config.redis_url, metrics.redis, socket_timeout=config.long_poll_max_s + 5,
-                         socket_connect_timeout=2, health_check_interval=30)
-    metrics.registry.register(MatchStatsCollector(client))
+    the_core = Core.connect(config, metrics.registry, socket_timeout=config.long_poll_max_s + 5,
+                            socket_connect_timeout=2, health_check_interval=30)
+    metrics.registry.register(MatchStatsCollector(the_core.redis))
     app.extensions["meeple"] = Gateway(
-        config=config,
-        store=MatchStore.from_config(client, config),
-        rules=RulesClient(config.rules_addr, config.rules_timeout_s, config.rules_retries),
-        metrics=metrics,
+        core=the_core, metrics=metrics,
         hub=Hub(config.redis_url, config.waiters_max, config.waiters_per_client, metrics),
     )
     register_error_handlers(app)
@@ -63,7 +61,8 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
         if "started" in g:
             metrics.latency.labels(route, request.method, str(response.status_code)).observe(
                 time.perf_counter() - g.started)
-        tenant = g.get("tenant")
+        who = g.get("caller")
+        tenant = who.tenant if who is not None else None
         if tenant is not None:
             metrics.tenant_requests.labels(tenant.name, str(response.status_code)).inc()
             if response.status_code == 429:

@@ -1,4 +1,8 @@
-"""The one error shape of the API: ``{"error": {"code", "message"}}`` with the contract's status."""
+"""The one place where a refusal becomes HTTP: a domain error's kind is its status, and the one error shape
+``{"error": {"code", "message"}}`` goes out with the contract's headers.
+
+The WebSocket puts the same status in its ``reply`` (:func:`status_of`), so a move answers alike on both doors.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +13,35 @@ import redis
 from flask import Flask, Response, jsonify
 from werkzeug.exceptions import HTTPException
 
+from services.core.errors import DomainError, Kind
 from services.redisconn import UNAVAILABLE
 
 log = logging.getLogger("meeple.gateway")
 
+#: Every kind of refusal and its HTTP status.
+STATUS: dict[Kind, int] = {
+    Kind.MALFORMED: 400, Kind.UNAUTHENTICATED: 401, Kind.FORBIDDEN: 403, Kind.NOT_FOUND: 404, Kind.CONFLICT: 409,
+    Kind.TOO_LARGE: 413, Kind.UNSUPPORTED_MEDIA: 415, Kind.ILLEGAL: 422, Kind.UPGRADE_REQUIRED: 426,
+    Kind.LIMITED: 429, Kind.INTERNAL: 500, Kind.NOT_SUPPORTED: 501, Kind.DEPENDENCY_FAILED: 502,
+    Kind.UNAVAILABLE: 503,
+}
+#: Credentials that were presented and refused say so in their challenge (RFC 6750).
+_INVALID_CREDENTIAL = ("wrong_token", "invalid_api_key")
 
-class ApiError(Exception):
-    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message, self.headers = status, code, message, headers or {}
+
+def status_of(err: DomainError) -> int:
+    return STATUS[err.kind]
+
+
+def headers_of(err: DomainError) -> dict[str, str]:
+    headers = {}
+    if err.retry_after is not None:
+        headers["Retry-After"] = str(err.retry_after)
+    if err.kind is Kind.UNAUTHENTICATED:
+        headers["WWW-Authenticate"] = 'Bearer error="invalid_token"' if err.code in _INVALID_CREDENTIAL else "Bearer"
+    if err.kind is Kind.UPGRADE_REQUIRED:
+        headers["Upgrade"] = "websocket"
+    return headers
 
 
 def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Response:
@@ -28,16 +52,36 @@ def error_response(status: int, code: str, message: str, headers: dict[str, str]
     return response
 
 
+def refusal(err: DomainError) -> Response:
+    return error_response(status_of(err), err.code, err.message, headers_of(err))
+
+
+def answer_to(err: BaseException) -> tuple[int, dict[str, Any], dict[str, str]]:
+    """The status, error body and headers every door answers a failure with (HTTP, and the WebSocket's
+    ``reply``): a refusal by its kind, a full or unreachable store as 503, anything else as a logged 500."""
+    if isinstance(err, DomainError):
+        return status_of(err), err.doc(), headers_of(err)
+    if isinstance(err, redis.exceptions.ResponseError) and is_out_of_memory(err):
+        log.warning("redis is full: %s", err)
+        return 503, _doc("store_full", "the match store is full: no new matches for now (running matches go on); "
+                                       "retry later"), {"Retry-After": "60"}
+    if isinstance(err, UNAVAILABLE):  # down, or a cluster failing over
+        log.warning("redis unavailable: %s", err)
+        return 503, _doc("store_unavailable", "the match store is unavailable; try again shortly"), {"Retry-After": "1"}
+    log.exception("unhandled error", exc_info=err)  # never leak a trace to a client
+    return 500, _doc("internal_error", "internal server error"), {}
+
+
+def _doc(code: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message}}
+
+
 #: Werkzeug's own errors keep their status; these names become the codes.
 _HTTP_CODES = {400: "malformed_request", 404: "not_found", 405: "method_not_allowed",
                413: "body_too_large", 415: "unsupported_media_type"}
 
 
 def register_error_handlers(app: Flask) -> None:
-    @app.errorhandler(ApiError)
-    def _api(err: ApiError) -> Response:
-        return error_response(err.status, err.code, err.message, err.headers)
-
     @app.errorhandler(HTTPException)
     def _http(err: HTTPException) -> Response:
         status = err.code or 500
@@ -47,32 +91,12 @@ def register_error_handlers(app: Flask) -> None:
         allow = {k: v for k, v in err.get_headers() if k == "Allow"}  # a 405 says what the path takes
         return error_response(status, _HTTP_CODES.get(status, "http_error"), message, allow)
 
-    @app.errorhandler(redis.exceptions.ResponseError)
-    def _redis_refused(err: redis.exceptions.ResponseError) -> Response:
-        if not is_out_of_memory(err):
-            return _crash(err)
-        log.warning("redis is full: %s", err)
-        return store_full()
-
-    def _redis_down(err: Exception) -> Response:
-        log.warning("redis unavailable: %s", err)
-        return error_response(503, "store_unavailable", "the match store is unavailable; try again shortly",
-                              {"Retry-After": "1"})
-
-    for unavailable in UNAVAILABLE:  # down, or a cluster failing over
-        app.register_error_handler(unavailable, _redis_down)
-
     @app.errorhandler(Exception)
-    def _crash(err: Exception) -> Any:  # never leak a trace to a client
-        log.exception("unhandled error", exc_info=err)
-        return error_response(500, "internal_error", "internal server error")
+    def _failed(err: Exception) -> Response:
+        status, body, headers = answer_to(err)
+        return error_response(status, body["error"]["code"], body["error"]["message"], headers)
 
 
 def is_out_of_memory(err: Exception) -> bool:
     """Redis refused a write at ``maxmemory`` (directly, or inside a script)."""
     return isinstance(err, redis.exceptions.OutOfMemoryError) or "OOM command not allowed" in str(err)
-
-
-def store_full() -> Response:
-    return error_response(503, "store_full", "the match store is full: no new matches for now (running matches "
-                          "go on); retry later", {"Retry-After": "60"})

@@ -246,19 +246,20 @@ class Loop(threading.Thread):
     # -- what happens to a connection the selector holds ---------------------------------------------------
     def message(self, what: str, conn: Conn | None) -> None:
         if what == "drain":
+            # (See ConnectionThreads.drain.) Long-polls answer now, streams end cleanly; an idle kept-alive
+            # connection is left alone: closing it could cut a request the client is sending on it this moment.
+            # Its next request is answered with ``Connection: close``; if none comes, its keep-alive timer closes
+            # it as on any day, between requests.
             self.draining = True
             for held in list(self.held):
-                if held.state == "idle" or (held.state == "parked" and not held.parked.rerun):
-                    self.close(held)
-                elif held.state == "parked":
+                if held.state == "parked" and held.parked.rerun:
                     held.parked.expired = True
                     self.dispatch(held, "timer")
+                elif held.state == "parked":
+                    self.dispatch(held, "drain")
             return
         assert conn is not None
         if what == "idle":
-            if self.draining:
-                self.close(conn)
-                return
             conn.state = "idle"
             self.held.add(conn)
             self.register(conn)
@@ -270,9 +271,10 @@ class Loop(threading.Thread):
             if conn.pending:
                 self.dispatch(conn, conn.pending.popleft())
                 return
-            if self.draining and conn.parked.rerun:
-                conn.parked.expired = True
-                self.dispatch(conn, "timer")
+            if self.draining:  # parked while the drain went on: a long-poll answers, a stream ends
+                if conn.parked.rerun:
+                    conn.parked.expired = True
+                self.dispatch(conn, "timer" if conn.parked.rerun else "drain")
                 return
             self.register(conn)
             due = conn.parked.timer()
@@ -319,7 +321,7 @@ class Loop(threading.Thread):
         conn.timer_gen += 1
         if reason == "request":
             conn.job = self.worker.pool.submit(self.worker.serve, conn, None)
-        else:
+        else:  # a timer (heartbeats, deadlines) waits behind urgent work; a wake-up, bytes or the drain do not
             conn.job = self.worker.pool.submit(self.worker.run_parked, conn, reason, background=reason == "timer")
 
     def close(self, conn: Conn) -> None:
@@ -414,37 +416,56 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
 
     def accept_one(self, listening: selectors.BaseSelector) -> bool:
         """Wait up to a tick for a connection and give it to a request thread; False if none came."""
-        for key, _ in listening.select(TICK_S):
-            listener = key.fileobj
-            try:
-                client, addr = listener.accept()  # type: ignore[union-attr]
-            except (BlockingIOError, InterruptedError):
-                continue  # another worker took it
-            except OSError as e:
-                if e.errno in (errno.EMFILE, errno.ENFILE):  # out of file descriptors: back off, don't spin
-                    self.log.error("Cannot accept a connection: %s", e)
-                    time.sleep(TICK_S / 10)
-                elif e.errno != errno.ECONNABORTED:
-                    raise
-                continue
-            try:
-                client.setblocking(True)
-                if self.cfg.is_ssl:
-                    client = gunicorn_sock.ssl_wrap_socket(client, self.cfg)
-                conn = Conn(client, addr, listener.getsockname(), None, self.loop)  # type: ignore[union-attr]
-                conn.parser = http.get_parser(self.cfg, client, addr)
-                self.pool.submit(self.serve, conn, None)
-            except Exception:
-                self.log.exception("Cannot take a new connection")
-                util.close(client)
-                return False
-            return True
-        return False
+        return any(self.take(key.fileobj) for key, _ in listening.select(TICK_S))
+
+    def take(self, listener: Any) -> bool:
+        """Accept one connection waiting on ``listener`` (non-blocking) and give it to a request thread."""
+        try:
+            client, addr = listener.accept()
+        except (BlockingIOError, InterruptedError):
+            return False  # another worker took it
+        except OSError as e:
+            if e.errno in (errno.EMFILE, errno.ENFILE):  # out of file descriptors: back off, don't spin
+                self.log.error("Cannot accept a connection: %s", e)
+                time.sleep(TICK_S / 10)
+            elif e.errno != errno.ECONNABORTED:
+                raise
+            return False
+        try:
+            client.setblocking(True)
+            if self.cfg.is_ssl:
+                client = gunicorn_sock.ssl_wrap_socket(client, self.cfg)
+            conn = Conn(client, addr, listener.getsockname(), None, self.loop)
+            conn.parser = http.get_parser(self.cfg, client, addr)
+            self.pool.submit(self.serve, conn, None)
+        except Exception:
+            self.log.exception("Cannot take a new connection")
+            util.close(client)
+            return False
+        return True
 
     def drain(self) -> None:
-        """Graceful stop: parked long-polls answer now, streams and idle connections close, requests in
-        progress finish, up to ``graceful_timeout``. Holding every connection slot means every connection is done."""
+        """Graceful stop (SIGTERM), so that no client sees a failure other than a clean close between requests:
+
+        * stop accepting -- but first take the connections already in the listen backlog (closing the listener
+          would reset them, requests and all); new ones are refused, which a client (or a load balancer) retries
+          elsewhere since nothing was sent;
+        * requests in progress finish, and every response from now on says ``Connection: close`` (then the
+          connection closes, between requests);
+        * a kept-alive connection idle now is not cut (its client may be sending on it this moment): a request
+          that comes on it is answered with ``Connection: close``, and one that stays idle is closed by its
+          keep-alive timer as always;
+        * waiters are told to reconnect: a parked long-poll answers now (what is new, possibly nothing), an SSE
+          stream ends with its last chunk (EventSource and the SDK reconnect with ``after``), a WebSocket gets a
+          close frame 1012 "service restart" (the SDK reopens it with ``after`` = the last version seen).
+
+        Up to ``graceful_timeout``; holding every connection slot means every connection is done."""
         for listener in self.sockets:
+            listener.setblocking(False)
+            while self.slots.acquire(blocking=False):
+                if not self.take(listener):
+                    self.slots.release()
+                    break
             util.close(listener)
         self.loop.post("drain", None)
         deadline = time.monotonic() + self.cfg.graceful_timeout
@@ -493,13 +514,15 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
                 if outcome == PARKED:
                     return
                 keep = bool(outcome)
-            while keep and self.alive:
+            # Not ``while self.alive``: a response sent before the drain promised keep-alive, so the client may
+            # reuse the connection; its next request is answered (with ``Connection: close``, see handle_request).
+            while keep:
                 # A body the app left unread (a 413, say) must be skipped before the next request; a
                 # client that sends more than a little of it, or stalls, loses the connection instead.
                 if not conn.parser.finish_body(deadline=time.monotonic() + DRAIN_S):
                     break
                 if not self.request_within(conn, LINGER_S if self.pool.spare() else 0.0):
-                    if not self.cfg.keepalive or not self.alive:
+                    if not self.cfg.keepalive:
                         break
                     self.loop.post("idle", conn)
                     return
@@ -542,20 +565,25 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
         if parked.rerun:
             self.serve(conn, parked)
             return
-        write = conn.sock.sendall if conn.resp.status_code == 101 else conn.resp.write
+        websocket = conn.resp.status_code == 101
+        write = conn.sock.sendall if websocket else conn.resp.write
         try:
             if reason == "data":
                 data = conn.sock.recv(65536)
                 keep = bool(data) and parked.on_data(data, write)
             elif reason == "wake":
                 keep = parked.on_wake(write)
+            elif reason == "drain":
+                keep = True  # nothing to do but end it, below
             else:
                 keep = parked.on_timer(write)
             if keep and self.alive:
                 parked.arm(conn.wake)
                 self.loop.post("park", conn)
                 return
-            if conn.resp.status_code != 101:
+            if keep and websocket:
+                end_websocket(parked, write)
+            if not websocket:
                 conn.resp.close()  # the last chunk of an SSE response
         except OSError:
             pass  # the client went away mid-write
@@ -627,6 +655,17 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
                 self.cfg.post_request(self, req, environ, resp)
             except Exception:
                 self.log.exception("Exception in post_request hook")
+
+
+#: The WebSocket close code a draining gateway sends (RFC 6455 registry: "Service Restart", reconnect).
+SERVICE_RESTART = 1012
+
+
+def end_websocket(parked: Any, write: Callable[[bytes], None]) -> None:
+    """Close a WebSocket the worker is stopping with 1012, through the session's own framing (``close_with``)."""
+    close_with = getattr(parked, "close_with", None)
+    if close_with is not None:
+        close_with(write, SERVICE_RESTART, "service restart: reconnect")
 
 
 def raise_fd_limit(wanted: int) -> None:

@@ -39,9 +39,8 @@ from typing import Any
 import redis
 
 from services import redisconn
-
-from .errors import ApiError
-from .store import EVENTS_CHANNEL, parse_wake, your_turn_or_over
+from services.core.errors import DomainError, Kind
+from services.core.store import EVENTS_CHANNEL, parse_wake, your_turn_or_over
 
 log = logging.getLogger("meeple.gateway.hub")
 
@@ -242,12 +241,12 @@ class Hub:
         with self.lock:
             if self.held >= self.max_waiters:
                 self._count_refusal(kind, "process")
-                raise ApiError(503, "too_many_waiters", f"this server holds {self.max_waiters} waiting requests; "
-                               "retry shortly (another server may take it)", {"Retry-After": "2"})
+                raise DomainError(Kind.UNAVAILABLE, "too_many_waiters", f"this server holds {self.max_waiters} "
+                                  "waiting requests; retry shortly (another server may take it)", retry_after=2)
             if client and self.by_client[client] >= self.per_client:
                 self._count_refusal(kind, "client")
-                raise ApiError(429, "too_many_waiters", f"at most {self.per_client} waiting requests per token "
-                               "(or per address without one); close one first", {"Retry-After": "5"})
+                raise DomainError(Kind.LIMITED, "too_many_waiters", f"at most {self.per_client} waiting requests per "
+                                  "token (or per address without one); close one first", retry_after=5)
             self.held += 1
             self.by_client[client] += 1
             self.by_kind[kind] += 1
@@ -264,8 +263,8 @@ class Hub:
                 return
             if self.by_client[client] >= self.per_client:
                 self._count_refusal(slot.kind, "client")
-                raise ApiError(429, "too_many_waiters", f"at most {self.per_client} waiting requests per token "
-                               "(or per address without one); close one first", {"Retry-After": "5"})
+                raise DomainError(Kind.LIMITED, "too_many_waiters", f"at most {self.per_client} waiting requests per "
+                                  "token (or per address without one); close one first", retry_after=5)
             self.by_client[slot.client] -= 1
             if self.by_client[slot.client] <= 0:
                 del self.by_client[slot.client]

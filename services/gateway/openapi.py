@@ -7,14 +7,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from .api.common import MAX_JSON_DEPTH
-from .api.matches import BOT_LEVELS, IDEMPOTENCY_KEY_MAX, MAX_PLAYERS
-from .config import GatewayConfig
-from .webhooks import EVENTS, MAX_HOOKS, MAX_URL
+from services.core.config import Config
+from services.core.matches import BOT_LEVELS, MAX_PLAYERS
+from services.core.webhooks import EVENTS, MAX_HOOKS, MAX_URL
+
+from .api.common import IDEMPOTENCY_KEY_MAX, MAX_JSON_DEPTH
 
 #: The event stream's ``limit`` (seconds) at most, as ``api/events.py`` enforces it.
 STREAM_LIMIT_MAX_S = 3600
-LONG_POLL_MAX_S = GatewayConfig.long_poll_max_s
+LONG_POLL_MAX_S = Config.long_poll_max_s
+
+#: Create, join, enqueue and moves: a retry with the same key answers the first answer (see docs/api.md).
+_IDEMPOTENCY = {"name": "Idempotency-Key", "in": "header", "required": False,
+                "schema": {"type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX},
+                "description": "a retry with the same key and the same request answers the first answer (kept "
+                               "24 h; the same key with another request: 422 idempotency_key_reused; while the "
+                               "first is still being answered: 409 idempotency_key_in_use)"}
 
 _ERROR = {"type": "object", "required": ["error"], "additionalProperties": False,
           "description": "every error; `code` is one of the codes in docs/api.md's error table",
@@ -51,9 +59,11 @@ _OUTCOME = {"type": ["object", "null"], "required": ["ended_by", "winners", "for
     "ended_by": {"enum": ["game", "forfeit", "abandoned"]}, "winners": {"type": "array", "items": {"type": "integer"}},
     "forfeited": {"type": "array", "items": {"type": "integer"}},
     "scores": {"type": ["array", "null"], "items": {"type": "number"}},
-    "ratings": {"type": "array", "description": "a tenant's rated match (ended by the game or a forfeit, players "
-                                                "named): each named player's rating before and after",
-                "items": {"type": "object", "required": ["seat", "player", "before", "after", "change"],
+    "ratings": {"type": ["array", "null"],
+                "description": "a tenant's rated match (2-6 sides, ended by the game or a forfeit, players named): "
+                               "each named player's rating before and after (`player` for the tenant's key "
+                               "only); null for an unrated match (solo matches are never rated)",
+                "items": {"type": "object", "required": ["seat", "before", "after", "change"],
                           "properties": {"seat": {"type": "integer"}, "player": {"type": "string"},
                                          "before": {"$ref": "#/components/schemas/Rating"},
                                          "after": {"$ref": "#/components/schemas/Rating"},
@@ -105,10 +115,15 @@ _LEGAL = {"type": "object", "required": ["version", "seat", "moves"], "propertie
 _REPLAY = {"type": "object", "required": ["id", "game", "players", "options", "seed", "status", "version", "log",
                                           "result"], "properties": {
     "id": {"type": "string"}, "game": {"type": "string"}, "players": {"type": "integer"},
-    "options": {"type": "object"}, "seed": {"type": ["integer", "null"]}, "status": {"type": "string"},
+    "options": {"type": "object"},
+    "seed": {"type": ["string", "null"], "pattern": "^[0-9]{1,19}$",
+             "description": "the seed as a decimal string (a 63-bit integer is more than a JavaScript number holds "
+                            "exactly); null until the match is over"},
+    "status": {"type": "string"},
     "version": {"type": "integer"}, "result": {"type": ["object", "null"]},
     "log": {"type": "array", "description": "one entry per version: `created` (version 0), then `joined`, `move` "
-                                            "(with `by`), `timeout`, `reclaimed`, `left`, `rematch`, `abandoned`",
+                                            "(with `by`), `timeout`, `reclaimed`, `left`, `resigned`, `rematch`, "
+                                            "`abandoned`",
             "items": {"type": "object", "required": ["version", "kind", "seat"], "properties": {
                 "version": {"type": "integer", "minimum": 0},
                 "kind": {"enum": ["created", "joined", "move", "timeout", "reclaimed", "left", "rematch",
@@ -305,8 +320,8 @@ def document() -> dict[str, Any]:
                 "200": _json("Games", "games"), **_errors(401, 429, 503)}}},
             "/v1/matches": {
                 "post": {"summary": "Create a match (with an API key: for the tenant, naming its players)",
-                         "security": [{}, *_KEY], "requestBody": _body(create), "responses": {
-                             "201": _json("Match", "created"), **_errors(401, *_COMMON, *_BODY)}},
+                         "parameters": [_IDEMPOTENCY], "security": [{}, *_KEY], "requestBody": _body(create),
+                         "responses": {"201": _json("Match", "created"), **_errors(401, 409, 422, *_COMMON, *_BODY)}},
                 "get": {"summary": "The tenant's matches, newest first (API key)", "parameters": _PAGE,
                         "security": _KEY, "responses": {"200": _json("History", "a page of matches"),
                                                         **_errors(401, *_COMMON)}}},
@@ -320,13 +335,13 @@ def document() -> dict[str, Any]:
                 "security": [{}, *_AUTH],
                 "responses": {"200": _json("Match", "status"), **_errors(401, 404, *_COMMON)}}},
             "/v1/matches/{match_id}/join": {"post": {
-                "summary": "Take a free seat (the token is shown once)", "parameters": [_MATCH_ID],
+                "summary": "Take a free seat (the token is shown once)", "parameters": [_MATCH_ID, _IDEMPOTENCY],
                 "security": [{}, *_KEY],
                 "requestBody": _body({"type": "object", "additionalProperties": False,
                                       "properties": {"seat": {"type": "integer", "minimum": 0},
                                                      "player": _PLAYER_ID}}, required=False),
                 "responses": {"200": _json("Match", "joined: the seat's token (once) and view"),
-                              **_errors(401, 404, 409, *_COMMON, *_BODY)}}},
+                              **_errors(401, 404, 409, 422, *_COMMON, *_BODY)}}},
             "/v1/matches/{match_id}/legal-moves": {"get": {
                 "summary": "The caller's legal moves", "parameters": [_MATCH_ID], "security": _AUTH,
                 "responses": {"200": _json("LegalMoves", "moves"), **_errors(401, 404, *_COMMON)}}},
@@ -335,10 +350,7 @@ def document() -> dict[str, Any]:
                 "security": _AUTH, "responses": {"200": _json("Hint", "a legal move"),
                                                  **_errors(401, 404, 409, *_COMMON)}}},
             "/v1/matches/{match_id}/moves": {"post": {
-                "summary": "Submit a move", "parameters": [_MATCH_ID, _INCLUDE, {
-                    "name": "Idempotency-Key", "in": "header", "required": False,
-                    "schema": {"type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX},
-                    "description": "a retry with the same key and body returns the original response (24 h)"}],
+                "summary": "Submit a move", "parameters": [_MATCH_ID, _INCLUDE, _IDEMPOTENCY],
                 "security": _AUTH, "requestBody": _body(move),
                 "responses": {"200": _json("Match", "applied"),
                               **_errors(401, 404, 409, 422, *_COMMON, *_BODY)}}},
@@ -392,6 +404,11 @@ def document() -> dict[str, Any]:
                 "summary": "Leave the match (a running one: a bot takes the seat for good)", "parameters": [_MATCH_ID],
                 "security": _AUTH, "requestBody": _EMPTY,
                 "responses": {"200": _json("Match", "left"), **_errors(401, 404, 409, *_COMMON, *_BODY)}}},
+            "/v1/matches/{match_id}/resign": {"post": {
+                "summary": "Resign: your seat forfeits (its side cannot win; an easy bot plays it on, and the match "
+                           "ends at once when one side is left)", "parameters": [_MATCH_ID],
+                "security": _AUTH, "requestBody": _EMPTY,
+                "responses": {"200": _json("Match", "resigned"), **_errors(401, 404, 409, *_COMMON, *_BODY)}}},
             "/v1/matches/{match_id}/seats/{seat}/reclaim": {"post": {
                 "summary": "Take your seat back from the bot that played it since your clock ran out",
                 "parameters": [_MATCH_ID, {"name": "seat", "in": "path", "required": True,
@@ -412,15 +429,15 @@ def document() -> dict[str, Any]:
                     "properties": {"game": {"type": "string"},
                                    "players": {"type": "integer", "minimum": 1, "maximum": MAX_PLAYERS},
                                    "options": {"type": "object"}, "player": _PLAYER_ID}}),
-                "security": [{}, *_KEY],
+                "parameters": [_IDEMPOTENCY], "security": [{}, *_KEY],
                 "responses": {"201": _json("Ticket", "queued or matched at once"),
-                              **_errors(401, *_COMMON, *_BODY)}}},
+                              **_errors(401, 409, 422, *_COMMON, *_BODY)}}},
             "/v1/matchmaking/{ticket}": {
                 "get": {"summary": "Poll a ticket (the seat token appears once, in the first answer that finds "
                                    "it matched)", "parameters": [_TICKET_ID, _WAIT],
-                        "description": _WAITING,
+                        "description": _WAITING, "security": [{}, *_KEY],
                         "responses": {"200": _json("Ticket", "ticket"), **_errors(401, 404, *_COMMON)}},
-                "delete": {"summary": "Leave the queue", "parameters": [_TICKET_ID],
+                "delete": {"summary": "Leave the queue", "parameters": [_TICKET_ID], "security": [{}, *_KEY],
                            "responses": {"200": _json("Ticket", "cancelled"), **_errors(401, 404, 409, *_COMMON)}}},
             "/v1/players/{player}/ratings": {"get": {
                 "summary": "The tenant's player's rating per game (API key)",

@@ -19,6 +19,7 @@ expires like any finished match. A match that is still alive is looked at again 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
 import signal
@@ -29,10 +30,11 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 from services import redisconn
-from services.gateway import clocks, control, legacy
-from services.gateway.config import GatewayConfig
-from services.gateway.moves import MAX_REBASES, commit
-from services.gateway.store import DEADLINE_SHARDS, MatchStore, StaleVersion
+from services.core import clocks, control, legacy
+from services.core.commit import MAX_REBASES, commit
+from services.core.config import Config
+from services.core.service import Core
+from services.core.store import DEADLINE_SHARDS, StaleVersion
 
 log = logging.getLogger("meeple.timekeeper")
 #: How often the idle-match index is looked at (matches live for days: no need to look every poll).
@@ -45,8 +47,6 @@ class TimekeeperMetrics:
         self.registry = registry or CollectorRegistry()
         self.timeouts = Counter("meeple_clock_timeouts_total", "Seat clocks that ran out, by policy", ["policy"],
                                 registry=self.registry)
-        self.takeovers = Counter("meeple_seat_takeovers_total", "Human seats handed to a bot, by reason",
-                                 ["reason"], registry=self.registry)
         self.lag = Histogram("meeple_clock_fire_lag_seconds", "How late a deadline fired after it was due",
                              buckets=LAG_BUCKETS, registry=self.registry)
         self.abandoned = Counter("meeple_matches_abandoned_total", "Active matches finished after no human "
@@ -57,31 +57,31 @@ class TimekeeperMetrics:
 
 def timed_out(meta: dict[str, Any], seat: int) -> dict[str, Any]:
     """The match meta after ``seat`` ran out of time, under the match's policy."""
-    policy = meta["clock"]["on_timeout"]
-    seats = [dict(s) for s in meta["seats"]]
-    seats[seat]["control"] = "bot"
-    if policy == "forfeit":
-        seats[seat]["forfeited"] = True
-    new = {**meta, "seats": seats, "clock": clocks.expire(meta["clock"], seat)}
-    ended = control.forfeit_ends(meta["sides"], control.forfeited(new)) if policy == "forfeit" else None
-    if ended is not None:
-        new.update(status="finished", to_act=[], outcome=ended)
-    return new
+    if meta["clock"]["on_timeout"] == "forfeit":
+        new = control.forfeit(meta, seat)
+    else:
+        seats = [dict(s) for s in meta["seats"]]
+        seats[seat]["control"] = "bot"
+        new = {**meta, "seats": seats}
+    return {**new, "clock": clocks.expire(meta["clock"], seat)}
 
 
 def abandoned(meta: dict[str, Any]) -> dict[str, Any]:
     """The match meta of an active match nobody has played for the idle lifetime: finished, no winner."""
-    outcome = {"ended_by": "abandoned", "winners": [], "forfeited": control.forfeited(meta), "scores": None}
+    outcome = {"ended_by": "abandoned", "winners": [], "forfeited": control.forfeited(meta), "scores": None,
+               "ratings": None}
     return {**meta, "status": "finished", "to_act": [], "outcome": outcome}
 
 
 class Timekeeper:
     def __init__(self, redis_url: str, lease_s: float = 10.0, poll_s: float = 0.1,
-                 metrics: TimekeeperMetrics | None = None) -> None:
-        self.redis = redisconn.connect(redis_url, socket_timeout=10)
-        self.store = MatchStore.from_config(self.redis, GatewayConfig.from_env())  # the gateways' TTLs
-        self.lease_s, self.poll_s = lease_s, poll_s
+                 metrics: TimekeeperMetrics | None = None, config: Config | None = None) -> None:
         self.metrics = metrics or TimekeeperMetrics()
+        # the gateways' settings (TTLs) on this keeper's Redis; its core's metrics go to the keeper's registry
+        config = dataclasses.replace(config or Config.from_env(), redis_url=redis_url)
+        self.core = Core.connect(config, self.metrics.registry, socket_timeout=10)
+        self.redis, self.store = self.core.redis, self.core.store
+        self.lease_s, self.poll_s = lease_s, poll_s
         self.stopping = threading.Event()
         self._idle_at = 0.0
         legacy.migrate(self.store)  # deadlines an older version indexed in one sorted set
@@ -99,7 +99,7 @@ class Timekeeper:
             if due > now:
                 return "later", due
             try:
-                commit(self.store, match, abandoned(match.meta), None,
+                commit(self.core, match, abandoned(match.meta), None,
                        {"kind": "abandoned", "seat": None, "to_act": []}, now=now)
             except StaleVersion:
                 continue
@@ -146,12 +146,12 @@ class Timekeeper:
             meta = timed_out(match.meta, seat)
             policy = clock["on_timeout"]
             try:
-                commit(self.store, match, meta, None, {"kind": "timeout", "seat": seat, "policy": policy,
+                commit(self.core, match, meta, None, {"kind": "timeout", "seat": seat, "policy": policy,
                                                        "to_act": meta["to_act"]}, now=now)
             except StaleVersion:
                 continue  # the match moved: look again (the seat may just have made its move)
             self.metrics.timeouts.labels(policy).inc()
-            self.metrics.takeovers.labels("timeout").inc()
+            self.core.metrics.takeovers.labels("timeout").inc()
             self.metrics.lag.observe(max(0.0, now - due))
             log.info("match %s: seat %d ran out of time (%s)", match_id, seat, policy)
             return "timeout", None

@@ -12,7 +12,8 @@ from redis.cluster import RedisCluster
 from redis.crc import key_slot
 
 from services.core import leaderboards as lb
-from services.gateway import ratings
+from services.core import ratings
+from services.core.errors import Kind
 
 GAME = "clash"
 
@@ -104,7 +105,7 @@ def test_min_matches_lists_only_players_with_enough_rated_matches(client: Any, t
     assert [e.player for e in lb.top(client, tenant, GAME, limit=10)] == ["m2", "m5", "m4", "m3", "m1"]
     with pytest.raises(lb.LeaderboardError) as err:
         lb.set_min_matches(client, tenant, GAME, -1)
-    assert err.value.kind == "invalid"
+    assert err.value.kind is Kind.MALFORMED
 
 
 def test_a_player_not_on_the_board_has_no_rank(client: Any, tenant: str) -> None:

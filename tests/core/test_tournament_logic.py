@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
+from services.core import ratings, skill
+from services.core.errors import Kind
 from services.core.tournaments import machine, pairing, scoring
 from services.core.tournaments.port import MatchResult, SeatResult
-from services.gateway import ratings, skill
 
 LADDER = ratings.shipped()["fierce-women"]["ratings"]
 CLOCK = {"mode": "fischer", "base_s": 300, "increment_s": 5, "on_timeout": "bot"}
@@ -331,7 +332,7 @@ def test_settings_refuse_what_cannot_run(change: dict[str, Any], needle: str) ->
             "format": {"kind": "swiss", "rounds": 3}, **change}
     with pytest.raises(machine.TournamentError) as err:
         machine.settings(body, T0)
-    assert err.value.kind == "invalid" and needle in err.value.message
+    assert err.value.kind is Kind.MALFORMED and needle in err.value.message
 
 
 def test_a_players_view_links_to_their_own_current_match() -> None:

@@ -10,8 +10,9 @@ import pytest
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
 
+from services.core import ratings
+from services.core.errors import Kind
 from services.core.tournaments import machine, store
-from services.gateway import ratings
 
 CLOCK = {"mode": "fischer", "base_s": 300, "increment_s": 5, "on_timeout": "bot"}
 LADDER = ratings.shipped()["clash"]["ratings"]
@@ -144,8 +145,8 @@ def test_a_tournaments_keys_share_one_slot_and_due_shards_cover_every_primary(cl
 def test_bad_settings_and_unknown_ids_are_domain_errors(client: Any, tenant: str) -> None:
     with pytest.raises(machine.TournamentError) as err:
         store.create(client, tenant, body(players_per_table=9))
-    assert err.value.kind == "invalid"
+    assert err.value.kind is Kind.MALFORMED
     for tid in ("nope", "x" * 65, "bad id"):
         with pytest.raises(machine.TournamentError) as err:
             store.get(client, tenant, tid)
-        assert err.value.kind == "not_found"
+        assert err.value.kind is Kind.NOT_FOUND

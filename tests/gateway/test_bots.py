@@ -17,10 +17,13 @@ import redis
 
 from services import redisconn
 from services.bots.worker import GROUP, Worker
-from services.gateway.bots_seam import bot_jobs_stream
-from services.gateway.moves import apply_move
-from services.gateway.rules_client import RulesClient
-from services.gateway.store import MatchStore
+from services.core.bots_seam import bot_jobs_stream
+from services.core.config import Config
+from services.core.metrics import CoreMetrics
+from services.core.moves import apply_move
+from services.core.rules_client import RulesClient
+from services.core.service import Core
+from services.core.store import MatchStore
 from services.rules.games import GAMES
 
 from .conftest import Api, RulesProcess, start_gateway
@@ -150,7 +153,8 @@ def test_each_bot_decision_gets_one_job_even_in_simultaneous_steps(own_redis_url
         assert match is not None
         game = GAMES["sideboards"]
         move = game.legal_moves(game.decode(match.state), 0)[0]
-        apply_move(store, RulesClient(f"127.0.0.1:{rules.port}"), match, 0, move, match.version, by_bot=True)
+        core = Core(Config(), store, RulesClient(f"127.0.0.1:{rules.port}"), CoreMetrics())
+        apply_move(core, match, 0, move, match.version, by_bot=True)
         assert client.xlen(stream) == 4  # seats 1-3 still have their jobs; seat 0 waits for the step
     finally:
         gateway.stop()

@@ -1,11 +1,11 @@
-"""Seat clocks and forfeits as pure rules (services/gateway/clocks.py, control.py): no Redis needed."""
+"""Seat clocks and forfeits as pure rules (services/core/clocks.py, control.py): no Redis needed."""
 
 from __future__ import annotations
 
 import pytest
 
-from services.gateway import clocks, control
-from services.gateway.errors import ApiError
+from services.core import clocks, control
+from services.core.errors import DomainError, Kind
 from services.timekeeper.keeper import timed_out
 
 
@@ -22,9 +22,9 @@ def test_clock_settings_are_validated_with_precise_errors() -> None:
                                                                             "number"),
                        ({"mode": "fischer", "base_s": 60}, "increment_s"), ({"mode": "none", "seconds": 5}, "not a"),
                        ({"mode": "per_move", "seconds": 5, "on_timeout": "pause"}, "on_timeout"), ([], "object")]:
-        with pytest.raises(ApiError) as err:
+        with pytest.raises(DomainError) as err:
             clocks.parse(bad)
-        assert err.value.status == 400 and err.value.code == "bad_clock" and words in err.value.message
+        assert err.value.kind is Kind.MALFORMED and err.value.code == "bad_clock" and words in err.value.message
 
 
 def test_a_clock_starts_when_a_human_seat_is_to_act_and_names_the_decision_by_version() -> None:

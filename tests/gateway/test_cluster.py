@@ -15,8 +15,8 @@ from redis.cluster import RedisCluster
 
 from loadtests.audit import audit_match, lost_acknowledged
 from services import redisconn
-from services.gateway.bots_seam import BOT_JOB_STREAMS
-from services.gateway.store import DEADLINE_SHARDS, MATCH_STATS_KEYS, MatchStore, NotReplicated
+from services.core.bots_seam import BOT_JOB_STREAMS
+from services.core.store import DEADLINE_SHARDS, MATCH_STATS_KEYS, MatchStore, NotReplicated
 from services.rediscluster import LocalCluster
 
 from .conftest import Api, RulesProcess, redis_cluster, start_gateway
@@ -189,8 +189,9 @@ def test_a_counter_on_a_failing_over_primary_neither_holds_nor_refuses_a_healthy
         replicated: LocalCluster) -> None:
     """An IP's (or a tenant's) rate-limit counter is one key on one primary. While that primary fails over,
     a request about a match on another primary used to wait out the failover (the load test's users, all
-    on 127.0.0.1, stalled for 5 s); it is now served at once, uncounted (fail open), and so is the check
-    of how full the store is."""
+    on 127.0.0.1, stalled for 5 s); it is now served uncounted (fail open), and so is the check of how full
+    the store is. A count of 0 is the proof, not a stopwatch: a call that waited out the failover would have
+    been counted by the promoted replica."""
     replicated.wait_healthy(replicas=1)
     client = redisconn.connect(replicated.url)
     store = MatchStore(client, 60, 60)
@@ -201,18 +202,17 @@ def test_a_counter_on_a_failing_over_primary_neither_holds_nor_refuses_a_healthy
     assert store.load_counted(match_id, ident)[1][0] == 1
     replicated.kill(counter)
     try:
-        start = time.monotonic()
         match, (count, _), _ = store.load_counted(match_id, ident)
         assert match is not None and count == 0
         store._room = (0.0, 0.0)  # due for a look at every primary's memory
         assert store.used_share() >= 0.0
-        assert time.monotonic() - start < 1.0
     finally:
         replicated.wait_healthy()
         replicated.restart(counter)
         replicated.wait_healthy(replicas=1)
     redisconn.refresh(client)
-    assert store.hit(ident)[0] == 2  # counted again once the replica took over (it had the first count)
+    # counted again once the replica took over (it holds the first count too, unless the kill beat replication)
+    assert store.hit(ident)[0] in (1, 2)
 
 
 def test_reading_streams_asks_the_server_nothing_but_the_read(spare_cluster: LocalCluster) -> None:

@@ -25,12 +25,14 @@ import requests
 
 from loadtests.audit import audit_match
 from services import redisconn
-from services.gateway import control
+from services.core import control
+from services.core.config import Config
+from services.core.errors import CATALOG
+from services.core.store import MatchStore, keys
 from services.gateway.api.common import MAX_JSON_DEPTH
 from services.gateway.errors import _HTTP_CODES
 from services.gateway.gunicorn_worker import _GUNICORN_CODES
 from services.gateway.openapi import document
-from services.gateway.store import MatchStore, keys
 from services.stack import GUNICORN_CONF, Stack, StackConfig, free_port, http_ok, wait_until
 from services.timekeeper.keeper import Timekeeper
 
@@ -133,8 +135,7 @@ def test_an_active_match_without_human_action_is_finished_as_abandoned_and_then_
     api = Api(own_gateway.url)
     idle_id, _ = two_humans(api)
     busy_id, busy_tokens = two_humans(api)
-    keeper = Timekeeper(own_redis_url)
-    keeper.store = MatchStore(keeper.redis, 3600, 3600, idle_ttl_s=60)
+    keeper = Timekeeper(own_redis_url, config=Config(finished_ttl_s=3600, waiting_ttl_s=3600, idle_match_ttl_s=60))
     client = redisconn.connect(own_redis_url)
     assert client.ttl(keys(idle_id)[1]) == -1  # an active match: no TTL of its own
     status = api.get(f"/v1/matches/{busy_id}", busy_tokens[0]).json()
@@ -264,8 +265,7 @@ def test_the_openapi_document_states_every_enforced_limit() -> None:
 
 
 def test_the_error_table_of_docs_api_md_lists_every_code_the_server_answers() -> None:
-    source = "\n".join(p.read_text() for p in (ROOT / "services" / "gateway").rglob("*.py"))
-    codes = set(re.findall(r'ApiError\(\s*\d{3},\s*"([a-z_]+)"', source))
+    codes = {code for _, code in CATALOG}
     codes |= set(_HTTP_CODES.values()) | set(_GUNICORN_CODES.values()) | {"store_unavailable", "store_full",
                                                                           "internal_error", "rules_unavailable"}
     table = (ROOT / "docs" / "api.md").read_text().split("## Errors", 1)[1].split("\n## ", 1)[0]

@@ -13,7 +13,7 @@ import pytest
 from ai import ladder
 from loadtests.matchmaking_sim import simulate
 from services import redisconn
-from services.gateway import ratings
+from services.core import ratings
 
 from .conftest import Api, GatewayServer, RulesProcess, start_gateway
 from .test_backends import as_key, new_key
@@ -58,8 +58,8 @@ def test_the_matcher_groups_the_closest_ratings_first(mm_gateway: GatewayServer,
         tickets[player] = reply.json()
     assert tickets["high"]["status"] == "waiting"  # 30 apart: outside the window
     assert tickets["low2"]["status"] == "matched" and tickets["high2"]["status"] == "matched"
-    low = api.get(f"/v1/matchmaking/{tickets['low']['ticket']}").json()
-    high = api.get(f"/v1/matchmaking/{tickets['high']['ticket']}").json()
+    low = api.get(f"/v1/matchmaking/{tickets['low']['ticket']}", headers=as_key(key)).json()
+    high = api.get(f"/v1/matchmaking/{tickets['high']['ticket']}", headers=as_key(key)).json()
     assert low["match_id"] == tickets["low2"]["match_id"] and high["match_id"] == tickets["high2"]["match_id"]
 
 
@@ -77,7 +77,7 @@ def test_bot_fill_seats_the_level_closest_in_rating_to_the_table(mm_gateway: Gat
     doc_key = f"mm:ticket:{{{ticket.json()['ticket']}}}"
     doc = orjson.loads(client.get(doc_key))
     client.set(doc_key, orjson.dumps({**doc, "created_at": time.time() - 60}), keepttl=True)  # waited past fill
-    polled = api.get(f"/v1/matchmaking/{ticket.json()['ticket']}").json()
+    polled = api.get(f"/v1/matchmaking/{ticket.json()['ticket']}", headers=as_key(key)).json()
     assert polled["status"] == "matched" and polled["token"]
     match = api.get(f"/v1/matches/{polled['match_id']}", headers=as_key(key)).json()
     assert [s["level"] for s in match["seats"] if s["kind"] == "bot"] == [level]
@@ -97,7 +97,7 @@ def test_the_ladder_rates_the_levels_on_the_scale_the_gateway_reads(own_redis_ur
 
 def test_the_shipped_ladder_rates_every_rung_of_every_game_at_the_real_budgets() -> None:
     from ai.bot import LEVELS
-    from services.gateway.api.matches import BOT_LEVELS
+    from services.core.matches import BOT_LEVELS
     from services.rules.games import GAMES
 
     assert tuple(LEVELS) == BOT_LEVELS  # the gateway's rungs are the bots' own, weakest first
@@ -147,7 +147,7 @@ def test_bot_fill_seats_the_shipped_rung_closest_to_the_player(mm_gateway: Gatew
         doc_key = f"mm:ticket:{{{ticket.json()['ticket']}}}"
         stored = orjson.loads(client.get(doc_key))
         client.set(doc_key, orjson.dumps({**stored, "created_at": time.time() - 60}), keepttl=True)  # past fill
-        polled = api.get(f"/v1/matchmaking/{ticket.json()['ticket']}").json()
+        polled = api.get(f"/v1/matchmaking/{ticket.json()['ticket']}", headers=as_key(key)).json()
         assert polled["status"] == "matched", polled
         match = api.get(f"/v1/matches/{polled['match_id']}", headers=as_key(key)).json()
         seated.append(next(s["level"] for s in match["seats"] if s["kind"] == "bot"))

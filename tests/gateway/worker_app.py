@@ -9,6 +9,8 @@ from typing import Any
 from urllib.parse import parse_qs
 
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
+#: ``/hold`` waits until ``/release`` (a request the test controls, instead of a sleep it would have to time).
+_released = threading.Event()
 
 
 def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
@@ -17,6 +19,10 @@ def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[byte
         raise RuntimeError("the app failed")
     if path == "/sleep":
         time.sleep(float(query["s"][0]))
+    if path == "/hold":
+        _released.wait(60)
+    if path == "/release":
+        _released.set()
     body = environ["wsgi.input"].read() if path == "/echo" else threading.current_thread().name.encode()
     start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))])
     return [body]

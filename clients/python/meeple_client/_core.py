@@ -1,8 +1,8 @@
 """What both flavours share: the operation table, request preparation, answers, retries and match state.
 
 Every call the SDK makes goes through :data:`OPERATIONS` (method, path template, the query parameters it
-may send, who may authenticate it), so a test can compare the table with the server's OpenAPI document: the
-SDK cannot drift.
+may send, who may authenticate it), generated from the server's OpenAPI document (``operations.py``,
+``scripts/gen_contract.py``): the SDK cannot drift.
 
 Two credentials: a seat's token (``Authorization: Bearer``, what a player's client holds) and a tenant's API key
 (``mk_...``, what an app's backend holds). The key goes as ``X-API-Key`` on every call whose security lists
@@ -19,80 +19,18 @@ import uuid
 from collections import deque
 from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 
 from .errors import ApiError, RateLimited, TransportError, TransportUnavailable, Unavailable, error_for
 from .models import DeadLetter, EventsDoc, Hint, HistoryDoc, RatingsDoc, Webhook
+from .operations import LONG_POLL_MAX_S, OPERATIONS, Operation
 
-Auth = Literal["none", "optional", "required"]
 T = TypeVar("T")
 
-
-@dataclass(frozen=True)
-class Operation:
-    method: str
-    path: str
-    query: tuple[str, ...] = ()
-    body: bool = False
-    auth: Auth = "none"
-    #: safe to send again after a lost answer: reads, and moves (which carry an Idempotency-Key)
-    idempotent: bool = False
-    headers: tuple[str, ...] = ()
-    #: the document's security lists the ``apiKey`` scheme (X-API-Key): the client's key goes with the call
-    key: bool = False
-
-
-_M = "/v1/matches/{match_id}"
-OPERATIONS: dict[str, Operation] = {
-    "games": Operation("GET", "/v1/games", auth="optional", idempotent=True, key=True),
-    "create_match": Operation("POST", "/v1/matches", body=True, auth="optional", key=True),
-    "get_match": Operation("GET", _M, ("include",), auth="optional", idempotent=True),
-    "join": Operation("POST", _M + "/join", body=True, auth="optional", key=True),
-    "legal_moves": Operation("GET", _M + "/legal-moves", auth="required", idempotent=True),
-    "hint": Operation("GET", _M + "/hint", auth="required", idempotent=True),
-    "move": Operation("POST", _M + "/moves", ("include",), body=True, auth="required", idempotent=True,
-                      headers=("Idempotency-Key",)),
-    "events": Operation("GET", _M + "/events", ("include", "after", "wait", "until"), auth="optional",
-                        idempotent=True),
-    "events_stream": Operation("GET", _M + "/events/stream", ("after", "limit"), auth="optional", idempotent=True),
-    # The WebSocket: its token and ``after`` go in the hello message (docs/api.md, "WebSocket"), not the URL.
-    "ws": Operation("GET", _M + "/ws", auth="optional", idempotent=True),
-    "replay": Operation("GET", _M + "/replay", ("include",), auth="optional", idempotent=True),
-    "leave": Operation("POST", _M + "/leave", body=True, auth="required"),
-    "reclaim": Operation("POST", _M + "/seats/{seat}/reclaim", body=True, auth="required"),
-    "rematch": Operation("POST", _M + "/rematch", body=True, auth="required"),
-    "matchmaking": Operation("POST", "/v1/matchmaking", body=True, auth="optional", key=True),
-    "ticket": Operation("GET", "/v1/matchmaking/{ticket}", ("wait",), idempotent=True),
-    "cancel_ticket": Operation("DELETE", "/v1/matchmaking/{ticket}"),
-    # For backends: a tenant's API key is required.
-    "tenant_matches": Operation("GET", "/v1/matches", ("limit", "before"), auth="required", idempotent=True,
-                                key=True),
-    "player_matches": Operation("GET", "/v1/players/{player}/matches", ("limit", "before"), auth="required",
-                                idempotent=True, key=True),
-    "ratings": Operation("GET", "/v1/players/{player}/ratings", ("game",), auth="required", idempotent=True,
-                         key=True),
-    "add_webhook": Operation("POST", "/v1/webhooks", body=True, auth="required", key=True),
-    "webhooks": Operation("GET", "/v1/webhooks", auth="required", idempotent=True, key=True),
-    "delete_webhook": Operation("DELETE", "/v1/webhooks/{hook_id}", auth="required", key=True),
-    "dead_letters": Operation("GET", "/v1/webhooks/dead-letters", ("limit",), auth="required", idempotent=True,
-                              key=True),
-    "clear_dead_letters": Operation("DELETE", "/v1/webhooks/dead-letters", auth="required", key=True),
-}
-
-#: Operations of the OpenAPI document the SDK deliberately does not wrap, and why.
-NOT_COVERED: dict[tuple[str, str], str] = {
-    ("GET", "/healthz"): "operators' liveness probe",
-    ("GET", "/readyz"): "operators' readiness probe",
-    ("GET", "/metrics"): "Prometheus scrape",
-    ("GET", "/v1/openapi.json"): "the document itself (the SDK is checked against it)",
-    ("GET", "/docs"): "an HTML page for people",
-    ("GET", "/play"): "the browser client's page",
-}
-
 #: How long a long-poll may wait (the server's cap, docs/api.md) and the HTTP read timeout around it.
-LONG_POLL_S = 30
+LONG_POLL_S = LONG_POLL_MAX_S
 RETRY_STATUSES = (503,)
 DEFAULT_RETRIES = 4
 

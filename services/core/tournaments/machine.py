@@ -36,7 +36,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from services.gateway import tenants
+from services.core import tenants
+from services.core.errors import DomainError, Kind
 
 from . import pairing, scoring
 from .port import MatchResult, MatchSpec, SeatSpec
@@ -55,16 +56,13 @@ AUTO = "auto"
 RatingsOf = Callable[[list[str]], Mapping[str, float]]
 
 
-class TournamentError(Exception):
-    """A domain error: ``kind`` is ``invalid``, ``not_found`` or ``conflict``; ``code`` names it."""
-
-    def __init__(self, kind: str, code: str, message: str) -> None:
-        super().__init__(message)
-        self.kind, self.code, self.message = kind, code, message
+class TournamentError(DomainError):
+    """A refusal of the tournaments (kinds ``MALFORMED``, ``NOT_FOUND``, ``CONFLICT``). Its own class while no
+    route answers with it: the codes join ``errors.CATALOG`` (and docs/api.md's table) with the routes."""
 
 
 def _bad(message: str) -> TournamentError:
-    return TournamentError("invalid", "bad_tournament", message)
+    return TournamentError(Kind.MALFORMED, "bad_tournament", message)
 
 
 def _number(body: Mapping[str, Any], name: str, low: float, high: float, default: float | None = None) -> float:
@@ -338,7 +336,7 @@ def cancel(doc: Mapping[str, Any], players: Mapping[str, Mapping[str, Any]], res
     new_doc = copy.deepcopy(dict(doc))
     out: list[tuple[str, dict[str, Any]]] = []
     if new_doc["status"] in ("finished", "cancelled"):
-        raise TournamentError("conflict", "tournament_over", "the tournament is already over")
+        raise TournamentError(Kind.CONFLICT, "tournament_over", "the tournament is already over")
     _end_tables(new_doc, results, now, "cancelled")
     _close_rounds(new_doc, players, now, out)
     _finish(new_doc, players, now, out, "cancelled by the tenant")
@@ -409,7 +407,7 @@ def player_view(doc: Mapping[str, Any], players: Mapping[str, Mapping[str, Any]]
     """One registered player's standing and the table they play at now (None between matches): its
     ``match_id`` is the way into their own match. not_found if they are not registered."""
     if player not in players:
-        raise TournamentError("not_found", "player_not_registered", f"{player!r} is not registered")
+        raise TournamentError(Kind.NOT_FOUND, "player_not_registered", f"{player!r} is not registered")
     row = next(s for s in standings(doc, players) if s.player == player)
     playing = [t for t in tables(doc) if not t.get("result") and any(s.get("player") == player for s in t["seats"])]
     return {"standing": row.public(), "table": _public_table(playing[-1]) if playing else None}

@@ -37,7 +37,7 @@ from typing import Any
 
 import networkx as nx
 
-from services.gateway import skill
+from services.core import skill
 
 REPEAT = 10**15
 SCORE = 10**8

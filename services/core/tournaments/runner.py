@@ -20,6 +20,8 @@ import logging
 import time
 from typing import Any
 
+from services.core.errors import Kind
+
 from . import machine, store
 from .port import MatchResult, TournamentCore
 
@@ -107,4 +109,4 @@ class TournamentRunner:
                 continue
             store.wake(self.client, tournament_id, now)
             return machine.view(step.doc, players)
-        raise machine.TournamentError("conflict", "busy", "the tournament changed too often; retry")
+        raise machine.TournamentError(Kind.CONFLICT, "busy", "the tournament changed too often; retry")

@@ -33,7 +33,9 @@ from typing import Any
 import orjson
 
 from services import redisconn
-from services.gateway import tenants
+from services.core import tenants
+from services.core.errors import Kind
+from services.core.leases import Leases
 
 from .machine import TournamentError, new, settings
 
@@ -82,22 +84,6 @@ if status ~= 'running' then return {0, 'closed'} end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 return {1, 'withdrawn'}
 """
-
-#: Lease due tournaments (see ``services/gateway/store.py``'s claim of clock deadlines).
-_CLAIM = """
-local back = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
-for _, m in ipairs(back) do
-  redis.call('ZREM', KEYS[2], m)
-  redis.call('ZADD', KEYS[1], ARGV[1], m)
-end
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
-for _, m in ipairs(due) do
-  redis.call('ZREM', KEYS[1], m)
-  redis.call('ZADD', KEYS[2], ARGV[2], m)
-end
-return due
-"""
-
 
 class StaleState(Exception):
     """Someone saved the tournament first: load it again."""
@@ -150,7 +136,7 @@ def get(client: Any, tenant: str, tournament_id: str) -> tuple[int, dict[str, An
     """The tenant's tournament; another tenant's, or none: not_found (the same answer)."""
     found = load(client, tournament_id) if _plausible(tournament_id) else None
     if found is None or found[1]["tenant"] != tenant:
-        raise TournamentError("not_found", "tournament_not_found", "no such tournament")
+        raise TournamentError(Kind.NOT_FOUND, "tournament_not_found", "no such tournament")
     return found
 
 
@@ -179,7 +165,7 @@ def register(client: Any, tenant: str, tournament_id: str, player: str, now: flo
     ends."""
     now = time.time() if now is None else now
     if not tenants.NAME_RE.match(player):
-        raise TournamentError("invalid", "bad_player", "player must be 1-64 characters: letters, digits and . _ : "
+        raise TournamentError(Kind.MALFORMED, "bad_player", "player must be 1-64 characters: letters, digits and . _ : "
                               "@ - (not first)")
     _, doc, _ = get(client, tenant, tournament_id)
     k = keys(tournament_id)
@@ -190,11 +176,11 @@ def register(client: Any, tenant: str, tournament_id: str, player: str, now: flo
     if int(ok) != 1:
         reason = _text(why)
         if reason == "not_found":
-            raise TournamentError("not_found", "tournament_not_found", "no such tournament")
+            raise TournamentError(Kind.NOT_FOUND, "tournament_not_found", "no such tournament")
         if reason == "full":
-            raise TournamentError("conflict", "tournament_full", f"the tournament is full ({doc['max_players']} "
+            raise TournamentError(Kind.CONFLICT, "tournament_full", f"the tournament is full ({doc['max_players']} "
                                   "players)")
-        raise TournamentError("conflict", "registration_closed", "registration is closed")
+        raise TournamentError(Kind.CONFLICT, "registration_closed", "registration is closed")
     wake(client, tournament_id)  # an arena pairs a new player at once
     return {"player": player, **entry}
 
@@ -209,10 +195,10 @@ def unregister(client: Any, tenant: str, tournament_id: str, player: str, now: f
     if int(ok) != 1:
         reason = _text(what)
         if reason == "not_registered":
-            raise TournamentError("not_found", "player_not_registered", f"{player!r} is not registered")
+            raise TournamentError(Kind.NOT_FOUND, "player_not_registered", f"{player!r} is not registered")
         if reason == "not_found":
-            raise TournamentError("not_found", "tournament_not_found", "no such tournament")
-        raise TournamentError("conflict", "tournament_over", "the tournament is over")
+            raise TournamentError(Kind.NOT_FOUND, "tournament_not_found", "no such tournament")
+        raise TournamentError(Kind.CONFLICT, "tournament_over", "the tournament is over")
     return _text(what)
 
 
@@ -266,13 +252,8 @@ def claim(client: Any, now: float, lease_s: float, count: int = 20) -> list[str]
     for due, leases in DUE_SHARDS:
         if len(taken) >= count:
             break
-        got = redisconn.on_slot(client, due, _claiming(due, leases, now, now + lease_s, count - len(taken)))[0]
-        taken += [_text(m) for m in got]
+        taken += Leases(client).claim(due, leases, now, lease_s, count - len(taken))
     return taken
-
-
-def _claiming(due: str, leases: str, now: float, until: float, count: int) -> Any:
-    return lambda pipe: pipe.eval(_CLAIM, 2, due, leases, now, until, count)
 
 
 def release(client: Any, tournament_id: str, due: float | None) -> None:

@@ -1,1 +1,50 @@
-"""The REST API's blueprints, one per resource."""
+"""The REST API's blueprints, one per resource, and what each route asks of the access policy.
+
+:data:`ACCESS` names, per Flask endpoint, the :class:`~services.core.access.Action` its core call is decided
+as (None: an operations or documentation route that reads no credential). docs/api.md's "Who may do what"
+table is made from it and the policy's own words (``access.RULES``), and the authorization matrix test
+(tests/gateway/test_access_matrix.py) holds every route, and the WebSocket, to it.
+"""
+
+from __future__ import annotations
+
+from services.core.access import Action
+
+ACCESS: dict[str, Action | None] = {
+    "games.list_games": Action.CATALOGUE,
+    "matches.create_match": Action.CREATE,
+    "matches.join": Action.JOIN,
+    "matches.get_match": Action.READ,
+    "matches.replay": Action.READ,
+    "events.long_poll": Action.READ,  # until=turn: ACT (the caller's own turn)
+    "events.stream": Action.READ,
+    "ws.websocket": Action.READ,  # decided at the upgrade (a credential in headers) or at the hello
+    "matches.legal_moves": Action.ACT,
+    "matches.submit_move": Action.ACT,
+    "matches.hint": Action.ACT,
+    "seats.leave": Action.ACT,
+    "seats.resign": Action.ACT,
+    "seats.reclaim": Action.ACT,
+    "seats.rematch": Action.ACT,
+    "matchmaking.enqueue": Action.CREATE,
+    "matchmaking.poll": Action.TICKET,
+    "matchmaking.cancel": Action.TICKET,
+    "backends.tenant_matches": Action.TENANT,
+    "backends.player_matches": Action.TENANT,
+    "backends.player_ratings": Action.TENANT,
+    "backends.add_webhook": Action.TENANT,
+    "backends.list_webhooks": Action.TENANT,
+    "backends.delete_webhook": Action.TENANT,
+    "backends.dead_letters": Action.TENANT,
+    "backends.clear_dead_letters": Action.TENANT,
+    # operations and documentation: no credential is read (the WebSocket URL without an upgrade answers 426)
+    "ws.plain": None,
+    "ops.healthz": None,
+    "ops.readyz": None,
+    "ops.metrics": None,
+    "ops.openapi": None,
+    "play.play": None,
+    "play.play_file": None,
+    "play.docs": None,
+    "swagger_ui.show": None,
+}

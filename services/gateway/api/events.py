@@ -1,7 +1,9 @@
-"""Events: long-poll and Server-Sent Events. Each seat receives only its own view of what changed.
+"""Events: long-poll and Server-Sent Events. Each caller receives only what the access policy lets it see.
 
-Waiting is parked (``parking.py``): a long-poll or a stream between events holds no thread and no Redis
-connection; the process's event reader (``hub.py``) wakes it when its match changes.
+Every request opens the match through the core (``services.core.matches.open_match``: the rate limit, the
+token, the access decision), exactly as a status read does; waiting is the transport's own business. A
+long-poll or a stream between events is parked (``parking.py``): it holds no thread and no Redis connection,
+and the process's event reader (``hub.py``) wakes it when its match changes.
 """
 
 from __future__ import annotations
@@ -12,111 +14,83 @@ from collections.abc import Iterator
 from typing import Any
 
 import orjson
-from flask import Blueprint, Flask, Response, current_app, jsonify, request
+from flask import Blueprint, Response, jsonify, request
 
-from ..context import Gateway, gateway
-from ..errors import ApiError
+from services.core.access import Action, Caller, MatchAccess
+from services.core.matches import Opened, open_match
+from services.core.reads import SPECTATOR, events_since
+from services.core.service import Core
+from services.core.store import Match, events_key, hash_token, your_turn_or_over
+
+from ..context import caller, core, gateway
 from ..hub import Hub, Slot
 from ..parking import Stream, Write, can_park, park, resumed, wait_or_park
-from ..store import Match, events_key, your_turn_or_over
-from ..views import SPECTATOR, seat_legal_moves, seat_view
-from .common import (
-    caller_fields,
-    caller_seat,
-    found_or_404,
-    int_arg,
-    limited_load,
-    load_match,
-    rate_limit,
-    wants_legal_moves,
-)
+from .common import int_arg, malformed, wants_legal_moves
 
 bp = Blueprint("events", __name__)
 HEARTBEAT_S = 15
+#: What a long-poll waits for: any new version (``change``), or the caller's turn or the end (``turn``).
+UNTIL = ("change", "turn")
 
 
 def next_beat() -> float:
     """When the next heartbeat is due: 12-15 s from now, at random, so that streams opened together (a
     reconnect storm, a benchmark) do not beat together; a client still hears something every 15 s."""
     return time.monotonic() + HEARTBEAT_S * random.uniform(0.8, 1.0)
-#: What a long-poll waits for: any new version (``change``), or the caller's turn or the end (``turn``).
-UNTIL = ("change", "turn")
 
 
-def events_since(match: Match, seat: int | None, after: int, include_legal: bool = False) -> dict[str, Any]:
-    """What happened after version ``after``: entries (moves only for their own seat) and the caller's view
-    (and legal moves, if asked for) when anything did."""
-    gw = gateway()
-    over = match.meta["status"] == "finished"
-    items = []
-    entries = match.tail if match.tail is not None else gw.store.log(match.id, after + 1, match.version)
-    for entry in entries:
-        if not after < entry["version"] <= match.version:
-            continue
-        item = {"version": entry["version"], "kind": entry["kind"], "seat": entry.get("seat"),
-                "to_act": entry["to_act"]}
-        if "by" in entry:
-            item["by"] = entry["by"]
-        if entry["kind"] == "move" and (over or entry.get("seat") == seat):
-            item["move"] = entry["move"]
-        items.append(item)
-    doc = {"version": match.version, "status": match.meta["status"], "to_act": match.meta["to_act"],
-           "events": items, "view": seat_view(gw, match, seat) if items else None,
-           "result": match.meta.get("result")}
-    if include_legal:
-        doc["legal_moves"] = seat_legal_moves(gw, match, seat) if seat is not None else None
-    return doc
-
-
-def client_ident() -> str:
-    """Whose waiters these are, for the per-client cap: the token (hashed), or the address without one."""
-    from ..store import hash_token
-
-    token = request.headers.get("Authorization", "")
-    return f"t:{hash_token(token)[:20]}" if token else f"ip:{request.remote_addr}"
+def waiter_ident(who: Caller) -> str:
+    """Whose waiters these are, for the per-client cap: the seat token (hashed), or the address without one."""
+    return f"t:{hash_token(who.token)[:20]}" if who.token else f"ip:{who.address}"
 
 
 @bp.get("/v1/matches/<match_id>/events")
 def long_poll(match_id: str) -> Response:
-    gw = gateway()
+    gw, the_core, who = gateway(), core(), caller()
     include_legal = wants_legal_moves()
     after = int_arg("after", -1, 0, 2**31)
     wait = int_arg("wait", 0, 0, gw.config.long_poll_max_s)
     until = request.args.get("until", "change")
     if until not in UNTIL:
-        raise ApiError(400, "bad_parameter", f"until must be one of: {', '.join(UNTIL)}")
+        raise malformed("bad_parameter", f"until must be one of: {', '.join(UNTIL)}")
+    action = Action.ACT if until == "turn" else Action.READ  # until=turn waits for the caller's own seat
+
+    def opened(since: int, count: bool) -> Opened:
+        return open_match(the_core, who, match_id, action, view=True, legal=include_legal,
+                          log_from=since + 1 if since >= 0 else None, connected_for=wait, count=count)
+
     again = resumed()
     if again is None:  # one round trip: rate limit, the match, the caller's view and the log after ``after``
-        match, _ = limited_load(match_id, view=True, legal=include_legal, log_from=after + 1 if after >= 0 else None)
+        current = opened(after, True)
         if after < 0:
-            after = match.version
+            after = current.match.version
     else:  # the re-run of a parked long-poll: counted once already
         after = again.state["after"]
-        match = found_or_404(match_id, gw.store.load(match_id, caller_fields(True, include_legal), after + 1))
-    seat = caller_seat(match, required=until == "turn", connected_for=wait)
-    turn_of = seat if until == "turn" else None  # required above: never None for until=turn
+        current = opened(after, False)
+    match, turn_of = current.match, current.access.seat if until == "turn" else None
     ready = match.version > after and (
         turn_of is None or your_turn_or_over(match.meta["status"], match.meta["to_act"], turn_of))
     remaining = again.remaining() if again is not None else float(wait)
     if not ready and remaining > 0.01:
         # until=turn sleeps through versions it has seen that were not the caller's turn
         since = max(after, match.version) if turn_of is not None else after
-        if wait_or_park(gw.hub, None, "poll", client_ident(), events_key(match_id), since, turn_of,
+        if wait_or_park(gw.hub, None, "poll", waiter_ident(who), events_key(match_id), since, turn_of,
                         time.monotonic() + remaining, {"after": after}):
             return Response(status=204)  # never sent: the worker holds the connection until a wake-up
-        match = found_or_404(match_id, gw.store.load(match_id, caller_fields(True, include_legal), after + 1))
-    return jsonify(events_since(match, seat, after, include_legal))
+        current = opened(after, False)
+    return jsonify(events_since(the_core, current.match, current.access, after, include_legal))
 
 
 class SseStream(Stream):
-    """One SSE response: an ``update`` per new version (the caller's data), a heartbeat every 15 s."""
+    """One SSE response: an ``update`` per new version (the caller's data), a heartbeat every 15 s; it ends
+    once the match is finished (or expired, or the seat's token was revoked by leaving)."""
 
     kind = "sse"
 
-    def __init__(self, hub: Hub, slot: Slot, app: Flask, match: Match, seat: int | None, after: int,
+    def __init__(self, hub: Hub, slot: Slot, core: Core, who: Caller, match: Match, access: MatchAccess, after: int,
                  limit_s: int) -> None:
         super().__init__(hub, slot)
-        self.app, self.match, self.seat, self.after = app, match, seat, after
+        self.core, self.who, self.match, self.access, self.after = core, who, match, access, after
         self.end = time.monotonic() + limit_s
         self.beat = next_beat()
         self.over = False
@@ -132,35 +106,36 @@ class SseStream(Stream):
         return "retry: 1000\n\n" + self.update(self.match)
 
     def update(self, current: Match) -> str:
-        gw: Gateway = self.app.extensions["meeple"]
         self.match = current
-        if self.seat is not None:  # holding the stream keeps the seat connected (one write per few heartbeats)
-            gw.store.touch(current, self.seat, time.time() + gw.config.presence_s + HEARTBEAT_S,
-                           slack=gw.config.presence_s)
+        self.over = current.meta["status"] == "finished"
+        seat = self.access.seat
+        if seat is not None:
+            if self.who.token is not None and current.seat_of(self.who.token) != seat:
+                self.over = True  # the seat was given up: its token reads no more
+                return ""
+            cfg = self.core.config  # holding the stream keeps the seat connected (one write per few heartbeats)
+            self.core.store.touch(current, seat, time.time() + cfg.presence_s + HEARTBEAT_S, slack=cfg.presence_s)
         if current.version <= self.after:
             return ""
-        doc = events_since(current, self.seat, self.after)
+        doc = events_since(self.core, current, self.access, self.after)
         self.after = current.version
-        self.over = current.meta["status"] == "finished"
         return f"id: {self.after}\nevent: update\ndata: {orjson.dumps(doc).decode()}\n\n"
 
     def step(self, woken: bool) -> tuple[str, bool]:
         """After a wake-up (or a timer): the text to send, and whether the stream goes on."""
         if time.monotonic() >= self.end:
             return "", False
-        with self.app.app_context():
-            gw: Gateway = self.app.extensions["meeple"]
-            key = SPECTATOR if self.seat is None else self.seat
-            current = gw.store.load(self.match.id, (f"view:{key}",), self.after + 1) if woken else None
-            if woken and current is None:
-                return "", False  # the match expired
-            text = self.update(current) if current is not None else ""
-            if not text and time.monotonic() >= self.beat:
-                if current is None and self.seat is not None:
-                    self.update(self.match)  # presence only
-                text = ": heartbeat\n\n"
-            if text:
-                self.beat = next_beat()
+        key = SPECTATOR if self.access.seat is None else self.access.seat
+        current = self.core.store.load(self.match.id, (f"view:{key}",), self.after + 1) if woken else None
+        if woken and current is None:
+            return "", False  # the match expired
+        text = self.update(current) if current is not None else ""
+        if not text and time.monotonic() >= self.beat:
+            if current is None and self.access.seat is not None:
+                self.update(self.match)  # presence only
+            text = ": heartbeat\n\n"
+        if text:
+            self.beat = next_beat()
         return text, not self.over
 
     def on_wake(self, write: Write) -> bool:
@@ -184,22 +159,21 @@ def _last_event_id() -> int | None:
 
 @bp.get("/v1/matches/<match_id>/events/stream")
 def stream(match_id: str) -> Response:
-    """SSE: one ``event: update`` per version with the caller's data, a comment heartbeat every 15 s.
+    """SSE: one ``event: update`` per version with the caller's data, a comment heartbeat every 15 s; the
+    stream ends once the match is finished.
 
     ``after`` (or, on an EventSource's reconnect, ``Last-Event-ID``) resumes where the client was.
     """
-    rate_limit()
-    gw = gateway()
-    seat_key = caller_fields(True, False)
-    match = load_match(match_id)
-    seat = caller_seat(match, required=False)
+    gw, the_core, who = gateway(), core(), caller()
+    opened = open_match(the_core, who, match_id, Action.READ, view=True)
     last = _last_event_id()
-    after = int_arg("after", match.version if last is None else last, 0, 2**31)
+    after = int_arg("after", opened.match.version if last is None else last, 0, 2**31)
     limit_s = int_arg("limit", 3600, 1, 3600)
+    match = opened.match
     if match.version > after:
-        match = found_or_404(match_id, gw.store.load(match_id, seat_key, after + 1))
-    slot = gw.hub.admit("sse", client_ident())
-    sse = SseStream(gw.hub, slot, current_app._get_current_object(), match, seat, after, limit_s)  # type: ignore[attr-defined]
+        match = open_match(the_core, who, match_id, Action.READ, view=True, log_from=after + 1, count=False).match
+    slot = gw.hub.admit("sse", waiter_ident(who))
+    sse = SseStream(gw.hub, slot, the_core, who, match, opened.access, after, limit_s)
     headers = {"X-Accel-Buffering": "no"}
     try:
         first = sse.first()

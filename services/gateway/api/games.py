@@ -1,16 +1,18 @@
-"""``GET /v1/games``: the catalogue, straight from the rules service."""
+"""``GET /v1/games``: the catalogue, straight from the rules service (public: no credential needed)."""
 
 from __future__ import annotations
 
 from flask import Blueprint, Response, jsonify
 
-from ..context import gateway
-from .common import rate_limit
+from services.core import limits
+
+from ..context import caller, core
 
 bp = Blueprint("games", __name__)
 
 
 @bp.get("/v1/games")
 def list_games() -> Response:
-    rate_limit()
-    return jsonify({"games": gateway().rules.list_games()})
+    the_core = core()
+    limits.count_request(the_core, caller())
+    return jsonify({"games": the_core.rules.list_games()})

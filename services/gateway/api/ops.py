@@ -5,9 +5,11 @@ from __future__ import annotations
 from flask import Blueprint, Response, jsonify
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, multiprocess
 
+from services.core.metrics import MatchStatsCollector
+
 from ..context import gateway
 from ..errors import error_response
-from ..metrics import MatchStatsCollector, multiprocess_enabled
+from ..metrics import multiprocess_enabled
 from ..openapi import document
 
 bp = Blueprint("ops", __name__)
@@ -21,9 +23,9 @@ def healthz() -> Response:
 @bp.get("/readyz")
 def readyz() -> Response:
     gw = gateway()
-    checks = {"redis": False, "rules": gw.rules.ready()}
+    checks = {"redis": False, "rules": gw.core.rules.ready()}
     try:
-        checks["redis"] = bool(gw.store.redis.ping())
+        checks["redis"] = bool(gw.core.redis.ping())
     except Exception:
         checks["redis"] = False
     if all(checks.values()):
@@ -38,7 +40,7 @@ def metrics() -> Response:
     if multiprocess_enabled():  # gunicorn workers: add up every worker's files, whichever worker answers
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
-        registry.register(MatchStatsCollector(gw.store.redis))
+        registry.register(MatchStatsCollector(gw.core.redis))
     else:
         registry = gw.metrics.registry
     return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)

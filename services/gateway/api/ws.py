@@ -1,40 +1,49 @@
-"""WebSocket: one socket per match that pushes the seat's events and takes its moves.
+"""WebSocket: one socket per match that pushes the caller's events and takes its moves.
 
 ``GET /v1/matches/{id}/ws`` upgrades (RFC 6455, framing by ``wsproto``, a maintained sans-IO library); the
 socket is then parked in the gunicorn worker's selector like an SSE stream, so an open WebSocket holds no
 thread and no Redis connection between messages.
 
 Auth: the seat token comes in the first message, ``{"type": "hello", "token": "..."}`` (an
-``Authorization: Bearer`` header on the upgrade request works too, for clients that can set one). Why not
-only the header: browsers' ``WebSocket`` API cannot set headers; ``Sec-WebSocket-Protocol`` would put the
-secret in a header proxies log and echo back; a query string lands in access logs. The first message keeps
-the token out of every log, at the cost of a socket that is unauthenticated for at most ``HELLO_S`` seconds.
+``Authorization: Bearer`` header, or an API key as ``X-API-Key``, on the upgrade request works too, for
+clients that can set one: then it is checked before the upgrade). Why not only the header: browsers'
+``WebSocket`` API cannot set headers; ``Sec-WebSocket-Protocol`` would put the secret in a header proxies log
+and echo back; a query string lands in access logs. The first message keeps the token out of every log, at the
+cost of a socket that is unauthenticated for at most ``HELLO_S`` seconds. Either way the hello is decided by
+the core's access policy, as any read of the match is: no update goes out before it allows one.
 
-Moves run through the same Flask view as ``POST /v1/matches/{id}/moves`` (same versions, idempotency keys,
-errors and rate limit), called in-process with the socket's token and address.
+Moves call the core's move (``services.core.moves.submit``) with the socket's caller: the same versions,
+idempotency keys, limits and errors as ``POST /v1/matches/{id}/moves``, whose HTTP status the ``reply`` carries.
 """
 
 from __future__ import annotations
 
+import logging
 import time
+from dataclasses import replace
 from typing import Any
 
 import orjson
-from flask import Blueprint, Flask, Response, current_app, request
-from werkzeug.test import EnvironBuilder
+from flask import Blueprint, Response, request
 from wsproto.connection import Connection, ConnectionState, ConnectionType
 from wsproto.events import BytesMessage, CloseConnection, Message, Ping, TextMessage
 from wsproto.utilities import LocalProtocolError, generate_accept_token
 
-from ..context import Gateway, gateway
-from ..errors import ApiError
+from services.core import limits, moves
+from services.core.access import Action, Caller, MatchAccess
+from services.core.errors import DomainError, Kind
+from services.core.matches import open_match
+from services.core.reads import SPECTATOR, events_since
+from services.core.store import Match, events_key
+
+from ..context import Gateway, caller, core, gateway
+from ..errors import answer_to
 from ..hub import Hub, Slot
 from ..parking import Stream, Write, can_park, park
-from ..store import Match, events_key
-from ..views import SPECTATOR
-from .common import bearer_token, caller_seat, load_match, rate_limit
-from .events import HEARTBEAT_S, client_ident, events_since, next_beat
+from .common import checked, checked_key
+from .events import HEARTBEAT_S, next_beat, waiter_ident
 
+log = logging.getLogger("meeple.gateway")
 bp = Blueprint("ws", __name__)
 #: The hello must arrive this soon after the upgrade, or the socket is closed (1008).
 HELLO_S = 10.0
@@ -44,40 +53,33 @@ POLICY, TOO_BIG, NORMAL = 1008, 1009, 1000
 @bp.get("/v1/matches/<match_id>/ws")
 def plain(match_id: str) -> Response:
     """The URL without an upgrade (werkzeug routes WebSocket upgrades to the rule below)."""
-    raise ApiError(426, "upgrade_required", "this endpoint speaks WebSocket (Upgrade: websocket)",
-                   {"Upgrade": "websocket"})
+    raise DomainError(Kind.UPGRADE_REQUIRED, "upgrade_required", "this endpoint speaks WebSocket (Upgrade: websocket)")
 
 
 @bp.route("/v1/matches/<match_id>/ws", methods=["GET"], websocket=True)
 def websocket(match_id: str) -> Response:
-    rate_limit()
-    gw = gateway()
-    match = load_match(match_id)
+    gw, the_core, who = gateway(), core(), caller()
     key = request.headers.get("Sec-WebSocket-Key", "")
     if not key or request.headers.get("Sec-WebSocket-Version") != "13":
-        raise ApiError(400, "bad_handshake", "a WebSocket upgrade needs Sec-WebSocket-Key and "
-                                             "Sec-WebSocket-Version: 13")
+        raise DomainError(Kind.MALFORMED, "bad_handshake", "a WebSocket upgrade needs Sec-WebSocket-Key and "
+                                                           "Sec-WebSocket-Version: 13")
     if not can_park():
-        raise ApiError(501, "websocket_unsupported", "this server cannot hold WebSockets; run the gateway "
-                                                     "under its gunicorn worker")
-    token = bearer_token()
-    seat = caller_seat(match, required=False)  # a header token is checked now: 401/403 before the upgrade
+        raise DomainError(Kind.NOT_SUPPORTED, "websocket_unsupported", "this server cannot hold WebSockets; run the "
+                                                                       "gateway under its gunicorn worker")
+    if who.credentialed:  # a credential on the upgrade is decided now: 401/404 before the upgrade
+        opened = open_match(the_core, who, match_id, Action.READ)
+        early: MatchAccess | None = opened.access
+    else:  # the credential may come in the hello: decided then
+        limits.count_request(the_core, who)
+        early = None
     # Not authenticated yet (the token may come in the hello): counted per client once it is known. Until
     # then the upgrade's rate limit and HELLO_S bound how many such sockets an address can hold.
-    slot = gw.hub.admit("ws", client_ident() if token else "")
-    park(WsSession(gw.hub, slot, current_app._get_current_object(), match, token, seat,  # type: ignore[attr-defined]
-                   request.remote_addr or ""))
+    slot = gw.hub.admit("ws", waiter_ident(who) if who.token else "")
+    park(WsSession(gw, slot, match_id, who, early))
     response = Response(status=101, headers={"Upgrade": "websocket", "Connection": "Upgrade",
                                               "Sec-WebSocket-Accept": generate_accept_token(key.encode()).decode()})
     del response.headers["Content-Type"]
     return response
-
-
-def _ident(token: str | None, addr: str) -> str:
-    """The per-client cap's key, as ``events.client_ident`` makes it from a request."""
-    from ..store import hash_token
-
-    return f"t:{hash_token(f'Bearer {token}')[:20]}" if token else f"ip:{addr}"
 
 
 class WsSession(Stream):
@@ -86,15 +88,15 @@ class WsSession(Stream):
     kind = "ws"
     reads = True
 
-    def __init__(self, hub: Hub, slot: Slot, app: Flask, match: Match, token: str | None, seat: int | None,
-                 remote_addr: str) -> None:
+    def __init__(self, gw: Gateway, slot: Slot, match_id: str, who: Caller, access: MatchAccess | None) -> None:
+        hub: Hub = gw.hub
         super().__init__(hub, slot)
-        self.app, self.match_id, self.token, self.seat, self.remote_addr = app, match.id, token, seat, remote_addr
+        self.gw, self.core, self.match_id, self.who, self.access = gw, gw.core, match_id, who, access
         self.ws = Connection(ConnectionType.SERVER)
         self.hello_by = time.monotonic() + HELLO_S
         self.beat = next_beat()
         self.ready = False
-        self.after = match.version
+        self.after = -1
         self.legal = False
         self.parts: list[str] = []
         self.size = 0
@@ -102,9 +104,8 @@ class WsSession(Stream):
         self.touched: Match | None = None
 
     @property
-    def gw(self) -> Gateway:
-        gw: Gateway = self.app.extensions["meeple"]
-        return gw
+    def seat(self) -> int | None:
+        return None if self.access is None else self.access.seat
 
     def timer(self) -> float | None:
         return self.beat if self.ready else self.hello_by
@@ -141,9 +142,9 @@ class WsSession(Stream):
                     return self.close_with(write, 1003, "send JSON text messages")
                 elif isinstance(event, Message):
                     self.size += len(event.data)
-                    if self.size > self.gw.config.max_body_bytes:
+                    if self.size > self.core.config.max_body_bytes:
                         return self.close_with(write, TOO_BIG, f"messages are limited to "
-                                                               f"{self.gw.config.max_body_bytes} bytes")
+                                                               f"{self.core.config.max_body_bytes} bytes")
                     self.parts.append(event.data)
                     if event.message_finished:
                         text, self.parts, self.size = "".join(self.parts), [], 0
@@ -163,9 +164,8 @@ class WsSession(Stream):
             return self.close_with(write, POLICY, f"send the hello within {HELLO_S:g} s")
         write(self.ws.send(Ping(payload=b"hb")))
         self.beat = next_beat()
-        if self.seat is not None and self.touched is not None:
-            with self.app.app_context():
-                self.touch(self.touched)
+        if self.touched is not None:
+            self.touch(self.touched)
         return True
 
     # -- messages ---------------------------------------------------------------------------------------------
@@ -201,74 +201,58 @@ class WsSession(Stream):
         if problem:
             self.error(write, "bad_parameter", problem)
             return self.close_with(write, POLICY, "bad hello")
-        with self.app.app_context():
-            match = self.gw.store.load(self.match_id)
-            if match is None:
-                self.error(write, "match_not_found", "the match expired")
-                return self.close_with(write, NORMAL, "match not found")
-            if token is not None:
-                seat = match.seat_of(token)
-                if seat is None:
-                    self.error(write, "wrong_token", "that token does not hold a seat in this match")
-                    return self.close_with(write, POLICY, "wrong token")
-                self.token, self.seat = token, seat
-            try:  # from now on the socket counts against its token's cap (a spectator's: its address's)
-                self.hub.transfer(self.slot, _ident(self.token, self.remote_addr))
-            except ApiError as err:
-                self.error(write, err.code, err.message)
-                return self.close_with(write, POLICY, "too many waiters")
-            self.touch(match)
+        if token is not None:
+            self.who = replace(self.who, token=token)
+        try:  # the hello is decided as any read of the match: the core's access policy
+            opened = open_match(self.core, self.who, self.match_id, Action.READ, count=False)
+            # from now on the socket counts against its token's cap (a spectator's: its address's)
+            self.hub.transfer(self.slot, waiter_ident(self.who))
+        except DomainError as err:
+            self.error(write, err.code, err.message)
+            return self.close_with(write, NORMAL if err.kind is Kind.NOT_FOUND else POLICY, err.code)
+        self.access = opened.access
+        self.touch(opened.match)
         self.ready, self.legal = True, include == "legal_moves"
-        self.after = match.version if after is None else after
-        self.send(write, {"type": "ready", "seat": self.seat, "version": match.version})
+        self.after = opened.match.version if after is None else after
+        self.send(write, {"type": "ready", "seat": self.seat, "version": opened.match.version})
         self.push(write)
         return self.open
 
     def move(self, msg: dict[str, Any], write: Write) -> bool:
-        """Run ``POST /v1/matches/{id}/moves`` in-process: the REST view, its errors and its rate limit."""
-        unknown = sorted(set(msg) - {"type", "id", "move", "version", "idempotency_key", "include"})
-        if unknown:
-            self.error(write, "unknown_field", f"unknown field {unknown[0]!r} in a move message")
-            return True
-        headers = {"Content-Type": "application/json"}
-        if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
-        key = msg.get("idempotency_key")
-        if key is not None:
-            headers["Idempotency-Key"] = str(key)
-        body = {k: msg[k] for k in ("move", "version") if k in msg}
-        environ = EnvironBuilder(path=f"/v1/matches/{self.match_id}/moves", method="POST",
-                                 headers=list(headers.items()),
-                                 query_string="include=legal_moves" if msg.get("include") == "legal_moves" else "",
-                                 data=orjson.dumps(body), environ_base={"REMOTE_ADDR": self.remote_addr}).get_environ()
-        answer: dict[str, Any] = {}
-
-        def start_response(status: str, _headers: list[tuple[str, str]], _exc: Any = None) -> Any:
-            answer["status"] = int(status.split(" ", 1)[0])
-            return None
-
-        chunks = self.app(environ, start_response)
+        """A move through the core, as ``POST /v1/matches/{id}/moves`` makes it; the reply carries its status."""
+        started = time.perf_counter()
         try:
-            raw = b"".join(chunks)
-        finally:
-            getattr(chunks, "close", lambda: None)()
-        self.send(write, {"type": "reply", "id": msg.get("id"), "status": answer["status"],
-                          "body": orjson.loads(raw) if raw else None})
+            fields = checked({k: v for k, v in msg.items() if k not in ("type", "id")},
+                             {"move": dict, "version": int, "idempotency_key": str, "include": str},
+                             required=("move", "version"))
+            include = fields.get("include")
+            if include not in (None, "legal_moves"):
+                raise DomainError(Kind.MALFORMED, "bad_parameter", "include takes: legal_moves")
+            body: Any = moves.submit(self.core, self.who, self.match_id, fields["move"], fields["version"],
+                                     idempotency_key=checked_key(fields.get("idempotency_key")),
+                                     include_legal=include == "legal_moves")
+            status = 200
+        except Exception as err:  # every failure becomes the reply's status and error body, as over HTTP
+            status, body, _ = answer_to(err)
+        self.gw.metrics.latency.labels("ws:move", "WS", str(status)).observe(time.perf_counter() - started)
+        self.send(write, {"type": "reply", "id": msg.get("id"), "status": status, "body": body})
         return True
 
     def push(self, write: Write) -> bool:
         """Send an update if the match is past what this socket has seen; True if one went out."""
-        with self.app.app_context():
-            key = SPECTATOR if self.seat is None else self.seat
-            fields = (f"view:{key}", *((f"legal:{key}",) if self.legal and self.seat is not None else ()))
-            match = self.gw.store.load(self.match_id, fields, self.after + 1)
-            if match is None:
-                self.error(write, "match_not_found", "the match expired")
-                return self.close_with(write, NORMAL, "match not found")
-            self.touch(match)
-            if match.version <= self.after:
-                return False
-            doc = events_since(match, self.seat, self.after, self.legal)
+        key = SPECTATOR if self.seat is None else self.seat
+        fields = (f"view:{key}", *((f"legal:{key}",) if self.legal and self.seat is not None else ()))
+        match = self.core.store.load(self.match_id, fields, self.after + 1)
+        if match is None:
+            self.error(write, "match_not_found", "the match expired")
+            return self.close_with(write, NORMAL, "match not found")
+        if self.who.token is not None and self.seat is not None and match.seat_of(self.who.token) != self.seat:
+            return self.close_with(write, NORMAL, "the seat was given up")
+        self.touch(match)
+        if match.version <= self.after:
+            return False
+        assert self.access is not None
+        doc = events_since(self.core, match, self.access, self.after, self.legal)
         self.after = match.version
         self.send(write, {"type": "update", **doc})
         if match.meta["status"] == "finished":
@@ -279,5 +263,6 @@ class WsSession(Stream):
         """Holding the socket keeps the seat connected (one write per few heartbeats)."""
         self.touched = match
         if self.seat is not None:
-            cfg = self.gw.config
-            self.gw.store.touch(match, self.seat, time.time() + cfg.presence_s + HEARTBEAT_S, slack=cfg.presence_s)
+            cfg = self.core.config
+            self.core.store.touch(match, self.seat, time.time() + cfg.presence_s + HEARTBEAT_S, slack=cfg.presence_s)
+

@@ -1,0 +1,72 @@
+/**
+ * The TypeScript client against a live Meeple stack (tests/clients/test_typescript.py starts it and runs
+ * `node --test`): MEEPLE_URL is the deployed shape (gunicorn with the gateway's worker: WebSockets),
+ * MEEPLE_PLAIN_URL a gateway that offers no WebSocket (501), where events fall back to long-polls.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { ApiError, MeepleClient } from "../src/index.js";
+import { playVsBot } from "../examples/play-vs-bot.js";
+
+const url = process.env.MEEPLE_URL ?? "";
+const plainUrl = process.env.MEEPLE_PLAIN_URL ?? "";
+const quiet = () => {};
+
+test("the example plays a whole CLASH game against a bot, its events over the WebSocket", async () => {
+  assert.ok(url, "MEEPLE_URL is set");
+  const match = await playVsBot(url, { transport: "ws", log: quiet });
+  assert.equal(match.status, "finished");
+  assert.equal(match.transport, "ws");
+  assert.equal(match.outcome?.ended_by, "game");
+  assert.equal(match.outcome?.scores?.length, 2);
+});
+
+test("without a WebSocket (the server answers 501) auto falls back to long-polls and the game still ends", async () => {
+  assert.ok(plainUrl, "MEEPLE_PLAIN_URL is set");
+  const match = await playVsBot(plainUrl, { transport: "auto", log: quiet });
+  assert.equal(match.status, "finished");
+  assert.equal(match.transport, "long-poll");
+  assert.equal(match.outcome?.ended_by, "game");
+});
+
+test("a move at a version the match has left is a typed 409 stale_version and changes nothing", async () => {
+  const api = new MeepleClient({ baseUrl: url });
+  const match = await api.createMatch({ game: "clash", players: 2, options: { match: "single" },
+    seats: [{ kind: "human" }, { kind: "human" }] });
+  const other = await api.join(match.id);
+  await match.refresh(); // now active: the seat to act has its legal moves
+  const mover = match.myTurn ? match : other;
+  const earlier = await api.match(mover.id, mover.token); // the same seat, read before its move
+  const move = mover.legalMoves[0];
+  assert.ok(move);
+  await mover.move(move);
+  await assert.rejects(earlier.move(move), (err: unknown) =>
+    err instanceof ApiError && err.status === 409 && err.code === "stale_version");
+  assert.equal((await earlier.refresh()).version, mover.version);
+});
+
+test("the same Idempotency-Key and body answer the first outcome again: a retried move applies once", async () => {
+  const api = new MeepleClient({ baseUrl: url });
+  const match = await api.createMatch({ game: "clash", players: 2, options: { match: "single" },
+    seats: [{ kind: "human" }, { kind: "bot", level: "easy" }] });
+  await match.waitTurn();
+  const body = { move: match.legalMoves[0] as { [key: string]: unknown }, version: match.version };
+  const send = () => api.api.POST("/v1/matches/{match_id}/moves", {
+    params: { path: { match_id: match.id }, header: { "Idempotency-Key": "ts-retry-1" } }, body,
+    headers: { Authorization: `Bearer ${match.token}` } });
+  const first = await send();
+  const again = await send();
+  assert.equal(first.response.status, 200);
+  assert.equal(again.response.status, 200);
+  assert.equal(again.data?.version, first.data?.version);
+});
+
+test("a body the contract refuses is a 400 with the API's code, and the catalogue is typed", async () => {
+  const api = new MeepleClient({ baseUrl: url });
+  const { error, response } = await api.api.POST("/v1/matches", {
+    body: { game: "clash", players: 2, colour: "red" } as never });
+  assert.equal(response.status, 400);
+  assert.equal((error as { error: { code: string } }).error.code, "unknown_field");
+  const games = await api.games();
+  assert.ok(games.some((g) => g.id === "clash" && g.min_players === 2));
+});

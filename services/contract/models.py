@@ -1,0 +1,487 @@
+"""Every request and response body of the REST API as a typed model (msgspec ``Struct``), in one module.
+
+These models are the contract's one source: :func:`services.contract.validation.parse` validates request bodies
+with them (the API's error codes), :func:`services.contract.validation.dump` serialises responses, and
+:mod:`services.contract.openapi` generates the OpenAPI 3.1 document from them, from which both SDKs' types are
+generated (``scripts/gen_contract.py``). A field's ``Meta(description=...)`` is its documentation; ``code`` in
+``Meta(extra=...)`` is the error code a request gets when that field (or anything inside it) is invalid
+(default ``wrong_type``).
+
+Why msgspec and not pydantic: measured, see docs/benchmarks.md ("The contract's cost per request").
+
+Conventions:
+
+* Requests subclass :class:`Request` (unknown fields are refused); responses subclass :class:`Response`.
+* A response field that is sometimes absent has the default ``UNSET`` (omitted from the JSON, not required in
+  the schema); every other response field is always present (required), ``None`` shown as ``null``.
+* Documents that are each game's own JSON (views, moves, results, options) are :data:`Doc` / :data:`Move`:
+  objects in the schema, and at run time either dicts or pre-encoded bytes (:func:`fragment`), which the
+  encoder copies as they are (a view read from Redis is never decoded and encoded again).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import UNSET, Meta, Struct, UnsetType
+
+from . import limits as L
+
+
+def meta(description: str | None = None, code: str | None = None, **constraints: Any) -> Meta:
+    """A field's documentation, error code and constraints."""
+    return Meta(description=description, extra={"code": code} if code else None, **constraints)
+
+
+def fragment(encoded: bytes) -> Any:
+    """Bytes that already hold JSON (a view, legal moves), to put in a response as they are."""
+    return msgspec.Raw(encoded)
+
+
+#: A game's own JSON document (a view, a result, options): an object.
+Doc = Annotated[Any, Meta(extra_json_schema={"type": "object"})]
+#: A move: the game's JSON object, ``{"type": ..., ...}`` as in docs/games/*.md.
+Move = Annotated[Any, Meta(extra_json_schema={"type": "object", "required": ["type"]})]
+BotLevel = Literal["novice", "easy", "casual", "normal", "strong", "hard"]
+SeatKind = Literal["human", "bot"]
+MatchStatus = Literal["waiting", "active", "finished"]
+ClockMode = Literal["none", "per_move", "fischer", "correspondence"]
+TimeoutPolicy = Literal["bot", "forfeit"]
+WebhookEvent = Literal["match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over",
+                       "seat.reclaimed", "turn"]
+PlayerId = Annotated[str, meta("the tenant's own user id (API key only); namespaced by tenant, never shown to "
+                               "another tenant", "bad_player", min_length=1, max_length=L.PLAYER_ID_MAX,
+                               pattern=L.PLAYER_ID_PATTERN)]
+Version = Annotated[int, Meta(ge=0)]
+
+
+class Request(Struct, forbid_unknown_fields=True, kw_only=True):
+    """A request body: a JSON object whose unknown fields are refused (400 ``unknown_field``)."""
+
+
+class Response(Struct, kw_only=True):
+    """A response body."""
+
+
+# -- requests --------------------------------------------------------------------------------------------------
+class SeatSpec(Request, kw_only=True):
+    kind: SeatKind
+    level: Annotated[BotLevel, meta("a bot seat's level (default normal)")] | UnsetType = UNSET
+    player: PlayerId | UnsetType = UNSET
+
+
+class ClockSpec(Request, kw_only=True):
+    """Seat clocks: ``{mode: per_move, seconds}`` | ``{mode: fischer, base_s, increment_s}`` |
+    ``{mode: correspondence, hours}``, plus ``on_timeout``: ``bot`` (default) | ``forfeit``."""
+
+    mode: ClockMode = "none"
+    on_timeout: TimeoutPolicy = "bot"
+    seconds: Annotated[float, Meta(ge=L.CLOCK_MIN_S, le=L.CLOCK_MAX_S)] | UnsetType = UNSET
+    base_s: Annotated[float, Meta(ge=L.CLOCK_MIN_S, le=L.CLOCK_MAX_S)] | UnsetType = UNSET
+    increment_s: Annotated[float, Meta(ge=0, le=L.CLOCK_MAX_S)] | UnsetType = UNSET
+    hours: Annotated[float, Meta(ge=L.CLOCK_MIN_S / 3600, le=L.CLOCK_MAX_S / 3600)] | UnsetType = UNSET
+
+
+class CreateMatch(Request, kw_only=True):
+    game: Annotated[str, meta("a game id of GET /v1/games", "unknown_game")]
+    players: Annotated[int, meta("within the game's own range (GET /v1/games)", "invalid_options",
+                                 ge=1, le=L.MAX_PLAYERS)]
+    options: Annotated[dict[str, Any], meta("the game's options (GET /v1/games lists them)")] = {}
+    seed: Annotated[int, meta("the match's random seed (default: random)", ge=0, le=L.SEED_MAX)] | UnsetType = UNSET
+    seats: Annotated[list[SeatSpec], meta(
+        "one per player (default: all human); bot seats count against the client's quotas "
+        "(MEEPLE_MAX_BOT_SEATS_PER_IP, MEEPLE_MAX_HARD_BOTS_PER_IP)", "bad_seats",
+        max_length=L.MAX_PLAYERS)] | UnsetType = UNSET
+    join: Annotated[bool, meta("take seat 0 at once (a `joined` entry at version 1); the response carries its "
+                               "token")] = False
+    clock: Annotated[ClockSpec, meta("seat clocks (default none)", "bad_clock")] | UnsetType = UNSET
+    takeover_level: Annotated[BotLevel, meta("the bot that plays a seat after a timeout or a leave",
+                                             "bad_seats")] = "normal"
+
+
+class JoinMatch(Request, kw_only=True):
+    seat: Annotated[int, meta("the seat to take (default: the first free one)", "no_such_seat", ge=0)] | UnsetType \
+        = UNSET
+    player: PlayerId | UnsetType = UNSET
+
+
+class SubmitMove(Request, kw_only=True):
+    move: Annotated[dict[str, Any], meta("one of the caller's legal moves", "malformed_move",
+                                         extra_json_schema={"required": ["type"]})]
+    version: Annotated[int, meta("the version the decision was based on", ge=0)]
+
+
+class Enqueue(Request, kw_only=True):
+    game: Annotated[str, meta("a game id of GET /v1/games", "unknown_game")]
+    players: Annotated[int, meta("within the game's own range", "invalid_options", ge=1, le=L.MAX_PLAYERS)]
+    options: dict[str, Any] = {}
+    player: PlayerId | UnsetType = UNSET
+
+
+class AddWebhook(Request, kw_only=True):
+    url: Annotated[str, meta(
+        "http(s) URL whose host resolves to public addresses only: loopback, private, shared, link-local, "
+        "multicast, reserved and unspecified addresses (IPv4, IPv6, and IPv4 inside IPv6) are refused with 400 "
+        "webhook_address_refused, a host that does not resolve with 400 webhook_unresolvable, and every delivery "
+        "checks again and connects to the checked address; MEEPLE_WEBHOOK_ALLOW_PRIVATE (CIDR list, or all) "
+        "lets the operator allow networks", "bad_webhook", max_length=L.MAX_URL)]
+    events: Annotated[list[WebhookEvent], meta("the events to deliver", "bad_webhook", min_length=1)]
+
+
+class Empty(Request, kw_only=True):
+    """No fields: an empty body, or ``{}``."""
+
+
+# -- responses -------------------------------------------------------------------------------------------------
+class ErrorDetail(Response, kw_only=True):
+    code: Annotated[str, meta("one of the codes of docs/api.md's \"Errors\" (each error response "
+                              "lists its own)")]
+    message: Annotated[str, meta("for people")]
+
+
+class Error(Response, kw_only=True):
+    error: ErrorDetail
+
+
+class Game(Response, kw_only=True):
+    id: str
+    title: str
+    min_players: int
+    max_players: int
+    simultaneous: bool
+    options: Annotated[list[Doc], meta("the game's options: name, type, default, choices")]
+
+
+class Games(Response, kw_only=True):
+    games: list[Game]
+
+
+class Seat(Response, kw_only=True):
+    seat: int
+    kind: SeatKind
+    level: str | None
+    taken: bool
+    control: Annotated[SeatKind, meta("who plays the seat now: a bot after a timeout (until reclaimed), a "
+                                      "forfeit or a leave")]
+    connected: Annotated[bool, meta("a human seat with a live long-poll/stream or a recent request "
+                                    "(MEEPLE_PRESENCE_S)")]
+    forfeited: bool
+    left: bool
+    player: Annotated[str | None, meta("the tenant's user id in this human seat: only in answers to the "
+                                       "match's own tenant (its API key)")] | UnsetType = UNSET
+
+
+class ClockSeat(Response, kw_only=True):
+    seat: int
+    running: bool
+    remaining_s: Annotated[float | None, meta("seconds left, rounded to milliseconds")]
+    deadline: Annotated[float | None, meta("Unix time")]
+
+
+class Clock(Response, kw_only=True):
+    mode: ClockMode
+    on_timeout: TimeoutPolicy
+    seconds: float | UnsetType = UNSET
+    base_s: float | UnsetType = UNSET
+    increment_s: float | UnsetType = UNSET
+    hours: float | UnsetType = UNSET
+    seats: list[ClockSeat]
+
+
+class Rating(Response, kw_only=True):
+    """A rating as the API shows it, rounded: ``rating`` to 3 decimals, ``mu`` and ``sigma`` to 4."""
+
+    rating: Annotated[float, meta("mu - 3 sigma: the conservative rating (openskill Plackett-Luce), 0 for a new "
+                                  "player; rounded to 3 decimals")]
+    mu: Annotated[float, meta("rounded to 4 decimals")]
+    sigma: Annotated[float, meta("rounded to 4 decimals")]
+    matches: int
+
+
+class RatingChange(Response, kw_only=True):
+    seat: int
+    player: str
+    before: Rating
+    after: Rating
+    change: Annotated[float, meta("after.rating - before.rating")]
+
+
+class Outcome(Response, kw_only=True):
+    """game: the engine's winners (a forfeited side excluded); forfeit: the side left; abandoned: no human
+    action for MEEPLE_IDLE_MATCH_TTL (winners [], scores null)."""
+
+    ended_by: Literal["game", "forfeit", "abandoned"]
+    winners: list[int]
+    forfeited: list[int]
+    scores: list[float] | None
+    ratings: Annotated[list[RatingChange], meta(
+        "a tenant's rated match (ended by the game or a forfeit, players named): each named player's rating "
+        "before and after")] | UnsetType = UNSET
+
+
+class Match(Response, kw_only=True):
+    """A match's status with the caller's view (the status document)."""
+
+    id: str
+    game: str
+    players: int
+    options: Doc
+    status: MatchStatus
+    version: Version
+    seats: list[Seat]
+    to_act: list[int]
+    you: Annotated[int | None, meta("the caller's seat, null for a spectator")]
+    view: Annotated[Doc | None, meta("the caller's view (the game's document)")]
+    result: Doc | None
+    outcome: Outcome | None
+    clock: Clock | None
+    takeover_level: BotLevel
+    rematch: Annotated[str | None, meta("id of the rematch once someone asked for it")]
+    legal_moves: Annotated[list[Move] | None, meta(
+        "with ?include=legal_moves: the caller's legal moves ([] with nothing to decide, null for a "
+        "spectator)")] | UnsetType = UNSET
+    token: Annotated[str, meta("the seat's secret token; shown once")] | UnsetType = UNSET
+    seat: Annotated[int, meta("the seat taken (join, rematch)")] | UnsetType = UNSET
+
+
+EventKind = Literal["created", "joined", "move", "timeout", "reclaimed", "left", "rematch", "abandoned"]
+
+
+class Event(Response, kw_only=True):
+    version: int
+    kind: EventKind
+    seat: int | None
+    to_act: list[int]
+    by: SeatKind | UnsetType = UNSET
+    move: Annotated[Move, meta("the move: your own while the game runs, everyone's once it is over")] \
+        | UnsetType = UNSET
+
+
+class Events(Response, kw_only=True):
+    """What happened after a version (long-poll, each SSE ``update``, each WebSocket ``update``)."""
+
+    version: int
+    status: MatchStatus
+    to_act: list[int]
+    events: list[Event]
+    view: Annotated[Doc | None, meta("the caller's view when anything happened, else null")]
+    result: Doc | None
+    legal_moves: Annotated[list[Move] | None, meta(
+        "with ?include=legal_moves: the caller's legal moves ([] with nothing to decide, null for a "
+        "spectator)")] | UnsetType = UNSET
+
+
+class LegalMoves(Response, kw_only=True):
+    version: int
+    seat: int
+    moves: list[Move]
+
+
+class Hint(Response, kw_only=True):
+    version: int
+    seat: int
+    move: Move
+
+
+class LogEntry(Response, kw_only=True):
+    version: Version
+    kind: EventKind
+    seat: int | None
+    by: SeatKind | UnsetType = UNSET
+    move: Move | UnsetType = UNSET
+    view: Annotated[Doc, meta("with include=views: the caller's view (its seat's, or a spectator's) after this "
+                              "version")] | UnsetType = UNSET
+
+
+class Replay(Response, kw_only=True):
+    id: str
+    game: str
+    players: int
+    options: Doc
+    seed: Annotated[int | None, meta("once the match is finished")]
+    status: MatchStatus
+    version: int
+    log: Annotated[list[LogEntry], meta("one entry per version: `created` (version 0), then `joined`, `move` (with "
+                                        "`by`), `timeout`, `reclaimed`, `left`, `rematch`, `abandoned`")]
+    result: Doc | None
+
+
+class Ticket(Response, kw_only=True):
+    ticket: str
+    status: Literal["waiting", "matched", "cancelled"]
+    game: str
+    players: int
+    options: Doc
+    match_id: str | None
+    seat: int | None
+    token: Annotated[str | None, meta("the seat token: only in the first response that finds the ticket matched "
+                                      "(null before and after; the server keeps only its hash)")]
+    token_issued: Annotated[bool, meta("the seat token has been handed out (it is not shown again)")]
+
+
+class HistorySeat(Response, kw_only=True):
+    seat: int
+    kind: SeatKind
+    player: str | None
+
+
+class HistoryMatch(Response, kw_only=True):
+    id: str
+    game: str
+    players: int
+    status: MatchStatus
+    created_at: Annotated[float, meta("Unix time")]
+    seat: Annotated[int | None, meta("the player's seat (null in the tenant's list)")]
+    seats: list[HistorySeat]
+    result: Doc | None
+    outcome: Outcome | None
+
+
+class History(Response, kw_only=True):
+    player: str | None
+    matches: list[HistoryMatch]
+    next: Annotated[float | None, meta("pass as `before` for the next (older) page; null at the end")]
+
+
+class Ratings(Response, kw_only=True):
+    player: str
+    ratings: Annotated[dict[str, Rating], meta("by game id")]
+
+
+class Webhook(Response, kw_only=True):
+    id: str
+    url: str
+    events: list[WebhookEvent]
+    created_at: Annotated[float, meta("Unix time")]
+    secret: Annotated[str, meta("the signing secret (whsec_...): only in the answer that registers the hook")] \
+        | UnsetType = UNSET
+
+
+class Webhooks(Response, kw_only=True):
+    webhooks: list[Webhook]
+
+
+class DeadLetter(Response, kw_only=True):
+    id: str
+    hook: str
+    url: str
+    type: str
+    attempts: int
+    last_error: str | None
+    first_at: float
+    dead_at: float
+    body: Doc
+
+
+class DeadLetters(Response, kw_only=True):
+    dead_letters: list[DeadLetter]
+
+
+class Cleared(Response, kw_only=True):
+    cleared: Annotated[int, meta("how many dead letters were dropped")]
+
+
+class Deleted(Response, kw_only=True):
+    deleted: Annotated[str, meta("the webhook's id")]
+
+
+class Health(Response, kw_only=True):
+    status: Literal["ok"]
+
+
+class Ready(Response, kw_only=True):
+    status: Literal["ready"]
+    checks: dict[str, bool]
+
+
+# -- parameters (path, query, header) ------------------------------------------------------------------------
+MatchId = Annotated[str, Meta(max_length=L.ID_MAX)]
+IncludeLegal = Annotated[Literal["legal_moves", ""], meta(
+    "legal_moves: add the caller's legal moves to the response (one request fewer per turn); empty: nothing")]
+Wait = Annotated[int, meta(f"long-poll up to this many seconds (at most MEEPLE_LONG_POLL_MAX_S, "
+                           f"{L.LONG_POLL_MAX_S} by default)", "bad_parameter", ge=0, le=L.LONG_POLL_MAX_S)]
+After = Annotated[int, Meta(ge=0, le=L.VERSION_MAX)]
+
+
+class Params(Struct, forbid_unknown_fields=False, kw_only=True):
+    """Parameters of one place (path, query or header) of an operation; a field per parameter."""
+
+
+class MatchPath(Params, kw_only=True):
+    match_id: MatchId
+
+
+class SeatPath(Params, kw_only=True):
+    match_id: MatchId
+    seat: Annotated[int, Meta(ge=0)]
+
+
+class TicketPath(Params, kw_only=True):
+    ticket: Annotated[str, Meta(max_length=L.ID_MAX)]
+
+
+class PlayerPath(Params, kw_only=True):
+    player: PlayerId
+
+
+class HookPath(Params, kw_only=True):
+    hook_id: Annotated[str, Meta(max_length=L.ID_MAX)]
+
+
+class IncludeQuery(Params, kw_only=True):
+    include: IncludeLegal | UnsetType = UNSET
+
+
+class EventsQuery(Params, kw_only=True):
+    include: IncludeLegal | UnsetType = UNSET
+    after: Annotated[After, meta("the version the caller has seen (default: the current one)")] | UnsetType = UNSET
+    wait: Wait = 0
+    until: Annotated[Literal["change", "turn"], meta(
+        "change: answer at the first new version; turn (a seat token is required): sleep through other seats' "
+        "moves and answer once the caller must act or the match is finished (all events since `after` "
+        "included)")] = "change"
+
+
+class StreamQuery(Params, kw_only=True):
+    after: Annotated[After, meta("send the versions after this one (default: the Last-Event-ID header, else "
+                                 "the current one)")] | UnsetType = UNSET
+    limit: Annotated[int, meta("close the stream after this many seconds (reconnect with after=<last id>)",
+                               ge=1, le=L.STREAM_LIMIT_MAX_S)] = L.STREAM_LIMIT_MAX_S
+
+
+class StreamHeaders(Params, kw_only=True):
+    last_event_id: Annotated[After, meta(
+        "the last version received (what browsers' EventSource sends on reconnecting); `after` wins if both are "
+        "given")] | UnsetType = msgspec.field(default=UNSET, name="Last-Event-ID")
+
+
+class ReplayQuery(Params, kw_only=True):
+    include: Annotated[Literal["views"], meta(
+        "views: each entry also carries the caller's view after it (its seat's with a token, else a "
+        "spectator's), for a finished match only (else 409 match_not_finished)")] | UnsetType = UNSET
+
+
+class MoveHeaders(Params, kw_only=True):
+    idempotency_key: Annotated[str, meta(
+        f"a retry with the same key and body returns the original response ({L.IDEMPOTENCY_TTL_S // 3600} h)",
+        "bad_idempotency_key", min_length=1, max_length=L.IDEMPOTENCY_KEY_MAX)] | UnsetType = msgspec.field(
+        default=UNSET, name="Idempotency-Key")
+
+
+class TicketQuery(Params, kw_only=True):
+    wait: Wait = 0
+
+
+class PageQuery(Params, kw_only=True):
+    limit: Annotated[int, meta("matches per page", ge=1, le=L.PAGE_MAX)] = L.PAGE_DEFAULT
+    before: Annotated[float, meta("the `next` of the previous page: older matches only", ge=0)] | UnsetType = UNSET
+
+
+class DeadLettersQuery(Params, kw_only=True):
+    limit: Annotated[int, meta(f"dead letters per page, newest first (the newest {L.DEAD_LETTERS_KEEP} are kept)",
+                               ge=1, le=L.PAGE_MAX)] = L.PAGE_DEFAULT
+
+
+class RatingsQuery(Params, kw_only=True):
+    game: Annotated[str, meta("only this game")] | UnsetType = UNSET

@@ -1,0 +1,243 @@
+"""Requests in, responses out: :func:`parse` a body into its model (or :class:`ContractError` with the API's code),
+:func:`parse_params` a query string or headers, :func:`dump` a response model to JSON bytes.
+
+The rules are the API's (docs/api.md "Errors"), the ones ``json_body`` enforced by hand before:
+
+* an empty body reads as ``{}``; anything else must be a JSON object (``malformed_json``);
+* nesting deeper than :data:`~services.contract.limits.MAX_JSON_DEPTH` levels is ``too_deep``;
+* the first unknown field (sorted) is ``unknown_field``; then the first missing one, in declared order,
+  ``missing_field``; then, in the body's order, a top-level field of the wrong JSON type ``wrong_type``;
+* JSON has one number type: ``2.0`` is the integer ``2`` (as JSON Schema reads it); ``true`` is never a number;
+* anything else (a constraint, a nested field) is the error code its field declares (``meta(code=...)`` in
+  ``models.py``: the innermost one on the error's path), else ``wrong_type``.
+
+The fast path is one typed decode (msgspec, C); only a body that fails it is decoded again, slowly, to say
+precisely what is wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import cache
+from typing import Any, TypeVar
+
+import msgspec
+from msgspec import inspect as mi
+
+from .errors import ContractError
+from .limits import MAX_JSON_DEPTH
+
+T = TypeVar("T", bound=msgspec.Struct)
+_ENCODER = msgspec.json.Encoder()
+_PATH = re.compile(r" - at `\$(?P<path>[^`]*)`$")
+_TOKEN = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+_TYPE_MISMATCH = re.compile(r"^Expected `[^`]+`, got `[^`]+`")
+
+
+def json_depth_exceeds(value: Any, limit: int) -> bool:
+    """Is ``value`` nested deeper than ``limit`` levels? Iterative: a hostile body cannot blow the stack."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        elif not isinstance(item, list):
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in item if isinstance(child, dict | list))
+    return False
+
+
+def dump(doc: Any) -> bytes:
+    """A response model (or any JSON-able value, :func:`~services.contract.models.fragment` bytes included) as
+    JSON bytes."""
+    return _ENCODER.encode(doc)
+
+
+class _Plan:
+    """What :func:`parse` needs to know about one model, worked out once."""
+
+    def __init__(self, model: type[msgspec.Struct]) -> None:
+        self.model = model
+        self.decoder = msgspec.json.Decoder(model)
+        info = mi.type_info(model)
+        assert isinstance(info, mi.StructType)
+        self.info = info
+        self.names = tuple(f.encode_name for f in info.fields)
+        self.required = tuple(f.encode_name for f in info.fields if f.required)
+        self.kinds = {f.encode_name: _json_kinds(f.type) for f in info.fields}
+        #: fields that hold free-form JSON, whose nesting only a walk can bound (the typed ones are shallow)
+        self.free = tuple(f.name for f in info.fields if _holds_any(f.type))
+
+
+@cache
+def _plan(model: type[msgspec.Struct]) -> _Plan:
+    return _Plan(model)
+
+
+def parse(model: type[T], raw: bytes) -> T:
+    """The request body ``raw`` as a ``model`` instance, or :class:`ContractError` (kind ``invalid``)."""
+    plan = _plan(model)
+    raw = raw or b"{}"  # an empty body reads as {}
+    try:
+        body: T = plan.decoder.decode(raw)  # type: ignore[assignment]
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return _explain(plan, raw)
+    for name in plan.free:
+        if json_depth_exceeds(getattr(body, name), MAX_JSON_DEPTH - 1):
+            raise _too_deep()
+    return body
+
+
+def _too_deep() -> ContractError:
+    return ContractError("too_deep", f"the request body nests deeper than {MAX_JSON_DEPTH} levels")
+
+
+def _explain(plan: _Plan, raw: bytes) -> Any:
+    """The slow path: the precise error of a body the typed decode refused (or the body, after ``2.0`` -> ``2``)."""
+    try:
+        body = msgspec.json.decode(raw)
+    except RecursionError:
+        raise _too_deep() from None
+    except msgspec.DecodeError:
+        raise ContractError("malformed_json", "the request body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise ContractError("malformed_json", "the request body must be a JSON object")
+    if json_depth_exceeds(body, MAX_JSON_DEPTH):
+        raise _too_deep()
+    unknown = sorted(set(body) - set(plan.names))
+    if unknown:
+        allowed = ", ".join(plan.names) or "none"
+        raise ContractError("unknown_field", f"unknown field {unknown[0]!r}; allowed: {allowed}")
+    for name in plan.required:
+        if name not in body:
+            raise ContractError("missing_field", f"field {name!r} is required")
+    for name, value in list(body.items()):
+        kinds = plan.kinds[name]
+        if kinds is None:
+            continue
+        if isinstance(value, bool) and bool not in kinds:
+            raise ContractError("wrong_type", f"field {name!r} has the wrong type")
+        if isinstance(value, float) and int in kinds and float not in kinds and value.is_integer():
+            body[name] = int(value)  # JSON has one number type: 2.0 is the integer 2
+        elif not isinstance(value, kinds):
+            raise ContractError("wrong_type", f"field {name!r} has the wrong type")
+    try:
+        return msgspec.convert(body, plan.model)
+    except msgspec.ValidationError as err:
+        raise _located(plan.info, str(err)) from None
+
+
+def _located(info: mi.StructType, message: str, default: str = "wrong_type") -> ContractError:
+    """A validation error as the code its path declares, with a message naming the field."""
+    found = _PATH.search(message)
+    path = found.group("path") if found else ""
+    reason = message[:found.start()] if found else message
+    tokens = [m.group(1) if m.group(1) is not None else int(m.group(2)) for m in _TOKEN.finditer(path)]
+    code = _code_on_path(info, tokens) or default
+    where = path.lstrip(".") or "body"
+    return ContractError(code, f"{where}: {reason}")
+
+
+def _code_on_path(info: mi.Type, tokens: list[str | int]) -> str | None:
+    """The innermost ``code`` declared on the fields along ``tokens``."""
+    code: str | None = None
+    current: mi.Type | None = info
+    for token in tokens:
+        if current is None:
+            break
+        code = _code_of(current) or code
+        current = _unwrap(current)
+        if isinstance(current, mi.StructType) and isinstance(token, str):
+            field = next((f for f in current.fields if f.encode_name == token), None)
+            current = field.type if field is not None else None
+        elif isinstance(current, mi.ListType | mi.VarTupleType) and isinstance(token, int):
+            current = current.item_type
+        elif isinstance(current, mi.DictType):
+            current = current.value_type
+        else:
+            current = None
+    if current is not None:
+        code = _code_of(current) or code
+    return code
+
+
+def _code_of(t: mi.Type) -> str | None:
+    """A code declared on ``t`` itself or on a member of its union (``PlayerId | UnsetType``)."""
+    if isinstance(t, mi.Metadata):
+        declared = (t.extra or {}).get("code")
+        return str(declared) if declared else _code_of(t.type)
+    if isinstance(t, mi.UnionType):
+        return next((c for c in map(_code_of, t.types) if c), None)
+    return None
+
+
+def _unwrap(t: mi.Type) -> mi.Type:
+    """The container type inside metadata and optional unions (the member that is not UNSET or None)."""
+    while True:
+        if isinstance(t, mi.Metadata):
+            t = t.type
+        elif isinstance(t, mi.UnionType):
+            members = [m for m in t.types if not isinstance(m, mi.NoneType)]  # (inspect leaves UNSET out)
+            if len(members) != 1:
+                return t
+            t = members[0]
+        else:
+            return t
+
+
+def _json_kinds(t: mi.Type) -> tuple[type, ...] | None:
+    """The Python types of the decoded JSON values a field takes (None: any)."""
+    if isinstance(t, mi.Metadata):
+        return _json_kinds(t.type)
+    if isinstance(t, mi.AnyType | mi.RawType):
+        return None
+    if isinstance(t, mi.UnionType):
+        kinds: list[type] = []
+        for member in t.types:
+            got = _json_kinds(member)
+            if got is None:
+                return None
+            kinds.extend(got)
+        return tuple(kinds)
+    simple: list[tuple[type[mi.Type], tuple[type, ...]]] = [
+        (mi.BoolType, (bool,)), (mi.IntType, (int,)), (mi.FloatType, (int, float)), (mi.StrType, (str,)),
+        (mi.NoneType, (type(None),)), (mi.DictType, (dict,)), (mi.StructType, (dict,)),
+        (mi.ListType, (list,)), (mi.VarTupleType, (list,)), (mi.TupleType, (list,))]
+    for kind, types in simple:
+        if isinstance(t, kind):
+            return types
+    if isinstance(t, mi.LiteralType):
+        return tuple({type(v) for v in t.values})
+    return None
+
+
+def _holds_any(t: mi.Type) -> bool:
+    if isinstance(t, mi.Metadata):
+        return _holds_any(t.type)
+    if isinstance(t, mi.AnyType | mi.RawType):
+        return True
+    if isinstance(t, mi.UnionType):
+        return any(map(_holds_any, t.types))
+    if isinstance(t, mi.DictType):
+        return _holds_any(t.value_type)
+    if isinstance(t, mi.ListType | mi.VarTupleType):
+        return _holds_any(t.item_type)
+    if isinstance(t, mi.StructType):
+        assert not any(_holds_any(f.type) for f in t.fields), "free-form JSON nested in a struct: walk it too"
+    return False
+
+
+def parse_params(model: type[T], values: Mapping[str, str]) -> T:
+    """Query parameters or headers (strings) as ``model``: numbers from their text, the field's own code (or
+    ``bad_parameter``) when one is out of range. Unknown names are ignored; header names are matched without
+    regard to case."""
+    plan = _plan(model)
+    lowered = {k.lower(): v for k, v in values.items()}
+    picked = {name: lowered[name.lower()] for name in plan.names if name.lower() in lowered}
+    try:
+        return msgspec.convert(picked, model, strict=False)
+    except msgspec.ValidationError as err:
+        raise _located(plan.info, str(err), "bad_parameter") from None

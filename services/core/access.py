@@ -1,0 +1,201 @@
+"""The one access policy: who is asking (:func:`authenticate`), and what they may do (the ``authorize_*``).
+
+Every door — REST, long-poll, SSE, WebSocket, matchmaking tickets, replay, hints, the backends' routes — and
+nothing else decides access. A caller is resolved once per request (or per WebSocket hello) from what it
+presents: nothing, a seat token (``<seat>.<secret>``), an API key (``mk_...``, as ``X-API-Key`` or as a
+bearer), or both a key and a seat token. An unknown, malformed or revoked key is refused at once.
+
+The rules (docs/api.md "Who may do what" is generated from :data:`RULES`, and the authorization matrix test
+checks every route against its own table of expected answers):
+
+* A **tenant's match** (created with its key) is private: its key and its seat tokens, nobody else. Any other
+  key, and a caller without a credential, are told it does not exist (404), whatever the anonymous setting.
+* An **anonymous match** (created without a key, only while anonymous access is on) is public to read and to
+  join while anonymous access is on; its seat tokens always work. A tenant's key gets 404 for it (a key acts
+  for its tenant, and this is not the tenant's).
+* **Acting for a seat** (legal moves, moves, hints, leave, resign, reclaim, rematch, ``until=turn``) needs
+  that seat's token; a token that holds no seat in the match is 401 ``wrong_token``.
+* **Player ids** (``seats[].player``, ``outcome.ratings[].player``) are the tenant's own: shown to its key
+  only, never to seat holders or anyone else.
+* **Tickets** follow their match's rule: a tenant's ticket is its key's alone; an anonymous one is read by
+  anyone holding its id while anonymous access is on.
+* A **tenant's own data** (history, ratings, webhooks) needs its key.
+* With anonymous access **off**, a request without any credential is 401 on every route but the public ones
+  (the catalogue, health, metrics, the docs); creating, joining and queueing need a key.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any
+
+from . import tenants
+from .errors import DomainError, Kind
+from .store import Match
+
+
+class Action(enum.Enum):
+    CATALOGUE = "catalogue"      # the games on offer: public
+    CREATE = "create"            # make a match or a matchmaking ticket
+    JOIN = "join"                # take a free seat of a match
+    READ = "read"                # a match's status, events, stream, WebSocket, replay (as a seat or a spectator)
+    ACT = "act"                  # act for one's own seat
+    TICKET = "ticket"            # read a ticket (taking its seat token once) or cancel it
+    TENANT = "tenant"            # a tenant's own data: history, ratings, webhooks
+
+
+#: Who may do each action: the words docs/api.md's table shows (a test keeps them the same).
+RULES: dict[Action, str] = {
+    Action.CATALOGUE: "anyone (a key that is presented must be valid)",
+    Action.CREATE: "an API key; without one only while anonymous access is on",
+    Action.JOIN: "a tenant's match: its key; an anonymous match: anyone while anonymous access is on",
+    Action.READ: "the match's seat tokens (that seat's view); a tenant's match: its key (spectator view, with "
+                 "player ids); an anonymous match: anyone while anonymous access is on (spectator view)",
+    Action.ACT: "the seat's own token (also for `events?until=turn`)",
+    Action.TICKET: "a tenant's ticket: its key; an anonymous ticket: anyone holding its id while anonymous "
+                   "access is on",
+    Action.TENANT: "the tenant's API key",
+}
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is asking, as resolved once from what the request presents."""
+
+    address: str
+    #: The tenant of a valid API key (None: no key).
+    tenant: tenants.Tenant | None = None
+    #: A seat token as presented: unverified until it is checked against a match.
+    token: str | None = None
+    #: Whether callers without a key may create, join and read anonymous matches (``MEEPLE_ANONYMOUS``).
+    anonymous: bool = True
+
+    @property
+    def credentialed(self) -> bool:
+        return self.tenant is not None or self.token is not None
+
+    @property
+    def owner(self) -> str:
+        """Whom quotas charge for what this caller creates: its tenant, else its address."""
+        return self.tenant.owner if self.tenant is not None else f"ip:{self.address}"
+
+
+@dataclass(frozen=True)
+class MatchAccess:
+    """What a caller may see of one match."""
+
+    #: The caller's seat (its token verified), or None: the spectator's view.
+    seat: int | None
+    #: May see the tenant's player ids.
+    players: bool
+
+
+def parse_authorization(header: str | None) -> str | None:
+    """The credential of an ``Authorization`` header: None without one, 401 if it is not ``Bearer <x>``."""
+    if not header:
+        return None
+    scheme, _, credential = header.partition(" ")
+    if scheme.lower() != "bearer" or not credential.strip():
+        raise DomainError(Kind.UNAUTHENTICATED, "bad_authorization",
+                          "use 'Authorization: Bearer <seat token or API key>'")
+    return credential.strip()
+
+
+def authenticate(client: Any, *, authorization: str | None, api_key: str | None, address: str, anonymous: bool,
+                 on_bad_key: Any = None) -> Caller:
+    """The caller of a request: ``authorization`` is the bearer credential (see :func:`parse_authorization`),
+    ``api_key`` the ``X-API-Key`` header. An API key that is unknown, malformed or revoked is 401
+    ``invalid_api_key``; ``on_bad_key()`` runs first (the door counts such requests against the address, so
+    that guessing keys costs requests)."""
+    key = api_key.strip() if api_key is not None else None
+    token = authorization
+    if key is None and tenants.is_api_key(token):
+        key, token = token, None
+    elif tenants.is_api_key(token):
+        token = None  # a key in both places: X-API-Key speaks for the tenant
+    tenant = None
+    if key is not None:
+        tenant = tenants.lookup(client, key) if tenants.is_api_key(key) else None
+        if tenant is None:
+            if on_bad_key is not None:
+                on_bad_key()
+            raise DomainError(Kind.UNAUTHENTICATED, "invalid_api_key", "that API key is unknown or revoked")
+    return Caller(address, tenant, token, anonymous)
+
+
+def require_credential(caller: Caller) -> None:
+    """With anonymous access off, every non-public route needs some credential."""
+    if not caller.anonymous and not caller.credentialed:
+        raise DomainError(Kind.UNAUTHENTICATED, "missing_token",
+                          "anonymous access is off: send a seat token or an API key")
+
+
+def authorize_create(caller: Caller, what: str) -> None:
+    if caller.tenant is None and not caller.anonymous:
+        raise DomainError(Kind.UNAUTHENTICATED, "api_key_required",
+                          f"{what} needs an API key (X-API-Key or Authorization: Bearer mk_...): anonymous access "
+                          "is off")
+
+
+def authorize_tenant(caller: Caller) -> tenants.Tenant:
+    if caller.tenant is None:
+        raise DomainError(Kind.UNAUTHENTICATED, "api_key_required",
+                          "this call needs an API key (X-API-Key or Authorization: Bearer mk_...)")
+    return caller.tenant
+
+
+def verified_seat(caller: Caller, match: Match) -> int | None:
+    """The seat of the caller's token in ``match`` (None without a token); 401 ``wrong_token`` if it holds none."""
+    if caller.token is None:
+        return None
+    seat = match.seat_of(caller.token)
+    if seat is None:
+        raise DomainError(Kind.UNAUTHENTICATED, "wrong_token",
+                          "that token holds no seat in this match (unknown, revoked or another match's)")
+    return seat
+
+
+def authorize_match(caller: Caller, match: Match, action: Action) -> MatchAccess:
+    """What ``caller`` may see of ``match`` for ``action`` (READ, ACT or JOIN), or the refusal. The door has
+    called :func:`require_credential` (READ, ACT) or :func:`authorize_create` (JOIN) first."""
+    owner = match.meta.get("tenant")
+    players = caller.tenant is not None and caller.tenant.name == owner
+    seat = verified_seat(caller, match) if action is not Action.JOIN else None
+    if seat is not None:
+        return MatchAccess(seat, players)
+    if action is Action.ACT:  # a caller who may not even read the match is told what a reader would be
+        authorize_match(caller, match, Action.READ)
+        raise DomainError(Kind.UNAUTHENTICATED, "missing_token",
+                          "this call needs your seat token (Authorization: Bearer ...)")
+    if caller.tenant is not None:
+        if players:
+            return MatchAccess(None, True)
+        raise DomainError(Kind.NOT_FOUND, "match_not_found", f"no match {match.id!r} (it may have expired)")
+    # No key and no seat: an anonymous caller (a door lets one this far only while anonymous access is on:
+    # ``require_credential`` for reads, ``authorize_create`` for joins).
+    if owner is not None:  # a tenant's match is private to its tenant and its seats
+        raise DomainError(Kind.NOT_FOUND, "match_not_found", f"no match {match.id!r} (it may have expired)")
+    return MatchAccess(None, False)
+
+
+def authorize_ticket(caller: Caller, ticket: dict[str, Any]) -> None:
+    """May ``caller`` read (and take the seat token of) or cancel this ticket?"""
+    owner = ticket.get("tenant")
+    if caller.tenant is not None:
+        if caller.tenant.name == owner:
+            return
+        raise DomainError(Kind.NOT_FOUND, "ticket_not_found", "no such ticket (it may have expired)")
+    if not caller.anonymous:
+        raise DomainError(Kind.UNAUTHENTICATED, "api_key_required",
+                          "a ticket is read with its tenant's API key: anonymous access is off")
+    if owner is not None:
+        raise DomainError(Kind.NOT_FOUND, "ticket_not_found", "no such ticket (it may have expired)")
+
+
+def redact_outcome(outcome: dict[str, Any] | None, players: bool) -> dict[str, Any] | None:
+    """An outcome as a caller may see it: its rating changes name the tenant's player ids for its key only."""
+    if players or not outcome or not outcome.get("ratings"):
+        return outcome
+    return {**outcome, "ratings": [{k: v for k, v in change.items() if k != "player"}
+                                   for change in outcome["ratings"]]}

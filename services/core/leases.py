@@ -1,0 +1,45 @@
+"""Due work any number of processes share, none lost when one dies: an index and its leases.
+
+Two sorted sets in one slot: ``index`` (member -> when it is due) and ``leases`` (member -> when its lease
+runs out). :meth:`Leases.claim` moves due members to the leases (due again at the lease's end) and returns
+them; expired leases (their holder died) return to the index first. One script, so two processes never take
+the same member; the holder removes the lease when done, or puts the member back with a new due time.
+Clock deadlines, idle matches and webhook deliveries are leased this way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_CLAIM = """
+local back = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+for _, m in ipairs(back) do
+  redis.call('ZREM', KEYS[2], m)
+  redis.call('ZADD', KEYS[1], ARGV[1], m)
+end
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+for _, m in ipairs(due) do
+  redis.call('ZREM', KEYS[1], m)
+  redis.call('ZADD', KEYS[2], ARGV[2], m)
+end
+return due
+"""
+
+
+class Leases:
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self._claim = client.register_script(_CLAIM)
+
+    def claim(self, index: str, leases: str, now: float, lease_s: float, count: int) -> list[str]:
+        """Up to ``count`` members of ``index`` due at ``now``, leased for ``lease_s`` seconds."""
+        due = self._claim(keys=[index, leases], args=[now, now + lease_s, count])
+        return [m.decode() if isinstance(m, bytes) else str(m) for m in due]
+
+    def release(self, index: str, leases: str, member: str, due: float | None = None) -> None:
+        """Done with a leased member; ``due`` puts it back in the index for then."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.zrem(leases, member)
+        if due is not None:
+            pipe.zadd(index, {member: due})
+        pipe.execute()

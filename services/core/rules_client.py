@@ -1,0 +1,146 @@
+"""The core's client of the rules service: deadlines, retries on UNAVAILABLE, its errors as domain errors.
+
+The service is stateless, so every call can be retried safely on any replica.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import grpc
+import orjson
+
+from services.pb import rules_pb2, rules_pb2_grpc
+
+from .errors import DomainError, Kind
+
+ERROR_CODE_KEY = "meeple-error-code"
+ERROR_KIND_KEY = "meeple-error-kind"
+SPECTATOR = -1
+T = TypeVar("T")
+
+
+def grpc_target(addr: str) -> str:
+    """``host:port[,host:port...]`` becomes an ``ipv4:`` target so calls round-robin over replicas."""
+    if ":///" in addr or "," not in addr:
+        return addr
+    return "ipv4:" + addr
+
+
+@dataclass
+class Applied:
+    state: bytes
+    to_act: list[int]
+    finished: bool
+    seats: int
+    result: Any
+    #: seat (-1 = spectator) -> the view as JSON text, passed on to clients and Redis without re-encoding
+    views: dict[int, str]
+    sides: list[list[int]]
+    scores: list[float]
+    winners: list[int]
+    #: seat to act -> its legal moves as JSON text (with ``derive``)
+    legal: dict[int, str]
+
+    def derived(self) -> dict[str, str]:
+        """The documents a gateway caches beside the state (see ``MatchStore``): views and legal moves."""
+        return {**{f"view:{seat}": doc for seat, doc in self.views.items()},
+                **{f"legal:{seat}": doc for seat, doc in self.legal.items()}}
+
+
+RECONNECT_CAP_MS = 300
+
+
+class RulesClient:
+    def __init__(self, addr: str, timeout_s: float = 5.0, retries: int = 3) -> None:
+        self.timeout_s, self.retries = timeout_s, retries
+        self.channel = grpc.insecure_channel(grpc_target(addr), options=[
+            ("grpc.lb_policy_name", "round_robin"),
+            ("grpc.max_receive_message_length", 4 * 1024 * 1024),
+            # A restarted rules service is found again within RECONNECT_CAP_MS, well inside the retry
+            # window below, so the first request after it is back already succeeds.
+            ("grpc.initial_reconnect_backoff_ms", 100),
+            ("grpc.max_reconnect_backoff_ms", RECONNECT_CAP_MS),
+        ])
+        self.stub = rules_pb2_grpc.RulesStub(self.channel)
+
+    def close(self) -> None:
+        self.channel.close()
+
+    def _call(self, method: Callable[..., T], request: Any) -> T:
+        delay = 0.1
+        for attempt in range(self.retries + 1):
+            try:
+                return method(request, timeout=self.timeout_s)
+            except grpc.RpcError as err:
+                status = err.code()  # type: ignore[attr-defined]
+                if status == grpc.StatusCode.UNAVAILABLE and attempt < self.retries:
+                    time.sleep(delay)
+                    delay *= 3
+                    continue
+                raise self._translate(err) from None
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _translate(err: grpc.RpcError) -> DomainError:
+        status = err.code()  # type: ignore[attr-defined]
+        details = err.details() or status.name  # type: ignore[attr-defined]
+        pairs: Any = err.trailing_metadata() or ()  # type: ignore[attr-defined]
+        metadata = {str(key): str(value) for key, value in pairs}
+        code, kind = metadata.get(ERROR_CODE_KEY, ""), metadata.get(ERROR_KIND_KEY, "")
+        if status in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+            return DomainError(Kind.UNAVAILABLE, "rules_unavailable", "the rules service is unavailable; try again "
+                               "shortly", retry_after=1)
+        if status == grpc.StatusCode.FAILED_PRECONDITION:
+            return DomainError(Kind.CONFLICT if kind == "conflict" else Kind.ILLEGAL, code or "illegal_move", details)
+        if status == grpc.StatusCode.INVALID_ARGUMENT:
+            if kind == "malformed" or code in {"invalid_options", "unknown_game", "malformed_request"}:
+                return DomainError(Kind.MALFORMED, code, details)
+            return DomainError(Kind.INTERNAL, "corrupt_state", "stored match state was rejected by the rules service")
+        return DomainError(Kind.DEPENDENCY_FAILED, "rules_error", "the rules service failed")
+
+    def list_games(self) -> list[dict[str, Any]]:
+        reply = self._call(self.stub.ListGames, rules_pb2.ListGamesRequest())
+        return [{"id": g.id, "title": g.title, "min_players": g.min_players, "max_players": g.max_players,
+                 "simultaneous": g.simultaneous, "options": orjson.loads(g.options_json)} for g in reply.games]
+
+    def new_game(self, game: str, players: int, seed: int, options: dict[str, Any], derive: bool = True,
+                 view_seats: list[int] | None = None) -> Applied:
+        reply = self._call(self.stub.NewGame, rules_pb2.NewGameRequest(
+            game=game, players=players, seed=seed, options_json=orjson.dumps(options).decode(), derive=derive,
+            view_seats=view_seats or []))
+        return _applied(reply)
+
+    def apply_move(self, game: str, state: bytes, seat: int, move: Any, view_seats: list[int] | None = None,
+                   derive: bool = True) -> Applied:
+        reply = self._call(self.stub.ApplyMove, rules_pb2.ApplyMoveRequest(
+            game=game, state=state, seat=seat, move_json=orjson.dumps(move).decode(), view_seats=view_seats or [],
+            derive=derive))
+        return _applied(reply)
+
+    def legal_moves(self, game: str, state: bytes, seat: int) -> list[Any]:
+        reply = self._call(self.stub.LegalMoves, rules_pb2.LegalMovesRequest(game=game, state=state, seat=seat))
+        moves: list[Any] = orjson.loads(reply.moves_json)
+        return moves
+
+    def view(self, game: str, state: bytes, seat: int | None) -> Any:
+        request = rules_pb2.GetViewRequest(game=game, state=state, seat=SPECTATOR if seat is None else seat)
+        return orjson.loads(self._call(self.stub.GetView, request).view_json)
+
+    def ready(self) -> bool:
+        try:
+            self.stub.ListGames(rules_pb2.ListGamesRequest(), timeout=1)
+            return True
+        except grpc.RpcError:
+            return False
+
+
+def _applied(reply: rules_pb2.GameState) -> Applied:
+    return Applied(state=reply.state, to_act=list(reply.to_act), finished=reply.finished, seats=reply.seats,
+                   result=orjson.loads(reply.result_json) if reply.result_json else None,
+                   views={v.seat: v.view_json for v in reply.views},
+                   sides=[list(side.seats) for side in reply.sides], scores=list(reply.scores),
+                   winners=list(reply.winners), legal={m.seat: m.moves_json for m in reply.legal})

@@ -1,0 +1,207 @@
+"""Signed webhooks, the gateway's half: which events an update makes, the outbox, and tenants' registrations.
+
+**Outbox.** A tenant's match gets its events in a Redis Stream in the match's own Cluster slot,
+``match:{<id>}:outbox``, appended by the *same* compare-and-set script that makes the change
+(:mod:`services.core.store`): an event exists if and only if its change does, whatever process dies.
+
+**Pending index.** The worker (``meeple serve webhooks``, :mod:`services.webhooks`) finds outboxes with
+something in them through ``{webhooks:<k>}:pending`` (k = one of :data:`SHARDS` sorted sets, member = match
+id, score = when it was last marked). The mark is written *before* the compare-and-set, so a crash in
+between leaves a mark with an empty outbox (the worker drops it), never an outbox nobody will look at. The
+worker unmarks a drained outbox only if the mark is older than :data:`MARK_GRACE_S` and unchanged since it
+looked (one script on the index): an update whose mark came just before the worker drained will have
+appended by then, so its event is never stranded.
+
+**Registrations.** ``wh:{<tenant>}:hooks`` (hash: hook id -> JSON url, events, secret, created_at) and the
+tenant's dead letters ``wh:{<tenant>}:dead`` (newest first, at most :data:`DEAD_KEEP`).
+
+**Where deliveries may go (SSRF guard).** A tenant's URL must not make the server reach into its own network:
+a host that is, or resolves to, a loopback, private, link-local, multicast, reserved, unspecified or other
+non-global address (IPv4 or IPv6; an IPv6 address embedding an IPv4 one — mapped, 6to4, Teredo, NAT64 — is
+judged by the IPv4 one) is refused at registration, and again at every delivery, which then connects to the
+address it checked (a name that resolved to a public address at registration and to 127.0.0.1 later is
+refused, not followed). ``MEEPLE_WEBHOOK_ALLOW_PRIVATE`` lists networks (CIDR) the operator allows anyway, or
+``all`` to turn the guard off (``make run`` and the tests do, for a receiver on 127.0.0.1).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+import socket
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+#: Every event a hook may subscribe to. ``turn``: a seat must decide (one per version: chatty, opt-in).
+EVENTS = ("match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over",
+          "seat.reclaimed", "turn")
+SHARDS = 16
+MARK_GRACE_S = 60.0
+DEAD_KEEP = 1000
+#: Hooks per tenant, and the longest URL.
+MAX_HOOKS = 20
+MAX_URL = 2048
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+#: host, port -> the addresses it resolves to (a seam: tests make a name "rebind" without touching DNS).
+Resolver = Callable[[str, int], list[str]]
+_EVERYTHING = (ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+class AddressRefused(Exception):
+    """A webhook URL whose host deliveries must not reach; ``code`` is the API's error code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def allowed_networks(items: Sequence[str]) -> tuple[Network, ...]:
+    """``MEEPLE_WEBHOOK_ALLOW_PRIVATE``'s items: CIDR networks, or ``all`` (also ``1``) for every address."""
+    nets: list[Network] = []
+    for item in items:
+        nets += _EVERYTHING if item.strip().lower() in ("all", "1", "true", "yes") else [
+            ipaddress.ip_network(item.strip(), strict=False)]
+    return tuple(nets)
+
+
+def refusal(ip: Address) -> str | None:
+    """Why deliveries may not reach ``ip`` (None: a global unicast address)."""
+    if isinstance(ip, ipaddress.IPv6Address):
+        inner = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None) or (
+            ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF) if ip in _NAT64 else None)
+        if inner is not None:
+            return refusal(inner)
+    for kind in ("loopback", "unspecified", "link_local", "multicast", "private", "reserved"):
+        if getattr(ip, f"is_{kind}"):
+            return kind.replace("_", "-")
+    return None if ip.is_global else "not globally routable"
+
+
+def resolve(host: str, port: int) -> list[str]:
+    return [str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
+
+
+def _addresses(host: str, port: int, resolver: Resolver) -> list[Address]:
+    """``host`` itself when it is an address literal, else what it resolves to (an error: refused)."""
+    try:
+        return [ipaddress.ip_address(host)]
+    except ValueError:
+        pass
+    try:
+        return [ipaddress.ip_address(a.partition("%")[0]) for a in resolver(host, port)]
+    except (OSError, UnicodeError, ValueError) as err:
+        raise AddressRefused("webhook_unresolvable", f"{host} does not resolve ({err})") from None
+
+
+def checked_address(url: str, allow: Sequence[Network], resolver: Resolver = resolve) -> str | None:
+    """The address a delivery to ``url`` connects to, every address of its host checked; None when the
+    operator allows every address (no check: the HTTP client resolves). Raises :class:`AddressRefused`."""
+    if all(net in allow for net in _EVERYTHING):
+        return None
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    found = _addresses(host, parts.port or (443 if parts.scheme == "https" else 80), resolver)
+    if not found:
+        raise AddressRefused("webhook_unresolvable", f"{host} does not resolve")
+    for ip in found:
+        reason = refusal(ip)
+        if reason and not any(ip in net for net in allow if net.version == ip.version):
+            raise AddressRefused("webhook_address_refused", f"{host} is {ip} ({reason}): webhooks reach public "
+                                                            "addresses only (the operator may allow networks in "
+                                                            "MEEPLE_WEBHOOK_ALLOW_PRIVATE)")
+    return str(found[0])
+
+
+def outbox_key(match_id: str) -> str:
+    return f"match:{{{match_id}}}:outbox"
+
+
+def pending_key(shard: int) -> str:
+    return f"{{webhooks:{shard}}}:pending"
+
+
+def shard_of(match_id: str) -> int:
+    return zlib.crc32(match_id.encode()) % SHARDS
+
+
+def hooks_key(tenant: str) -> str:
+    return f"wh:{{{tenant}}}:hooks"
+
+
+def dead_key(tenant: str) -> str:
+    return f"wh:{{{tenant}}}:dead"
+
+
+def events_of(before: dict[str, Any] | None, after: dict[str, Any], entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """The webhook events an update of a tenant's match makes (none for other matches)."""
+    tenant = after.get("tenant")
+    if not tenant:
+        return []
+    out: list[dict[str, Any]] = []
+    was = None if before is None else before["status"]
+    status, kind, seat = after["status"], entry["kind"], entry.get("seat")
+    if before is None:
+        out.append({"type": "match.created"})
+    if status == "active" and was != "active":
+        out.append({"type": "match.started"})
+    if kind == "timeout":
+        out.append({"type": "seat.timeout", "seat": seat, "policy": entry.get("policy")})
+        if entry.get("policy") == "bot":
+            out.append({"type": "seat.taken_over", "seat": seat, "reason": "timeout"})
+    if kind == "left" and was == "active":
+        out.append({"type": "seat.taken_over", "seat": seat, "reason": "left"})
+    if kind == "resigned":
+        out.append({"type": "seat.taken_over", "seat": seat, "reason": "resigned"})
+    if kind == "reclaimed":
+        out.append({"type": "seat.reclaimed", "seat": seat})
+    if status == "finished" and was != "finished":
+        out.append({"type": "match.finished", "result": after.get("result"), "outcome": after.get("outcome")})
+    elif status == "active" and after.get("to_act") and (was != "active" or kind == "move"):
+        out.append({"type": "turn", "to_act": after["to_act"]})
+    return out
+
+
+def outbox_record(match_id: str, version: int, meta: dict[str, Any], events: list[dict[str, Any]]) -> bytes:
+    """What the compare-and-set appends: the events with what a receiver needs to place them."""
+    seats = [{"seat": i, "kind": s["kind"], "player": s.get("player")} for i, s in enumerate(meta["seats"])]
+    return orjson.dumps({"tenant": meta["tenant"], "match_id": match_id, "game": meta["game"], "version": version,
+                         "at": time.time(), "seats": seats, "events": events})
+
+
+def mark(client: Any, match_id: str) -> None:
+    """Mark the match's outbox as pending (before the compare-and-set that appends to it)."""
+    client.zadd(pending_key(shard_of(match_id)), {match_id: time.time()})
+
+
+# -- registrations ---------------------------------------------------------------------------------------------
+def register(client: Any, tenant: str, url: str, events: list[str]) -> dict[str, Any]:
+    """A new hook; the returned document carries its signing secret, shown this once."""
+    hook = {"id": secrets.token_hex(8), "url": url, "events": events, "secret": f"whsec_{secrets.token_urlsafe(32)}",
+            "created_at": time.time()}
+    client.hset(hooks_key(tenant), hook["id"], orjson.dumps(hook))
+    return hook
+
+
+def hooks(client: Any, tenant: str) -> list[dict[str, Any]]:
+    raw: dict[Any, Any] = client.hgetall(hooks_key(tenant))
+    return sorted((orjson.loads(v) for v in raw.values()), key=lambda h: h["created_at"])
+
+
+def unregister(client: Any, tenant: str, hook_id: str) -> bool:
+    return bool(client.hdel(hooks_key(tenant), hook_id))
+
+
+def public(hook: dict[str, Any]) -> dict[str, Any]:
+    return {k: hook[k] for k in ("id", "url", "events", "created_at")}
+
+
+def dead_letters(client: Any, tenant: str, limit: int) -> list[dict[str, Any]]:
+    return [orjson.loads(raw) for raw in client.lrange(dead_key(tenant), 0, limit - 1)]

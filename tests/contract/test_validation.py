@@ -1,0 +1,131 @@
+"""Request bodies through the contract's models: the API's error codes and messages as ``json_body`` gave them,
+and responses serialised with stored JSON passed through untouched."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from services.contract import models as m
+from services.contract.errors import ContractError
+from services.contract.limits import MAX_JSON_DEPTH
+from services.contract.validation import dump, parse, parse_params
+
+
+def nested(depth: int) -> object:
+    value: object = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def code_of(model: type[m.Request], raw: bytes) -> str:
+    with pytest.raises(ContractError) as err:
+        parse(model, raw)
+    assert err.value.kind == "invalid" and err.value.status == 400
+    return err.value.code
+
+
+@pytest.mark.parametrize(("raw", "code"), [
+    (b"{nope", "malformed_json"), (b"[1, 2]", "malformed_json"), (b'"text"', "malformed_json"),
+    (b'{"move": {"type": "x"}, "version": 1, "zeta": 1, "alpha": 2}', "unknown_field"),
+    (b'{"move": {"type": "x"}}', "missing_field"), (b"", "missing_field"),
+    (b'{"move": {"type": "x"}, "version": "1"}', "wrong_type"),
+    (b'{"move": {"type": "x"}, "version": true}', "wrong_type"),
+    (b'{"move": {"type": "x"}, "version": 1.5}', "wrong_type"),
+    (b'{"move": [], "version": 1}', "wrong_type"),
+    (b'{"move": {"type": "x"}, "version": -1}', "wrong_type"),
+])
+def test_a_move_body_gets_the_apis_code_for_each_mistake(raw: bytes, code: str) -> None:
+    assert code_of(m.SubmitMove, raw) == code
+
+
+def test_the_first_unknown_field_in_sorted_order_is_named_with_the_allowed_ones() -> None:
+    with pytest.raises(ContractError) as err:
+        parse(m.SubmitMove, b'{"zeta": 1, "alpha": 2}')
+    assert err.value.message == "unknown field 'alpha'; allowed: move, version"
+
+
+def test_unknown_fields_come_before_missing_ones_and_missing_before_wrong_types() -> None:
+    assert code_of(m.CreateMatch, b'{"players": "x", "bogus": 1}') == "unknown_field"
+    assert code_of(m.CreateMatch, b'{"players": "x"}') == "missing_field"
+    assert code_of(m.CreateMatch, b'{"game": 3, "players": 99}') == "wrong_type"  # types before ranges
+
+
+def test_a_json_number_with_an_integral_value_is_an_integer_and_true_is_not_a_number() -> None:
+    assert parse(m.SubmitMove, b'{"move": {"type": "x"}, "version": 2.0}').version == 2
+    assert parse(m.CreateMatch, b'{"game": "clash", "players": 2.0}').players == 2
+    assert code_of(m.CreateMatch, b'{"game": "clash", "players": true}') == "wrong_type"
+    assert code_of(m.CreateMatch, b'{"game": "clash", "players": 2, "join": 1}') == "wrong_type"
+
+
+def test_nesting_deeper_than_the_limit_is_too_deep_whatever_the_depth() -> None:
+    within = orjson.dumps({"move": {"type": "x", "a": nested(MAX_JSON_DEPTH - 3)}, "version": 1})
+    assert parse(m.SubmitMove, within).version == 1
+    for depth in (MAX_JSON_DEPTH, 300, 5000):  # past the decoder's own recursion limit too
+        raw = b'{"move": {"type": "x", "a": ' + b"[" * depth + b"]" * depth + b'}, "version": 1}'
+        assert code_of(m.SubmitMove, raw) == "too_deep", depth
+    with pytest.raises(ContractError) as err:
+        parse(m.CreateMatch, orjson.dumps({"game": "g", "players": 2, "options": {"a": nested(40)}}))
+    assert str(MAX_JSON_DEPTH) in err.value.message
+
+
+@pytest.mark.parametrize(("body", "code"), [
+    ({"game": "clash", "players": 17}, "invalid_options"),
+    ({"game": "clash", "players": 0}, "invalid_options"),
+    ({"game": "clash", "players": 2, "seats": [{"kind": "robot"}, {"kind": "human"}]}, "bad_seats"),
+    ({"game": "clash", "players": 2, "seats": [{"kind": "bot", "level": "god"}, {"kind": "human"}]}, "bad_seats"),
+    ({"game": "clash", "players": 2, "seats": [{"kind": "human", "x": 1}, {"kind": "human"}]}, "bad_seats"),
+    ({"game": "clash", "players": 2, "seats": ["human", "bot"]}, "bad_seats"),
+    ({"game": "clash", "players": 2, "seats": [{"kind": "human", "player": "-x"}, {"kind": "human"}]}, "bad_player"),
+    ({"game": "clash", "players": 2, "takeover_level": "god"}, "bad_seats"),
+    ({"game": "clash", "players": 2, "clock": {"mode": "sundial"}}, "bad_clock"),
+    ({"game": "clash", "players": 2, "clock": {"mode": "per_move", "seconds": 0.1}}, "bad_clock"),
+    ({"game": "clash", "players": 2, "clock": {"mode": "per_move", "seconds": "60"}}, "bad_clock"),
+    ({"game": "clash", "players": 2, "seed": -1}, "wrong_type"),
+    ({"game": "clash", "players": 2, "seed": 2**63}, "wrong_type"),
+])
+def test_a_create_body_gets_the_code_its_field_declares(body: dict[str, object], code: str) -> None:
+    assert code_of(m.CreateMatch, orjson.dumps(body)) == code
+
+
+def test_the_message_names_the_field_that_is_wrong() -> None:
+    with pytest.raises(ContractError) as err:
+        parse(m.CreateMatch, orjson.dumps({"game": "clash", "players": 2, "seats": [{"kind": "robot"}]}))
+    assert err.value.message.startswith("seats[0].kind:")
+
+
+def test_join_webhook_and_empty_bodies() -> None:
+    assert parse(m.JoinMatch, b"") == m.JoinMatch()
+    assert code_of(m.JoinMatch, b'{"seat": -1}') == "no_such_seat"
+    assert code_of(m.JoinMatch, b'{"player": ""}') == "bad_player"
+    assert code_of(m.AddWebhook, b'{"url": "https://x.example", "events": []}') == "bad_webhook"
+    assert code_of(m.AddWebhook, b'{"url": "https://x.example", "events": ["match.lost"]}') == "bad_webhook"
+    assert parse(m.Empty, b"{}") == m.Empty() and parse(m.Empty, b"") == m.Empty()
+    assert code_of(m.Empty, b'{"reason": "bored"}') == "unknown_field"
+
+
+def test_query_parameters_and_headers_are_read_from_text_with_bad_parameter_or_their_own_code() -> None:
+    query = parse_params(m.EventsQuery, {"after": "4", "wait": "30", "until": "turn", "ignored": "x"})
+    assert (query.after, query.wait, query.until) == (4, 30, "turn")
+    assert parse_params(m.EventsQuery, {}).wait == 0
+    for bad in ({"wait": "31"}, {"wait": "soon"}, {"until": "later"}, {"after": "-1"}):
+        with pytest.raises(ContractError) as err:
+            parse_params(m.EventsQuery, bad)
+        assert err.value.code == "bad_parameter", bad
+    assert parse_params(m.MoveHeaders, {"idempotency-key": "k1"}).idempotency_key == "k1"
+    with pytest.raises(ContractError) as err:
+        parse_params(m.MoveHeaders, {"Idempotency-Key": "k" * 129})
+    assert err.value.code == "bad_idempotency_key"
+
+
+def test_a_response_carries_stored_json_as_it_is_and_leaves_unset_fields_out() -> None:
+    view = b'{"board": [[1, 2]], "hand": ["W28"]}'
+    doc = m.Events(version=3, status="active", to_act=[0], events=[m.Event(version=3, kind="joined", seat=1,
+                                                                          to_act=[0])],
+                   view=m.fragment(view), result=None)
+    encoded = dump(doc)
+    assert view in encoded
+    assert orjson.loads(encoded) == {"version": 3, "status": "active", "to_act": [0], "result": None,
+                                     "events": [{"version": 3, "kind": "joined", "seat": 1, "to_act": [0]}],
+                                     "view": orjson.loads(view)}

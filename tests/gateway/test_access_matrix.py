@@ -1,0 +1,314 @@
+"""The authorization matrix (issue 27): every route of the Flask URL map, and the WebSocket, asked by every kind
+of caller, against ONE table of expected answers kept here (:data:`EXPECTED`, by access profile, and
+:data:`PROFILE`, each route's profile). A route added without a row fails; a check removed from the policy
+makes some cell answer otherwise and fails.
+
+Two real gateways under gunicorn (its worker holds WebSockets) share one Redis (a server, then a Cluster):
+anonymous access on (``make run``'s setting) and off (the deploy setting). The callers:
+
+* ``none_on`` / ``none_off`` — no credential, anonymous access on / off;
+* ``seat_on`` — the anonymous client holding this match's seat token, anonymous access on;
+* ``seat`` — this match's seat token, anonymous access off (as every caller below);
+* ``other_seat`` — the seat token of another match;
+* ``owner_key`` — the key of the tenant the match or ticket belongs to (tenant A);
+* ``other_key`` — another tenant's key (tenant B);
+* ``revoked_key`` — tenant A's key after ``meeple keys revoke``; ``madeup_key`` — a key nobody made.
+
+Match and ticket routes are asked about a tenant's (A's) and an anonymous one (made with anonymous access on).
+An answer is a *denial* when it is one of the access codes below, else ``ok`` (the request got past the policy:
+a 409 ``match_not_started`` is ok here — the other tests check what the call then does).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import pytest
+import requests
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect as ws_connect
+
+from services import redisconn
+from services.core import tenants
+from services.core.access import RULES, Action
+from services.core.config import Config
+from services.gateway.api import ACCESS
+from services.gateway.app import create_app
+from services.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
+
+from .conftest import RulesProcess
+
+GAME = "fierce-women"  # 2-5 players: a 3-player match with one seat taken stays waiting (nothing runs)
+CALLERS = ("none_on", "none_off", "seat_on", "seat", "other_seat", "owner_key", "other_key", "revoked_key",
+           "madeup_key")
+#: The answers that mean "the policy said no", by code.
+DENIALS = {"missing_token": 401, "wrong_token": 401, "invalid_api_key": 401, "api_key_required": 401,
+           "match_not_found": 404, "ticket_not_found": 404}
+TENANT, ANON = "tenant", "anon"
+OK = "ok"
+
+# Expected answer per caller; for match and ticket profiles a pair: (about A's, about an anonymous one).
+_MATCH_READ = {"none_on": ("404", OK), "none_off": ("401", "401"), "seat_on": (OK, OK), "seat": (OK, OK),
+               "other_seat": ("401", "401"), "owner_key": (OK, "404"), "other_key": ("404", "404"),
+               "revoked_key": ("401", "401"), "madeup_key": ("401", "401")}
+EXPECTED: dict[str, dict[str, Any]] = {
+    "read": _MATCH_READ,
+    "act": {**_MATCH_READ, "none_on": ("404", "401"), "owner_key": ("401", "404")},
+    "join": {**_MATCH_READ, "seat_on": ("404", OK), "seat": ("401", "401")},
+    "ticket": {**_MATCH_READ, "seat_on": ("404", OK), "seat": ("401", "401")},
+    "create": {"none_on": OK, "none_off": "401", "seat_on": OK, "seat": "401", "other_seat": "401",
+               "owner_key": OK, "other_key": OK, "revoked_key": "401", "madeup_key": "401"},
+    "tenant": {"none_on": "401", "none_off": "401", "seat_on": "401", "seat": "401", "other_seat": "401",
+               "owner_key": OK, "other_key": OK, "revoked_key": "401", "madeup_key": "401"},
+    "catalogue": {**dict.fromkeys(CALLERS, OK), "revoked_key": "401", "madeup_key": "401"},
+    "open": dict.fromkeys(CALLERS, OK),
+}
+#: Each route's profile: a route without one fails the test.
+PROFILE: dict[tuple[str, str], str] = {
+    ("GET", "/v1/games"): "catalogue",
+    ("POST", "/v1/matches"): "create",
+    ("GET", "/v1/matches"): "tenant",
+    ("GET", "/v1/matches/<match_id>"): "read",
+    ("GET", "/v1/matches/<match_id>/events"): "read",
+    ("GET", "/v1/matches/<match_id>/events/stream"): "read",
+    ("GET", "/v1/matches/<match_id>/replay"): "read",
+    ("GET", "/v1/matches/<match_id>/legal-moves"): "act",
+    ("POST", "/v1/matches/<match_id>/moves"): "act",
+    ("GET", "/v1/matches/<match_id>/hint"): "act",
+    ("POST", "/v1/matches/<match_id>/leave"): "act",
+    ("POST", "/v1/matches/<match_id>/resign"): "act",
+    ("POST", "/v1/matches/<match_id>/seats/<int:seat>/reclaim"): "act",
+    ("POST", "/v1/matches/<match_id>/rematch"): "act",
+    ("POST", "/v1/matches/<match_id>/join"): "join",
+    ("GET", "/v1/matches/<match_id>/ws"): "open",  # without an upgrade: 426 to anyone
+    ("WS", "/v1/matches/<match_id>/ws"): "read",
+    ("POST", "/v1/matchmaking"): "create",
+    ("GET", "/v1/matchmaking/<ticket>"): "ticket",
+    ("DELETE", "/v1/matchmaking/<ticket>"): "ticket",
+    ("GET", "/v1/players/<player>/matches"): "tenant",
+    ("GET", "/v1/players/<player>/ratings"): "tenant",
+    ("POST", "/v1/webhooks"): "tenant",
+    ("GET", "/v1/webhooks"): "tenant",
+    ("DELETE", "/v1/webhooks/<hook_id>"): "tenant",
+    ("GET", "/v1/webhooks/dead-letters"): "tenant",
+    ("DELETE", "/v1/webhooks/dead-letters"): "tenant",
+    ("GET", "/healthz"): "open",
+    ("GET", "/readyz"): "open",
+    ("GET", "/metrics"): "open",
+    ("GET", "/v1/openapi.json"): "open",
+    ("GET", "/docs"): "open",
+    ("GET", "/docs/"): "open",
+    ("GET", "/docs/<path:path>"): "open",
+    ("GET", "/play"): "open",
+    ("GET", "/play/<path:name>"): "open",
+}
+#: Sample bodies and path values (valid in shape: what is then refused is refused by the policy or the state).
+BODIES: dict[tuple[str, str], Any] = {
+    ("POST", "/v1/matches"): {"game": GAME, "players": 3},
+    ("POST", "/v1/matches/<match_id>/moves"): {"move": {"type": "draw"}, "version": 1},
+    ("POST", "/v1/matchmaking"): {"game": GAME, "players": 5},
+    ("POST", "/v1/webhooks"): {"url": "http://127.0.0.1:9/hook", "events": ["match.finished"]},
+}
+PATHS = {"<int:seat>": "0", "<player>": "ann", "<hook_id>": "0123456789ab", "<path:path>": "index.html",
+         "<path:name>": "app.js"}
+ACTION_PROFILE = {Action.CATALOGUE: "catalogue", Action.CREATE: "create", Action.JOIN: "join", Action.READ: "read",
+                  Action.ACT: "act", Action.TICKET: "ticket", Action.TENANT: "tenant", None: "open"}
+
+
+@dataclass
+class Node:
+    url: str
+    proc: subprocess.Popen[bytes]
+
+
+@contextlib.contextmanager
+def gunicorn_gateway(redis_url: str, rules_port: int, **env: str) -> Iterator[Node]:
+    with tempfile.TemporaryDirectory(prefix="meeple-matrix-") as prom:
+        port = free_port()
+        full = {**os.environ, "REDIS_URL": redis_url, "MEEPLE_RULES_ADDR": f"127.0.0.1:{rules_port}",
+                "PROMETHEUS_MULTIPROC_DIR": prom, "MEEPLE_RATE_LIMIT_PER_MINUTE": "0",
+                "MEEPLE_MAX_ACTIVE_MATCHES_PER_IP": "0", "MEEPLE_MAX_BOT_SEATS_PER_IP": "0",
+                "MEEPLE_MAX_HARD_BOTS_PER_IP": "0", "MEEPLE_WEBHOOK_ALLOW_PRIVATE": "all", "MEEPLE_HINT_WAIT_S": "1",
+                **env}
+        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONF, "--workers", "1",
+                                 "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "2",
+                                 "services.gateway.wsgi:app"], cwd=ROOT, env=full,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_until(lambda: http_ok(f"{url}/healthz"), "gunicorn", proc)
+            yield Node(url, proc)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(15)
+
+
+@dataclass
+class World:
+    """Two gateways on one store, two tenants, and the keys and tokens each kind of caller holds."""
+
+    on: Node
+    off: Node
+    keys: dict[str, str]
+    http: requests.Session = field(default_factory=requests.Session)
+    #: a seat token of a match that is not the one asked about
+    other_token: str = ""
+    spare: tuple[str, str] = ("", "")
+
+    def call(self, node: Node, method: str, path: str, headers: dict[str, str] | None = None,
+             body: Any = None) -> requests.Response:
+        return self.http.request(method, node.url + path, headers=headers or {}, timeout=30,
+                                 **({"json": body} if body is not None else {}),
+                                 **({"stream": True} if path.endswith("/events/stream") else {}))
+
+    def match(self, tenant: bool) -> tuple[str, str]:
+        """A waiting 3-player match (A's, or anonymous) whose seat 0 is taken: its id and seat 0's token."""
+        node, headers = (self.off, {"X-API-Key": self.keys["owner_key"]}) if tenant else (self.on, {})
+        made = self.call(node, "POST", "/v1/matches", headers, {"game": GAME, "players": 3, "join": True})
+        assert made.status_code == 201, made.text
+        return made.json()["id"], made.json()["token"]
+
+    def ticket(self, tenant: bool) -> str:
+        node, headers = (self.off, {"X-API-Key": self.keys["owner_key"]}) if tenant else (self.on, {})
+        made = self.call(node, "POST", "/v1/matchmaking", headers,
+                         {"game": GAME, "players": 5, "options": {"matrix": os.urandom(6).hex()}})
+        assert made.status_code == 201, made.text
+        return str(made.json()["ticket"])
+
+    def caller(self, kind: str, token: str, other_token: str) -> tuple[Node, dict[str, str]]:
+        """The gateway a kind of caller asks, and the headers it sends."""
+        if kind == "none_on":
+            return self.on, {}
+        if kind == "none_off":
+            return self.off, {}
+        if kind == "seat_on":
+            return self.on, {"Authorization": f"Bearer {token}"}
+        if kind == "seat":
+            return self.off, {"Authorization": f"Bearer {token}"}
+        if kind == "other_seat":
+            return self.off, {"Authorization": f"Bearer {other_token}"}
+        return self.off, {"X-API-Key": self.keys[kind]}
+
+
+def verdict(response: requests.Response) -> str:
+    """``ok``, or the status of a denial by the access policy (checked to be the code's own status)."""
+    if response.status_code in (401, 404):
+        try:
+            code = response.json()["error"]["code"]
+        except (ValueError, KeyError, TypeError):
+            return OK
+        if code in DENIALS:
+            assert DENIALS[code] == response.status_code, response.text
+            return str(response.status_code)
+    return OK
+
+
+def ws_verdict(node: Node, match_id: str, headers: dict[str, str], hello_token: str | None) -> str:
+    """The WebSocket's answer: refused at the upgrade (a status), or in the hello (an error), or ``ready``."""
+    url = node.url.replace("http://", "ws://") + f"/v1/matches/{match_id}/ws"
+    try:
+        with ws_connect(url, additional_headers=headers, open_timeout=20) as socket:
+            socket.send(orjson.dumps({"type": "hello", "token": hello_token}).decode())
+            first = orjson.loads(socket.recv(timeout=20))
+    except InvalidStatus as refused:
+        body = orjson.loads(refused.response.body or b"{}")
+        code = body.get("error", {}).get("code")
+        assert code in DENIALS and DENIALS[code] == refused.response.status_code, body
+        return str(refused.response.status_code)
+    if first["type"] == "ready":
+        return OK
+    code = first["error"]["code"]
+    assert code in DENIALS, first
+    return str(DENIALS[code])
+
+
+@pytest.fixture(scope="module")
+def world(redis_url: str, rules: RulesProcess) -> Iterator[World]:
+    client = redisconn.connect(redis_url)
+    keys = {"owner_key": tenants.create_key(client, "matrix-a")[0],
+            "other_key": tenants.create_key(client, "matrix-b")[0]}
+    revoked, record = tenants.create_key(client, "matrix-a")
+    tenants.revoke(client, record["key_id"])
+    keys["revoked_key"], keys["madeup_key"] = revoked, "mk_0a1b2c3d4e5f.this-key-was-never-made"
+    with gunicorn_gateway(redis_url, rules.port) as on, \
+            gunicorn_gateway(redis_url, rules.port, MEEPLE_ANONYMOUS="0") as off:
+        world = World(on, off, keys)
+        world.other_token = world.match(False)[1]
+        world.spare = world.match(False)  # a seat token for the callers of routes about no match
+        yield world
+
+
+def routes() -> list[tuple[str, str]]:
+    """Every (method, rule) of the app's URL map; the WebSocket rule as ``WS``."""
+    app = create_app(Config(redis_url="redis://127.0.0.1:1/0"))
+    found = set()
+    for rule in app.url_map.iter_rules():
+        if getattr(rule, "websocket", False):
+            found.add(("WS", rule.rule))
+            continue
+        for method in rule.methods or ():
+            if method not in ("HEAD", "OPTIONS"):
+                found.add((method, rule.rule))
+    return sorted(found)
+
+
+def test_every_route_has_a_row_and_its_profile_is_the_action_the_gateway_declares() -> None:
+    app = create_app(Config(redis_url="redis://127.0.0.1:1/0"))
+    assert sorted(set(routes()) - set(PROFILE)) == [], "a route without a row in the matrix"
+    assert sorted(set(PROFILE) - set(routes())) == [], "a row for a route that does not exist"
+    for rule in app.url_map.iter_rules():
+        assert rule.endpoint in ACCESS, f"{rule.endpoint} declares no access action (services/gateway/api)"
+        methods = ["WS"] if getattr(rule, "websocket", False) else sorted((rule.methods or set()) - {"HEAD", "OPTIONS"})
+        for method in methods:
+            assert PROFILE[(method, rule.rule)] == ACTION_PROFILE[ACCESS[rule.endpoint]], (method, rule.rule)
+    assert set(ACTION_PROFILE) - {None} == set(RULES), "every action has its rule in the policy's words"
+
+
+def _path(rule: str, match_id: str, ticket: str) -> str:
+    path = rule.replace("<match_id>", match_id).replace("<ticket>", ticket)
+    for placeholder, value in PATHS.items():
+        path = path.replace(placeholder, value)
+    return path
+
+
+@pytest.mark.parametrize(("method", "rule"), sorted(PROFILE))
+def test_the_route_answers_every_kind_of_caller_as_the_matrix_says(world: World, method: str, rule: str) -> None:
+    profile = EXPECTED[PROFILE[(method, rule)]]
+    about_matches = "<match_id>" in rule and PROFILE[(method, rule)] != "open"
+    about_tickets = "<ticket>" in rule
+    got: dict[str, Any] = {}
+    for kind in CALLERS:
+        answers = []
+        for tenant in ((True, False) if about_matches or about_tickets else (True,)):
+            match_id, token = world.match(tenant) if about_matches else world.spare
+            ticket = world.ticket(tenant) if about_tickets else "t0000000000"
+            node, headers = world.caller(kind, token, world.other_token)
+            if method == "WS":
+                answers.append(ws_verdict(node, match_id, headers, None))
+            else:
+                response = world.call(node, method, _path(rule, match_id, ticket), headers, BODIES.get((method, rule)))
+                answers.append(verdict(response))
+                response.close()
+        got[kind] = tuple(answers) if about_matches or about_tickets else answers[0]
+    assert got == profile
+
+
+def test_a_seat_token_in_the_websocket_hello_is_decided_as_in_a_header(world: World) -> None:
+    """The browser's way in (the token in the first message): the same answers as the header's."""
+    for tenant in (True, False):
+        match_id, token = world.match(tenant)
+        for node in (world.on, world.off):
+            assert ws_verdict(node, match_id, {}, token) == OK
+            assert ws_verdict(node, match_id, {}, world.other_token) == "401"
+        # another tenant's key on the upgrade does not let a hello without a token in
+        assert ws_verdict(world.off, match_id, {"X-API-Key": world.keys["other_key"]}, None) == "404"
+

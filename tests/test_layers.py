@@ -1,0 +1,112 @@
+"""The house's layers point one way (issue 27): the workers and the match core never reach the HTTP gateway or
+Flask, the core never speaks HTTP, and nothing builds a fake HTTP request to reach its own code.
+
+Imports are followed transitively through the project's own modules, so a helper that drags Flask in through
+a second module is found too.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from services.core.errors import CATALOG, DomainError, Kind
+
+ROOT = Path(__file__).resolve().parent.parent
+PROJECT = ("services", "ai", "loadtests")
+
+
+def module_file(name: str) -> Path | None:
+    base = ROOT.joinpath(*name.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def imports_of(path: Path, name: str) -> Iterator[str]:
+    """Every module ``path`` (module ``name``) imports, relative imports resolved."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1])
+                module = f"{base}.{node.module}" if node.module else base
+            else:
+                module = node.module or ""
+            yield module
+            for alias in node.names:  # ``from pkg import module``
+                if module_file(f"{module}.{alias.name}") is not None:
+                    yield f"{module}.{alias.name}"
+
+
+def reached(start: str) -> set[str]:
+    """Every module ``start`` imports, directly or through the project's own modules."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        path = module_file(name) if name.split(".")[0] in PROJECT else None
+        if path is not None:
+            todo += list(imports_of(path, name))
+    return seen
+
+
+def modules_under(folder: str) -> list[str]:
+    return sorted(".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+                  for p in (ROOT / folder).rglob("*.py"))
+
+
+@pytest.mark.parametrize("module", [*modules_under("services/bots"), *modules_under("services/timekeeper"),
+                                    *modules_under("services/webhooks"), *modules_under("services/core")])
+def test_workers_and_the_core_never_reach_the_gateway_or_flask(module: str) -> None:
+    found = reached(module)
+    bad = sorted(m for m in found if m.startswith(("services.gateway", "flask", "werkzeug", "gunicorn")))
+    assert bad == [], f"{module} reaches {bad}"
+
+
+def _raises(path: Path) -> Iterator[ast.Call]:
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+            yield node.exc
+
+
+def test_no_domain_module_raises_an_http_status() -> None:
+    for path in (ROOT / "services" / "core").rglob("*.py"):
+        for call in _raises(path):
+            numbers = [a.value for a in ast.walk(call) if isinstance(a, ast.Constant) and isinstance(a.value, int)]
+            assert not [n for n in numbers if 400 <= n < 600], f"{path.name}: a raise with an HTTP status"
+    assert "status" not in DomainError.__init__.__code__.co_varnames  # an error has a kind, not a status
+
+
+def test_no_fake_http_request_is_built_anywhere() -> None:
+    for path in (ROOT / "services").rglob("*.py"):
+        for module in imports_of(path, ".".join(path.relative_to(ROOT).with_suffix("").parts)):
+            assert not module.startswith("werkzeug.test"), f"{path}: builds requests with werkzeug.test"
+        assert "EnvironBuilder" not in path.read_text() and ".test_client(" not in path.read_text(), path
+
+
+def test_every_refusal_the_server_builds_is_a_catalogued_code_of_its_kind() -> None:
+    """docs/api.md and the OpenAPI document list codes from the catalog: a code raised but not catalogued (or
+    under another kind) would be a code clients were never told about."""
+    seen = 0
+    for path in (ROOT / "services").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "DomainError"
+                    and len(node.args) >= 2):
+                continue
+            kind, code = node.args[0], node.args[1]
+            if not (isinstance(kind, ast.Attribute) and isinstance(code, ast.Constant)):
+                continue  # a code passed on (the rules service's, a refused webhook address's)
+            assert (Kind[kind.attr], code.value) in CATALOG, f"{path.name}: {kind.attr} {code.value!r}"
+            seen += 1
+    assert seen > 60
