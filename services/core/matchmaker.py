@@ -182,6 +182,8 @@ def enqueue(core: Core, caller: Caller, *, game: str, players: int, options: dic
     if not catalogue[game]["min_players"] <= players <= catalogue[game]["max_players"]:
         raise DomainError(Kind.MALFORMED, "invalid_options", f"{game} is for {catalogue[game]['min_players']}-"
                                                              f"{catalogue[game]['max_players']} players")
+    # options the game does not take are refused now (400 invalid_options), not when a group is seated
+    core.rules.new_game(game, players, 0, options, derive=False)
     if idempotency_key is None:
         return _enqueue(core, caller, game, players, options, named, secrets.token_urlsafe(18))
     request = {"game": game, "players": players, "options": options, "player": player}

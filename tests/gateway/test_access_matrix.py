@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -179,8 +180,9 @@ class World:
 
     def ticket(self, tenant: bool) -> str:
         node, headers = (self.off, {"X-API-Key": self.keys["owner_key"]}) if tenant else (self.on, {})
+        # a pool of its own (an option value nobody else queues with), so it stays waiting
         made = self.call(node, "POST", "/v1/matchmaking", headers,
-                         {"game": GAME, "players": 5, "options": {"matrix": os.urandom(6).hex()}})
+                         {"game": "they-who-were-8", "players": 4, "options": {"max_rounds": random.randint(100, 200)}})
         assert made.status_code == 201, made.text
         return str(made.json()["ticket"])
 

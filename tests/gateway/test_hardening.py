@@ -149,7 +149,8 @@ def test_an_active_match_without_human_action_is_finished_as_abandoned_and_then_
     keeper.run_once(now=(idle_at + busy_at) / 2 + 60)  # the idle one's lifetime is over, the busy one's not
     idle = api.get(f"/v1/matches/{idle_id}").json()
     assert idle["status"] == "finished" and idle["to_act"] == []
-    assert idle["outcome"] == {"ended_by": "abandoned", "winners": [], "forfeited": [], "scores": None}
+    assert idle["outcome"] == {"ended_by": "abandoned", "winners": [], "forfeited": [], "scores": None,
+                               "ratings": None}
     assert api.get(f"/v1/matches/{idle_id}/replay").json()["log"][-1]["kind"] == "abandoned"
     assert 0 < client.ttl(keys(idle_id)[1]) <= 3600  # now it expires like any finished match
     assert audit_match(client, idle_id).ok  # the load test's audit replays it: the log still explains the state
