@@ -26,6 +26,8 @@ from typing import Any
 import orjson
 from openskill.models import PlackettLuce
 
+from services.core import leaderboards
+
 BOT_RATINGS_KEY = "rating:{bots}"
 #: The ladder shipped with the server (written by ``meeple arena --ladder --out``).
 SHIPPED_PATH = Path(__file__).with_name("bot_ratings.json")
@@ -150,4 +152,5 @@ def apply(client: Any, tenant: str, game: str, outcome: dict[str, Any] | None) -
         doc = {"mu": after["mu"], "sigma": after["sigma"], "matches": after["matches"], "updated_at": time.time()}
         written += int(client.eval(_APPLY, 1, player_key(tenant, change["player"]), game,
                                    change["before"]["matches"], orjson.dumps(doc), KEEP_S))
+    leaderboards.on_ratings_applied(client, tenant, game, outcome)  # the boards follow the stored ratings
     return written
