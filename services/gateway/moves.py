@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from . import clocks, control, ratings
+from . import clocks, control, describe, ratings
 from .bots_seam import on_bot_turn
 from .errors import ApiError
 from .rules_client import Applied, RulesClient
@@ -127,13 +127,13 @@ def apply_move(store: MatchStore, rules: RulesClient, match: Match, seat: int, m
         check_controller(match, seat, by_bot)
         if version != match.version and not fits_pending_decision(store, match, seat, version):
             raise ApiError(409, "stale_version", f"the match is at version {match.version}; reload and decide again")
-        applied = rules.apply_move(match.game, match.state, seat, move)
+        applied = rules.apply_move(match.game, match.state, seat, move, describe=True)
         meta = {**match.meta, "to_act": applied.to_act, "status": "finished" if applied.finished else "active",
                 "result": applied.result}
         if applied.finished:
             meta["outcome"] = control.final(meta["sides"], control.forfeited(meta), applied.scores, applied.winners)
         entry = {"kind": "move", "seat": seat, "move": move, "to_act": applied.to_act,
-                 "by": "bot" if by_bot else "human"}
+                 "by": "bot" if by_bot else "human", **describe.stored(applied.descriptions)}
         try:
             updated = commit(store, match, meta, applied.state, entry, mover=seat, derived=applied.derived(),
                              remember=_for_attempt(remember, applied))

@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 from flask import Blueprint, Flask, Response, current_app, jsonify, request
 
+from .. import describe
 from ..context import Gateway, gateway
 from ..errors import ApiError
 from ..hub import Hub, Slot
@@ -57,8 +58,10 @@ def events_since(match: Match, seat: int | None, after: int, include_legal: bool
                 "to_act": entry["to_act"]}
         if "by" in entry:
             item["by"] = entry["by"]
-        if entry["kind"] == "move" and (over or entry.get("seat") == seat):
+        visible = entry["kind"] == "move" and (over or entry.get("seat") == seat)
+        if visible:
             item["move"] = entry["move"]
+        item.update(describe.for_viewer(entry, seat, visible))
         items.append(item)
     doc = {"version": match.version, "status": match.meta["status"], "to_act": match.meta["to_act"],
            "events": items, "view": seat_view(gw, match, seat) if items else None,

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 from flask import Blueprint, Response, g, jsonify, request
 
-from .. import clocks, control, hints, history, quotas, tenants
+from .. import clocks, control, describe, hints, history, quotas, tenants
 from ..context import gateway
 from ..errors import ApiError
 from ..moves import MAX_REBASES, apply_move, bot_seats_due, commit, notify_bots
@@ -375,8 +375,10 @@ def replay(match_id: str) -> Response:
         item = {"version": entry["version"], "kind": entry["kind"], "seat": entry.get("seat")}
         if "by" in entry:
             item["by"] = entry["by"]
-        if entry["kind"] == "move" and (over or entry.get("seat") == seat):
+        visible = entry["kind"] == "move" and (over or entry.get("seat") == seat)
+        if visible:
             item["move"] = entry["move"]
+        item.update(describe.for_viewer(entry, seat, visible))
         if views is not None:
             item["view"] = views[i]
         entries.append(item)
