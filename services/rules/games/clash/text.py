@@ -20,6 +20,11 @@ FACTIONS = {s["seat"]: s["faction"] for s in DATA["board"]["seats"]}
 #: Move types anyone may see in full once played (a secret-draft ``pick`` is not: the log redacts it).
 PUBLIC_MOVES = frozenset({"place", "choose_first"})
 SIDE_COLOURS = {"start": "purple", "blue": "blue", "green": "green", "neutral": "grey"}
+#: Where the spec's "Tile texts" table words a text differently from the data file's ``text_en``, the spec
+#: wins ("This spec is authoritative"; checked word for word by tests/games/test_words.py).
+SPEC_TEXTS = {"N13": "Cover with it one of the face-up tiles on the board that support you. That tile gains the "
+                     "Security effect and loses its own effect. From then on the two are treated as one tile with "
+                     "the Security effect."}
 FIELD_WORDS = {(0, 0): "top-left", (0, 1): "top", (0, 2): "top-right", (1, 0): "left", (1, 1): "centre",
                (1, 2): "right", (2, 0): "bottom-left", (2, 1): "bottom", (2, 2): "bottom-right"}
 REASONS = {"board_full": "all nine fields hold face-up tiles",
@@ -36,7 +41,7 @@ def components() -> JSONDict:
             "id": t["id"], "kind": "tile", "name": t["name_en"], "name_pl": t["name_pl"], "side": t["side"],
             "colour": SIDE_COLOURS[t["side"]], "pair": t["pair"], "timing": effect["timing"],
             "effect": effect["kind"], "effect_name": EFFECT_NAMES.get(effect["kind"], effect["kind"]),
-            "text": t["text_en"], "text_pl": t["text_pl"],
+            "text": SPEC_TEXTS.get(t["id"], t["text_en"]), "text_pl": t["text_pl"],
         })
     factions = [{"seat": s["seat"], "colour": s["colour"], "faction": s["faction"], "home_row": s["home_row"]}
                 for s in DATA["board"]["seats"]]
