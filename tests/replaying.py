@@ -11,7 +11,7 @@ from services.rules.games import GAMES
 def engine_states(replay: dict[str, Any]) -> tuple[Any, dict[int, Any]]:
     """(the game, {version: state}) of a finished match's ``GET /replay`` document."""
     game = GAMES[replay["game"]]
-    state = game.new_game(replay["players"], replay["seed"], replay["options"])
+    state = game.new_game(replay["players"], int(replay["seed"]), replay["options"])  # a number or a decimal string
     states = {0: state}
     for entry in replay["log"]:
         if entry["kind"] == "move":

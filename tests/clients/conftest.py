@@ -45,14 +45,15 @@ def bot_worker(redis_url: str, rules_port: int) -> Iterator[None]:
 
 
 @contextmanager
-def gunicorn_stack(rules_port: int) -> Iterator[Stack]:
-    """Redis, the gateway under gunicorn (one worker) and a bot worker; the limits the werkzeug stack lifts."""
+def gunicorn_stack(rules_port: int, **settings: str) -> Iterator[Stack]:
+    """Redis, the gateway under gunicorn (one worker) and a bot worker; the limits the werkzeug stack lifts.
+    ``settings``: environment variables that differ (e.g. ``MEEPLE_BOT_FILL_S``)."""
     with redis_server() as redis_url, tempfile.TemporaryDirectory(prefix="meeple-prom-") as prom:
         port = free_port()
         env = {**os.environ, "REDIS_URL": redis_url, "MEEPLE_RULES_ADDR": f"127.0.0.1:{rules_port}",
                "PROMETHEUS_MULTIPROC_DIR": prom, "MEEPLE_RATE_LIMIT_PER_MINUTE": "100000", "MEEPLE_BOT_FILL_S": "1",
                "MEEPLE_MAX_ACTIVE_MATCHES_PER_IP": "0", "MEEPLE_MAX_BOT_SEATS_PER_IP": "0",
-               "MEEPLE_MAX_HARD_BOTS_PER_IP": "0", "MEEPLE_WEBHOOK_ALLOW_PRIVATE": "all"}
+               "MEEPLE_MAX_HARD_BOTS_PER_IP": "0", "MEEPLE_WEBHOOK_ALLOW_PRIVATE": "all", **settings}
         proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONF, "--workers", "1",
                                  "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "2",
                                  "services.gateway.wsgi:app"], cwd=ROOT, env=env,

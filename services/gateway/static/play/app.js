@@ -3,7 +3,7 @@
 // Routes live in the URL hash so an invite is a plain link and a reload resumes: #/  #/m/ID  #/join/ID  #/replay/ID
 import { ApiError, call, fetchText, forgetMatch, loadSeat, myMatches, saveSeat, socketSession } from "./api.js";
 import { SEAT_COLOURS, card, esc, indexComponents, renderBoard } from "./boards.js";
-import { moveWords, renderChooser } from "./chooser.js";
+import { moveWords, renderChooser, stepBack } from "./chooser.js";
 
 const app = document.getElementById("app");
 const errorBox = document.getElementById("error");
@@ -397,7 +397,7 @@ async function matchPage(id) {
     if (ev.key === "h") document.getElementById("hint")?.click();
     else if (/^[1-9]$/.test(ev.key)) app.querySelectorAll("button.choice")[Number(ev.key) - 1]?.click();
     else if (ev.key === "Enter" && document.getElementById("confirm") && ev.target.tagName !== "BUTTON") document.getElementById("confirm").click();
-    else if (ev.key === "Backspace" && st.chosen.length) { st.chosen.pop(); render(); }
+    else if (ev.key === "Backspace" && st.chosen.length) { stepBack(st.chosen); render(); }
   };
   document.addEventListener("keydown", keys);
   const stop = page.stop;
@@ -415,7 +415,8 @@ async function matchPage(id) {
     const stale = doc.version <= st.doc.version;
     fold(doc);
     if (!stale && (doc.status === "finished" || st.doc.clock || doc.events.some(e => e.kind !== "move"))) await load();  // outcome, seats, clock
-    if (!stale) st.chosen = [];
+    // The choices made so far stay while they still lead to a legal move (another seat's move in a simultaneous
+    // step does not undo them); chooserState starts over when they do not.
     const focused = document.activeElement && document.activeElement.id;
     render();
     if (focused) document.getElementById(focused)?.focus();

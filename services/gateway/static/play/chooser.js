@@ -25,6 +25,12 @@ const PROMPTS = { type: "What do you do?", tile: "Which tile?", from: "From wher
 export const stepsOf = move => ["type", ...Object.keys(move).filter(k => k !== "type")];
 const key = v => JSON.stringify(v === undefined ? null : v);
 
+/** One step back: the last choice the player made (and the parts that followed from it). */
+export function stepBack(chosen) {
+  while (chosen.length && chosen[chosen.length - 1][2]) chosen.pop();
+  chosen.pop();
+}
+
 /** The chooser's state for a list of legal moves: the chosen values so far and what the current step offers.
  * A step with one possible value is taken at once (and shown in the trail); once one move is left, the rest of its
  * parts fill the trail and the step is null (confirm). */
@@ -33,14 +39,14 @@ export function chooserState(moves, chosen) {
   if (!left.length) { chosen.length = 0; left = moves.slice(); }
   for (;;) {
     if (left.length === 1 && chosen.length > 0) {
-      for (const k of stepsOf(left[0])) if (!chosen.some(([c]) => c === k)) chosen.push([k, key(left[0][k])]);
+      for (const k of stepsOf(left[0])) if (!chosen.some(([c]) => c === k)) chosen.push([k, key(left[0][k]), true]);
       return { left, chosen, step: null, options: [] };
     }
     const next = left.flatMap(stepsOf).find(k => !chosen.some(([c]) => c === k));
     if (next === undefined) return { left, chosen, step: null, options: [] };
     const values = [];
     for (const m of left) { const v = key(m[next]); if (!values.includes(v)) values.push(v); }
-    if (values.length === 1) { chosen.push([next, values[0]]); left = left.filter(m => key(m[next]) === values[0]); continue; }
+    if (values.length === 1) { chosen.push([next, values[0], true]); left = left.filter(m => key(m[next]) === values[0]); continue; }
     return { left, chosen, step: next, options: values };
   }
 }
