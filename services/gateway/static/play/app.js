@@ -421,11 +421,14 @@ async function matchPage(id) {
     render();
     if (focused) document.getElementById(focused)?.focus();
   };
+  // Updates after both the version shown and the last logged entry: the log may be ahead (the replay was read
+  // after the status) or behind (a move's answer moved the status on before its event arrived).
+  const since = () => Math.min(st.doc.version, st.logVersion);
   let socketFailures = "WebSocket" in window ? 0 : 2;
   while (st.alive && st.doc.status !== "finished") {
     if (socketFailures < 2) {
       document.body.dataset.live = "ws";
-      const { ready, error } = await socketSession(id, { token, after: st.logVersion, onUpdate: apply, holder: live });
+      const { ready, error } = await socketSession(id, { token, after: since(), onUpdate: apply, holder: live });
       if (!st.alive) return;
       if (error && ["wrong_token", "match_not_found"].includes(error.code)) { showError(new ApiError(0, error.code, error.message)); return; }
       socketFailures = ready ? 0 : socketFailures + 1;
@@ -435,7 +438,7 @@ async function matchPage(id) {
     document.body.dataset.live = "long-poll";
     try {
       await apply(await call("GET", `/matches/${id}/events`, { token, signal: st.controller.signal,
-        query: { after: st.logVersion, wait: 25, include: token ? "legal_moves" : undefined } }));
+        query: { after: since(), wait: 25, include: token ? "legal_moves" : undefined } }));
     } catch (err) {
       if (!st.alive) return;
       showError(err);

@@ -187,7 +187,7 @@ def explain(result: JSONDict, view: JSONDict) -> JSONDict:
         headline = f"The game ended because {REASONS.get(reason, reason)}: a draw, {teams[0]['score']} points each."
     else:
         win, lose = teams[wt], teams[1 - wt]
-        by = (f"{win['score']} points to {lose['score']}" if result.get("decided_by") == "points"
+        by = (f"{count(win['score'], 'point')} to {lose['score']}" if result.get("decided_by") == "points"
               else f"equal points ({win['score']}), more glory ({win['glory']} to {lose['glory']})")
         headline = f"The game ended because {REASONS.get(reason, reason)}. {win['label']} won on {by}."
     return {"end_reason": reason, "reason_text": REASONS.get(reason, reason), "headline": headline,
