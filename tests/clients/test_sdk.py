@@ -224,3 +224,13 @@ def test_a_lost_answer_to_a_join_is_not_resent_because_a_join_is_not_idempotent(
             pytest.raises(TransportError):
         api.join(host.id)
     assert faulty.seen == 1  # sent once: a second join would have taken another seat
+
+
+def test_the_sdk_reads_a_games_components(stack: Stack) -> None:
+    """``Client.game``: GET /v1/games/{game}, the cards with their names and rules text (issue 33)."""
+    from meeple_client import Client
+
+    with Client(stack.url) as api:
+        doc = api.game("fierce-women")
+    assert doc["id"] == "fierce-women" and len(doc["components"]["women"]) == 56
+    assert all(w["name"] and w["text"] for w in doc["components"]["women"])

@@ -47,6 +47,7 @@ class Operation:
 _M = "/v1/matches/{match_id}"
 OPERATIONS: dict[str, Operation] = {
     "games": Operation("GET", "/v1/games", auth="optional", idempotent=True, key=True),
+    "game": Operation("GET", "/v1/games/{game}", auth="optional", idempotent=True, key=True),
     "create_match": Operation("POST", "/v1/matches", body=True, auth="optional", key=True),
     "get_match": Operation("GET", _M, ("include",), auth="optional", idempotent=True),
     "join": Operation("POST", _M + "/join", body=True, auth="optional", key=True),
