@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from services.rules.games.base import below  # rng.randrange's draw, compiled
+
 if TYPE_CHECKING:  # the core depends on the protocol's shape only, not on the registry being importable
     from services.rules.games.base import Game
 
@@ -134,12 +136,12 @@ def _choose(node: Node, actor: int, options: Options, c: float, rng: random.Rand
             else:
                 child.available += 1
         if untried:
-            key = untried[rng.randrange(len(untried))]
+            key = untried[below(rng, len(untried))]
             child = Node(actor=actor, available=1)
             node.children[key] = child
             path.append(child)
             group = groups[key]
-            return group[rng.randrange(len(group)) if len(group) > 1 else 0][1], True
+            return group[below(rng, len(group)) if len(group) > 1 else 0][1], True
         children = node.children
         key = max(groups, key=lambda k: children[k].ucb(c))
         node = children[key]

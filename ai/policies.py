@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from services.rules.games.base import below
+
 from .ismcts import Move, Policy, Split, uniform, whole
 
 if TYPE_CHECKING:
@@ -27,8 +29,8 @@ def prefer_existing_columns(game: Game[Any], state: Any, seat: int, rng: random.
     legal = game.legal_moves(state, seat)
     grow = [m for m in legal if m.get("type") == "place" and m.get("column") != "new"]
     if grow and rng.random() < 0.75:
-        return grow[rng.randrange(len(grow))]
-    return legal[rng.randrange(len(legal))]
+        return grow[below(rng, len(grow))]
+    return legal[below(rng, len(legal))]
 
 
 def clash_choices(move: Move) -> tuple[bytes, ...]:
