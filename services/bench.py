@@ -222,6 +222,7 @@ def add_parser(sub: Any) -> None:
     from services import bench_rules  # imported here: it pulls in the gRPC server
 
     bench_rules.add_parser(sub)
+    bench_rules.add_cpu_parser(sub)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -410,7 +410,7 @@ def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def check_move_shape(move: Any, fields: Mapping[str, type | tuple[type, ...]], type_name: str) -> None:
+def check_move_shape(move: Any, fields: dict[str, type | tuple[type, ...]], type_name: str) -> None:
     """Exactly ``type`` plus ``fields`` must be present, each of the given JSON type (strict moves)."""
     same = len(move) == len(fields) + 1 and "type" in move
     if same:

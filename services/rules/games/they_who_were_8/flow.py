@@ -305,18 +305,26 @@ PLAY_TABLE: Final = {c: _play_table(c) for c in CARD_IDS}
 def play_moves(s: State, player: int, card: str, out: list[Move]) -> None:
     """Appends the legal play moves of ``card`` to ``out``: other players' gods holding the tokens the
     card needs (first choices, then second choices, as :func:`first_choices` and :func:`second_choices`)."""
+    # Plain loops, not map/filter over bound __getitem__: compiled (mypyc), loops are the fast form.
     rule = RULES[card]
-    table = PLAY_TABLE[card]
-    apart, need = s.apart, rule.first_needs
-    firsts = apart[player * 5] if need < 0 else filter(s.tok[need].__getitem__, apart[player * 5])
-    if rule.second is None:
-        out.extend(map(table[8].__getitem__, firsts))
-        return
-    owner, need = s.owner, rule.second_needs
-    tok = s.tok[need] if need >= 0 else None
-    for x in firsts:
-        seconds = apart[player * 4 + owner[x]]
-        out.extend(map(table[x].__getitem__, seconds if tok is None else filter(tok.__getitem__, seconds)))
+    table: list[list[Move]] = PLAY_TABLE[card]
+    apart = s.apart
+    need = rule.first_needs
+    has_first = s.tok[need] if need >= 0 else None
+    single = rule.second is None
+    owner = s.owner
+    need2 = rule.second_needs
+    has_second = s.tok[need2] if need2 >= 0 else None
+    for x in apart[player * 5]:
+        if has_first is not None and not has_first[x]:
+            continue
+        if single:
+            out.append(table[8][x])
+            continue
+        row = table[x]
+        for y in apart[player * 4 + owner[x]]:
+            if has_second is None or has_second[y]:
+                out.append(row[y])
 
 
 def target_error(s: State, player: int, card: str, first: int, second: int | None) -> str | None:
