@@ -8,19 +8,16 @@ information: the rollout state is already a determinization. Without a heuristic
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from services.rules.games.base import below
 
-from .ismcts import Move, Policy, Split, uniform, whole
-
-if TYPE_CHECKING:
-    from services.rules.games.base import Game
+from .ismcts import Game, Move, Policy, Split, uniform, whole
 
 
-def prefer_existing_columns(game: Game[Any], state: Any, seat: int, rng: random.Random) -> Move:
+def prefer_existing_columns(game: Game, state: Any, seat: int, rng: random.Random) -> Move:
     """Fierce Women: growing a column toward a defined one beats opening new columns, so favour it 3:1.
 
     Moves are matched by their spec shape ({"type": "place", "column": int | "new"}); any other move

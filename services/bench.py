@@ -223,6 +223,9 @@ def add_parser(sub: Any) -> None:
 
     bench_rules.add_parser(sub)
     bench_rules.add_cpu_parser(sub)
+    from services import bench_bots
+
+    bench_bots.add_parser(sub)
 
 
 def run(args: argparse.Namespace) -> int:

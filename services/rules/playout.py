@@ -54,20 +54,22 @@ def timed_playouts(game: Game[Any], players: int, options: dict[str, Any], secon
     rng = random.Random(0)
     games = moves = branching = 0
     seed = 0
+    # The engine's methods, bound once: a search holds on to them the same way.
+    is_over, to_act_of, legal_moves, apply_in_place = game.is_over, game.to_act, game.legal_moves, game.apply_in_place
     clock = time.process_time
     start = clock()
     deadline = start + seconds
     while clock() < deadline or games == 0:
         state = game.new_game(players, seed, options)
         seed += 1
-        while not game.is_over(state):
-            to_act = game.to_act(state)
+        while not is_over(state):
+            to_act = to_act_of(state)
             seat = to_act[0] if len(to_act) == 1 else to_act[below(rng, len(to_act))]
-            legal = game.legal_moves(state, seat)
+            legal = legal_moves(state, seat)
             width = len(legal)
             if width > branching:
                 branching = width
-            game.apply_in_place(state, seat, legal[below(rng, width)])
+            apply_in_place(state, seat, legal[below(rng, width)])
             moves += 1
         games += 1
     elapsed = clock() - start

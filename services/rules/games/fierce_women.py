@@ -286,13 +286,22 @@ def place_moves(hand: list[str], masks: list[int], defined: int) -> list[Move]:
         w = WOMEN.get(card)
         if w is None:
             continue
+        at = _PLACE_AT[card]
         for i, m in enumerate(masks):
             k = m & w
             if k and (k == m or not SINGLE[k] or not k & defined):
-                moves.append({"type": "place", "card": card, "column": i})
+                moves.append(at[i] if i < _COLUMNS_BUILT else {"type": "place", "card": card, "column": i})
         if not SINGLE[w] or not w & defined:
-            moves.append({"type": "place", "card": card, "column": "new"})
+            moves.append(_PLACE_NEW[card])
     return moves
+
+
+#: The place moves, built once and shared (``legal_moves`` returns fresh lists of read-only moves): a table
+#: rarely has more than 10 columns, and any further one gets a fresh move.
+_COLUMNS_BUILT: Final = 16
+_PLACE_AT: Final = {card: [{"type": "place", "card": card, "column": i} for i in range(_COLUMNS_BUILT)]
+                    for card in WOMAN_IDS}
+_PLACE_NEW: Final = {card: {"type": "place", "card": card, "column": "new"} for card in WOMAN_IDS}
 
 
 # -- Automa (E8) -------------------------------------------------------------------------------------

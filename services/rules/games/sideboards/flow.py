@@ -312,6 +312,13 @@ def play(s: State, seat: int, move: Any) -> None:
         (resolve_start if s.phase == "start" else resolve_place)(s)
 
 
+#: Every card's place moves in the spec's order (side, then orientation), built once and shared: ``legal_moves``
+#: returns fresh lists of read-only moves (``well_formed`` copies a move before the state keeps it).
+PLACE_MOVES: Final[dict[str, list[Move]]] = {
+    card: [{"type": "place", "card": card, "side": side, "orientation": o} for side in SIDES for o in ORIENTATIONS]
+    for card in CARD_IDS}
+
+
 def legal_moves(s: State, seat: int) -> list[Move]:
     """The spec's order: start pairs (a, b, o1, o2); place (card, side, orientation), then exchange."""
     if s.phase == "game_over" or s.submitted[seat] is not None:
@@ -320,8 +327,9 @@ def legal_moves(s: State, seat: int) -> list[Move]:
     if s.phase == "start":
         return [{"type": "start", "cards": [a, b], "orientations": [o1, o2]}
                 for a in hand for b in hand if b != a for o1 in ORIENTATIONS for o2 in ORIENTATIONS]
-    moves: list[Move] = [{"type": "place", "card": card, "side": side, "orientation": o}
-                         for card in hand for side in SIDES for o in ORIENTATIONS]
+    moves: list[Move] = []
+    for card in hand:
+        moves.extend(PLACE_MOVES[card])
     if s.exchange[seat] == "unused":
         moves.append({"type": "exchange"})
     return moves
