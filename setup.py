@@ -23,8 +23,9 @@ PURE_ENV = "MEEPLE_PURE_PYTHON"
 #: One shared library for all compiled modules, so that calls between them are direct C calls.
 GROUP = "services.rules.hotpath"
 #: The compiled modules. The registry (games/__init__.py) and the seal stay Python: they are not hot.
-SOURCES = sorted(p for p in glob.glob("services/rules/games/**/*.py", recursive=True)
-                 if p != os.path.join("services", "rules", "games", "__init__.py")) + [
+SOURCES = [
+    *sorted(p for p in glob.glob("services/rules/games/**/*.py", recursive=True)
+            if p != os.path.join("services", "rules", "games", "__init__.py")),
     "services/rules/playout.py",
     "ai/ismcts.py",
     "ai/policies.py",
@@ -38,7 +39,7 @@ def say(message: str) -> None:
 
 
 def have_compiler() -> bool:
-    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    cc = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]  # CC overrides, as for setuptools
     return shutil.which(cc) is not None
 
 

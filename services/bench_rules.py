@@ -168,20 +168,24 @@ def _free_port() -> int:
         return port
 
 
-def start_server(build: str, seal_spec: str) -> tuple[Any, int]:
-    """A rules server process running ``build``; (its Popen, its port) once it serves."""
+def start_server(build: str, seal_spec: str, source: str | None = None) -> tuple[Any, int]:
+    """A rules server process running ``build``; (its Popen, its port) once it serves.
+
+    ``source``: run the rules service of another checkout (its ``services`` package, this interpreter), e.g.
+    the branch point, for a before/after in one run.
+    """
     import os
     import subprocess
 
     import services.rules
 
-    env = {**os.environ, "MEEPLE_SEAL_KEYS": seal_spec}
+    env = {**os.environ, "MEEPLE_SEAL_KEYS": seal_spec, "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop(services.rules.PURE_ENV, None)
-    if build == "python":
+    if build != "compiled":
         env[services.rules.PURE_ENV] = "1"
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "services.rules.server", "--host", "127.0.0.1", "--port",
-                             str(port), "--metrics-port", "0", "--workers", "2"], env=env,
+                             str(port), "--metrics-port", "0", "--workers", "2"], env=env, cwd=source,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     try:
@@ -204,8 +208,13 @@ def process_cpu_s(pid: int) -> float:
 
 
 def run_cpu_bench(game_ids: list[str], rounds: int, games: int, max_moves: int,
-                  builds: tuple[str, ...] = ("compiled", "python")) -> dict[str, Any]:
-    servers = {build: start_server(build, new_key_spec("bench")) for build in builds}
+                  builds: tuple[str, ...] = ("compiled", "python"), baseline: str | None = None) -> dict[str, Any]:
+    """Figures per build; with ``baseline`` (a checkout's directory) a third server, ``baseline``, runs it."""
+    spec = new_key_spec("bench")
+    servers = {build: start_server(build, spec) for build in builds}
+    if baseline:
+        servers["baseline"] = start_server("baseline", spec, baseline)
+        builds = (*builds, "baseline")
     report: dict[str, Any] = {}
     try:
         channels = {build: grpc.insecure_channel(f"127.0.0.1:{port}") for build, (_, port) in servers.items()}
@@ -223,7 +232,7 @@ def run_cpu_bench(game_ids: list[str], rounds: int, games: int, max_moves: int,
             figures: dict[str, Any] = {build: {"cpu_us": round(cpu[build] / max(calls, 1) * 1e6, 1),
                                                "apply_us": round(spent[build] / max(calls, 1) * 1e6, 1)}
                                        for build in builds}
-            if len(builds) == 2 and figures["compiled"]["cpu_us"]:
+            if "compiled" in builds and "python" in builds and figures["compiled"]["cpu_us"]:
                 ratio = figures["python"]["cpu_us"] / figures["compiled"]["cpu_us"]
                 figures["python_vs_compiled_cpu"] = round(ratio, 2)
             figures["moves"] = calls
@@ -250,6 +259,8 @@ def add_cpu_parser(sub: Any) -> None:
     parser.add_argument("--max-moves", type=int, default=80, help="moves recorded per game at most")
     parser.add_argument("--game", action="append", choices=list(GAMES), help="only these games (repeatable)")
     parser.add_argument("--build", choices=("both", "compiled", "python"), default="both")
+    parser.add_argument("--baseline", metavar="DIR", help="also run the rules service of the checkout in DIR "
+                        "(e.g. `git archive` of the branch point), as column baseline, in the same run")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.set_defaults(func=run_cpu)
 
@@ -261,18 +272,20 @@ def run_cpu(args: argparse.Namespace) -> int:
     if "compiled" in builds and services.rules.build() != "compiled":
         print("no compiled build here: pure Python only", file=sys.stderr)
         builds = ("python",)
-    report = run_cpu_bench(args.game or list(GAMES), args.rounds, args.games, args.max_moves, builds)
+    report = run_cpu_bench(args.game or list(GAMES), args.rounds, args.games, args.max_moves, builds, args.baseline)
+    if args.baseline:
+        builds = (*builds, "baseline")
     if args.json:
         print(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
         return 0
     print(f"{'game':<16} {'moves':>6} " + " ".join(f"{b + ' cpu µs':>16} {b + ' apply µs':>18}" for b in builds)
-          + (f" {'python/compiled':>15}" if len(builds) == 2 else ""))
+          + (f" {'python/compiled':>15}" if {"compiled", "python"} <= set(builds) else ""))
     for gid, f in report.items():
         if gid == "all":
             continue
         print(f"{gid:<16} {f['moves']:>6} " + " ".join(f"{f[b]['cpu_us']:>16.1f} {f[b]['apply_us']:>18.1f}"
                                                      for b in builds)
-              + (f" {f['python_vs_compiled_cpu']:>15.2f}" if len(builds) == 2 else ""))
+              + (f" {f['python_vs_compiled_cpu']:>15.2f}" if "python_vs_compiled_cpu" in f else ""))
     total = report["all"]
     print(f"{'all games':<16} {total['moves']:>6} " + " ".join(f"{total[b]['cpu_us']:>16.1f} {'':>18}" for b in builds))
     print("cpu µs: the rules server process's CPU per ApplyMove (derive, sealed); apply µs: the client's wall time")
