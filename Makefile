@@ -21,9 +21,9 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml setup.py
 	@$(SAY_BUILD)
 	touch $(BUILT) $(STAMP)
 
-## A compiled module's source changed since the build: compile again (the venv's mypyc, no new build env).
+## A compiled module's source changed since the build: compile again (dependencies are already installed).
 $(BUILT): $(COMPILED) | $(STAMP)
-	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/pip install --quiet --no-deps -e .
 	@$(SAY_BUILD)
 	touch $(BUILT)
 
