@@ -485,12 +485,22 @@ def rng_copy(rng: random.Random) -> random.Random:
 # (tests/games/test_draws.py checks them against the standard library).
 
 
+#: The generator's own C method, called directly for a plain ``random.Random`` (no method lookup per draw).
+_RANDOM: Final = random.Random
+_GETRANDBITS: Final = random.Random.getrandbits
+
+
 def below(rng: random.Random, n: int) -> int:
     """``rng.randrange(n)`` for ``n >= 1``, the same draw."""
     if n <= 0:
         raise ValueError(f"below({n}): empty range")
     k = n.bit_length()
-    r: int = rng.getrandbits(k)
+    if rng.__class__ is _RANDOM:
+        r: int = _GETRANDBITS(rng, k)
+        while r >= n:
+            r = _GETRANDBITS(rng, k)
+        return r
+    r = rng.getrandbits(k)  # a subclass may draw its own way, as randrange would let it
     while r >= n:
         r = rng.getrandbits(k)
     return r

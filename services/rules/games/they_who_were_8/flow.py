@@ -1029,7 +1029,8 @@ def apply_move(s: State, seat: int, move: Move) -> None:
     if type(move) is dict and move.get("type") == "play" and seat == s.pending and s.phase in PLAY_PHASES:
         parsed = _parse_play(move)
         if parsed is not None:
-            _play(s, seat, *parsed)
+            card, rule, target, other = parsed  # unpacked, not *parsed: a direct (compiled) call
+            _play(s, seat, card, rule, target, other)
             return
     kind = check_shape(move)
     _check_turn(s, seat, kind)
