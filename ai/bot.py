@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .ismcts import Move, search
-from .policies import policy_for, split_for
+from .policies import CUTOFFS, POLICIES, SPLITS, tuning_for
 
 if TYPE_CHECKING:
     from services.rules.games.base import Game
@@ -52,25 +53,35 @@ class Bot:
     """
 
     def __init__(self, level: str = "normal", seed: int = 0, c: float | None = None,
-                 iterations: int | None = None, seconds: float | None = None) -> None:
+                 iterations: int | None = None, seconds: float | None = None,
+                 overrides: dict[str, str] | None = None) -> None:
         if level not in LEVELS:
             raise ValueError(f"unknown level {level!r}; choose from {', '.join(LEVELS)}")
         base = LEVELS[level]
         self.level_name = level
         self.level = Level(iterations or base.iterations, base.seconds if seconds is None else seconds,
                            base.c if c is None else c)
+        self.c = c
+        #: Search settings replaced by name for experiments (``ai.policies.Tuning.with_overrides``).
+        self.overrides = dict(overrides or {})
+        tuning_for("").with_overrides(self.overrides)  # an unknown name fails here, not at the first move
         self.rng = random.Random(seed)
         self.stats = BotStats()
+        #: What the time cap counts: wall-clock seconds, or the process's CPU seconds (experiments on a
+        #: shared machine, see ``meeple arena --cpu-time``).
+        self.clock: Callable[[], float] = time.perf_counter
 
     def choose(self, game: Game[Any], state: Any, seat: int) -> Move:
-        start = time.perf_counter()
+        start = self.clock()
+        tuning = tuning_for(game.id).with_overrides(self.overrides)
         result = search(game, state, seat, iterations=self.level.iterations, seconds=self.level.seconds or None,
-                        c=self.level.c, rng=random.Random(self.rng.getrandbits(64)), policy=policy_for(game.id),
-                        split=split_for(game.id))
+                        c=tuning.c if self.c is None else self.c, rng=random.Random(self.rng.getrandbits(64)),
+                        policy=POLICIES[tuning.policy], split=SPLITS[tuning.split], cutoff=CUTOFFS[tuning.cutoff],
+                        decouple=tuning.decouple, clock=self.clock)
         self.stats.moves += 1
         self.stats.iterations += result.iterations
         self.stats.last_iterations = result.iterations
-        self.stats.think_s.append(time.perf_counter() - start)
+        self.stats.think_s.append(self.clock() - start)
         return result.move
 
 

@@ -1,18 +1,21 @@
-"""Light rollout policies, chosen by game id, where uniform random play is too weak to guide the search.
+"""What the search knows about each game: rollout policy, move decomposition, cutoff, exploration constant.
 
 A policy picks a legal move and must stay cheap (it runs at every rollout step). It never sees hidden
 information: the rollout state is already a determinization. Without a heuristic, a game's own
-``sample_move`` is the policy.
+``sample_move`` is the policy. Every choice here was measured against the plain search before it was kept
+(docs/bots/strength.md); :class:`Tuning` names them so that ``meeple arena`` can switch each one off
+(``mcts:normal@policy=uniform``) and measure it again.
 """
 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from .ismcts import Move, Policy, Split, uniform, whole
+from .ismcts import Cutoff, Move, Policy, Split, no_cutoff, uniform, whole
 
 if TYPE_CHECKING:
     from services.rules.games.base import Game
@@ -31,6 +34,21 @@ def prefer_existing_columns(game: Game[Any], state: Any, seat: int, rng: random.
     return legal[rng.randrange(len(legal))]
 
 
+def clash_own_side(game: Game[Any], state: Any, seat: int, rng: random.Random) -> Move:
+    """CLASH: a placed tile nearly always should support its placer; ``sample_move`` picks the side at random.
+
+    Up to four samples are drawn until one supports the mover's colour; then the last is played (a tile
+    may only ever be placed for the opponent, or an effect may need that side).
+    """
+    colour = "blue" if seat == 0 else "green"
+    move = game.sample_move(state, seat, rng)
+    for _ in range(3):
+        if move.get("supports", colour) == colour:
+            break
+        move = game.sample_move(state, seat, rng)
+    return move
+
+
 def clash_choices(move: Move) -> tuple[bytes, ...]:
     """CLASH: a placement is chosen as tile (with its source), then field, then side, then effect; other
     moves are one choice. Hundreds of placements become about a dozen tiles at the root."""
@@ -41,21 +59,113 @@ def clash_choices(move: Move) -> tuple[bytes, ...]:
             orjson.dumps(move["effect"], option=orjson.OPT_SORT_KEYS))
 
 
-SPLITS: dict[str, Split] = {
-    "clash": clash_choices,
+def _match_rewards(wins: list[int], played: int) -> list[float]:
+    """Expected per-seat rewards of a best-of-3 match at ``wins`` after ``played`` games, each further game
+    a coin flip (ties do not occur between coin flips); a finished match scores as ``ismcts.rewards``."""
+    if max(wins) >= 2 or played >= 3:
+        if wins[0] == wins[1]:
+            return [0.375, 0.375]  # a shared win: 0.75 x 1/2 each, no score margin
+        return [1.0, 0.0] if wins[0] > wins[1] else [0.0, 1.0]
+    a = _match_rewards([wins[0] + 1, wins[1]], played + 1)
+    b = _match_rewards([wins[0], wins[1] + 1], played + 1)
+    return [(a[0] + b[0]) / 2, (a[1] + b[1]) / 2]
+
+
+def clash_game_end(game: Game[Any], state: Any) -> list[float] | None:
+    """CLASH best of 3: a rollout stops when a game of the match ends; the match is then worth the chance
+    to win it from that score (later games as coin flips). Playing the later games out at random costs
+    two to three times the moves and adds their noise to the value of the game being decided."""
+    if state.phase != "choose_first" or state.options["match"] != "best_of_3":
+        return None
+    return _match_rewards(list(state.wins), len(state.games))
+
+
+def sideboards_greedy(game: Game[Any], state: Any, seat: int, rng: random.Random) -> Move:
+    """Sideboards: the placement that scores most for the mover's own dresser right away (colour and handle
+    patterns and the row goal, at their points), ties broken at random; never the exchange."""
+    from services.rules.games.sideboards.components import GOALS
+    from services.rules.games.sideboards.scoring import dresser_counts
+
+    goals = state.goals
+    pc, ph, pr = GOALS[goals[0]]["points"], GOALS[goals[1]]["points"], GOALS[goals[2]]["points"]
+    dresser = state.dressers[seat]
+    best: list[Move] = []
+    top = -1
+    for move in game.legal_moves(state, seat):
+        kind = move["type"]
+        if kind == "place":
+            placed = (move["card"], move["orientation"])
+            after = [placed, *dresser] if move["side"] == "left" else [*dresser, placed]
+        elif kind == "start":
+            after = [(move["cards"][0], move["orientations"][0]), (move["cards"][1], move["orientations"][1])]
+        else:
+            continue
+        cc, hc, r = dresser_counts(after, goals)
+        value = cc * pc + hc * ph + r * pr
+        if value > top:
+            top, best = value, [move]
+        elif value == top:
+            best.append(move)
+    if not best:
+        return game.sample_move(state, seat, rng)
+    return best[rng.randrange(len(best))]
+
+
+POLICIES: dict[str, Policy] = {
+    "uniform": uniform,
+    "columns": prefer_existing_columns,
+    "own-side": clash_own_side,
+    "greedy": sideboards_greedy,
 }
+SPLITS: dict[str, Split] = {"whole": whole, "clash": clash_choices}
+CUTOFFS: dict[str, Cutoff] = {"none": no_cutoff, "game-end": clash_game_end}
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """A game's search settings, by name (the names are ``meeple arena`` overrides: ``policy=uniform``)."""
+
+    policy: str = "uniform"
+    split: str = "whole"
+    cutoff: str = "none"
+    c: float = 0.7
+    decouple: bool = False
+
+    def with_overrides(self, overrides: dict[str, str]) -> Tuning:
+        """This tuning with some fields replaced by name; raises ValueError for an unknown field or value."""
+        out = self
+        for key, value in overrides.items():
+            if key == "policy" and value in POLICIES:
+                out = replace(out, policy=value)
+            elif key == "split" and value in SPLITS:
+                out = replace(out, split=value)
+            elif key == "cutoff" and value in CUTOFFS:
+                out = replace(out, cutoff=value)
+            elif key == "decouple" and value in ("0", "1"):
+                out = replace(out, decouple=value == "1")
+            elif key == "c":
+                out = replace(out, c=float(value))
+            else:
+                raise ValueError(f"bad search override {key}={value}")
+        return out
+
+
+#: Per game; a game not listed searches with the defaults (uniform playouts, whole moves).
+TUNINGS: dict[str, Tuning] = {
+    "fierce-women": Tuning(policy="columns"),
+    "clash": Tuning(split="clash"),
+}
+
+
+def tuning_for(game_id: str) -> Tuning:
+    return TUNINGS.get(game_id, Tuning())
 
 
 def split_for(game_id: str) -> Split:
     """How the search decomposes ``game_id``'s moves into successive choices (whole moves by default)."""
-    return SPLITS.get(game_id, whole)
-
-
-POLICIES: dict[str, Policy] = {
-    "fierce-women": prefer_existing_columns,
-}
+    return SPLITS[tuning_for(game_id).split]
 
 
 def policy_for(game_id: str) -> Policy:
     """The rollout policy of ``game_id``; uniform random for games without a heuristic."""
-    return POLICIES.get(game_id, uniform)
+    return POLICIES[tuning_for(game_id).policy]
