@@ -127,8 +127,10 @@ def split_seats(text: str) -> list[str]:
     return specs
 
 
-def make_player(spec: str, seed: int, clock: Callable[[], float] = time.perf_counter) -> Player:
-    """The player of a seat spec; an mcts bot's time cap counts on ``clock``."""
+def make_player(spec: str, seed: int, clock: Callable[[], float] = time.perf_counter,
+                uncapped: bool = False) -> Player:
+    """The player of a seat spec; an mcts bot's time cap counts on ``clock`` (``uncapped``: no time cap, the
+    iteration budget alone decides, as in the ladder)."""
     parsed = parse_spec(spec)
     if parsed.kind == "random":
         return RandomPlayer(seed)
@@ -145,7 +147,7 @@ def make_player(spec: str, seed: int, clock: Callable[[], float] = time.perf_cou
                   seconds=parsed.ms / 1000, overrides=dict(parsed.overrides))
     else:
         bot = Bot(parsed.level, seed=seed, c=parsed.c, iterations=parsed.iterations,
-                  overrides=dict(parsed.overrides))
+                  seconds=0 if uncapped else None, overrides=dict(parsed.overrides))
     bot.clock = clock
     return bot
 

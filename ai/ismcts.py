@@ -100,6 +100,7 @@ class SearchResult:
     iterations: int
     seconds: float
     visits: dict[bytes, int]
+    root: Node | None = None  # the search tree (diagnostics and tests)
 
 
 def _actor(to_act: list[int], root_seat: int, at_root: bool) -> int:
@@ -252,7 +253,7 @@ def search(game: Game[Any], state: Any, seat: int, *, iterations: int, seconds: 
         leaf = _leaf(root, seat, keys)
         if leaf is not None:
             visits[move_key(m)] = leaf.visits
-    return SearchResult(move, done, clock() - start, visits)
+    return SearchResult(move, done, clock() - start, visits, root)
 
 
 def _leaf(root: Node, seat: int, keys: tuple[bytes, ...]) -> Node | None:
