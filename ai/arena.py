@@ -248,10 +248,11 @@ def p95(values: list[float]) -> float:
 
 def arena(game: Game[Any], players: int, specs: list[str], games: int, seed: int = 0,
           options: dict[str, Any] | None = None, progress: bool = True, equal_time: bool = False,
-          cpu_time: bool = False) -> dict[str, Any]:
+          cpu_time: bool = False, partial: str | None = None) -> dict[str, Any]:
     """Play ``games`` games and return the report (the ``--json`` document). ``cpu_time``: think times,
     time budgets and equal time count the process's CPU seconds instead of the wall clock, so that other
-    work on a shared machine slows neither side's search."""
+    work on a shared machine slows neither side's search. ``partial``: a file that holds the report of the
+    games played so far, rewritten after each game (long runs)."""
     if len(specs) != players:
         raise ValueError(f"--seats needs {players} specs (one per player), got {len(specs)}")
     kinds = {parse_spec(spec).kind for spec in specs}
@@ -267,8 +268,16 @@ def arena(game: Game[Any], players: int, specs: list[str], games: int, seed: int
         if progress:
             done = int(30 * (i + 1) / games)
             print(f"\r[{'#' * done}{'.' * (30 - done)}] {i + 1}/{games} games", end="", file=sys.stderr, flush=True)
+        if partial:
+            with open(partial, "wb") as f:
+                f.write(orjson.dumps(_report(game, players, i + 1, options, equal_time, cpu_time, specs, tallies)))
     if progress:
         print(file=sys.stderr)
+    return _report(game, players, games, options, equal_time, cpu_time, specs, tallies)
+
+
+def _report(game: Game[Any], players: int, games: int, options: dict[str, Any] | None, equal_time: bool,
+            cpu_time: bool, specs: list[str], tallies: dict[str, Tally]) -> dict[str, Any]:
     results = []
     for spec in dict.fromkeys(specs):
         tally = tallies[spec]
@@ -312,6 +321,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cpu-time", action="store_true",
                         help="think times, ms= budgets and --equal-time count this process's CPU seconds, not "
                              "the wall clock (fair comparisons on a machine shared with other work)")
+    parser.add_argument("--partial", default=None,
+                        help="rewrite this file with the report of the games played so far after every game")
     parser.set_defaults(func=run_arena)
 
 
@@ -321,7 +332,7 @@ def run_arena(args: argparse.Namespace) -> int:
     try:
         game = get_game(args.game)
         report = arena(game, args.players, split_seats(args.seats), args.games, args.seed, args.options,
-                       equal_time=args.equal_time, cpu_time=args.cpu_time)
+                       equal_time=args.equal_time, cpu_time=args.cpu_time, partial=args.partial)
     except (KeyError, ValueError) as exc:
         print(f"meeple arena: {exc}", file=sys.stderr)
         return 2
