@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from services.gateway.store import keys
+from services.core.store import keys
 from services.rules.games import RulesError, get_game
 
 _META_KEY = re.compile(r"^match:\{([^}]+)\}:meta$")

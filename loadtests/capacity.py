@@ -21,8 +21,8 @@ from typing import Any
 import orjson
 import redis
 
+from services.core.config import Config
 from services.gateway.app import create_app
-from services.gateway.config import GatewayConfig
 from services.rediscluster import single_redis
 from services.rules.games import GAMES
 from services.rules.server import serve, shutdown
@@ -61,7 +61,7 @@ def measure(games: list[str], samples: int, seed: int = 1) -> dict[str, Any]:
         server, rules_port = serve("127.0.0.1:0")
         try:
             client = redis.Redis.from_url(url)
-            app = create_app(GatewayConfig(redis_url=url,
+            app = create_app(Config(redis_url=url,
                                            rules_addr=f"127.0.0.1:{rules_port}", rate_limit_per_minute=0))
             http = app.test_client()
             rng = random.Random(seed)
@@ -101,7 +101,7 @@ def wait_cost(updates: int) -> dict[str, Any]:
     from pathlib import Path
 
     from services import redisconn
-    from services.gateway.store import MatchStore
+    from services.core.store import MatchStore
     from services.rediscluster import LocalCluster
 
     with tempfile.TemporaryDirectory() as data:

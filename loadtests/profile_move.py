@@ -33,9 +33,9 @@ from typing import Any
 import orjson
 from flask.testing import FlaskClient
 
+from services.core.config import Config
+from services.core.rules_client import RulesClient
 from services.gateway.app import create_app
-from services.gateway.config import GatewayConfig
-from services.gateway.rules_client import RulesClient
 from services.rules.games import GAMES, get_game
 from services.stack import free_port, grpc_serving, port_open, redis_server_binary, wait_until
 
@@ -255,7 +255,7 @@ def run_profile(moves: int, out: Path, slots: int = 8) -> str:
 
     out.mkdir(parents=True, exist_ok=True)
     with parts() as (redis_url, rules_addr, rules_metrics, rules_pid):
-        app = create_app(GatewayConfig(redis_url=redis_url, rules_addr=rules_addr, rate_limit_per_minute=10**9))
+        app = create_app(Config(redis_url=redis_url, rules_addr=rules_addr, rate_limit_per_minute=10**9))
         gw = app.extensions["meeple"]
         client = app.test_client()
         driver = Driver(client)

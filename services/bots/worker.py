@@ -8,7 +8,7 @@ so it never peeks) and submits it through the same compare-and-set path as a hum
 took but never acknowledged (the worker crashed mid-think) is re-claimed by another worker after
 ``claim_idle_ms``; so is a job whose worker lost Redis while handling it (it stays unacknowledged).
 
-Workers also answer ``/hint`` (``services/gateway/hints.py``): jobs on ``bots:hints`` run the easy bot
+Workers also answer ``/hint`` (``services/core/hints.py``): jobs on ``bots:hints`` run the easy bot
 for the asking seat with the job's own small time budget, and are taken before bot moves (a person is
 waiting on them). A hint job is never re-claimed: its gateway has stopped waiting by then.
 """
@@ -31,14 +31,14 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, star
 
 from ai.bot import Bot, choose_move
 from services import redisconn
-from services.gateway import control, hints, legacy
-from services.gateway.bots_seam import BOT_JOB_STREAMS
-from services.gateway.config import GatewayConfig
+from services.core import control, hints, legacy
+from services.core.bots_seam import BOT_JOB_STREAMS
+from services.core.config import Config
+from services.core.metrics import RedisMetrics, timed_redis
+from services.core.moves import apply_move, fits_pending_decision
+from services.core.rules_client import RulesClient
+from services.core.store import MatchStore
 from services.gateway.errors import ApiError
-from services.gateway.metrics import RedisMetrics, timed_redis
-from services.gateway.moves import apply_move, fits_pending_decision
-from services.gateway.rules_client import RulesClient
-from services.gateway.store import MatchStore
 from services.rules.games import get_game
 
 log = logging.getLogger("meeple.bots")
@@ -74,7 +74,7 @@ class Worker:
                  metrics: BotMetrics | None = None) -> None:
         self.metrics = metrics or BotMetrics()
         self.redis = timed_redis(redis_url, self.metrics.redis, socket_timeout=30)
-        self.store = MatchStore.from_config(self.redis, GatewayConfig.from_env())  # the gateways' TTLs
+        self.store = MatchStore.from_config(self.redis, Config.from_env())  # the gateways' TTLs
         self.rules = RulesClient(rules_addr)
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.claim_idle_ms = claim_idle_ms

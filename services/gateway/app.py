@@ -7,22 +7,24 @@ import time
 
 from flask import Flask, Response, g, request
 
+from services.core.config import Config
+from services.core.metrics import MatchStatsCollector, timed_redis
+from services.core.rules_client import RulesClient
+from services.core.store import MatchStore
+from services.core.webhooks import allowed_networks
+
 from .api import backends, clients, events, games, matches, matchmaking, ops, seats, ws
-from .config import GatewayConfig
 from .context import Gateway
 from .errors import register_error_handlers
 from .hub import Hub
 from .jsonio import OrjsonProvider
-from .metrics import GatewayMetrics, MatchStatsCollector, check_multiprocess, timed_redis
-from .rules_client import RulesClient
-from .store import MatchStore
-from .webhooks import allowed_networks
+from .metrics import GatewayMetrics, check_multiprocess
 
 log = logging.getLogger("meeple.gateway")
 
 
-def create_app(config: GatewayConfig | None = None) -> Flask:
-    config = config or GatewayConfig.from_env()
+def create_app(config: Config | None = None) -> Flask:
+    config = config or Config.from_env()
     allowed_networks(config.webhook_allow_private)  # a malformed MEEPLE_WEBHOOK_ALLOW_PRIVATE stops the boot
     app = Flask(__name__)
     # One byte over the limit: a chunked body (no Content-Length) is read up to this, so one past the limit is

@@ -6,16 +6,17 @@ from dataclasses import dataclass
 
 from flask import current_app
 
-from .config import GatewayConfig
+from services.core.config import Config
+from services.core.rules_client import RulesClient
+from services.core.store import MatchStore
+
 from .hub import Hub
 from .metrics import GatewayMetrics
-from .rules_client import RulesClient
-from .store import MatchStore
 
 
 @dataclass
 class Gateway:
-    config: GatewayConfig
+    config: Config
     store: MatchStore
     rules: RulesClient
     metrics: GatewayMetrics

@@ -39,9 +39,9 @@ from typing import Any
 import redis
 
 from services import redisconn
+from services.core.store import EVENTS_CHANNEL, parse_wake, your_turn_or_over
 
 from .errors import ApiError
-from .store import EVENTS_CHANNEL, parse_wake, your_turn_or_over
 
 log = logging.getLogger("meeple.gateway.hub")
 

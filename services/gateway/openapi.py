@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from services.core.config import Config
+from services.core.webhooks import EVENTS, MAX_HOOKS, MAX_URL
+
 from .api.common import MAX_JSON_DEPTH
 from .api.matches import BOT_LEVELS, IDEMPOTENCY_KEY_MAX, MAX_PLAYERS
-from .config import GatewayConfig
-from .webhooks import EVENTS, MAX_HOOKS, MAX_URL
 
 #: The event stream's ``limit`` (seconds) at most, as ``api/events.py`` enforces it.
 STREAM_LIMIT_MAX_S = 3600
-LONG_POLL_MAX_S = GatewayConfig.long_poll_max_s
+LONG_POLL_MAX_S = Config.long_poll_max_s
 
 _ERROR = {"type": "object", "required": ["error"], "additionalProperties": False,
           "description": "every error; `code` is one of the codes in docs/api.md's error table",

@@ -29,10 +29,10 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 from services import redisconn
-from services.gateway import clocks, control, legacy
-from services.gateway.config import GatewayConfig
-from services.gateway.moves import MAX_REBASES, commit
-from services.gateway.store import DEADLINE_SHARDS, MatchStore, StaleVersion
+from services.core import clocks, control, legacy
+from services.core.config import Config
+from services.core.moves import MAX_REBASES, commit
+from services.core.store import DEADLINE_SHARDS, MatchStore, StaleVersion
 
 log = logging.getLogger("meeple.timekeeper")
 #: How often the idle-match index is looked at (matches live for days: no need to look every poll).
@@ -79,7 +79,7 @@ class Timekeeper:
     def __init__(self, redis_url: str, lease_s: float = 10.0, poll_s: float = 0.1,
                  metrics: TimekeeperMetrics | None = None) -> None:
         self.redis = redisconn.connect(redis_url, socket_timeout=10)
-        self.store = MatchStore.from_config(self.redis, GatewayConfig.from_env())  # the gateways' TTLs
+        self.store = MatchStore.from_config(self.redis, Config.from_env())  # the gateways' TTLs
         self.lease_s, self.poll_s = lease_s, poll_s
         self.metrics = metrics or TimekeeperMetrics()
         self.stopping = threading.Event()

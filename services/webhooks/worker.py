@@ -1,6 +1,6 @@
 """``meeple serve webhooks``: turns match outboxes into signed HTTP deliveries, at least once.
 
-Two steps, each safe to crash in (see :mod:`services.gateway.webhooks` for the outbox and its index):
+Two steps, each safe to crash in (see :mod:`services.core.webhooks` for the outbox and its index):
 
 1. **Pump.** For every marked match, read its outbox, make one delivery per (event, subscribed hook) —
    ``whd:{<delivery id>}``, written with NX so a pump repeated after a crash makes no second one — put it
@@ -33,8 +33,8 @@ import redis
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 from services import redisconn
-from services.gateway import ratings, webhooks
-from services.gateway.store import _CLAIM
+from services.core import ratings, webhooks
+from services.core.store import _CLAIM
 
 log = logging.getLogger("meeple.webhooks")
 
@@ -85,7 +85,7 @@ class WebhookWorker:
                  retry_for_s: float = 24 * 3600.0, allow: tuple[webhooks.Network, ...] = (),
                  resolver: webhooks.Resolver = webhooks.resolve) -> None:
         self.redis = redisconn.connect(redis_url, socket_timeout=30)
-        self.allow, self.resolver = allow, resolver  # the SSRF guard (services/gateway/webhooks.py)
+        self.allow, self.resolver = allow, resolver  # the SSRF guard (services/core/webhooks.py)
         self.metrics = metrics or WebhookMetrics()
         self.lease_s, self.backoff_s = lease_s, backoff_s
         self.backoff_max_s, self.retry_for_s = backoff_max_s, retry_for_s

@@ -24,8 +24,8 @@ import requests
 from jsonschema import Draft202012Validator
 from werkzeug.serving import BaseWSGIServer, make_server
 
+from services.core.config import Config
 from services.gateway.app import create_app
-from services.gateway.config import GatewayConfig
 from services.gateway.openapi import document
 from services.rediscluster import LocalCluster, single_redis
 from services.rules.server import serve, shutdown
@@ -174,7 +174,7 @@ UNLIMITED = {"rate_limit_per_minute": 100_000, "max_active_matches_per_ip": 0, "
 
 
 def start_gateway(redis_url: str, rules_port: int, **overrides: Any) -> GatewayServer:
-    config = GatewayConfig(redis_url=redis_url, rules_addr=f"127.0.0.1:{rules_port}", rules_timeout_s=2.0,
+    config = Config(redis_url=redis_url, rules_addr=f"127.0.0.1:{rules_port}", rules_timeout_s=2.0,
                            rules_retries=2, **{**UNLIMITED, **overrides})
     server = make_server("127.0.0.1", 0, create_app(config), threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

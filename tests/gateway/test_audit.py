@@ -10,7 +10,7 @@ import pytest
 
 from loadtests.audit import audit_match, audit_store, check_match
 from services import redisconn
-from services.gateway.store import keys
+from services.core.store import keys
 from services.rules.games import GAMES
 
 from .conftest import Api

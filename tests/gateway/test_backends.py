@@ -237,7 +237,7 @@ def rated_forfeit(api: Api, key: str, redis_url: str) -> tuple[str, str, dict[st
 
 def test_a_rated_match_moves_its_players_ratings_and_shows_the_change_in_the_outcome(
         closed_gateway: GatewayServer, own_redis_url: str) -> None:
-    from services.gateway import ratings
+    from services.core import ratings
 
     api = Api(closed_gateway.url)
     key, rival = new_key(own_redis_url, "acme")["key"], new_key(own_redis_url, "rival")["key"]
@@ -258,7 +258,7 @@ def test_a_rated_match_moves_its_players_ratings_and_shows_the_change_in_the_out
 
 
 def test_ranks_put_the_winning_team_first_and_forfeited_sides_last() -> None:
-    from services.gateway import ratings
+    from services.core import ratings
 
     meta = {"sides": [[0, 2], [1, 3]]}
     assert ratings.ranks(meta, {"winners": [1, 3], "scores": [5, 9, 5, 9], "forfeited": []}) == [2.0, 1.0]
@@ -270,12 +270,12 @@ def test_ranks_put_the_winning_team_first_and_forfeited_sides_last() -> None:
 def test_deploy_configs_turn_anonymous_access_off_and_make_run_keeps_it_on() -> None:
     from pathlib import Path
 
-    from services.gateway.config import GatewayConfig
+    from services.core.config import Config
 
     deploy = Path(__file__).resolve().parents[2] / "deploy"
     assert 'MEEPLE_ANONYMOUS: "0"' in (deploy / "docker-compose.yml").read_text()
     assert '{name: MEEPLE_ANONYMOUS, value: "0"}' in (deploy / "k8s" / "gateway.yaml").read_text()
-    assert GatewayConfig().anonymous is True  # make run sets nothing: demos work without a key
+    assert Config().anonymous is True  # make run sets nothing: demos work without a key
 
 
 @pytest.mark.gateway_config(hint_wait_s=0.05)

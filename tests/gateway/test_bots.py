@@ -17,10 +17,10 @@ import redis
 
 from services import redisconn
 from services.bots.worker import GROUP, Worker
-from services.gateway.bots_seam import bot_jobs_stream
-from services.gateway.moves import apply_move
-from services.gateway.rules_client import RulesClient
-from services.gateway.store import MatchStore
+from services.core.bots_seam import bot_jobs_stream
+from services.core.moves import apply_move
+from services.core.rules_client import RulesClient
+from services.core.store import MatchStore
 from services.rules.games import GAMES
 
 from .conftest import Api, RulesProcess, start_gateway

@@ -1,10 +1,10 @@
-"""Seat clocks and forfeits as pure rules (services/gateway/clocks.py, control.py): no Redis needed."""
+"""Seat clocks and forfeits as pure rules (services/core/clocks.py, control.py): no Redis needed."""
 
 from __future__ import annotations
 
 import pytest
 
-from services.gateway import clocks, control
+from services.core import clocks, control
 from services.gateway.errors import ApiError
 from services.timekeeper.keeper import timed_out
 

@@ -25,12 +25,12 @@ import requests
 
 from loadtests.audit import audit_match
 from services import redisconn
-from services.gateway import control
+from services.core import control
+from services.core.store import MatchStore, keys
 from services.gateway.api.common import MAX_JSON_DEPTH
 from services.gateway.errors import _HTTP_CODES
 from services.gateway.gunicorn_worker import _GUNICORN_CODES
 from services.gateway.openapi import document
-from services.gateway.store import MatchStore, keys
 from services.stack import GUNICORN_CONF, Stack, StackConfig, free_port, http_ok, wait_until
 from services.timekeeper.keeper import Timekeeper
 

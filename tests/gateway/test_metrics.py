@@ -20,7 +20,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from loadtests import promtext
 from services import redisconn
 from services.bots.worker import GROUP, Worker
-from services.gateway.bots_seam import BOT_JOB_STREAMS
+from services.core.bots_seam import BOT_JOB_STREAMS
 from services.rules.games import GAMES
 from services.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
 

@@ -13,7 +13,7 @@ import pytest
 from ai import ladder
 from loadtests.matchmaking_sim import simulate
 from services import redisconn
-from services.gateway import ratings
+from services.core import ratings
 
 from .conftest import Api, GatewayServer, RulesProcess, start_gateway
 from .test_backends import as_key, new_key

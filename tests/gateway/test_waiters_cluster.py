@@ -19,8 +19,8 @@ import pytest
 import requests
 
 from services import redisconn
+from services.core.store import EVENTS_CHANNEL
 from services.gateway.hub import Hub, Waiter
-from services.gateway.store import EVENTS_CHANNEL
 from services.rediscluster import LocalCluster
 from services.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
 

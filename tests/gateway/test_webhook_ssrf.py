@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from services import redisconn
-from services.gateway import webhooks
+from services.core import webhooks
 from services.stack import free_port
 from services.webhooks.worker import WebhookMetrics, WebhookWorker
 
@@ -42,11 +42,11 @@ def test_every_non_public_address_kind_is_refused_and_public_ones_pass() -> None
 
 
 def test_a_malformed_allow_list_stops_the_gateway_at_boot() -> None:
+    from services.core.config import Config
     from services.gateway.app import create_app
-    from services.gateway.config import GatewayConfig
 
     with pytest.raises(ValueError, match="not-a-network"):
-        create_app(GatewayConfig(webhook_allow_private=("10.0.0.0/8", "not-a-network")))
+        create_app(Config(webhook_allow_private=("10.0.0.0/8", "not-a-network")))
     assert webhooks.allowed_networks(["all"]) == webhooks.allowed_networks(["0.0.0.0/0", "::/0"])
 
 

@@ -11,7 +11,8 @@ from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, jsonify, request
 
-from .. import history, ratings, tenants, webhooks
+from services.core import history, ratings, tenants, webhooks
+
 from ..context import gateway
 from ..errors import ApiError
 from .common import current_tenant, int_arg, json_body, rate_limit

@@ -7,11 +7,12 @@ from typing import Any
 
 from flask import g, request
 
-from .. import tenants
+from services.core import tenants
+from services.core.store import Match, hash_token, seat_hint
+from services.core.views import SPECTATOR
+
 from ..context import gateway
 from ..errors import ApiError
-from ..store import Match, hash_token, seat_hint
-from ..views import SPECTATOR
 
 #: Deepest nesting of arrays and objects a JSON body may have (the body itself is level 1). Far above any
 #: real move or options document, far below what the JSON encoder refuses (about 255).

@@ -14,12 +14,13 @@ from typing import Any
 import orjson
 from flask import Blueprint, Flask, Response, current_app, jsonify, request
 
+from services.core.store import Match, events_key, your_turn_or_over
+from services.core.views import SPECTATOR, seat_legal_moves, seat_view
+
 from ..context import Gateway, gateway
 from ..errors import ApiError
 from ..hub import Hub, Slot
 from ..parking import Stream, Write, can_park, park, resumed, wait_or_park
-from ..store import Match, events_key, your_turn_or_over
-from ..views import SPECTATOR, seat_legal_moves, seat_view
 from .common import (
     caller_fields,
     caller_seat,
@@ -70,7 +71,7 @@ def events_since(match: Match, seat: int | None, after: int, include_legal: bool
 
 def client_ident() -> str:
     """Whose waiters these are, for the per-client cap: the token (hashed), or the address without one."""
-    from ..store import hash_token
+    from services.core.store import hash_token
 
     token = request.headers.get("Authorization", "")
     return f"t:{hash_token(token)[:20]}" if token else f"ip:{request.remote_addr}"

@@ -14,13 +14,14 @@ from typing import Any
 import orjson
 from flask import Blueprint, Response, g, jsonify, request
 
-from .. import clocks, control, hints, history, quotas, tenants
+from services.core import clocks, control, hints, history, quotas, tenants
+from services.core.moves import MAX_REBASES, apply_move, bot_seats_due, commit, notify_bots
+from services.core.rules_client import Applied
+from services.core.store import Match, StaleVersion, hash_token, new_match_id, new_token
+from services.core.views import SPECTATOR, seat_legal_moves, seat_view
+
 from ..context import gateway
 from ..errors import ApiError
-from ..moves import MAX_REBASES, apply_move, bot_seats_due, commit, notify_bots
-from ..rules_client import Applied
-from ..store import Match, StaleVersion, hash_token, new_match_id, new_token
-from ..views import SPECTATOR, seat_legal_moves, seat_view
 from .common import (
     caller_seat,
     client_ip,

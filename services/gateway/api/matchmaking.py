@@ -21,12 +21,13 @@ import orjson
 import redis
 from flask import Blueprint, Response, jsonify
 
-from .. import quotas, ratings, skill, tenants
+from services.core import quotas, ratings, skill, tenants
+from services.core.moves import MAX_REBASES, commit
+from services.core.store import EVENTS_CHANNEL, StaleVersion, hash_token, new_token
+
 from ..context import gateway
 from ..errors import ApiError
-from ..moves import MAX_REBASES, commit
 from ..parking import resumed, wait_or_park
-from ..store import EVENTS_CHANNEL, StaleVersion, hash_token, new_token
 from .common import client_ip, identify, int_arg, json_body, load_match, rate_limit
 from .events import client_ident
 from .matches import BOT_LEVELS, charge, check_room, create, parse_player

@@ -5,9 +5,11 @@ from __future__ import annotations
 from flask import Blueprint, Response, jsonify
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, multiprocess
 
+from services.core.metrics import MatchStatsCollector
+
 from ..context import gateway
 from ..errors import error_response
-from ..metrics import MatchStatsCollector, multiprocess_enabled
+from ..metrics import multiprocess_enabled
 from ..openapi import document
 
 bp = Blueprint("ops", __name__)

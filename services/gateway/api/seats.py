@@ -10,12 +10,13 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify
 
-from .. import clocks, control, tenants
+from services.core import clocks, control, tenants
+from services.core.moves import MAX_REBASES, commit
+from services.core.store import Match, StaleVersion
+from services.core.views import seat_view
+
 from ..context import gateway
 from ..errors import ApiError
-from ..moves import MAX_REBASES, commit
-from ..store import Match, StaleVersion
-from ..views import seat_view
 from .common import caller_seat, client_ip, json_body, limited_load, load_match
 from .matches import create, status_doc, take_seat
 

@@ -26,12 +26,13 @@ from wsproto.connection import Connection, ConnectionState, ConnectionType
 from wsproto.events import BytesMessage, CloseConnection, Message, Ping, TextMessage
 from wsproto.utilities import LocalProtocolError, generate_accept_token
 
+from services.core.store import Match, events_key
+from services.core.views import SPECTATOR
+
 from ..context import Gateway, gateway
 from ..errors import ApiError
 from ..hub import Hub, Slot
 from ..parking import Stream, Write, can_park, park
-from ..store import Match, events_key
-from ..views import SPECTATOR
 from .common import bearer_token, caller_seat, load_match, rate_limit
 from .events import HEARTBEAT_S, client_ident, events_since, next_beat
 
@@ -75,7 +76,7 @@ def websocket(match_id: str) -> Response:
 
 def _ident(token: str | None, addr: str) -> str:
     """The per-client cap's key, as ``events.client_ident`` makes it from a request."""
-    from ..store import hash_token
+    from services.core.store import hash_token
 
     return f"t:{hash_token(f'Bearer {token}')[:20]}" if token else f"ip:{addr}"
 

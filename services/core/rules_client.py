@@ -13,9 +13,8 @@ from typing import Any, TypeVar
 import grpc
 import orjson
 
+from services.gateway.errors import ApiError
 from services.pb import rules_pb2, rules_pb2_grpc
-
-from .errors import ApiError
 
 ERROR_CODE_KEY = "meeple-error-code"
 ERROR_KIND_KEY = "meeple-error-kind"

@@ -7,12 +7,14 @@ through as JSON text (``orjson.Fragment``) without being decoded; only when the 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from .context import Gateway
 from .store import Match
+
+if TYPE_CHECKING:
+    from services.gateway.context import Gateway
 
 SPECTATOR = -1
 

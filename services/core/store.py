@@ -52,7 +52,7 @@ import redis
 from services import redisconn
 
 from . import quotas, webhooks
-from .config import GatewayConfig
+from .config import Config
 
 KEY_SUFFIXES = ("version", "meta", "state", "log", "events", "derived")
 #: How many keys each shared structure is split into (fixed: every process must agree on it).
@@ -229,7 +229,7 @@ class MatchStore:
         self._room: tuple[float, float] = (0.0, 0.0)  # (checked at, used share of maxmemory)
 
     @classmethod
-    def from_config(cls, client: Any, config: GatewayConfig) -> MatchStore:
+    def from_config(cls, client: Any, config: Config) -> MatchStore:
         """The store as every process that shares it must see it: the TTLs come from the one config."""
         return cls(client, config.finished_ttl_s, config.waiting_ttl_s, config.idle_match_ttl_s,
                    config.redis_wait_replicas, config.redis_wait_ms)

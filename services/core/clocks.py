@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .errors import ApiError
+from services.gateway.errors import ApiError
 
 MODES = ("none", "per_move", "fischer", "correspondence")
 TIMEOUT_POLICIES = ("bot", "forfeit")

@@ -1,4 +1,4 @@
-"""Gateway configuration, read from the environment once (12-factor): no module-level globals."""
+"""The configuration every process of the server shares, read from the environment once: no globals."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from typing import Any
 
 
 @dataclass(frozen=True)
-class GatewayConfig:
+class Config:
+    """Every setting of the server's processes, read from the environment once (12-factor)."""
+
     redis_url: str = "redis://127.0.0.1:6379/0"
     #: Comma-separated host:port list, or a gRPC target such as ``dns:///rules:50051``.
     rules_addr: str = "127.0.0.1:50051"
@@ -57,7 +59,7 @@ class GatewayConfig:
     webhook_allow_private: tuple[str, ...] = field(default_factory=tuple)
 
     @classmethod
-    def from_env(cls) -> GatewayConfig:
+    def from_env(cls) -> Config:
         """Every setting its environment variable names (``ENV``), parsed as the field's default is typed."""
         defaults, values = cls(), dict[str, Any]()  # every field has a default
         for name, var in ENV.items():

@@ -12,9 +12,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from services.gateway.errors import ApiError
+
 from . import clocks, control, ratings
 from .bots_seam import on_bot_turn
-from .errors import ApiError
 from .rules_client import Applied, RulesClient
 from .store import Match, MatchStore, Remember, StaleVersion
 
