@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import fcntl
 import math
 import shlex
 import sys
@@ -39,6 +40,9 @@ def hook(parser: argparse.ArgumentParser) -> None:
                         help=f"calibrate: the iteration budgets of the curve (default {DEFAULT_BUDGETS})")
     parser.add_argument("--budgets-file", default=str(BUDGETS_PATH),
                         help="calibrate: the JSON file to write (default: the shipped ai/budgets.json)")
+    parser.add_argument("--reuse-curve", action="store_true",
+                        help="calibrate: choose the budgets again from the curve already in --budgets-file (after "
+                             "the levels' targets or caps changed), without playing")
     previous = parser.get_default("func")
     parser.set_defaults(func=lambda args: run(args) if args.calibrate else previous(args))
 
@@ -111,6 +115,17 @@ def _rating_at(budgets: list[int], ratings: list[float], n: int) -> float:
 
 
 def write(path: str, game_id: str, entry: dict[str, Any]) -> None:
+    """Put one game's entry into the budgets file (other games' entries are kept; calibrations of several games
+    may run at once, so the read-modify-write holds a lock on a side file)."""
+    with open(path + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            _write(path, game_id, entry)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _write(path: str, game_id: str, entry: dict[str, Any]) -> None:
     try:
         with open(path, "rb") as f:
             doc = orjson.loads(f.read())
@@ -138,15 +153,24 @@ def run(args: argparse.Namespace) -> int:
         return 2
     players = args.players or max(2, game.min_players)
     started = time.time()
-    points = curve(game, players, budgets, args.games, args.seed, args.reach or None, progress=not args.json)
-    levels = choose(points)
-    entry = {"command": "meeple " + shlex.join(sys.argv[1:]),
-             "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-             "players": players, "seed": args.seed, "games_per_pair": args.games, "reach": args.reach,
-             "seconds": round(time.time() - started, 1), "think_time": "CPU seconds of the arena process, p95 per move",
-             "curve": [{k: (round(v, 3) if isinstance(v, float) else [round(x, 3) for x in v] if isinstance(v, list)
-                           else v) for k, v in p.items()} for p in points],
-             "levels": levels}
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if args.reuse_curve:
+        with open(args.budgets_file, "rb") as f:
+            entry = orjson.loads(f.read())["games"][game.id]
+        points = entry["curve"]
+        levels = choose(points)
+        entry = {**entry, "levels": levels, "chosen_again": {"command": "meeple " + shlex.join(sys.argv[1:]),
+                                                             "date": now}}
+    else:
+        points = curve(game, players, budgets, args.games, args.seed, args.reach or None, progress=not args.json)
+        levels = choose(points)
+        entry = {"command": "meeple " + shlex.join(sys.argv[1:]), "date": now,
+                 "players": players, "seed": args.seed, "games_per_pair": args.games, "reach": args.reach,
+                 "seconds": round(time.time() - started, 1),
+                 "think_time": "CPU seconds of the arena process, p95 per move",
+                 "curve": [{k: (round(v, 3) if isinstance(v, float) else [round(x, 3) for x in v]
+                               if isinstance(v, list) else v) for k, v in p.items()} for p in points],
+                 "levels": levels}
     write(args.budgets_file, game.id, entry)
     if args.json:
         print(orjson.dumps({"game": game.id, **entry}).decode())
