@@ -111,11 +111,49 @@ def sideboards_greedy(game: Game[Any], state: Any, seat: int, rng: random.Random
     return best[rng.randrange(len(best))]
 
 
+#: They Who Were 8: what each action card does to the team points (2 x glory - infamy) of the owner of each god
+#: it names: (target, second god: ``to`` or ``swap_with``).
+_TWW8_CARDS: dict[str, tuple[int, int]] = {
+    "A01": (2, 0), "A02": (-1, 0), "A03": (4, 0), "A04": (-2, 0), "A05": (1, 0),
+    "A06": (-2, 2), "A07": (1, -1), "A08": (-3, 3), "A09": (-2, 0), "A10": (1, 0),
+}
+
+
+def tww8_greedy(game: Game[Any], state: Any, seat: int, rng: random.Random) -> Move:
+    """They Who Were 8: four times in five the card play that gains the mover's team the most points on the
+    spot (good cards on the partner's gods, bad ones on the opponents'), declining powers (each costs 2
+    points); otherwise, and for every other decision, a random legal move."""
+    legal = game.legal_moves(state, seat)
+    if rng.random() < 0.2:
+        return legal[rng.randrange(len(legal))]
+    owner, team = state.owner, seat % 2
+    best: list[Move] = []
+    top = -99
+    for move in legal:
+        kind = move["type"]
+        if kind == "play":
+            first, second = _TWW8_CARDS[move["card"]]
+            value = first if owner[int(move["target"]["god"][1:]) - 1] % 2 == team else -first
+            other = move.get("to") or move.get("swap_with")
+            if other is not None:
+                value += second if owner[int(other["god"][1:]) - 1] % 2 == team else -second
+        elif kind == "use_power":
+            value = -2
+        else:
+            value = 0
+        if value > top:
+            top, best = value, [move]
+        elif value == top:
+            best.append(move)
+    return best[rng.randrange(len(best))]
+
+
 POLICIES: dict[str, Policy] = {
     "uniform": uniform,
     "columns": prefer_existing_columns,
     "own-side": clash_own_side,
     "greedy": sideboards_greedy,
+    "tww8-greedy": tww8_greedy,
 }
 SPLITS: dict[str, Split] = {"whole": whole, "clash": clash_choices}
 CUTOFFS: dict[str, Cutoff] = {"none": no_cutoff, "game-end": clash_game_end}
