@@ -10,7 +10,7 @@ information: the rollout state is already a determinization. Without a heuristic
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -171,21 +171,21 @@ class Tuning:
 
     def with_overrides(self, overrides: dict[str, str]) -> Tuning:
         """This tuning with some fields replaced by name; raises ValueError for an unknown field or value."""
-        out = self
+        policy, split, cutoff, c, decouple = self.policy, self.split, self.cutoff, self.c, self.decouple
         for key, value in overrides.items():
             if key == "policy" and value in POLICIES:
-                out = replace(out, policy=value)
+                policy = value
             elif key == "split" and value in SPLITS:
-                out = replace(out, split=value)
+                split = value
             elif key == "cutoff" and value in CUTOFFS:
-                out = replace(out, cutoff=value)
+                cutoff = value
             elif key == "decouple" and value in ("0", "1"):
-                out = replace(out, decouple=value == "1")
+                decouple = value == "1"
             elif key == "c":
-                out = replace(out, c=float(value))
+                c = float(value)
             else:
                 raise ValueError(f"bad search override {key}={value}")
-        return out
+        return Tuning(policy, split, cutoff, c, decouple)
 
 
 #: Per game; a game not listed searches with the defaults (uniform playouts, whole moves).
