@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import fcntl
 import itertools
 import os
 import shlex
@@ -131,7 +132,17 @@ def adjacent(ratings: dict[str, dict[str, Any]], levels: list[str]) -> list[dict
 
 
 def write(path: str, game_id: str, players: int, ratings: dict[str, dict[str, Any]], **run: Any) -> None:
-    """Put one game's ladder into the shipped JSON file (other games' entries are kept)."""
+    """Put one game's ladder into the shipped JSON file (other games' entries are kept; ladders of several games
+    may run at once, so the read-modify-write holds a lock on a side file)."""
+    with open(path + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            _write(path, game_id, players, ratings, **run)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _write(path: str, game_id: str, players: int, ratings: dict[str, dict[str, Any]], **run: Any) -> None:
     try:
         with open(path, "rb") as f:
             doc = orjson.loads(f.read())

@@ -59,6 +59,19 @@ def clash_choices(move: Move) -> tuple[bytes, ...]:
             orjson.dumps(move["effect"], option=orjson.OPT_SORT_KEYS))
 
 
+def sideboards_choices(move: Move) -> tuple[bytes, ...]:
+    """Sideboards: a placement is chosen as card, then side, then orientation (the two starting cards, then their
+    orientations); the exchange is one choice, padded to the same depth. What the search learns about a card
+    is then shared by its four placements."""
+    kind = move.get("type")
+    if kind == "place":
+        return (move["card"].encode(), move["side"].encode(), bytes((move["orientation"] // 180,)))
+    if kind == "start":
+        o = move["orientations"]
+        return (f"{move['cards'][0]}/{move['cards'][1]}".encode(), bytes((o[0] // 180, o[1] // 180)), b"")
+    return (orjson.dumps(move, option=orjson.OPT_SORT_KEYS), b"", b"")
+
+
 def _match_rewards(wins: list[int], played: int) -> list[float]:
     """Expected per-seat rewards of a best-of-3 match at ``wins`` after ``played`` games, each further game
     a coin flip (ties do not occur between coin flips); a finished match scores as ``ismcts.rewards``."""
@@ -155,7 +168,7 @@ POLICIES: dict[str, Policy] = {
     "greedy": sideboards_greedy,
     "tww8-greedy": tww8_greedy,
 }
-SPLITS: dict[str, Split] = {"whole": whole, "clash": clash_choices}
+SPLITS: dict[str, Split] = {"whole": whole, "clash": clash_choices, "sideboards": sideboards_choices}
 CUTOFFS: dict[str, Cutoff] = {"none": no_cutoff, "game-end": clash_game_end}
 
 
