@@ -89,10 +89,13 @@ def ladder(game: Any, players: int, levels: list[str], games: int, seed: int = 0
     for n, (a, b) in enumerate(p for _ in range(games) for p in pairs):
         seating = [(a, b)[(seat + n) % 2] for seat in range(players)]  # rotate who starts
         outcome = play(game, players, [specs[r] for r in seating], seed + n, think)
-        won = {r: any(s in outcome.winners for s, rr in enumerate(seating) if rr == r) for r in (a, b)}
+        # A rung's result: did it win, then its best score (Fierce Women's automa may beat both rungs; the
+        # scores still say which of the two played better).
+        key = {r: (any(s in outcome.winners for s, rr in enumerate(seating) if rr == r),
+                   max(outcome.scores[s] for s, rr in enumerate(seating) if rr == r)) for r in (a, b)}
         i, j = rungs.index(a), rungs.index(b)
         w, m = score.get((i, j), (0.0, 0))
-        score[(i, j)] = (w + (1.0 if won[a] and not won[b] else 0.0 if won[b] and not won[a] else 0.5), m + 1)
+        score[(i, j)] = (w + (1.0 if key[a] > key[b] else 0.0 if key[b] > key[a] else 0.5), m + 1)
         played[a] += 1
         played[b] += 1
         if progress:

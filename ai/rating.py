@@ -11,7 +11,8 @@ Why a fit of its own: openskill rates sequentially (the order of the games moves
 estimates only. A maximum-likelihood fit of a handful of rungs is a few Newton steps, and its information
 matrix gives the intervals.
 
-* A shared win (or a game both rungs lost, to Fierce Women's automa) counts half a win each.
+* A game is won by the rung that won it, or, if both or neither did (a shared win; Fierce Women's automa
+  beating both), by the better score; an equal result counts half a win each (``ai/ladder.py``).
 * Every pair that played gets one virtual drawn game (a weak prior), so that a pair one rung always won
   still has a finite distance.
 * ``anchor``: the rung pinned at 0 (the uniformly random player), so that ratings of different games sit
