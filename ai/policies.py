@@ -72,6 +72,27 @@ def sideboards_choices(move: Move) -> tuple[bytes, ...]:
     return (orjson.dumps(move, option=orjson.OPT_SORT_KEYS), b"", b"")
 
 
+def tww8_choices(move: Move) -> tuple[bytes, ...]:
+    """They Who Were 8: a card play is chosen as card, then target god, then the second god (``to`` or
+    ``swap_with``); a power as god, then its parameters; everything else is one choice, padded to that depth."""
+    kind = move.get("type")
+    if kind == "play":
+        other = move.get("to") or move.get("swap_with")
+        return (b"play/" + move["card"].encode(), move["target"]["god"].encode(),
+                other["god"].encode() if other else b"")
+    if kind == "use_power":
+        rest = {k: v for k, v in move.items() if k not in ("type", "god")}
+        return (b"power/" + move["god"].encode(), orjson.dumps(rest, option=orjson.OPT_SORT_KEYS), b"")
+    return (orjson.dumps(move, option=orjson.OPT_SORT_KEYS), b"", b"")
+
+
+def fw_choices(move: Move) -> tuple[bytes, ...]:
+    """Fierce Women: a placement is chosen as card, then column; everything else is one choice, padded."""
+    if move.get("type") == "place":
+        return (b"place/" + move["card"].encode(), str(move["column"]).encode())
+    return (orjson.dumps(move, option=orjson.OPT_SORT_KEYS), b"")
+
+
 def _match_rewards(wins: list[int], played: int) -> list[float]:
     """Expected per-seat rewards of a best-of-3 match at ``wins`` after ``played`` games, each further game
     a coin flip (ties do not occur between coin flips); a finished match scores as ``ismcts.rewards``."""
@@ -168,7 +189,8 @@ POLICIES: dict[str, Policy] = {
     "greedy": sideboards_greedy,
     "tww8-greedy": tww8_greedy,
 }
-SPLITS: dict[str, Split] = {"whole": whole, "clash": clash_choices, "sideboards": sideboards_choices}
+SPLITS: dict[str, Split] = {"whole": whole, "clash": clash_choices, "sideboards": sideboards_choices,
+                            "tww8": tww8_choices, "fw": fw_choices}
 CUTOFFS: dict[str, Cutoff] = {"none": no_cutoff, "game-end": clash_game_end}
 
 
