@@ -186,6 +186,7 @@ def search(game: Game[Any], state: Any, seat: int, *, iterations: int, seconds: 
     # the root's list, usually the widest, is enumerated and split once, not once per iteration.
     root_options = [(split(m), m) for m in legal_root]
     root = Node()
+    tried: dict[bytes, list[float]] = {}  # per complete root move: visits, total reward (see _best)
     simultaneous = decouple and bool(getattr(game, "simultaneous", False))
     start = clock()
     deadline = start + seconds if seconds else math.inf
@@ -197,6 +198,7 @@ def search(game: Game[Any], state: Any, seat: int, *, iterations: int, seconds: 
         # after it in the step walks its own statistics from there (``own``), see the module docstring.
         anchor: Node | None = None
         own: dict[int, Node] = {}
+        first: Move | None = None  # the seat's move at the root in this iteration
         # Selection and expansion over the moves legal in this determinization; a cutoff ends the tree too.
         reward = cutoff(game, det)
         while reward is None and not game.is_over(det):
@@ -206,7 +208,6 @@ def search(game: Game[Any], state: Any, seat: int, *, iterations: int, seconds: 
                 options = root_options
             else:
                 options = [(split(m), m) for m in game.legal_moves(det, actor)]
-            at_root = False
             before = node
             if anchor is None:
                 move, expanded = _choose(node, actor, options, c, rng, path)
@@ -221,6 +222,9 @@ def search(game: Game[Any], state: Any, seat: int, *, iterations: int, seconds: 
                     expanded = True
                 path.append(follow)
                 node = follow
+            if at_root and actor == seat:
+                first = move
+            at_root = False
             game.apply_in_place(det, actor, move)
             if simultaneous:
                 after = game.to_act(det)
@@ -246,8 +250,12 @@ def search(game: Game[Any], state: Any, seat: int, *, iterations: int, seconds: 
             visited.visits += 1
             if visited.actor >= 0:
                 visited.total += reward[visited.actor] if reward is not None else 0.5
+        if first is not None:
+            record = tried.setdefault(move_key(first), [0.0, 0.0])
+            record[0] += 1.0
+            record[1] += reward[seat] if reward is not None else 0.5
         done += 1
-    move = _best(root, seat, root_options)
+    move = _best(root, seat, root_options, tried)
     visits = {}
     for keys, m in root_options:
         leaf = _leaf(root, seat, keys)
@@ -263,8 +271,14 @@ def _leaf(root: Node, seat: int, keys: tuple[bytes, ...]) -> Node | None:
     return node
 
 
-def _best(root: Node, seat: int, options: Options) -> Move:
-    """The most robust choice at each level in turn (most visits, then best mean), down to one move."""
+def _best(root: Node, seat: int, options: Options, tried: dict[bytes, list[float]]) -> Move:
+    """The most robust choice at each level in turn (most visits, then best mean), down to one move.
+
+    A level the tree never reached (the search expanded the choice above it and completed the move at
+    random in its rollouts) is decided by the complete moves the iterations actually played (``tried``:
+    visits and reward per root move), not by the order the moves are listed in: with the first listed
+    option a CLASH bot on a small budget placed every tile for blue, whichever seat it played.
+    """
     node: Node | None = root
     depth = 0
     prefix = bytes((seat,))
@@ -272,11 +286,26 @@ def _best(root: Node, seat: int, options: Options) -> Move:
         groups: dict[bytes, Options] = {}
         for option in options:
             groups.setdefault(prefix + option[0][depth], []).append(option)
-        key = max(groups, key=lambda k: _robustness(node.children.get(k) if node is not None else None))
+        if node is not None and any(k in node.children for k in groups):
+            here = node
+            key = max(groups, key=lambda k: _robustness(here.children.get(k)))
+        else:
+            key = max(groups, key=lambda k: _played(groups[k], tried))
         node = node.children.get(key) if node is not None else None
         options = groups[key]
         depth += 1
     return options[0][1]
+
+
+def _played(group: Options, tried: dict[bytes, list[float]]) -> tuple[float, float]:
+    """Visits and mean reward of the complete moves of ``group`` the iterations played."""
+    visits, total = 0.0, 0.0
+    for _, move in group:
+        record = tried.get(move_key(move))
+        if record is not None:
+            visits += record[0]
+            total += record[1]
+    return (visits, total / visits if visits else 0.0)
 
 
 def _robustness(node: Node | None) -> tuple[int, float]:

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from ai.ismcts import edge_key, search
-from ai.policies import Tuning, _match_rewards, clash_game_end, tuning_for
+from ai.policies import Tuning, _match_rewards, clash_choices, clash_game_end, tuning_for
 from tests.ai.conftest import REGISTERED, positions
 from tests.ai.tiny_game import GAME, TinyState
 
@@ -74,3 +74,21 @@ def test_tunings_name_their_settings_and_refuse_unknown_ones() -> None:
 
 def test_edge_keys_tell_seats_apart() -> None:
     assert edge_key(0, {"type": "play", "card": 1}) != edge_key(1, {"type": "play", "card": 1})
+
+
+@pytest.mark.skipif("clash" not in REGISTERED, reason="CLASH engine not registered")
+def test_a_small_budget_does_not_fall_back_to_the_first_listed_side() -> None:
+    """Regression: on a small budget the decomposed tree never reaches the side level, and the final choice
+    used to take the first listed side (blue) there, so a green CLASH bot placed every tile for its
+    opponent. The moves the iterations actually played decide such a level now."""
+    game = REGISTERED["clash"]
+    own = 0
+    for gs in range(4):
+        state, rng = game.new_game(2, gs, {}), random.Random(gs)
+        while game.to_act(state)[0] != 1 or not state.start_placed:
+            seat = game.to_act(state)[0]
+            game.apply_in_place(state, seat, game.sample_move(state, seat, rng))
+        for k in range(6):
+            move = search(game, state, 1, iterations=9, rng=random.Random(k), split=clash_choices).move
+            own += move["supports"] == "green"
+    assert own >= 6, "a green bot on 9 iterations should place for itself at least sometimes"
