@@ -8,8 +8,9 @@ random play at 0. Each level then gets the budget whose rating meets its target,
 curve (log budget against rating, made non-decreasing first), unless that budget's think time would
 pass the level's cap: the p95 think time per move grows linearly with the budget, at the slope measured
 in this run (CPU seconds of this process, so other work on the machine does not inflate it), and a
-budget that would pass the cap is cut to fit it (``cap_bound``). Budgets never go below 1 and keep the
-levels' order.
+budget that would pass the cap is cut to fit it (``cap_bound``). A budget never goes below the level's budget
+from before levels were strengths (``Level.iterations``, ``floor_bound``: the level is then above its target
+in this game), nor below the level below it.
 
 The file keeps one entry per game (other games' entries are kept), with the curve, the command and the
 date; ``ai.bot`` reads it at run time.
@@ -78,12 +79,15 @@ def choose(points: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     for level, spec in LEVELS.items():
         budget = _interpolate(budgets, ratings, spec.target)
         fits = max(1, math.floor(spec.seconds * 1000 / ms_per_iteration)) if ms_per_iteration > 0 else budget
-        chosen = max(floor, min(budget, fits))
+        # Never below the level's budget before levels were strengths (``Level.iterations``): the search only
+        # gained strength per iteration since, so no level is weaker than it was (issue 32).
+        chosen = max(floor, min(max(budget, spec.iterations), fits))
         floor = chosen
-        out[level] = {"iterations": chosen, "target": spec.target,
+        out[level] = {"iterations": chosen, "target": spec.target, "target_iterations": budget,
                       "expected_rating": round(_rating_at(budgets, ratings, chosen), 2),
                       "expected_p95_ms": round(chosen * ms_per_iteration, 1), "cap_ms": spec.seconds * 1000,
-                      "cap_bound": fits < budget, "beyond_curve": spec.target > ratings[-1]}
+                      "cap_bound": fits < max(budget, spec.iterations), "floor_bound": spec.iterations > budget,
+                      "beyond_curve": spec.target > ratings[-1]}
     return out
 
 

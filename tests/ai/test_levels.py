@@ -79,8 +79,10 @@ def test_calibration_picks_each_levels_budget_on_the_curve_within_its_cap() -> N
     assert budgets == sorted(budgets)
     for level, doc in chosen.items():
         assert doc["expected_p95_ms"] <= LEVELS[level].seconds * 1000 + 1e-6
-        if not doc["cap_bound"] and not doc["beyond_curve"]:
+        if not doc["cap_bound"] and not doc["beyond_curve"] and not doc["floor_bound"]:
             assert abs(doc["expected_rating"] - LEVELS[level].target) < 0.6, level
+        if not doc["cap_bound"]:  # never below the level's budget from before levels were strengths
+            assert doc["iterations"] >= LEVELS[level].iterations, level
     # 0.5 ms per iteration: a 0.5 s cap allows 1000 iterations, and a 0.1 s cap 200
     assert chosen["normal"]["iterations"] <= 1000 and chosen["novice"]["iterations"] <= 200
 
