@@ -225,7 +225,8 @@ class Tuning:
 
 #: Per game; a game not listed searches with the defaults (uniform playouts, whole moves).
 TUNINGS: dict[str, Tuning] = {
-    "fierce-women": Tuning(policy="columns"),
+    # split=fw: docs/bots/strength.md e10 (the card -> column tree won at equal CPU time)
+    "fierce-women": Tuning(policy="columns", split="fw"),
     "clash": Tuning(split="clash"),
 }
 
