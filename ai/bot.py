@@ -45,12 +45,12 @@ class Level:
 #: are rungs between and below them so that skill matchmaking's bot fill can match a player's strength more
 #: closely (their ratings ship in ``services/core/bot_ratings.json``, measured by ``meeple arena --ladder``).
 LEVELS: dict[str, Level] = {
-    "novice": Level(target=8.0, seconds=0.1, iterations=10),
-    "easy": Level(target=16.0, seconds=0.25, iterations=40),
-    "casual": Level(target=24.0, seconds=0.4, iterations=100),
+    "novice": Level(target=6.0, seconds=0.1, iterations=10),
+    "easy": Level(target=18.0, seconds=0.25, iterations=40),
+    "casual": Level(target=26.0, seconds=0.4, iterations=100),
     "normal": Level(target=32.0, seconds=0.5, iterations=300),
-    "strong": Level(target=40.0, seconds=2.0, iterations=800),
-    "hard": Level(target=48.0, seconds=5.0, iterations=2000),
+    "strong": Level(target=38.0, seconds=2.0, iterations=800),
+    "hard": Level(target=44.0, seconds=5.0, iterations=2000),
 }
 
 

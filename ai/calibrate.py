@@ -8,9 +8,11 @@ random play at 0. Each level then gets the budget whose rating meets its target,
 curve (log budget against rating, made non-decreasing first), unless that budget's think time would
 pass the level's cap: the p95 think time per move grows linearly with the budget, at the slope measured
 in this run (CPU seconds of this process, so other work on the machine does not inflate it), and a
-budget that would pass the cap is cut to fit it (``cap_bound``). A budget never goes below the level's budget
-from before levels were strengths (``Level.iterations``, ``floor_bound``: the level is then above its target
-in this game), nor below the level below it.
+budget that would pass the cap is cut to fit it (``cap_bound``). A target above the whole measured
+curve cannot be placed on it (extrapolating a flat, noisy top says nothing), so that level keeps its
+floor (``beyond_curve``). A budget never goes below the level's budget from before levels were strengths
+(``Level.iterations``; ``floor_bound``: the level is then above its target in this game), nor below the
+level below it.
 
 The file keeps one entry per game (other games' entries are kept), with the curve, the command and the
 date; ``ai.bot`` reads it at run time.
@@ -77,7 +79,9 @@ def choose(points: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     floor = 1
     for level, spec in LEVELS.items():
-        budget = _interpolate(budgets, ratings, spec.target)
+        # A target the measured curve never reaches cannot be placed on it: the level keeps its floor (below).
+        beyond = spec.target > ratings[-1]
+        budget = spec.iterations if beyond else _interpolate(budgets, ratings, spec.target)
         fits = max(1, math.floor(spec.seconds * 1000 / ms_per_iteration)) if ms_per_iteration > 0 else budget
         # Never below the level's budget before levels were strengths (``Level.iterations``): the search only
         # gained strength per iteration since, so no level is weaker than it was (issue 32).
@@ -87,7 +91,7 @@ def choose(points: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                       "expected_rating": round(_rating_at(budgets, ratings, chosen), 2),
                       "expected_p95_ms": round(chosen * ms_per_iteration, 1), "cap_ms": spec.seconds * 1000,
                       "cap_bound": fits < max(budget, spec.iterations), "floor_bound": spec.iterations > budget,
-                      "beyond_curve": spec.target > ratings[-1]}
+                      "beyond_curve": beyond}
     return out
 
 
