@@ -228,6 +228,8 @@ TUNINGS: dict[str, Tuning] = {
     # split=fw: docs/bots/strength.md e10 (the card -> column tree won at equal CPU time)
     "fierce-women": Tuning(policy="columns", split="fw"),
     "clash": Tuning(split="clash"),
+    # policy=tww8-greedy: docs/bots/strength.md e7 (greedy card play in playouts won at equal CPU time)
+    "they-who-were-8": Tuning(policy="tww8-greedy"),
 }
 
 
