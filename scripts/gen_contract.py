@@ -176,16 +176,16 @@ def python_operations(doc: dict[str, Any]) -> str:
 
 
 def errors_table() -> str:
+    """Each status with its codes, then each code with its meaning: from the core's catalogue and the gateway's
+    status tables (``services/contract/errors.py`` derives them), never written by hand."""
     rows = ["| status | codes | meaning |", "|---|---|---|"]
-    for kind in errors.KINDS:
-        codes = ", ".join(f"`{c}`" for c in kind.codes)
-        if kind.status == 422:
-            codes = "the game's codes (`card_not_in_hand`, `no_common_category`, `game_over`, …; `illegal_move` " \
-                    "when the game names none), `idempotency_key_reused`"
-        meaning = "illegal in this state" if kind.status == 422 else kind.meaning
-        if kind.status == 429:
-            meaning += "; " + "; ".join(f"`{c}`: {what}" for c, what in errors.LIMITED_CODES.items())
-        rows.append(f"| {kind.status} | {codes} | {meaning} |")
+    for status in errors.STATUSES:
+        codes = ", ".join(f"`{c}`" for c in errors.codes_of(status))
+        if status == 422:
+            codes = "each game's own, " + codes
+        rows.append(f"| {status} | {codes} | {errors.STATUS_MEANING[status]} |")
+    rows += ["", "| code | status | meaning |", "|---|---|---|"]
+    rows += [f"| `{c.code}` | {c.status} | {errors.describe(c)} |" for c in errors.CODES]
     return "\n".join(rows)
 
 

@@ -80,9 +80,9 @@ def test_timeout_empties_a_fischer_bank_and_reclaim_gives_back_a_quarter_of_the_
 
 def test_a_forfeit_ends_a_two_sided_game_and_the_other_side_wins() -> None:
     assert control.forfeit_ends([[0], [1]], [1]) == {"ended_by": "forfeit", "winners": [0], "forfeited": [1],
-                                                     "scores": None}
+                                                     "scores": None, "ratings": None}
     assert control.forfeit_ends([[0, 2], [1, 3]], [3]) == {"ended_by": "forfeit", "winners": [0, 2],
-                                                           "forfeited": [3], "scores": None}
+                                                           "forfeited": [3], "scores": None, "ratings": None}
     assert control.forfeit_ends([[0]], [0])["winners"] == []  # solo: nobody wins
 
 
@@ -105,5 +105,5 @@ def test_timekeeper_applies_the_match_policy() -> None:
     meta["clock"]["on_timeout"] = "forfeit"
     lost = timed_out(meta, 0)
     assert lost["status"] == "finished" and lost["to_act"] == []
-    assert lost["outcome"] == {"ended_by": "forfeit", "winners": [1], "forfeited": [0], "scores": None}
+    assert lost["outcome"] == {"ended_by": "forfeit", "winners": [1], "forfeited": [0], "scores": None, "ratings": None}
     assert control.bot_level(lost, 0) == control.FORFEIT_LEVEL

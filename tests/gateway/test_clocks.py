@@ -237,7 +237,8 @@ def test_forfeit_in_a_two_sided_game_ends_it_and_the_opponent_wins(table: Table)
                                {"mode": "per_move", "seconds": 1, "on_timeout": "forfeit"})
     loser = table.status(match_id)["to_act"][0]
     end = table.finished(match_id, 30)
-    assert end["outcome"] == {"ended_by": "forfeit", "winners": [1 - loser], "forfeited": [loser], "scores": None}
+    assert end["outcome"] == {"ended_by": "forfeit", "winners": [1 - loser], "forfeited": [loser], "scores": None,
+                              "ratings": None}
     assert end["seats"][loser]["forfeited"] and end["result"] is None and end["to_act"] == []
 
 

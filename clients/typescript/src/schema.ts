@@ -161,6 +161,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/matches/{match_id}/resign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resign: your seat forfeits (its side cannot win; an easy bot plays it on, and the match ends at once when one side is left) */
+        post: operations["resign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/matches/{match_id}/seats/{seat}/reclaim": {
         parameters: {
             query?: never;
@@ -284,12 +301,15 @@ export interface paths {
         };
         /**
          * Poll a ticket (the seat token appears once, in the first answer that finds it matched)
-         * @description A request that has to wait (wait > 0 with nothing new yet, a stream, a WebSocket) is held without a thread. Each gateway process holds at most MEEPLE_WAITERS_MAX (20000) of them, each token (or address without one) at most MEEPLE_WAITERS_PER_CLIENT (50): past them that request only gets 503 / 429 `too_many_waiters` with Retry-After.
+         * @description A tenant's ticket is read with its key only; an anonymous one by anyone holding its id (while anonymous access is on). A request that has to wait (wait > 0 with nothing new yet, a stream, a WebSocket) is held without a thread. Each gateway process holds at most MEEPLE_WAITERS_MAX (20000) of them, each token (or address without one) at most MEEPLE_WAITERS_PER_CLIENT (50): past them that request only gets 503 / 429 `too_many_waiters` with Retry-After.
          */
         get: operations["ticket"];
         put?: never;
         post?: never;
-        /** Leave the queue */
+        /**
+         * Leave the queue
+         * @description A tenant's ticket is cancelled with its key only.
+         */
         delete: operations["cancel_ticket"];
         options?: never;
         head?: never;
@@ -650,13 +670,17 @@ export interface components {
             winners: number[];
             forfeited: number[];
             scores: number[] | null;
-            /** @description a tenant's rated match (ended by the game or a forfeit, players named): each named player's rating before and after */
-            ratings?: components["schemas"]["RatingChange"][];
+            /**
+             * @description a tenant's rated match (2-6 sides, ended by the game or a forfeit, players named): each named player's rating before and after; null for an unrated match (solo matches are never rated)
+             * @default null
+             */
+            ratings: components["schemas"]["RatingChange"][] | null;
         };
         /** RatingChange */
         RatingChange: {
             seat: number;
-            player: string;
+            /** @description the tenant's user id: only in answers to the match's own tenant (its API key) */
+            player?: string;
             before: components["schemas"]["Rating"];
             after: components["schemas"]["Rating"];
             /** @description after.rating - before.rating */
@@ -729,12 +753,12 @@ export interface components {
             options: {
                 [key: string]: unknown;
             };
-            /** @description once the match is finished */
-            seed: number | null;
+            /** @description the seed as a decimal string (a 63-bit integer is more than a JavaScript number holds exactly); null until the match is over */
+            seed: string | null;
             /** @enum {string} */
             status: "waiting" | "active" | "finished";
             version: number;
-            /** @description one entry per version: `created` (version 0), then `joined`, `move` (with `by`), `timeout`, `reclaimed`, `left`, `rematch`, `abandoned` */
+            /** @description one entry per version: `created` (version 0), then `joined`, `move` (with `by`), `timeout`, `reclaimed`, `left`, `resigned`, `rematch`, `abandoned` */
             log: components["schemas"]["LogEntry"][];
             result: {
                 [key: string]: unknown;
@@ -744,7 +768,7 @@ export interface components {
         LogEntry: {
             version: number;
             /** @enum {string} */
-            kind: "created" | "joined" | "move" | "timeout" | "reclaimed" | "left" | "rematch" | "abandoned";
+            kind: "created" | "joined" | "move" | "timeout" | "reclaimed" | "left" | "resigned" | "rematch" | "abandoned";
             seat: number | null;
             /** @enum {string} */
             by?: "human" | "bot";
@@ -794,7 +818,7 @@ export interface components {
         Event: {
             version: number;
             /** @enum {string} */
-            kind: "created" | "joined" | "move" | "timeout" | "reclaimed" | "left" | "rematch" | "abandoned";
+            kind: "created" | "joined" | "move" | "timeout" | "reclaimed" | "left" | "resigned" | "rematch" | "abandoned";
             seat: number | null;
             to_act: number[];
             /** @enum {string} */
@@ -962,7 +986,7 @@ export interface operations {
                     "application/json": components["schemas"]["Games"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -971,7 +995,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -982,7 +1006,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -993,7 +1017,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1011,7 +1035,7 @@ export interface operations {
             query?: {
                 /** @description matches per page */
                 limit?: number;
-                /** @description the `next` of the previous page: older matches only */
+                /** @description the `next` of the previous page (a Unix time): older matches only */
                 before?: number;
             };
             header?: never;
@@ -1029,7 +1053,7 @@ export interface operations {
                     "application/json": components["schemas"]["History"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1038,7 +1062,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1049,7 +1073,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1060,7 +1084,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1076,7 +1100,10 @@ export interface operations {
     create_match: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description a retry with the same key and the same request answers the first answer (kept 24 h; the same key with another request: 422 idempotency_key_reused; while the first is still being answered: 409 idempotency_key_in_use) */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1096,7 +1123,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1105,7 +1132,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1116,7 +1143,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1125,7 +1161,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`. */
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1134,7 +1170,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description illegal in this state (each game names its refusals: `card_not_in_hand`, `no_common_category`, `game_over`, ...; `illegal_move` when it names none), or an `Idempotency-Key` reused with another request. Codes: `illegal_move`: illegal in this state (the game names most refusals itself); `idempotency_key_reused`: the Idempotency-Key was used with another request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1145,7 +1190,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1181,7 +1226,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1190,7 +1235,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1201,7 +1246,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1210,7 +1255,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1221,7 +1266,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1254,7 +1299,7 @@ export interface operations {
                     "application/json": components["schemas"]["LegalMoves"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1263,7 +1308,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1274,7 +1319,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1283,7 +1328,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1294,7 +1339,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1327,7 +1372,7 @@ export interface operations {
                     "application/json": components["schemas"]["Hint"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1336,7 +1381,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1347,7 +1392,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1356,7 +1401,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1365,7 +1410,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1376,7 +1421,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1396,7 +1441,7 @@ export interface operations {
                 include?: "" | "legal_moves";
             };
             header?: {
-                /** @description a retry with the same key and body returns the original response (24 h) */
+                /** @description a retry with the same key and the same request answers the first answer (kept 24 h; the same key with another request: 422 idempotency_key_reused; while the first is still being answered: 409 idempotency_key_in_use) */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -1420,7 +1465,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1429,7 +1474,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1440,7 +1485,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1449,7 +1494,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1458,7 +1503,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`. */
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1467,7 +1512,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`. */
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1476,7 +1521,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description illegal in this state: the game's own codes (`card_not_in_hand`, `game_over`, ...; `illegal_move` when the game names none), or an `Idempotency-Key` reused with another body. Codes: `illegal_move`, `idempotency_key_reused`. */
+            /** @description illegal in this state (each game names its refusals: `card_not_in_hand`, `no_common_category`, `game_over`, ...; `illegal_move` when it names none), or an `Idempotency-Key` reused with another request. Codes: `illegal_move`: illegal in this state (the game names most refusals itself); `idempotency_key_reused`: the Idempotency-Key was used with another request. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1485,7 +1530,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1496,7 +1541,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1532,7 +1577,7 @@ export interface operations {
                     "application/json": components["schemas"]["Replay"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1541,7 +1586,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1552,7 +1597,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1561,7 +1606,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1570,7 +1615,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1581,7 +1626,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1597,7 +1642,10 @@ export interface operations {
     join: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description a retry with the same key and the same request answers the first answer (kept 24 h; the same key with another request: 422 idempotency_key_reused; while the first is still being answered: 409 idempotency_key_in_use) */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 match_id: string;
             };
@@ -1619,7 +1667,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1628,7 +1676,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1639,7 +1687,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1648,7 +1696,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1657,7 +1705,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`. */
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1666,7 +1714,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`. */
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1675,7 +1723,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description illegal in this state (each game names its refusals: `card_not_in_hand`, `no_common_category`, `game_over`, ...; `illegal_move` when it names none), or an `Idempotency-Key` reused with another request. Codes: `illegal_move`: illegal in this state (the game names most refusals itself); `idempotency_key_reused`: the Idempotency-Key was used with another request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1686,7 +1743,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1724,7 +1781,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1733,7 +1790,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1744,7 +1801,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1753,7 +1810,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1762,7 +1819,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`. */
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1771,7 +1828,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`. */
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1780,7 +1837,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1791,7 +1848,112 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["Empty"];
+            };
+        };
+        responses: {
+            /** @description resigned */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Match"];
+                };
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `not_found`: no such path. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1830,7 +1992,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1839,7 +2001,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1850,7 +2012,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the token is valid but holds another seat. Codes: `not_your_seat`, `forbidden`. */
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1859,7 +2021,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1868,7 +2030,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1877,7 +2039,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`. */
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1886,7 +2048,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`. */
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1895,7 +2057,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1906,7 +2068,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1944,7 +2106,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1953,7 +2115,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1964,7 +2126,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1973,7 +2135,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1982,7 +2144,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`. */
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1991,7 +2153,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`. */
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2000,7 +2162,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2011,7 +2173,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2053,7 +2215,7 @@ export interface operations {
                     "application/json": components["schemas"]["Events"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2062,7 +2224,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2073,7 +2235,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2082,7 +2244,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2093,7 +2255,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2134,7 +2296,7 @@ export interface operations {
                     "text/event-stream": components["schemas"]["Events"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2143,7 +2305,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2154,7 +2316,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2163,7 +2325,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2174,7 +2336,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2205,7 +2367,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2214,7 +2376,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2225,7 +2387,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2234,7 +2396,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `/ws` asked for without `Upgrade: websocket`. Codes: `upgrade_required`. */
+            /** @description `/ws` asked for without `Upgrade: websocket`. Codes: `upgrade_required`: /ws asked for without Upgrade: websocket. */
             426: {
                 headers: {
                     [name: string]: unknown;
@@ -2243,7 +2405,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2254,7 +2416,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a transfer coding the server does not support, or a gateway that cannot hold WebSockets. Codes: `not_implemented`, `websocket_unsupported`. */
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
             501: {
                 headers: {
                     [name: string]: unknown;
@@ -2263,7 +2425,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2279,7 +2441,10 @@ export interface operations {
     matchmaking: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description a retry with the same key and the same request answers the first answer (kept 24 h; the same key with another request: 422 idempotency_key_reused; while the first is still being answered: 409 idempotency_key_in_use) */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2299,7 +2464,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ticket"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2308,7 +2473,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2319,7 +2484,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2328,7 +2502,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`. */
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2337,7 +2511,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description illegal in this state (each game names its refusals: `card_not_in_hand`, `no_common_category`, `game_over`, ...; `illegal_move` when it names none), or an `Idempotency-Key` reused with another request. Codes: `illegal_move`: illegal in this state (the game names most refusals itself); `idempotency_key_reused`: the Idempotency-Key was used with another request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2348,7 +2531,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2384,7 +2567,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ticket"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2393,7 +2576,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2404,7 +2587,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2413,7 +2596,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2424,7 +2607,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2457,7 +2640,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ticket"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2466,7 +2649,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2477,7 +2660,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2486,7 +2669,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2495,7 +2678,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2506,7 +2689,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2524,7 +2707,7 @@ export interface operations {
             query?: {
                 /** @description matches per page */
                 limit?: number;
-                /** @description the `next` of the previous page: older matches only */
+                /** @description the `next` of the previous page (a Unix time): older matches only */
                 before?: number;
             };
             header?: never;
@@ -2545,7 +2728,7 @@ export interface operations {
                     "application/json": components["schemas"]["History"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2554,7 +2737,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2565,7 +2748,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2576,7 +2759,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2613,7 +2796,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ratings"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2622,7 +2805,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2633,7 +2816,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2644,7 +2827,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2675,7 +2858,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhooks"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2684,7 +2867,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2695,7 +2878,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2706,7 +2889,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2742,7 +2925,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2751,7 +2934,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2762,7 +2945,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2771,7 +2954,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`. */
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2780,7 +2963,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`. */
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2789,7 +2972,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2800,7 +2983,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2834,7 +3017,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetters"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2843,7 +3026,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2854,7 +3037,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2865,7 +3048,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2896,7 +3079,7 @@ export interface operations {
                     "application/json": components["schemas"]["Cleared"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2905,7 +3088,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2916,7 +3099,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2927,7 +3110,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2960,7 +3143,7 @@ export interface operations {
                     "application/json": components["schemas"]["Deleted"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2969,7 +3152,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2980,7 +3163,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2989,7 +3172,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -3000,7 +3183,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -3051,7 +3234,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ready"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, jsonify
+from flask import Blueprint, Response
 
 from services.core import limits
 
 from ..context import caller, core
+from .common import answer
 
 bp = Blueprint("games", __name__)
 
@@ -15,4 +16,4 @@ bp = Blueprint("games", __name__)
 def list_games() -> Response:
     the_core = core()
     limits.count_request(the_core, caller())
-    return jsonify({"games": the_core.rules.list_games()})
+    return answer({"games": the_core.rules.list_games()})
