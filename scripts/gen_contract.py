@@ -153,23 +153,27 @@ def python_operations(doc: dict[str, Any]) -> str:
             schemes = {name for req in op.get("security", []) for name in req}
             key = ("apiKey" in schemes and "seatToken" not in schemes) or "x-meeple-api-key" in op
             idempotent = method == "get" or "Idempotency-Key" in headers
+            token = "seatToken" in schemes
             ops.append(f"    {op['operationId']!r}: Operation({method.upper()!r}, {path!r}, {query!r}, "
                        f"body={'requestBody' in op}, auth={_auth(op)!r}, idempotent={idempotent}, "
-                       f"headers={headers!r}, key={key}),")
+                       f"headers={headers!r}, key={key}, token={token}),")
     x_limits = doc["info"]["x-limits"]
     wanted = ("LONG_POLL_MAX_S", "IDEMPOTENCY_KEY_MAX", "PAGE_MAX", "MAX_BODY_BYTES", "MAX_JSON_DEPTH")
     out = [HEADER, '"""Every call of the API the SDK makes, from /v1/openapi.json: method, path template, the query',
            "parameters and headers it may send, whether it takes a body, who may authenticate it (``none``,",
-           "``optional``, ``required``), whether a retry is safe (reads, and moves with their Idempotency-Key) and",
-           'whether a tenant\'s API key goes with it (``key``: X-API-Key)."""', "",
+           "``optional``, ``required``), whether a retry is safe (reads, and the writes that take an Idempotency-Key),",
+           "whether a tenant's API key goes with it (``key``: X-API-Key) and whether a seat token does (``token``:",
+           'the bearer)."""', "",
            "from __future__ import annotations", "", "from dataclasses import dataclass",
            "from typing import Literal", "",
            'Auth = Literal["none", "optional", "required"]', "", "",
            "@dataclass(frozen=True)", "class Operation:", "    method: str", "    path: str",
            "    query: tuple[str, ...] = ()", "    body: bool = False", '    auth: Auth = "none"',
-           "    #: safe to send again after a lost answer: reads, and moves (which carry an Idempotency-Key)",
+           "    #: safe to send again after a lost answer: reads, and the writes that carry an Idempotency-Key",
            "    idempotent: bool = False", "    headers: tuple[str, ...] = ()",
-           "    #: the client's API key goes with the call (X-API-Key)", "    key: bool = False", "", "",
+           "    #: the client's API key goes with the call (X-API-Key)", "    key: bool = False",
+           "    #: a seat token goes with the call (Authorization: Bearer), where the document lists one",
+           "    token: bool = False", "", "",
            "OPERATIONS: dict[str, Operation] = {", *ops, "}", ""]
     out += [f"{name} = {x_limits[name]!r}" for name in wanted]
     return "\n".join(out) + "\n"
