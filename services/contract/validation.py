@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from functools import cache
 from typing import Any, Protocol, TypeVar
 
@@ -324,19 +324,21 @@ def _holds_any(t: mi.Type) -> bool:
     return False
 
 
-class _Pairs(Protocol):
-    """A query string or headers: anything with ``items()`` (a dict, Werkzeug's MultiDict or Headers)."""
+class _Lookup(Protocol):
+    """A query string or headers: anything with ``get`` (a dict, Werkzeug's MultiDict, or its Headers, whose
+    ``get`` ignores the case of a name)."""
 
-    def items(self) -> Iterable[tuple[str, str]]: ...
+    def get(self, key: str, /) -> str | None: ...
 
 
-def parse_params(model: type[T], values: Mapping[str, str] | _Pairs) -> T:
+def parse_params(model: type[T], values: Mapping[str, str] | _Lookup) -> T:
     """Query parameters or headers (strings) as ``model``: numbers from their text, the field's own code (or
-    ``bad_parameter``) when one is out of range. Unknown names are ignored; header names are matched without
-    regard to case."""
+    ``bad_parameter``) when one is out of range. Only the model's names are looked up (the others are ignored),
+    one ``get`` each: reading a request's every header would cost more than the rest of the parse."""
     plan = _plan(model)
-    lowered = {k.lower(): v for k, v in values.items()}
-    picked = {name: lowered[name.lower()] for name in plan.names if name.lower() in lowered}
+    picked = {name: value for name in plan.names if (value := values.get(name)) is not None}
+    if not picked:
+        return model()  # every parameter left out: the defaults
     try:
         return msgspec.convert(picked, model, strict=False)
     except msgspec.ValidationError as err:

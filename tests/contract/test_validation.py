@@ -123,7 +123,7 @@ def test_query_parameters_and_headers_are_read_from_text_with_bad_parameter_or_t
         with pytest.raises(DomainError) as err:
             parse_params(m.EventsQuery, bad)
         assert err.value.code == "bad_parameter", bad
-    assert parse_params(m.IdempotencyHeaders, {"idempotency-key": "k1"}).idempotency_key == "k1"
+    assert parse_params(m.IdempotencyHeaders, {"Idempotency-Key": "k1"}).idempotency_key == "k1"
     with pytest.raises(DomainError) as err:
         parse_params(m.IdempotencyHeaders, {"Idempotency-Key": "k" * 129})
     assert err.value.code == "bad_idempotency_key"

@@ -2,9 +2,11 @@
 models, answer through them.
 
 * :func:`body`, :func:`query`, :func:`headers` parse the request body, the query string and the headers with the
-  model the view names; each checks that the contract's route for this endpoint names the same model (so the
-  served OpenAPI document and the view cannot disagree) and refuses with the API's codes (400, 413, 415).
-* :func:`answer` serialises the core's document through the route's response model, with the route's status.
+  model the view names, and refuse with the API's codes (400, 413, 415). That each view names the models its
+  route declares in ``services/contract/routes.py`` (so the served OpenAPI document and the view cannot
+  disagree) is checked by ``tests/contract/test_views.py``, not on every request: the move path is hot.
+* :func:`answer` serialises the core's document through the route's response model, with the route's status
+  (the route of the endpoint being served: one dict lookup).
 
 What may be done, and by whom, is the core's business (``services/core``): a view parses, calls the core with
 the request's caller (``context.caller``), and answers what the core returns; errors are mapped in one place
@@ -36,16 +38,9 @@ def route() -> Route:
     return BY_ENDPOINT[str(request.endpoint)]
 
 
-def _declared(what: str, declared: type[Any] | None, model: type[Any]) -> None:
-    if declared is not model:
-        raise AssertionError(f"{request.endpoint}: the view reads its {what} as {model.__name__}, the contract "
-                             f"declares {getattr(declared, '__name__', None)} (services/contract/routes.py)")
-
-
 def body(model: type[B]) -> B:
     """The request body as ``model``: an empty body reads as ``{}``; a non-empty one must be sent as
     ``application/json`` (415, not a silent empty body) and be at most ``MEEPLE_MAX_BODY_BYTES`` (413)."""
-    _declared("body", route().body, model)
     raw = request.get_data(cache=True)  # read up to one byte past the limit (see ``create_app``)
     limit = gateway().config.max_body_bytes
     if len(raw) > limit:
@@ -59,13 +54,11 @@ def body(model: type[B]) -> B:
 
 def query(model: type[P]) -> P:
     """The query string as ``model`` (400 ``bad_parameter``, or the field's own code)."""
-    _declared("query", route().query, model)
     return parse_params(model, request.args)
 
 
 def headers(model: type[P]) -> P:
     """The headers the contract declares for this route, as ``model``."""
-    _declared("headers", route().headers, model)
     return parse_params(model, request.headers)
 
 
