@@ -265,9 +265,9 @@ def run_profile(moves: int, out: Path, slots: int = 8) -> str:
 
         # Pass 1: instrumented, no profiler.
         timings = Timings()
-        redis_hist = gw.metrics.redis.latency
+        redis_hist = gw.core.metrics.redis.latency
         rules_before = promtext.scrape(rules_metrics)
-        with instrument_rules(gw.rules, timings, capture=True):
+        with instrument_rules(gw.core.rules, timings, capture=True):
             for n in range(moves):
                 slot = n % slots
                 path, token, body = driver.next_move(slot)
