@@ -23,7 +23,7 @@ READERS = ("body", "query", "headers")
 
 
 def models_read(view: Any) -> dict[str, set[str]]:
-    """``{"body": {"SubmitMove"}, ...}``: the models a view passes to ``body(m.X)``, ``query(m.X)``, ``headers(m.X)``."""
+    """The models a view passes to ``body(m.X)``, ``query(m.X)``, ``headers(m.X)``, by reader."""
     tree = ast.parse(textwrap.dedent(inspect.getsource(view)))
     found: dict[str, set[str]] = {reader: set() for reader in READERS}
     for node in ast.walk(tree):
