@@ -120,7 +120,19 @@ def _summary(summary: dict[str, Any], deltas: dict[str, promtext.Samples], elaps
                           [(f["what"], f["failed"], f["retried"],
                             f"{f['first_error_s']} to {f['last_error_s']}" if "window_s" in f else "-",
                             ", ".join(f"{k}: {n}" for k, n in f["kinds"].items()) or "-", _stalled(f))
-                           for f in chaos.get("faults", [])])]
+                           for f in chaos.get("faults", [])]),
+                  "", "Bot matches per fault (versions read from the store every 0.5 s; each match classed by the "
+                  "primary that held its slot, and its job stream's, just before the fault): the seconds the "
+                  "class made fewer than half the versions of its median second in the 10 s before, and the "
+                  "longest a match active at the fault went without a new version after it, and the longest it "
+                  "did so with a bot seat to act (a wait on the bot workers, not on its person); before: the "
+                  "same in the 10 s before the fault.", "",
+                  *_table(["fault", "bot matches", "active at the fault", "versions/s before", "stalled (s after)",
+                           "longest idle after / before s", "longest wait on a bot after / before s"],
+                          [(f["what"], cls.replace("_", " "), b["matches"], _num(b["versions_per_s_before"]),
+                            _stalled(b), f"{b.get('longest_idle_s', '-')} / {b.get('longest_idle_before_s', '-')}",
+                            f"{b.get('longest_bot_wait_s', '-')} / {b.get('longest_bot_wait_before_s', '-')}")
+                           for f in chaos.get("faults", []) for cls, b in f.get("bot_matches", {}).items()])]
     if summary.get("sdk_retries"):
         lines += ["", "Errors the SDK absorbed by retrying (by request and error): "
                   + ", ".join(f"{k}: {n}" for k, n in summary["sdk_retries"].items())]
@@ -128,7 +140,7 @@ def _summary(summary: dict[str, Any], deltas: dict[str, promtext.Samples], elaps
 
 
 def _stalled(fault: dict[str, Any]) -> str:
-    if "stalled_s" not in fault:
+    if fault.get("stalled_s") is None:
         return "-"
     if not fault["stalled_s"]:
         return "none"

@@ -1,0 +1,386 @@
+"""Bot matches through a fault: sampled from the store, classified by where their data lives.
+
+A bot worker that waits on one match while that match's Redis primary fails over holds up every other
+bot match too. To see whether it does, an observer reads each bot match's version (and status) from the
+store every ``every_s`` (0.5 s), and remembers the cluster's slot table as it goes. At a fault, each match
+is put in a class by the primaries that held, just before it, the slot of its keys and the slot of its bot
+job stream (``bots:jobs:{<shard>}``, see ``services/core/bots_seam.py``; usually the same primary):
+
+* ``healthy``: both on primaries that were not killed (these must not stall);
+* ``killed_primary``: the match's own keys on the killed primary (these stall until the replica takes over);
+* ``stream_on_killed_primary``: the match on a healthy primary, its job stream on the killed one;
+* ``all``: every bot match, for a fault that kills no primary.
+
+Per class the same rule as for human moves (:data:`STALLED_BELOW`): the seconds after the fault in which the
+class's bot matches advanced fewer versions than half the median second of the 10 s before it; and, per
+match that was active at the fault, the longest it went without a new version (after the fault, and in the
+10 s before it, for comparison). A match's version advances on bots' and its person's moves alike, so each
+sample also says whether a bot seat is to act: the longest a match then waited for a new version is what the
+bot workers cost it (``longest_bot_wait_s``), whatever held up its person.
+
+The observer runs in the load test's runner (``meeple loadtest --chaos``) and, for ``make deploy-test``,
+inside the compose network (``python -m loadtests.botstall watch``: match ids on stdin, JSON lines out).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import statistics
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import redis
+from redis.crc import key_slot
+
+from services import redisconn
+from services.core import control
+from services.core.bots_seam import bot_jobs_stream
+from services.core.store import keys
+
+#: A second in which fewer versions were made than this share of the usual (the 10 s before) is stalled.
+STALLED_BELOW = 0.5
+BEFORE_S = 10
+#: Seconds after a fault looked at, at most.
+HORIZON_S = 60
+HEALTHY, KILLED, STREAM_KILLED, ALL = "healthy", "killed_primary", "stream_on_killed_primary", "all"
+CLASSES = (HEALTHY, KILLED, STREAM_KILLED, ALL)
+
+
+@dataclass(frozen=True)
+class Sample:
+    at: float
+    match_id: str
+    version: int
+    active: bool
+    #: a seat a bot plays is to act (the match waits on a bot worker, not on its person)
+    bot_to_act: bool = False
+
+
+#: (first slot, last slot, the primary serving them as "host:port"), sorted.
+SlotTable = list[tuple[int, int, str]]
+
+
+def owner(table: SlotTable, slot: int) -> str | None:
+    for first, last, node in table:
+        if first <= slot <= last:
+            return node
+    return None
+
+
+def classify(match_id: str, table: SlotTable, killed: str | None) -> str:
+    """The class of ``match_id`` for a fault that killed primary ``killed`` (None: no primary was killed)."""
+    if killed is None:
+        return ALL
+    if owner(table, key_slot(keys(match_id)[0].encode())) == killed:
+        return KILLED
+    if owner(table, key_slot(bot_jobs_stream(match_id).encode())) == killed:
+        return STREAM_KILLED
+    return HEALTHY
+
+
+def table_at(tables: Sequence[tuple[float, SlotTable]], at: float) -> SlotTable:
+    """The newest slot table seen before ``at`` (the first one if none was)."""
+    before = [table for t, table in tables if t <= at]
+    return before[-1] if before else (tables[0][1] if tables else [])
+
+
+def advances(samples: Iterable[Sample]) -> dict[str, list[tuple[float, int]]]:
+    """Per match, (when, versions made since its sample before) for each sample that saw it advance."""
+    last: dict[str, int] = {}
+    out: dict[str, list[tuple[float, int]]] = {}
+    for s in sorted(samples, key=lambda s: s.at):
+        before = last.get(s.match_id)
+        last[s.match_id] = s.version
+        if before is not None and s.version > before:
+            out.setdefault(s.match_id, []).append((s.at, s.version - before))
+    return out
+
+
+def _span(samples: list[Sample]) -> tuple[float, float]:
+    """From the first sample of a match to the sample that first saw it finished (or its last sample)."""
+    ordered = sorted(samples, key=lambda s: s.at)
+    ended = next((s.at for s in ordered if not s.active), ordered[-1].at)
+    return ordered[0].at, ended
+
+
+def _longest_idle(changes: list[float], start: float, end: float) -> float:
+    points = [start, *(c for c in changes if start < c < end), end]
+    return max((b - a for a, b in itertools.pairwise(points)), default=0.0)
+
+
+def bot_waits(samples: Iterable[Sample]) -> list[tuple[float, float]]:
+    """(from, to) of each time one match sat at one version with a bot to act: from the first sample that saw
+    it so to the first that saw a newer version (or its last sample, if none did)."""
+    waits, since, version, last = [], None, None, None
+    for s in sorted(samples, key=lambda s: s.at):
+        if since is not None and s.version != version:
+            waits.append((since, s.at))
+            since = None
+        if since is None and s.bot_to_act and s.active:
+            since, version = s.at, s.version
+        last = s.at
+    if since is not None and last is not None and last > since:
+        waits.append((since, last))
+    return waits
+
+
+def _longest_wait(waits: list[tuple[float, float]], start: float, end: float) -> float:
+    return max((min(b, end) - max(a, start) for a, b in waits if a < end and b > start), default=0.0)
+
+
+def stall_by_class(samples: Sequence[Sample], classes: Mapping[str, str], at: float, until: float
+                   ) -> dict[str, dict[str, Any]]:
+    """Per class: how many of its bot matches were active at the fault (``matches``), its versions per
+    second in the 10 s before (``versions_per_s_before``, the median second), the seconds it stalled after the
+    fault (``stalled_s``, ``stall_from_s``/``stall_to_s`` after it), and the longest a match active at the fault
+    went without a new version after it (``longest_idle_s``; ``longest_idle_before_s``: in the 10 s before), and the
+    longest one waited on a bot (``longest_bot_wait_s``; ``..._before_s``): a bot seat to act, no new version."""
+    by_match: dict[str, list[Sample]] = {}
+    for s in samples:
+        by_match.setdefault(s.match_id, []).append(s)
+    moved = advances(samples)
+    end = min(until, at + HORIZON_S)
+    out: dict[str, dict[str, Any]] = {}
+    for cls in sorted({classes[m] for m in by_match if m in classes}):
+        members = [m for m in by_match if classes.get(m) == cls]
+        per_second: Counter[int] = Counter()
+        for m in members:
+            for t, n in moved.get(m, []):
+                per_second[int(t)] += n
+        before = sorted(per_second.get(s, 0) for s in range(int(at) - BEFORE_S, int(at)))
+        usual = statistics.median(before) if before else 0
+        live = []
+        for m in members:
+            first, ended = _span(by_match[m])
+            if first <= at < ended:
+                live.append((m, ended))
+        figures: dict[str, Any] = {"matches": len(live), "matches_seen": len(members),
+                                   "versions_per_s_before": usual}
+        if usual:
+            slow = [s for s in range(int(at), int(end)) if per_second.get(s, 0) < STALLED_BELOW * usual]
+            figures["stalled_s"] = len(slow)
+            if slow:
+                figures.update(stall_from_s=round(slow[0] - at, 1), stall_to_s=round(slow[-1] + 1 - at, 1))
+        else:
+            figures["stalled_s"] = None  # nothing moved before: no usual rate to fall under
+        if live:
+            idle = [_longest_idle([t for t, _ in moved.get(m, [])], at, min(end, ended)) for m, _ in live]
+            idle_before = [_longest_idle([t for t, _ in moved.get(m, [])], max(at - BEFORE_S, _span(by_match[m])[0]),
+                                         at) for m, _ in live]
+            figures.update(longest_idle_s=round(max(idle), 1), median_longest_idle_s=round(statistics.median(idle), 1),
+                           longest_idle_before_s=round(max(idle_before), 1))
+            waits = {m: bot_waits(by_match[m]) for m, _ in live}
+            figures.update(longest_bot_wait_s=round(max(_longest_wait(waits[m], at, end) for m, _ in live), 1),
+                           longest_bot_wait_before_s=round(max(_longest_wait(waits[m], at - BEFORE_S, at)
+                                                               for m, _ in live), 1))
+        out[cls] = figures
+    return out
+
+
+def fault_figures(samples: Sequence[Sample], tables: Sequence[tuple[float, SlotTable]], at: float, until: float,
+                  killed: str | None) -> dict[str, dict[str, Any]]:
+    """Classify every sampled match by the slot table in force just before the fault, then :func:`stall_by_class`."""
+    table = table_at(tables, at)
+    classes = {s.match_id: classify(s.match_id, table, killed) for s in samples}
+    return stall_by_class(samples, classes, at, until)
+
+
+def node_named(table: SlotTable, wanted: Callable[[str], bool]) -> str | None:
+    """The name in ``table`` of the primary ``wanted`` picks (by port, by host name)."""
+    return next((node for _, _, node in table if wanted(node)), None)
+
+
+# -- the observer ---------------------------------------------------------------------------------------------
+
+def slot_table(client: Any) -> SlotTable:
+    """The client's view of which primary serves which slots (one server: every slot, named "single")."""
+    if not redisconn.is_cluster(client):
+        return [(0, 16383, "single")]
+    cache = client.nodes_manager.slots_cache
+    ranges: SlotTable = []
+    for slot in sorted(cache):
+        nodes = cache[slot]
+        if not nodes:
+            continue
+        name = nodes[0].name
+        if ranges and ranges[-1][2] == name and ranges[-1][1] == slot - 1:
+            ranges[-1] = (ranges[-1][0], slot, name)
+        else:
+            ranges.append((slot, slot, name))
+    return ranges
+
+
+@dataclass
+class Observer:
+    """Reads every watched match's version and status every ``every_s``, node by node: a node that is down (its
+    primary failing over) is left out of that round and rested a second, the others are read on time."""
+
+    client: Any
+    every_s: float = 0.5
+    discover: Callable[[], Iterable[str]] | None = None
+    on_sample: Callable[[Sample], None] | None = None
+    on_table: Callable[[float, SlotTable], None] | None = None
+    samples: list[Sample] = field(default_factory=list)
+    tables: list[tuple[float, SlotTable]] = field(default_factory=list)
+    watched: dict[str, bool] = field(default_factory=dict)  # match id -> still active
+    rounds: int = 0
+    _resting: dict[str, float] = field(default_factory=dict)
+    _table_at: float = 0.0
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _thread: threading.Thread | None = None
+
+    def watch(self, match_id: str) -> None:
+        with self._lock:
+            self.watched.setdefault(match_id, True)
+
+    def _note_table(self, now: float) -> None:
+        table = slot_table(self.client)
+        if table and (not self.tables or self.tables[-1][1] != table):
+            self.tables.append((now, table))
+            if self.on_table is not None:
+                self.on_table(now, table)
+
+    def _refresh(self, now: float, every_s: float = 2.0) -> None:
+        if now - self._table_at >= every_s:
+            self._table_at = now
+            redisconn.refresh(self.client)
+            self._note_table(time.time())
+
+    def sample_once(self) -> int:
+        """One round over the watched active matches; how many were read."""
+        if self.discover is not None:
+            for match_id in self.discover():
+                self.watch(match_id)
+        now = time.monotonic()
+        self._refresh(now)
+        groups: dict[str, list[str]] = {}
+        with self._lock:
+            watched = list(self.watched.items())
+        for match_id, active in watched:
+            if active:
+                groups.setdefault(self._node_of(match_id), []).append(match_id)
+        read = 0
+        for node, ids in groups.items():
+            if self._resting.get(node, 0.0) > now:
+                continue
+            try:
+                replies = self._read(node, ids)
+            except (*redisconn.UNAVAILABLE, redis.ResponseError):
+                self._resting[node] = time.monotonic() + 1.0
+                self._refresh(time.monotonic(), every_s=0.5)
+                continue
+            at = time.time()
+            for match_id, (version, meta) in zip(ids, replies, strict=True):
+                if version is None or meta is None:  # not there (yet, or any more): look again later
+                    continue
+                doc = orjson.loads(meta)
+                active = doc.get("status") in ("active", "waiting")
+                seats = doc.get("seats") or []
+                bot = active and any(0 <= seat < len(seats) and control.bot_plays(seats[seat])
+                                     for seat in doc.get("to_act") or [])
+                sample = Sample(at, match_id, int(version), active, bot)
+                self.samples.append(sample)
+                if self.on_sample is not None:
+                    self.on_sample(sample)
+                with self._lock:
+                    self.watched[match_id] = sample.active
+                read += 1
+        self.rounds += 1
+        return read
+
+    def _node_of(self, match_id: str) -> str:
+        if not redisconn.is_cluster(self.client):
+            return "single"
+        try:
+            return str(self.client.get_node_from_key(keys(match_id)[0]).name)
+        except Exception:  # a slot with no primary known right now
+            return "?"
+
+    def _read(self, node: str, ids: list[str]) -> list[tuple[Any, Any]]:
+        if node == "?":
+            raise redis.ConnectionError("no primary known for these slots")
+        target = (self.client if node == "single"
+                  else self.client.get_redis_connection(self.client.get_node(node_name=node)))
+        pipe = target.pipeline(transaction=False)
+        for match_id in ids:
+            version_key, meta_key = keys(match_id)[:2]
+            pipe.get(version_key)
+            pipe.get(meta_key)
+        flat = pipe.execute()
+        return list(zip(flat[::2], flat[1::2], strict=True))
+
+    def run(self) -> None:
+        self._note_table(time.time())
+        while not self._stop.is_set():
+            began = time.monotonic()
+            with contextlib.suppress(Exception):  # the observer must outlive any fault it watches
+                self.sample_once()
+            self._stop.wait(max(0.0, self.every_s - (time.monotonic() - began)))
+
+    def start(self) -> Observer:
+        self._thread = threading.Thread(target=self.run, name="bot-match-observer", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(10)
+
+
+def connect(url: str) -> Any:
+    """A client that fails at once on a node that is down (the observer reads the others meanwhile)."""
+    return redisconn.connect(url, patient=False, socket_timeout=1.0, socket_connect_timeout=1.0)
+
+
+# -- as a process: ids on stdin, JSON lines out (make deploy-test runs it inside the compose network) ----------
+
+def encode_sample(s: Sample) -> bytes:
+    return orjson.dumps({"t": s.at, "id": s.match_id, "v": s.version, "a": s.active, "b": s.bot_to_act})
+
+
+def encode_table(at: float, table: SlotTable) -> bytes:
+    return orjson.dumps({"t": at, "slots": table})
+
+
+def decode(line: bytes) -> tuple[str, Any]:
+    """("sample", Sample) or ("table", (t, SlotTable)) from a line of ``watch``'s output."""
+    doc = orjson.loads(line)
+    if "slots" in doc:
+        return "table", (float(doc["t"]), [(int(a), int(b), str(n)) for a, b, n in doc["slots"]])
+    return "sample", Sample(float(doc["t"]), str(doc["id"]), int(doc["v"]), bool(doc["a"]), bool(doc.get("b")))
+
+
+def watch_main(url: str) -> int:
+    """Watch the match ids given on stdin (one a line) until stdin closes; samples and tables on stdout."""
+    lock = threading.Lock()
+
+    def emit(line: bytes) -> None:
+        with lock:
+            sys.stdout.buffer.write(line + b"\n")
+            sys.stdout.buffer.flush()
+
+    observer = Observer(connect(url), on_sample=lambda s: emit(encode_sample(s)),
+                        on_table=lambda t, table: emit(encode_table(t, table))).start()
+    for raw in sys.stdin:
+        if raw.strip():
+            observer.watch(raw.strip())
+    observer.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    import os
+
+    if sys.argv[1:2] != ["watch"]:
+        print("usage: python -m loadtests.botstall watch  (REDIS_URL; match ids on stdin)", file=sys.stderr)
+        raise SystemExit(2)
+    raise SystemExit(watch_main(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")))
