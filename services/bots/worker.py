@@ -11,7 +11,9 @@ took but never acknowledged (the worker crashed mid-think) is re-claimed by anot
 A Redis Cluster primary that is failing over never holds a worker: the worker reads the job streams and loads
 a job's match *impatiently* (a node that is down fails at once instead of being waited out), puts a job it
 could not start back on a local retry-later list (it stays pending in the group, so a worker that dies with
-it still loses nothing), rests a stream whose node is down for a moment, and takes other matches' jobs
+it still loses nothing), rests a node that is down for a moment (every job stream it serves, and the jobs of
+every match on it, untried until then: each try at a dead node costs the cluster client a re-read of the slot
+table, which on a busy machine ate the time of the healthy matches' jobs), and takes other matches' jobs
 meanwhile. Committing a move and enqueueing the next job stay patient: what a commit writes must land.
 
 Workers also answer ``/hint`` (``services/core/hints.py``): jobs on ``bots:hints`` run the easy bot
@@ -47,6 +49,7 @@ from services.core.errors import DomainError, Kind
 from services.core.metrics import timed_redis
 from services.core.moves import apply_move
 from services.core.service import Core
+from services.core.store import keys
 from services.rules.games import get_game
 
 log = logging.getLogger("meeple.bots")
@@ -59,8 +62,9 @@ DEPTH_CAP = 10_000
 #: then the worker sweeps every stream again.
 CLUSTER_BLOCK_MS = 100
 #: A job that could not start (its match's primary is down) is tried again after this long, doubling each
-#: time up to the cap; a stream whose node is down is left alone this long.
-RETRY_FIRST_S, RETRY_CAP_S, STREAM_REST_S = 0.5, 5.0, 1.0
+#: time up to the cap (a failover takes a few seconds: its matches go on soon after it); a node that is down
+#: is left alone this long (its streams, its matches' jobs).
+RETRY_FIRST_S, RETRY_CAP_S, STREAM_REST_S = 0.5, 2.0, 1.0
 
 
 @dataclasses.dataclass(order=True)
@@ -102,6 +106,8 @@ class Worker:
         self.jobs = timed_redis(redis_url, self.core.metrics.redis, patient=False, socket_timeout=30)
         self.later: list[Later] = []  # a heap: jobs to try again, soonest first
         self._resting: dict[str, float] = {}  # stream -> until when it is left alone
+        self._down: dict[str, float] = {}  # node ("host:port") -> until when its matches' jobs wait untried
+        self._refreshed_at = 0.0
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.claim_idle_ms = claim_idle_ms
         self._depth_at = self._claimed_at = 0.0
@@ -117,13 +123,14 @@ class Worker:
         """Make the stream's consumer group if it may not exist yet; False if its node is down (rest it)."""
         if stream not in self._groupless:
             return True
+        node = self._node(self.jobs, stream)
         try:
             self.jobs.xgroup_create(stream, GROUP, id="0", mkstream=True)
         except redis.ResponseError as err:
             if "BUSYGROUP" not in str(err):
                 raise
         except redisconn.UNAVAILABLE:  # a worker that starts while a primary is down starts all the same
-            self._rest(stream)
+            self._rest(stream, node)
             return False
         self._groupless.discard(stream)
         return True
@@ -173,14 +180,23 @@ class Worker:
 
     def _process(self, stream: Any, entry_id: bytes, fields: dict[bytes, bytes], attempts: int = 0) -> None:
         name = stream.decode() if isinstance(stream, bytes) else str(stream)
+        node = None
         try:
             job = orjson.loads(fields[b"job"])
+            if name != hints.HINTS_STREAM:
+                node = self._node(self.redis, keys(str(job["match_id"]))[0])
+                down_until = self._down.get(node, 0.0) if node is not None else 0.0
+                if down_until > time.monotonic():  # its match's node is down: back for later, untried
+                    heapq.heappush(self.later, Later(down_until, name, entry_id, fields, attempts))
+                    return
             outcome = self.hint(job) if name == hints.HINTS_STREAM else self.handle(job)
         except (DomainError, *redisconn.UNAVAILABLE) as err:
             # a dependency is down (rules, or the match's primary failing over): try again later, meanwhile
             # the other matches' jobs (it stays pending: a worker that dies with it loses nothing)
             log.warning("job %s postponed: %s", entry_id, getattr(err, "message", err))
             self.metrics.jobs.labels("postponed").inc()
+            if node is not None and isinstance(err, redisconn.UNAVAILABLE):
+                self._rest_node(node)
             if name != hints.HINTS_STREAM:  # (a hint's asker stops waiting long before)
                 wait = min(RETRY_CAP_S, RETRY_FIRST_S * 2 ** attempts)
                 heapq.heappush(self.later, Later(time.monotonic() + wait, name, entry_id, fields, attempts + 1))
@@ -192,14 +208,42 @@ class Worker:
         self.metrics.jobs.labels(outcome).inc()
 
     def _ack(self, stream: str, entry_id: bytes) -> None:
+        node = self._node(self.jobs, stream)
         try:
             self.jobs.xack(stream, GROUP, entry_id)
         except redisconn.UNAVAILABLE:  # the stream's node is down: its next reader sees the job and skips it
-            self._rest(stream)
+            self._rest(stream, node)
 
-    def _rest(self, stream: str) -> None:
+    @staticmethod
+    def _node(client: Any, key: str) -> str | None:
+        """The node serving ``key`` in ``client``'s slot table ("single" on one server; None if none is known)."""
+        if not redisconn.is_cluster(client):
+            return "single"
+        try:
+            return str(client.get_node_from_key(key).name)
+        except (redis.RedisError, LookupError):  # a slot with no primary right now
+            return None
+
+    def _rest(self, stream: str, node: str | None) -> None:
+        """Leave ``stream`` alone for a moment, and the node that served it (``node``, as the slot table said
+        before the failed command: the cluster client reads the table again on every failure)."""
         self._resting[stream] = time.monotonic() + STREAM_REST_S
-        redisconn.refresh(self.jobs)
+        if node is not None:
+            self._rest_node(node)
+
+    def _rest_node(self, node: str) -> None:
+        """Leave ``node`` alone for ``STREAM_REST_S``: every stream it serves and every job of a match on it
+        (each try at a node that is down costs the cluster client a re-read of the slot table); the slot
+        tables are read again at most once per rest, so the jobs go to a promoted replica soon after."""
+        now = time.monotonic()
+        until = self._down[node] = now + STREAM_REST_S
+        for stream in (hints.HINTS_STREAM, *BOT_JOB_STREAMS):
+            if self._node(self.jobs, stream) == node:
+                self._resting[stream] = until
+        if now - self._refreshed_at >= STREAM_REST_S:
+            self._refreshed_at = now
+            redisconn.refresh(self.jobs)
+            redisconn.refresh(self.redis)
 
     def _awake(self, stream: str, now: float) -> bool:
         return self._resting.get(stream, 0.0) <= now and self._has_group(stream)
@@ -219,11 +263,12 @@ class Worker:
             for stream in BOT_JOB_STREAMS:
                 if not self._awake(stream, now):
                     continue
+                node = self._node(self.jobs, stream)
                 try:
                     reply: Any = self.jobs.xautoclaim(stream, GROUP, self.name, self.claim_idle_ms,
                                                       start_id="0-0", count=10)
                 except redisconn.UNAVAILABLE:
-                    self._rest(stream)
+                    self._rest(stream, node)
                     continue
                 for entry_id, fields in reply[1]:
                     if fields and entry_id not in waiting:  # (this worker's own postponed jobs idle too)
@@ -234,7 +279,9 @@ class Worker:
             for entry_id, fields in entries:
                 self._process(stream, entry_id, fields)
                 handled += 1
-        if time.monotonic() - self._depth_at >= DEPTH_EVERY_S:
+        # (the gauges wait while a node is down, and until every stream has its group: XPENDING needs it)
+        resting = any(until > time.monotonic() for until in self._resting.values())
+        if time.monotonic() - self._depth_at >= DEPTH_EVERY_S and not resting and not self._groupless:
             self._depth_at = time.monotonic()
             try:
                 pipe = self.jobs.pipeline(transaction=False)
@@ -248,11 +295,12 @@ class Worker:
 
     def _read(self, watched: dict[str, str], block_ms: int | None = None) -> list[Any]:
         """One XREADGROUP of ``watched`` (one job at most); a stream whose node is down rests instead."""
+        nodes = {stream: self._node(self.jobs, stream) for stream in watched}
         try:
             found: Any = self.jobs.xreadgroup(GROUP, self.name, watched, count=1, block=block_ms)
         except redisconn.UNAVAILABLE:
             for stream in watched:
-                self._rest(stream)
+                self._rest(stream, nodes[stream])
             return []
         return list(found or [])
 
