@@ -11,9 +11,10 @@ job stream (``bots:jobs:{<shard>}``, see ``services/core/bots_seam.py``; usually
 * ``stream_on_killed_primary``: the match on a healthy primary, its job stream on the killed one;
 * ``all``: every bot match, for a fault that kills no primary.
 
-Per class the same rule as for human moves (:data:`STALLED_BELOW`): the seconds after the fault in which the
-class's bot matches advanced fewer versions than half the median second of the 10 s before it; and, per
-match that was active at the fault, the longest it went without a new version (after the fault, and in the
+Per class the rule used for human moves (:data:`STALLED_BELOW`): the seconds after the fault in which the
+class's bot matches advanced fewer versions than half their rate in the 10 s before it (counted in bins of a
+few seconds when a class makes only a few versions a second, see :func:`binned_stall`); and, per match that
+was active at the fault, the longest it went without a new version (in the 10 s after the fault, and in the
 10 s before it, for comparison). A match's version advances on bots' and its person's moves alike, so each
 sample also says whether a bot seat is to act: the longest a match then waited for a new version is what the
 bot workers cost it (``longest_bot_wait_s``), whatever held up its person.
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import math
 import statistics
 import sys
 import threading
@@ -44,9 +46,11 @@ from services.core import control
 from services.core.bots_seam import bot_jobs_stream
 from services.core.store import keys
 
-#: A second in which fewer versions were made than this share of the usual (the 10 s before) is stalled.
+#: A bin in which fewer versions were made than this share of the usual (the 10 s before) is stalled.
 STALLED_BELOW = 0.5
 BEFORE_S = 10
+#: A bin holds this many versions at the usual rate (one second at least, MAX_BIN_S at most).
+MIN_PER_BIN, MAX_BIN_S = 8, 4
 #: Seconds after a fault looked at, at most.
 HORIZON_S = 60
 HEALTHY, KILLED, STREAM_KILLED, ALL = "healthy", "killed_primary", "stream_on_killed_primary", "all"
@@ -115,71 +119,90 @@ def _longest_idle(changes: list[float], start: float, end: float) -> float:
     return max((b - a for a, b in itertools.pairwise(points)), default=0.0)
 
 
-def bot_waits(samples: Iterable[Sample]) -> list[tuple[float, float]]:
-    """(from, to) of each time one match sat at one version with a bot to act: from the first sample that saw
-    it so to the first that saw a newer version (or its last sample, if none did)."""
-    waits, since, version, last = [], None, None, None
+def bot_waits(samples: Iterable[Sample]) -> list[tuple[float, float, bool]]:
+    """(from, to, answered) of each time one match sat at one version with a bot to act: from the first sample
+    that saw it so to the first that saw a newer version (answered: a bot moved), or to its last sample."""
+    waits: list[tuple[float, float, bool]] = []
+    since, version, last = None, None, None
     for s in sorted(samples, key=lambda s: s.at):
         if since is not None and s.version != version:
-            waits.append((since, s.at))
+            waits.append((since, s.at, True))
             since = None
         if since is None and s.bot_to_act and s.active:
             since, version = s.at, s.version
         last = s.at
     if since is not None and last is not None and last > since:
-        waits.append((since, last))
+        waits.append((since, last, False))
     return waits
 
 
-def _longest_wait(waits: list[tuple[float, float]], start: float, end: float) -> float:
-    return max((min(b, end) - max(a, start) for a, b in waits if a < end and b > start), default=0.0)
+def _longest_wait(waits: list[tuple[float, float, bool]], start: float, end: float) -> float:
+    return max((min(b, end) - max(a, start) for a, b, _ in waits if a < end and b > start), default=0.0)
+
+
+def binned_stall(per_second: Mapping[int, int], at: float, end: float) -> dict[str, Any]:
+    """The stall rule on a series of counts per second: its rate in the 10 s before ``at`` (the mean), and the
+    bins after it (up to ``end``) in which it fell under :data:`STALLED_BELOW` of that. A bin is one second
+    when the rate is at least :data:`MIN_PER_BIN` a second, else as many seconds as make that many (at most
+    :data:`MAX_BIN_S`): a class of a few matches makes a few versions a second, and one-second counts that
+    small would read noise as stalls."""
+    rate = sum(per_second.get(s, 0) for s in range(int(at) - BEFORE_S, int(at))) / BEFORE_S
+    if not rate:
+        return {"per_s_before": 0.0, "stalled_s": None}  # nothing moved before: no usual rate to fall under
+    bin_s = 1 if rate >= MIN_PER_BIN else min(MAX_BIN_S, math.ceil(MIN_PER_BIN / rate))
+    slow = []
+    for first in range(int(at), int(end) - bin_s + 1, bin_s):
+        if sum(per_second.get(s, 0) for s in range(first, first + bin_s)) < STALLED_BELOW * rate * bin_s:
+            slow.append(first)
+    out: dict[str, Any] = {"per_s_before": round(rate, 1), "bin_s": bin_s, "stalled_s": len(slow) * bin_s}
+    if slow:
+        out.update(stall_from_s=round(slow[0] - at, 1), stall_to_s=round(slow[-1] + bin_s - at, 1))
+    return out
 
 
 def stall_by_class(samples: Sequence[Sample], classes: Mapping[str, str], at: float, until: float
                    ) -> dict[str, dict[str, Any]]:
-    """Per class: how many of its bot matches were active at the fault (``matches``), its versions per
-    second in the 10 s before (``versions_per_s_before``, the median second), the seconds it stalled after the
-    fault (``stalled_s``, ``stall_from_s``/``stall_to_s`` after it), and the longest a match active at the fault
-    went without a new version after it (``longest_idle_s``; ``longest_idle_before_s``: in the 10 s before), and the
-    longest one waited on a bot (``longest_bot_wait_s``; ``..._before_s``): a bot seat to act, no new version."""
+    """Per class: how many of its bot matches were active at the fault (``matches``); the versions they made
+    (``versions_per_s_before``, ``stalled_s``, ``stall_from_s``/``stall_to_s`` after the fault, ``bin_s``: see
+    :func:`binned_stall`) and the moves their bots made (``bot_moves_per_s_before``, ``bot_moves_stalled_s``:
+    the waits on a bot that ended in a new version); and, over the matches active at the fault, the longest one
+    went without a new version (``longest_idle_s``) and the longest one waited on a bot (``longest_bot_wait_s``)
+    in the 10 s after the fault, and the same in the 10 s before it (``..._before_s``) for comparison."""
     by_match: dict[str, list[Sample]] = {}
     for s in samples:
         by_match.setdefault(s.match_id, []).append(s)
     moved = advances(samples)
     end = min(until, at + HORIZON_S)
+    window = min(end, at + BEFORE_S)  # the longest waits: as long a window after the fault as before it
     out: dict[str, dict[str, Any]] = {}
     for cls in sorted({classes[m] for m in by_match if m in classes}):
         members = [m for m in by_match if classes.get(m) == cls]
-        per_second: Counter[int] = Counter()
+        versions: Counter[int] = Counter()
+        bot_moves: Counter[int] = Counter()
+        waits = {m: bot_waits(by_match[m]) for m in members}
         for m in members:
             for t, n in moved.get(m, []):
-                per_second[int(t)] += n
-        before = sorted(per_second.get(s, 0) for s in range(int(at) - BEFORE_S, int(at)))
-        usual = statistics.median(before) if before else 0
+                versions[int(t)] += n
+            for _, t, answered in waits[m]:
+                bot_moves[int(t)] += answered
         live = []
         for m in members:
             first, ended = _span(by_match[m])
             if first <= at < ended:
-                live.append((m, ended))
+                live.append((m, first, ended))
+        v, b = binned_stall(versions, at, end), binned_stall(bot_moves, at, end)
         figures: dict[str, Any] = {"matches": len(live), "matches_seen": len(members),
-                                   "versions_per_s_before": usual}
-        if usual:
-            slow = [s for s in range(int(at), int(end)) if per_second.get(s, 0) < STALLED_BELOW * usual]
-            figures["stalled_s"] = len(slow)
-            if slow:
-                figures.update(stall_from_s=round(slow[0] - at, 1), stall_to_s=round(slow[-1] + 1 - at, 1))
-        else:
-            figures["stalled_s"] = None  # nothing moved before: no usual rate to fall under
+                                   "versions_per_s_before": v.pop("per_s_before"), **v,
+                                   "bot_moves_per_s_before": b["per_s_before"], "bot_moves_stalled_s": b["stalled_s"]}
         if live:
-            idle = [_longest_idle([t for t, _ in moved.get(m, [])], at, min(end, ended)) for m, _ in live]
-            idle_before = [_longest_idle([t for t, _ in moved.get(m, [])], max(at - BEFORE_S, _span(by_match[m])[0]),
-                                         at) for m, _ in live]
+            changes = {m: [t for t, _ in moved.get(m, [])] for m, _, _ in live}
+            idle = [_longest_idle(changes[m], at, min(window, ended)) for m, _, ended in live]
+            idle_before = [_longest_idle(changes[m], max(at - BEFORE_S, first), at) for m, first, _ in live]
             figures.update(longest_idle_s=round(max(idle), 1), median_longest_idle_s=round(statistics.median(idle), 1),
-                           longest_idle_before_s=round(max(idle_before), 1))
-            waits = {m: bot_waits(by_match[m]) for m, _ in live}
-            figures.update(longest_bot_wait_s=round(max(_longest_wait(waits[m], at, end) for m, _ in live), 1),
+                           longest_idle_before_s=round(max(idle_before), 1),
+                           longest_bot_wait_s=round(max(_longest_wait(waits[m], at, window) for m, _, _ in live), 1),
                            longest_bot_wait_before_s=round(max(_longest_wait(waits[m], at - BEFORE_S, at)
-                                                               for m, _ in live), 1))
+                                                               for m, _, _ in live), 1))
         out[cls] = figures
     return out
 

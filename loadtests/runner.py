@@ -290,6 +290,11 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
         finally:
             if chaos is not None and chaos.observer is not None:
                 chaos.observer.stop()
+                with (out / "bot_samples.jsonl").open("wb") as handle:  # for a second look at the figures
+                    for at, table in chaos.observer.tables:
+                        handle.write(botstall.encode_table(at, table) + b"\n")
+                    for sample in chaos.observer.samples:
+                        handle.write(botstall.encode_sample(sample) + b"\n")
         children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
         texts = raw_metrics(stack.metrics)
         for name, text in texts.items():

@@ -15,6 +15,7 @@ from loadtests.botstall import (
     STREAM_KILLED,
     Observer,
     Sample,
+    binned_stall,
     classify,
     connect,
     decode,
@@ -92,8 +93,9 @@ def test_healthy_bot_matches_go_on_while_the_killed_primarys_stall_for_the_failo
     figures = fault_figures(samples, [(970.0, TABLE)], 1000.0, 1025.0, "b:2")
     assert set(figures) == {HEALTHY, KILLED}
     assert figures[HEALTHY]["stalled_s"] == 0 and figures[HEALTHY]["matches"] == 2
-    assert figures[HEALTHY]["versions_per_s_before"] == 8
+    assert (figures[HEALTHY]["versions_per_s_before"], figures[HEALTHY]["bin_s"]) == (8.0, 1)
     assert (figures[KILLED]["stalled_s"], figures[KILLED]["stall_from_s"], figures[KILLED]["stall_to_s"]) == (6, 0, 6)
+    assert figures[KILLED]["bin_s"] == 2  # 4 versions a second: counted two seconds at a time
     assert figures[KILLED]["longest_idle_s"] == 6.0  # from the fault to its next version, at 1006.0
     assert figures[HEALTHY]["longest_idle_s"] == 0.5 == figures[HEALTHY]["longest_idle_before_s"]
 
@@ -161,4 +163,17 @@ def test_a_bot_wait_runs_from_the_first_sample_with_a_bot_to_act_to_the_first_ne
                  Sample(1010.0, ids[1], 2, True, True)]
     figures = stall_by_class([*on_bot, *on_person], dict.fromkeys(ids, HEALTHY), 1000.0, 1010.0)[HEALTHY]
     assert (figures["longest_bot_wait_s"], figures["longest_bot_wait_before_s"]) == (4.0, 2.0)
+    assert figures["bot_moves_per_s_before"] == 0.1  # one bot move (at 992) in the 10 s before
     assert figures["longest_idle_s"] == 10.0  # the person's match: idle, but not on a bot
+
+
+def test_a_class_making_few_versions_is_counted_in_bins_long_enough_to_tell_a_stall_from_noise() -> None:
+    """2 versions a second before the fault: 1 s counts of 0 to 4 are its usual noise, so it is counted 4 s at
+    a time (8 versions at the usual rate): a 4 s bin with 2 is under half of that, one with 6 is not."""
+    before = {s: (0, 4, 1, 3, 2)[s % 5] for s in range(990, 1000)}  # 20 in 10 s, lumpy
+    after = {**before, **{s: (0, 3)[s % 2] for s in range(1000, 1004)},  # 6 in the first 4 s
+             **{s: (1, 0)[s % 2] for s in range(1004, 1008)}, **{s: 2 for s in range(1008, 1012)}}
+    assert binned_stall(after, 1000.0, 1012.0) == {"per_s_before": 2.0, "bin_s": 4, "stalled_s": 4,
+                                                   "stall_from_s": 4.0, "stall_to_s": 8.0}
+    assert binned_stall({s: 9 for s in range(990, 1003)}, 1000.0, 1003.0) == {"per_s_before": 9.0, "bin_s": 1,
+                                                                               "stalled_s": 0}
