@@ -84,6 +84,7 @@ CATALOG: dict[tuple[Kind, str], str] = {
     (K.NOT_FOUND, "match_not_found"): "unknown or expired match, or one the caller may not see",
     (K.NOT_FOUND, "ticket_not_found"): "unknown or expired ticket, or one the caller may not see",
     (K.NOT_FOUND, "webhook_not_found"): "no such webhook",
+    (K.NOT_FOUND, "game_not_found"): "no such game in the catalogue (GET /v1/games/{game})",
     (K.NOT_FOUND, "not_found"): "no such path",
     # conflict
     (K.CONFLICT, "stale_version"): "the match is past the version the request was decided on",
