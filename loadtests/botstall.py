@@ -164,10 +164,10 @@ def stall_by_class(samples: Sequence[Sample], classes: Mapping[str, str], at: fl
                    ) -> dict[str, dict[str, Any]]:
     """Per class: how many of its bot matches were active at the fault (``matches``); the versions they made
     (``versions_per_s_before``, ``stalled_s``, ``stall_from_s``/``stall_to_s`` after the fault, ``bin_s``: see
-    :func:`binned_stall`) and the moves their bots made (``bot_moves_per_s_before``, ``bot_moves_stalled_s``:
-    the waits on a bot that ended in a new version); and, over the matches active at the fault, the longest one
-    went without a new version (``longest_idle_s``) and the longest one waited on a bot (``longest_bot_wait_s``)
-    in the 10 s after the fault, and the same in the 10 s before it (``..._before_s``) for comparison."""
+    :func:`binned_stall`); and, over the matches active at the fault, the longest one went without a new
+    version (``longest_idle_s``) and the longest one waited on a bot (``longest_bot_wait_s``) in the 10 s after
+    the fault, and the same in the 10 s before it (``..._before_s``) for comparison. (Bot moves are not counted
+    apart: sampled every 0.5 s, a quick bot's move and its person's answer often fall between two samples.)"""
     by_match: dict[str, list[Sample]] = {}
     for s in samples:
         by_match.setdefault(s.match_id, []).append(s)
@@ -178,22 +178,18 @@ def stall_by_class(samples: Sequence[Sample], classes: Mapping[str, str], at: fl
     for cls in sorted({classes[m] for m in by_match if m in classes}):
         members = [m for m in by_match if classes.get(m) == cls]
         versions: Counter[int] = Counter()
-        bot_moves: Counter[int] = Counter()
         waits = {m: bot_waits(by_match[m]) for m in members}
         for m in members:
             for t, n in moved.get(m, []):
                 versions[int(t)] += n
-            for _, t, answered in waits[m]:
-                bot_moves[int(t)] += answered
         live = []
         for m in members:
             first, ended = _span(by_match[m])
             if first <= at < ended:
                 live.append((m, first, ended))
-        v, b = binned_stall(versions, at, end), binned_stall(bot_moves, at, end)
+        v = binned_stall(versions, at, end)
         figures: dict[str, Any] = {"matches": len(live), "matches_seen": len(members),
-                                   "versions_per_s_before": v.pop("per_s_before"), **v,
-                                   "bot_moves_per_s_before": b["per_s_before"], "bot_moves_stalled_s": b["stalled_s"]}
+                                   "versions_per_s_before": v.pop("per_s_before"), **v}
         if live:
             changes = {m: [t for t, _ in moved.get(m, [])] for m, _, _ in live}
             idle = [_longest_idle(changes[m], at, min(window, ended)) for m, _, ended in live]

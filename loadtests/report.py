@@ -125,18 +125,15 @@ def _summary(summary: dict[str, Any], deltas: dict[str, promtext.Samples], elaps
                            for f in chaos.get("faults", [])]),
                   "", "Bot matches per fault (loadtests/botstall.py: versions and status read from the store every "
                   "0.5 s; each match classed by the primary that held its slot, and its job stream's, just before "
-                  "the fault): the versions the class made and the moves its bots made (a wait on a bot that ended "
-                  "in a new version) per second in the 10 s before, the seconds after the fault in which either "
-                  "fell under half of that (counted in bins of `bin` s when the class makes few), and the longest "
+                  "the fault): the versions the class made per second in the 10 s before, the seconds after the "
+                  "fault in which it made fewer than half of that (counted in bins of `bin` s when the class makes "
+                  "few), and the longest "
                   "a match active at the fault went without a new version, and waited on a bot (a bot seat to act, "
                   "no new version), in the 10 s after the fault / the 10 s before it.", "",
-                  *_table(["fault", "bot matches", "active at the fault", "versions/s before", "versions stalled",
-                           "bot moves/s before", "bot moves stalled", "longest idle after / before s",
-                           "longest wait on a bot after / before s"],
+                  *_table(["fault", "bot matches", "active at the fault", "versions/s before", "stalled",
+                           "longest idle after / before s", "longest wait on a bot after / before s"],
                           [(f["what"], cls.replace("_", " "), b["matches"], _num(b["versions_per_s_before"]),
                             _stalled(b) + (f" (bin {b['bin_s']} s)" if b.get("bin_s", 1) > 1 else ""),
-                            _num(b.get("bot_moves_per_s_before")),
-                            "-" if b.get("bot_moves_stalled_s") is None else f"{b['bot_moves_stalled_s']} s",
                             f"{b.get('longest_idle_s', '-')} / {b.get('longest_idle_before_s', '-')}",
                             f"{b.get('longest_bot_wait_s', '-')} / {b.get('longest_bot_wait_before_s', '-')}")
                            for f in chaos.get("faults", []) for cls, b in f.get("bot_matches", {}).items()])]
