@@ -34,6 +34,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -238,8 +239,10 @@ def slot_table(client: Any) -> SlotTable:
 
 @dataclass
 class Observer:
-    """Reads every watched match's version and status every ``every_s``, node by node: a node that is down (its
-    primary failing over) is left out of that round and rested a second, the others are read on time."""
+    """Reads every watched match's version and status every ``every_s``, each node in a thread of its own: a
+    node that is down (its primary failing over) may take seconds to fail (a dead container's address, a slow
+    name lookup): its read is left running, the node is skipped meanwhile, and the other nodes are read on
+    time. The slot table is read again every 2 s (and soon after a failure), off the sampling path too."""
 
     client: Any
     every_s: float = 0.5
@@ -251,7 +254,9 @@ class Observer:
     watched: dict[str, bool] = field(default_factory=dict)  # match id -> still active
     rounds: int = 0
     _resting: dict[str, float] = field(default_factory=dict)
+    _busy: dict[str, Future[int]] = field(default_factory=dict)  # node (or "table") -> its read, if still running
     _table_at: float = 0.0
+    _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(8, "bot-match-observer"))
     _stop: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _thread: threading.Thread | None = None
@@ -260,59 +265,78 @@ class Observer:
         with self._lock:
             self.watched.setdefault(match_id, True)
 
-    def _note_table(self, now: float) -> None:
+    def _note_table(self) -> None:
         table = slot_table(self.client)
-        if table and (not self.tables or self.tables[-1][1] != table):
+        now = time.time()
+        with self._lock:
+            if not table or (self.tables and self.tables[-1][1] == table):
+                return
             self.tables.append((now, table))
-            if self.on_table is not None:
-                self.on_table(now, table)
+        if self.on_table is not None:
+            self.on_table(now, table)
 
-    def _refresh(self, now: float, every_s: float = 2.0) -> None:
-        if now - self._table_at >= every_s:
+    def _refresh_table(self) -> int:
+        redisconn.refresh(self.client)
+        self._note_table()
+        return 0
+
+    def _refresh(self, every_s: float = 2.0) -> None:
+        now = time.monotonic()
+        if now - self._table_at >= every_s and self._idle("table"):
             self._table_at = now
-            redisconn.refresh(self.client)
-            self._note_table(time.time())
+            self._busy["table"] = self._pool.submit(self._refresh_table)
 
-    def sample_once(self) -> int:
-        """One round over the watched active matches; how many were read."""
+    def _idle(self, name: str) -> bool:
+        running = self._busy.get(name)
+        return running is None or running.done()
+
+    def sample_once(self, wait_s: float | None = None) -> int:
+        """One round over the watched active matches: a read per node not resting and not still busy with the
+        last one, waited on ``wait_s`` at most (default: most of ``every_s``); how many matches were read."""
         if self.discover is not None:
             for match_id in self.discover():
                 self.watch(match_id)
-        now = time.monotonic()
-        self._refresh(now)
+        self._refresh()
         groups: dict[str, list[str]] = {}
         with self._lock:
             watched = list(self.watched.items())
         for match_id, active in watched:
             if active:
                 groups.setdefault(self._node_of(match_id), []).append(match_id)
-        read = 0
+        now = time.monotonic()
+        reads = []
         for node, ids in groups.items():
-            if self._resting.get(node, 0.0) > now:
-                continue
-            try:
-                replies = self._read(node, ids)
-            except (*redisconn.UNAVAILABLE, redis.ResponseError):
-                self._resting[node] = time.monotonic() + 1.0
-                self._refresh(time.monotonic(), every_s=0.5)
-                continue
-            at = time.time()
-            for match_id, (version, meta) in zip(ids, replies, strict=True):
-                if version is None or meta is None:  # not there (yet, or any more): look again later
-                    continue
-                doc = orjson.loads(meta)
-                active = doc.get("status") in ("active", "waiting")
-                seats = doc.get("seats") or []
-                bot = active and any(0 <= seat < len(seats) and control.bot_plays(seats[seat])
-                                     for seat in doc.get("to_act") or [])
-                sample = Sample(at, match_id, int(version), active, bot)
-                self.samples.append(sample)
-                if self.on_sample is not None:
-                    self.on_sample(sample)
-                with self._lock:
-                    self.watched[match_id] = sample.active
-                read += 1
+            if self._resting.get(node, 0.0) <= now and self._idle(node):
+                self._busy[node] = self._pool.submit(self._read_node, node, ids)
+                reads.append(self._busy[node])
+        done, _ = wait(reads, timeout=self.every_s * 0.8 if wait_s is None else wait_s)
         self.rounds += 1
+        return sum(f.result() for f in done)
+
+    def _read_node(self, node: str, ids: list[str]) -> int:
+        try:
+            replies = self._read(node, ids)
+        except (*redisconn.UNAVAILABLE, redis.ResponseError):
+            self._resting[node] = time.monotonic() + 1.0
+            self._refresh(every_s=0.5)
+            return 0
+        at = time.time()
+        read = 0
+        for match_id, (version, meta) in zip(ids, replies, strict=True):
+            if version is None or meta is None:  # not there (yet, or any more): look again later
+                continue
+            doc = orjson.loads(meta)
+            active = doc.get("status") in ("active", "waiting")
+            seats = doc.get("seats") or []
+            bot = active and any(0 <= seat < len(seats) and control.bot_plays(seats[seat])
+                                 for seat in doc.get("to_act") or [])
+            sample = Sample(at, match_id, int(version), active, bot)
+            with self._lock:
+                self.samples.append(sample)
+                self.watched[match_id] = sample.active
+            if self.on_sample is not None:
+                self.on_sample(sample)
+            read += 1
         return read
 
     def _node_of(self, match_id: str) -> str:
@@ -337,7 +361,7 @@ class Observer:
         return list(zip(flat[::2], flat[1::2], strict=True))
 
     def run(self) -> None:
-        self._note_table(time.time())
+        self._note_table()
         while not self._stop.is_set():
             began = time.monotonic()
             with contextlib.suppress(Exception):  # the observer must outlive any fault it watches
@@ -353,6 +377,7 @@ class Observer:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(10)
+        self._pool.shutdown(wait=False, cancel_futures=True)  # (a read stuck on a dead node is not waited for)
 
 
 def connect(url: str) -> Any:

@@ -700,6 +700,11 @@ def run_profile(project: Project, args: argparse.Namespace, deadline: float) -> 
         ack_time = {(m, v): t for t, m, _s, v, _tok in ledger.acks}
         out["faults"] = [{**figures(f, ledger, lost, ack_time), "bot_matches": observer.figures(f)} for f in faults]
         out["bot_matches_watched"] = len({s.match_id for s in observer.samples})
+        with (WORK / f"bot-samples-{project.profile}.jsonl").open("wb") as handle:  # what the figures came from
+            for at, table in observer.tables:
+                handle.write(botstall.encode_table(at, table) + b"\n")
+            for sample in observer.samples:
+                handle.write(botstall.encode_sample(sample) + b"\n")
         out["acknowledged_moves"] = len(ledger.acks)
         out["lost_acknowledged_moves"] = len(lost)
         out["failures_total"] = len(ledger.failures)
@@ -717,9 +722,10 @@ def run_profile(project: Project, args: argparse.Namespace, deadline: float) -> 
     except Exception as exc:
         out["error"] = f"{type(exc).__name__}: {exc}"
         say(f"{project.name}: FAILED: {out['error']}")
-        logs = project.compose("logs", "--no-color", "--tail", "40", check=False, timeout=120)
-        (WORK / f"logs-{project.profile}.txt").write_text(logs.stdout + logs.stderr)
     finally:
+        # every service's log, kept for a second look (the project and its containers go now)
+        logs = project.compose("logs", "--no-color", "--timestamps", check=False, timeout=120)
+        (WORK / f"logs-{project.profile}.txt").write_text(logs.stdout + logs.stderr)
         out["left_behind"] = project.down()
         out["seconds"] = round(time.monotonic() - began, 1)
         say(f"{project.name}: removed (left behind: {out['left_behind'] or 'nothing'}) after {out['seconds']} s")

@@ -136,17 +136,18 @@ def test_the_observer_reads_the_healthy_primaries_matches_while_one_primary_is_d
             observer = Observer(client)
             for match_id in ids:
                 observer.watch(match_id)
-            assert observer.sample_once() == 30
+            assert observer.sample_once(wait_s=60) == 30  # (a failure detector's bound, not a measurement)
             table = slot_table(client)
             dead = cluster.primary_nodes()[0]
             dead_name = next(node for _, _, node in table if node.endswith(f":{dead.port}"))
             on_dead = {m for m in ids if classify(m, table, dead_name) == KILLED}
             assert 0 < len(on_dead) < 30
             cluster.kill(dead)
-            read = [observer.sample_once() for _ in range(3)]
+            read = [observer.sample_once(wait_s=60) for _ in range(3)]
             assert read[-1] == 30 - len(on_dead)
             latest = {s.match_id for s in observer.samples[-read[-1]:]}
             assert latest == set(ids) - on_dead
+            observer.stop()
         finally:
             cluster.stop()
 
