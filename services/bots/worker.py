@@ -276,9 +276,13 @@ class Worker:
                 self._resting[stream] = now + STREAM_REST_S
 
     def watch(self) -> None:
-        """Off the job loop, while a node is marked down: read both clients' slot tables again and ping the
-        node (a dead node's address may take seconds to fail: here that holds up no job), every
-        ``WATCH_EVERY_S``; a node that serves no slot any more (a replica took them over) or answers is up."""
+        """Off the job loop, while a node is marked down: read both clients' slot tables again (the longest-down
+        node asked last) and ping the nodes still serving slots, every ``WATCH_EVERY_S``; a node that serves no
+        slot any more (a replica took them over) or answers is up. Each ping runs in a thread of its own, waited
+        on ``CONNECT_TIMEOUT_S`` at most: a dead node's name lookup can take seconds, and must not delay the
+        news that its slots moved, nor the other nodes' pings."""
+        pings: dict[str, threading.Thread] = {}
+        answered: set[str] = set()
         while not self.stopping.wait(WATCH_EVERY_S):
             down = list(self._down)
             if not down:
@@ -289,10 +293,26 @@ class Worker:
                         client.nodes_manager.initialize(last_failed_node_name=down[0])
             serving = self._serving()
             for node in down:
-                if (serving is not None and node not in serving) or self._answers(node):
-                    self._down.pop(node, None)
-                    log.info("redis node %s is %s", node, "up again" if serving is None or node in serving
-                             else "no primary any more (its slots moved)")
+                if serving is not None and node not in serving:
+                    self._up(node, "no primary any more (its slots moved)")
+                elif node not in pings or not pings[node].is_alive():
+                    pings[node] = threading.Thread(target=self._ping, args=(node, answered), name=f"ping {node}",
+                                                   daemon=True)
+                    pings[node].start()
+            deadline = time.monotonic() + CONNECT_TIMEOUT_S
+            for node, ping in list(pings.items()):
+                ping.join(max(0.0, deadline - time.monotonic()))
+                if node in answered:
+                    answered.discard(node)
+                    self._up(node, "up again")
+
+    def _ping(self, node: str, answered: set[str]) -> None:
+        if self._answers(node):
+            answered.add(node)
+
+    def _up(self, node: str, why: str) -> None:
+        if self._down.pop(node, None) is not None:
+            log.info("redis node %s is %s", node, why)
 
     def _serving(self) -> set[str] | None:
         """The nodes that serve slots in the job client's table (None on one server)."""
