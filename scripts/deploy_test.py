@@ -231,7 +231,15 @@ def build_project(image: str, python_base: str, notes: list[str]) -> None:
     if bundle:
         notes.append(f"TLS to PyPI is intercepted here: pip in the build got {bundle} as a build secret")
         argv += ["--secret", f"id=ca,src={bundle}"]
+    before = image_id(image)
     run([*argv, str(ROOT)], timeout=1800)
+    if before and before != image_id(image):  # the image it replaced, now untagged: not left to pile up
+        run([docker_bin(), "rmi", before], check=False, timeout=120)
+
+
+def image_id(tag: str) -> str | None:
+    found = run([docker_bin(), "image", "inspect", "--format", "{{.Id}}", tag], check=False, timeout=60)
+    return found.stdout.strip() or None if found.returncode == 0 else None
 
 
 # -- one compose project ----------------------------------------------------------------------------------------
