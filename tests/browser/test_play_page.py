@@ -191,8 +191,14 @@ def test_a_whole_game_read_from_the_screen_through_the_stepwise_chooser_to_an_ex
     assert len(rows) >= players and all(r.query_selector("li") for r in rows)  # each seat's breakdown
     if game == "clash":
         assert "Game 1 is over" in page.inner_text("#games")
-    if game == "they-who-were-8":
+    if game == "they-who-were-8":  # each seat's team, as a chip beside the seat and in its result row
         assert "Team 0 (seats 0 and 2)" in page.inner_text("#result")
+        chips = page.eval_on_selector_all(".seats li", "els => els.map(e => [e.dataset.seat, "
+                                          "e.querySelector('.team-chip')?.textContent])")
+        assert chips == [["0", "team 0"], ["1", "team 1"], ["2", "team 0"], ["3", "team 1"]], chips
+        rows = page.eval_on_selector_all("table.breakdown tbody th", "els => els.map(e => [e.innerText.slice(0, 6), "
+                                         "e.querySelector('.team-chip')?.textContent])")
+        assert [[f"Seat {s}", f"team {s % 2}"] for s in range(4)] == [r for r in rows if r[1]], rows
     if game == "fierce-women":
         assert "Automa (seat 2)" in page.inner_text("#result")
     if SHOTS and game == "they-who-were-8":
@@ -304,7 +310,12 @@ def test_matchmaking_can_be_cancelled_and_is_filled_with_a_bot_after_the_wait(ne
     assert "bot" in page.inner_text(".seats") and "You are seat" in page.inner_text("#you")
 
 
-def test_leaving_asks_first_and_your_matches_shows_state_and_lets_you_leave(new_page: Any) -> None:
+def test_leaving_asks_first_and_your_matches_shows_state_and_lets_you_resign_or_leave(new_page: Any,
+                                                                                     stack: Stack) -> None:
+    """Leave and Resign each ask first ("No" changes nothing); a resigned 2-seat match ends at once as a forfeit
+    (the server says so), a left match drops out of the list, and the others stay."""
+    import httpx
+
     page = new_page()
     first = start_from_lobby(page, "fierce-women", 2, {})
     page.click("#leave")
@@ -312,16 +323,35 @@ def test_leaving_asks_first_and_your_matches_shows_state_and_lets_you_leave(new_
     page.click("#leave-no")
     assert page.is_visible("#leave") and page.inner_text("#status") == "active"
     second = start_from_lobby(page, "clash", 2, {"match": "single"}, vs="humans")
+    third = start_from_lobby(page, "clash", 2, {"match": "single"})
     page.goto("/play#/")
     page.wait_for_selector(f"#mine li[data-match='{first}'] .state")
     assert page.inner_text(f"#mine li[data-match='{second}'] .state") == "waiting for players"
     assert page.inner_text(f"#mine li[data-match='{first}'] .state") in ("your turn", "running")
+    assert page.inner_text(f"#mine li[data-match='{third}'] .state") in ("your turn", "running")
     assert page.is_visible(f"#mine li[data-match='{first}'] button.resign")
+    page.click(f"#mine li[data-match='{third}'] button.resign")  # resign: asked first, "No" keeps it running
+    page.wait_for_selector("#mine-no")
+    assert "Resign this match?" in page.inner_text("#mine-confirm")
+    page.click("#mine-no")
+    assert page.query_selector("#mine-yes") is None
+    assert httpx.get(f"{stack.url}/v1/matches/{third}").json()["status"] == "active"
+    page.click(f"#mine li[data-match='{third}'] button.resign")
+    page.click("#mine-yes")
+    page.wait_for_function(f"document.querySelector(\"#mine li[data-match='{third}']\")?.dataset.state === 'finished'")
+    assert page.inner_text(f"#mine li[data-match='{third}'] .state") == "finished"
+    assert page.is_visible(f"#mine li[data-match='{third}'] button.forget")  # nothing left to resign or leave
+    ended = httpx.get(f"{stack.url}/v1/matches/{third}").json()
+    assert ended["outcome"]["ended_by"] == "forfeit" and ended["outcome"]["forfeited"] == [0], ended["outcome"]
+    assert ended["outcome"]["winners"] == [1]
     page.click(f"#mine li[data-match='{first}'] button.leave")
     page.wait_for_selector("#mine-yes")
+    assert "Leave this match?" in page.inner_text("#mine-confirm")
     page.click("#mine-yes")
     page.wait_for_function(f"!document.querySelector(\"#mine li[data-match='{first}']\")")
     assert page.query_selector(f"#mine li[data-match='{second}']") is not None
+    left = httpx.get(f"{stack.url}/v1/matches/{first}").json()
+    assert left["seats"][0]["left"] and left["seats"][0]["control"] == "bot", left["seats"][0]  # a bot plays on
 
 
 def test_a_reload_mid_game_resumes_the_same_seat(new_page: Any) -> None:
@@ -422,6 +452,14 @@ def test_docs_page_is_swagger_ui_served_offline_and_try_it_out_works_with_a_bear
     page.on("request", lambda r: None if r.url.startswith(stack.url) else elsewhere.append(r.url))
     page.goto("/docs")
     page.wait_for_selector(".swagger-ui .opblock", timeout=30_000)
+    sections = page.eval_on_selector_all(".opblock-tag", "els => els.map(e => e.dataset.tag)")
+    assert "default" not in sections and {"games", "matches", "seats", "events"} <= set(sections), sections
+    intro = page.inner_text(".information-container .description")
+    assert 0 < len(intro.splitlines()) <= 16 and "MEEPLE_" not in intro, intro  # a short intro, no env wall
+    games = page.locator(".opblock", has=page.locator("[data-path='/v1/games']"))
+    assert games.count() >= 1 and games.first.locator(".authorization__btn").count() == 0  # public: no lock
+    moves = page.locator(".opblock", has=page.locator("[data-path='/v1/matches/{match_id}/legal-moves']"))
+    assert moves.first.locator(".authorization__btn").count() == 1  # a seat's route: the lock
     page.click("button.authorize")
     page.fill(".auth-container input", created["token"])
     page.click(".auth-btn-wrapper button.authorize")
