@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from services.rules.games.base import leaked_secrets
+from services.stack import LOCAL_PLAYER_ENV
 from tests.clients.conftest import RulesProcess, gunicorn_stack
 from tests.replaying import engine_states
 
@@ -289,12 +290,13 @@ def test_a_timed_games_clock_counts_down_between_updates(new_page: Any) -> None:
 
 @pytest.fixture(scope="module")
 def slow_fill_stack(rules: RulesProcess) -> Iterator[Stack]:
-    """The page's matchmaking against bot fill after a short wait, as ``make run`` has it (15 s there)."""
-    with gunicorn_stack(rules.port, MEEPLE_BOT_FILL_S="3") as stack:
+    """The page's matchmaking with the settings ``make run`` gives a local player (services/stack.py): bots fill
+    after its wait (15 s), no per-address quota."""
+    with gunicorn_stack(rules.port, **LOCAL_PLAYER_ENV) as stack:
         yield stack
 
 
-def test_matchmaking_can_be_cancelled_and_is_filled_with_a_bot_after_the_wait(new_page: Any,
+def test_matchmaking_can_be_cancelled_and_is_filled_with_a_bot_after_make_runs_wait(new_page: Any,
                                                                                slow_fill_stack: Stack) -> None:
     page = new_page(base_url=slow_fill_stack.url)
     page.goto("/play")
@@ -306,7 +308,8 @@ def test_matchmaking_can_be_cancelled_and_is_filled_with_a_bot_after_the_wait(ne
     page.wait_for_function("document.getElementById('mm-status')?.textContent === 'Cancelled.'", timeout=30_000)
     assert page.is_visible("#matchmake") and not page.is_visible("#mm-cancel")
     page.click("#matchmake")
-    page.wait_for_selector("#match-id", timeout=60_000)  # nobody else came: a bot took the other seat
+    page.wait_for_function("document.getElementById('mm-status')?.textContent.includes('bots fill empty seats')")
+    page.wait_for_selector("#match-id", timeout=90_000)  # nobody else came: after make run's wait, a bot sat down
     assert "bot" in page.inner_text(".seats") and "You are seat" in page.inner_text("#you")
 
 
