@@ -150,6 +150,7 @@ def test_meeple_play_clash_vs_a_bot_to_the_end_with_a_hint_under_tmux(stack: Sta
     pane_factory.append(pane)
     screen = pane.wait_for("your move>")
     assert "CLASH" in screen and "row 1" in screen and "  1. " in screen, screen  # board, numbered choices
+    assert "you are seat 0: Blue (McWorld)" in screen and re.search(r"neutral zone: N\d\d [A-Z]", screen), screen
     assert "what happened:" in screen and "You joined the match." in screen  # the log in the server's words
     pane.keys("h")  # the hint walks the chooser to the suggested move, shown whole, in words
     screen = pane.wait_for("hint: ")
@@ -180,18 +181,24 @@ def test_meeple_play_keeps_the_resume_token_on_screen_and_q_says_how_to_resume(s
     assert hint.strip() in after_bye  # the exact command to come back
 
 
-@pytest.mark.parametrize(("game", "players", "marks"), [
-    ("sideboards", "1", ("SIDEBOARDS", "dresser", "your hand", "start")),
-    ("fierce-women", "2", ("FIERCE WOMEN", "piles", "seat 0: hand")),
-    ("they-who-were-8", "4", ("THEY WHO WERE 8", "team 0 (seats 0+2)", "your hand", "gods:")),
+@pytest.mark.parametrize(("game", "players", "marks", "named"), [
+    ("sideboards", "1", ("SIDEBOARDS", "dresser", "your hand", "start", "you are seat 0"),
+     r"your hand: S\d\d\((\w+/\w+ ){4}\w+/\w+\)"),  # each card with its 5 drawers: colour/handle
+    ("fierce-women", "2", ("FIERCE WOMEN", "piles", "seat 0: hand", "seat 2 is the automa"),
+     r"seat 0: hand 3: W\d\d [A-Z]\w+"),
+    ("they-who-were-8", "4", ("THEY WHO WERE 8", "team 0 (seats 0+2)", "your hand", "gods:",
+                              "you are seat 0, team 0 with seat 2"), r"your hand: A\d\d [A-Z]\w+"),
 ])
-def test_meeple_play_renders_each_games_view_with_numbered_moves(stack: Stack, pane_factory: list[Pane], game: str,
-                                                                 players: str, marks: tuple[str, ...]) -> None:
+def test_meeple_play_renders_each_games_view_with_names_and_numbered_choices(
+        stack: Stack, pane_factory: list[Pane], game: str, players: str, marks: tuple[str, ...], named: str) -> None:
+    """The board in words: who you are in the game's terms, and every card named from the catalogue."""
     pane = Pane([MEEPLE, "play", game, "--players", players, "--vs", "easy", "--url", stack.url])
     pane_factory.append(pane)
-    screen = pane.wait_for("your move>")
+    screen = latest(pane.wait_for("your move>"))
     for mark in marks:
         assert mark in screen, screen
+    assert re.search(named, screen), screen
+    assert "gods: G1 " not in screen or re.search(r"gods: G1 [A-Z]\w+\(s", screen), screen
     assert "    1. " in screen or "  1. " in screen
     version = int(screen.split(" version ", 1)[1].split()[0])
     later = [f"version {v}" for v in range(version + 1, version + 12)]

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 from .chooser import PROMPTS, ChooserState, Words, chooser_state, index_components, step_back, steps_of, value_key
 from .client import Client, Match
 from .errors import ApiError, StaleVersion
-from .render import render_clock, render_log, render_result, render_view
+from .render import identity, render_clock, render_log, render_result, render_view
 
 DEFAULT_URL = os.environ.get("MEEPLE_URL", "http://127.0.0.1:8000")
 PAGE = 30  # choices listed at once; "f TEXT" narrows a long step (a CLASH effect may have dozens of targets)
@@ -96,10 +96,11 @@ class Screen:
                          for s in m.seats)
         to_act = ", ".join(str(s) for s in m.to_act) or "nobody"
         self.say("\033[2J\033[H" if self.out.isatty() else "",
-                 f"match {m.id}  {m.game}  version {m.version}  status {m.status}  you: seat {m.seat}",
+                 f"match {m.id}  {m.game}  version {m.version}  status {m.status}  "
+                 f"{identity(m.game, m.seat, int(m.doc.get('players') or len(m.seats)))}",
                  f"seats {seats}   to act: {to_act}   {render_clock(m.clock)}",
                  self.resume_hint() if m.token else "", "")
-        self.say(*render_view(m.game, m.view), "")
+        self.say(*render_view(m.game, m.view, self.comp), "")
         log = self.log_lines()
         if log:
             self.say("what happened:", *log, "")
