@@ -249,13 +249,21 @@ function teamChip(d, seat) {
   return ` <span class="team-chip" data-team="${team}" style="background:${team ? "var(--green)" : "var(--blue)"}">team ${team}</span>`;
 }
 
+/** A result row's label; in They Who Were 8 the team is a chip (a seat's "(team N)" becomes the chip). */
+function rowLabel(d, s) {
+  const you = s.seat === d.you ? " (you)" : "";
+  if (d.game !== "they-who-were-8") return `${esc(s.label)}${you}`;
+  if (s.seat === undefined) return `${esc(s.label)}${s.seats && s.seats.length ? teamChip(d, s.seats[0]) : ""}`;
+  return `${esc(s.label.replace(/ \(team \d+\)/, ""))}${you}${teamChip(d, s.seat)}`;
+}
+
 function resultHtml(d) {
   const r = d.result || {}, ex = r.explanation;
   const winners = (ex && ex.winners) || (d.outcome && d.outcome.winners) || r.winners || [];
   const verdict = d.you === null ? "The game is over." : winners.includes(d.you) ? (winners.length > 1 ? "You share the win!" : "You won!") : "You lost.";
   if (!ex) return `<div class="result" id="result" role="status"><h2>${verdict}</h2><p>Winners: ${winners.join(", ") || "none"}</p></div>`;
   const table = (rows, unit) => `<table class="breakdown"><thead><tr><th>Who</th><th>How</th><th>${esc(unit)}</th></tr></thead><tbody>
-    ${rows.map(s => `<tr class="${winners.includes(s.seat) || (s.seats || []).some(x => winners.includes(x)) ? "won" : ""}"><th>${esc(s.label)}${s.seat === d.you ? " (you)" : ""}${s.seat !== undefined ? teamChip(d, s.seat) : ""}</th>
+    ${rows.map(s => `<tr class="${winners.includes(s.seat) || (s.seats || []).some(x => winners.includes(x)) ? "won" : ""}"><th>${rowLabel(d, s)}</th>
       <td><ul>${s.breakdown.map(b => `<li>${esc(b.label)}: <b>${b.value}</b></li>`).join("")}</ul></td><td class="score">${s.score}</td></tr>`).join("")}</tbody></table>`;
   const forfeit = d.outcome && d.outcome.forfeited && d.outcome.forfeited.length ? `<p>Forfeited: seat ${d.outcome.forfeited.join(", ")}.</p>` : "";
   return `<div class="result" id="result" role="status"><h2 id="verdict">${verdict}</h2>
