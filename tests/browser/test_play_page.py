@@ -216,6 +216,33 @@ def test_a_whole_game_read_from_the_screen_through_the_stepwise_chooser_to_an_ex
     assert errors == []
 
 
+def test_a_clash_best_of_3_tells_each_games_end_and_when_the_next_game_begins(new_page: Any, stack: Stack) -> None:
+    """Game 2 of a best-of-3 is announced in the log (who won game 1 and why, then "Game 2 begins"), the choice of
+    who starts next is a step in words, and the result lists every game with its winner and reason."""
+    page = new_page()
+    match_id = start_from_lobby(page, "clash", 2, {"match": "best_of_3"})
+    play_until_finished(page, random.Random(12), max_steps=6000)
+    log = page.inner_text("#log")
+    assert "Game 1 is over: " in log and "Game 2 begins: " in log, log[-3000:]
+    games = page.query_selector_all("#games li")
+    assert len(games) >= 2 and all(re.match(r"Game \d is over: .+\. (Blue wins it|Green wins it|it is a draw)",
+                                            g.inner_text()) for g in games), [g.inner_text() for g in games]
+    assert "Why it ended: " in page.inner_text("#reason")
+    assert assert_log_lines_in_words_and_nothing_hidden(page, stack, match_id, 0) > 10
+
+
+def test_the_page_has_a_favicon(new_page: Any, stack: Stack) -> None:
+    import httpx
+
+    page = new_page()
+    page.goto("/play")
+    href = page.get_attribute("link[rel=icon]", "href")
+    assert href
+    icon = httpx.get(f"{stack.url}{href}")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+    assert "<svg" in icon.text
+
+
 def test_an_invite_with_a_copy_button_a_full_match_offers_to_watch_and_the_host_never_waits_for_itself(
         new_page: Any, stack: Stack) -> None:
     host = new_page()
