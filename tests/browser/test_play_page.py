@@ -388,6 +388,41 @@ def test_leaving_asks_first_and_your_matches_shows_state_and_lets_you_resign_or_
     assert left["seats"][0]["left"] and left["seats"][0]["control"] == "bot", left["seats"][0]  # a bot plays on
 
 
+#: Holds back the page's status reads (GET /v1/matches/{id}) while ``window.slowStatus`` is set, counting them:
+#: the real server answers, later, so a test can leave the page while one is under way.
+SLOW_STATUS = """
+const realFetch = window.fetch;
+window.slowStarted = 0; window.slowDone = 0;
+window.fetch = async (...args) => {
+  const url = String(args[0] instanceof Request ? args[0].url : args[0]);
+  if (window.slowStatus && /\\/v1\\/matches\\/[^/?]+(\\?|$)/.test(url)) {
+    window.slowStarted++;
+    try { await new Promise(r => setTimeout(r, 2000)); return await realFetch(...args); } finally { window.slowDone++; }
+  }
+  return realFetch(...args);
+};
+"""
+
+
+def test_leaving_a_match_while_its_update_loads_never_draws_the_match_over_the_lobby(new_page: Any) -> None:
+    """Found by make test under load: a bot's update reloads the status; if the player went to the lobby in the
+    meantime, the late answer used to redraw the match page over the lobby ("Your matches" vanished)."""
+    page = new_page()
+    page.add_init_script(SLOW_STATUS)
+    start_from_lobby(page, "clash", 2, {"match": "single", "first_player": 0})  # one move, then the bot's
+    page.wait_for_function("document.body.dataset.live === 'ws'")
+    page.evaluate("window.slowStatus = true")
+    rng = random.Random(4)
+    while choose_one_step(page, rng) != "moved":
+        pass
+    page.wait_for_function("window.slowStarted > window.slowDone", timeout=30_000)  # the bot's update is loading
+    page.evaluate("location.hash = '#/'")
+    page.wait_for_selector("#mine li")
+    page.wait_for_function("window.slowStarted === window.slowDone", timeout=30_000)  # its answer came, late
+    page.wait_for_timeout(300)
+    assert page.query_selector("#mine li") is not None and page.query_selector("#match-id") is None
+
+
 def test_a_reload_mid_game_resumes_the_same_seat(new_page: Any) -> None:
     page = new_page()
     match_id = start_from_lobby(page, "fierce-women", 2, {})

@@ -135,6 +135,7 @@ def test_meeple_play_chooses_a_clash_move_in_steps_only_legal_choices_in_words(s
     pane.keys("1")
     asking(pane, "Which side does it support?")
     pane.keys("2")
+    asking(pane, "> supporting Green (your opponent)")  # the new screen, before any other key is typed
     screen = play_ones_until(pane, "the move: ")
     confirm = screen[screen.rindex("the move: "):].splitlines()[0]
     assert "M0 " in confirm and chosen in confirm and "supporting Green (your opponent)" in confirm, confirm

@@ -308,6 +308,8 @@ async function matchPage(id) {
 
   const ctx = () => ({ comp, view: st.doc.view, you: st.doc.you });
   const render = () => {
+    // A page left while an update was being loaded (its GET still under way) never draws over the next page.
+    if (!st.alive) return;
     const d = st.doc, you = d.you, moves = d.legal_moves || [];
     const finished = d.status === "finished";
     const seats = d.seats.map(s => `<li class="${d.to_act.includes(s.seat) ? "acting" : ""} ${s.seat === you ? "me" : ""}" data-seat="${s.seat}"
