@@ -141,9 +141,9 @@ def test_meeple_play_chooses_a_clash_move_in_steps_only_legal_choices_in_words(s
     assert "M0 " in confirm and chosen in confirm and "supporting Green (your opponent)" in confirm, confirm
     assert "1. play this move" in screen
     pane.keys("1")
-    screen = pane.wait_for("supporting Green", timeout=30)  # the log says it, in the server's words
-    log = screen[screen.rindex("what happened:"):]
-    assert "You (Blue) placed M0" in log or "you (Blue) placed M0" in log.lower() or "placed M0" in log, log
+    screen = pane.wait_for("placed M0 Mustafa", timeout=30)  # the log says it, in the server's words
+    line = next(x for x in latest(screen).splitlines() if "placed M0 Mustafa" in x)
+    assert "You (Blue) placed M0 Mustafa" in line and "supporting Green" in line, line
 
 
 def test_meeple_play_clash_vs_a_bot_to_the_end_with_a_hint_under_tmux(stack: Stack, pane_factory: list[Pane]) -> None:
