@@ -101,26 +101,6 @@ return {1, nv}
 """
 
 
-#: What every match request starts with, in one script (see :meth:`MatchStore.load_counted`): count the caller's
-#: request (KEYS[7], a fixed window of ARGV[1] seconds), read the stored answer of an ``Idempotency-Key`` (KEYS[8]
-#: when given), the match (version, meta, state: KEYS[1..3]), its presence hash (KEYS[4]), the derived documents
-#: ARGV[3..] of the hash KEYS[5] (with its ``at``) and the log (KEYS[6]) from ARGV[2] on ('' = not asked for).
-#: One command instead of a MULTI/EXEC of up to nine: the move path's profile showed redis-py's work per queued
-#: command (packing, and parsing each QUEUED reply) among the gateway's costs. A script runs atomically, so what
-#: is read is one version of the match, as the transaction read it.
-_LOAD = """
-local count = redis.call('INCR', KEYS[7])
-redis.call('EXPIRE', KEYS[7], ARGV[1])
-local done = false
-if KEYS[8] then done = redis.call('GET', KEYS[8]) end
-local derived = false
-if #ARGV > 2 then derived = redis.call('HMGET', KEYS[5], 'at', unpack(ARGV, 3)) end
-local tail = false
-if ARGV[2] ~= '' then tail = redis.call('LRANGE', KEYS[6], tonumber(ARGV[2]), -1) end
-return {count, done, redis.call('MGET', KEYS[1], KEYS[2], KEYS[3]), redis.call('HGETALL', KEYS[4]), derived, tail}
-"""
-
-
 #: Where every event stream's new entry is also announced (``<key> <version> <wake>``): a cluster's hub
 #: subscribes here instead of XREADing streams of many slots (see ``hub.py``).
 EVENTS_CHANNEL = "meeple:events"
@@ -228,7 +208,6 @@ class MatchStore:
         self.wait_replicas, self.wait_ms = wait_replicas, wait_ms
         self._replicas: tuple[float, int] | None = None  # (checked at, count) on a single server
         self._cas = client.register_script(_CAS)
-        self._load = client.register_script(_LOAD)
         self.leases = Leases(client)
         self._claim_from = {"deadlines": 0, "idle": 0}  # the shard each kind's next claim starts at
         self._room: tuple[float, float] = (0.0, 0.0)  # (checked at, used share of maxmemory)
@@ -292,63 +271,35 @@ class MatchStore:
                      *, scoped: bool = False) -> tuple[Match | None, tuple[int, int], dict[str, Any] | None]:
         """One round trip for what every match request starts with: count the caller's request (see
         :meth:`hit`), load the match as :meth:`load` does, and fetch the stored response of
-        ``idempotency_key`` if given. One script (:data:`_LOAD`), so what is read is one version of the match.
+        ``idempotency_key`` if given. MULTI/EXEC, so what is read is one version of the match.
 
         ``scoped``: ``ident`` can act in this match only (a seat token), so its counter is kept in the
         match's slot (``ratelimit:{<match>}:<ident>:<window>``) and a cluster counts it in the same
-        script. Other counters (an IP, a tenant) are global: on a cluster they live in another slot
-        and take a round trip of their own (then the reads are one MULTI/EXEC).
+        MULTI/EXEC. Other counters (an IP, a tenant) are global: on a cluster they live in another slot
+        and take a round trip of their own.
         """
         key, reset = _window(ident, window_s, match_id if scoped else None)
-        if scoped or not self.cluster:  # one script: the counter is on the match's node
-            return self._load_counted(match_id, key, reset, window_s, idempotency_key, fields, log_from)
+        together = scoped or not self.cluster
 
         def queue(pipe: Any) -> None:
+            if together:
+                pipe.incr(key)
+                pipe.expire(key, window_s)
             if idempotency_key is not None:
                 pipe.get(idem_key(match_id, idempotency_key))
             _queue_reads(pipe, match_id, fields, log_from)
 
-        count = self.hit(ident, window_s)[0]
-        replies = redisconn.on_slot(self.redis, keys(match_id)[0], queue)
+        if together:
+            count, _, *replies = redisconn.on_slot(self.redis, keys(match_id)[0], queue)
+        else:
+            count = self.hit(ident, window_s)[0]
+            replies = redisconn.on_slot(self.redis, keys(match_id)[0], queue)
         done = None
         if idempotency_key is not None:
             raw = replies.pop(0)
             done = orjson.loads(raw) if raw else None
         match = _read(match_id, replies, fields, log_from)
         return match, (int(count), reset), done
-
-    def _load_counted(self, match_id: str, counter: str, reset: int, window_s: int, idempotency_key: str | None,
-                      fields: tuple[str, ...], log_from: int | None
-                      ) -> tuple[Match | None, tuple[int, int], dict[str, Any] | None]:
-        """:meth:`load_counted` as one script (:data:`_LOAD`) on the match's node."""
-        k = keys(match_id)
-        script_keys = [*k[:3], presence_key(match_id), k[5], k[3], counter,
-                       *([idem_key(match_id, idempotency_key)] if idempotency_key is not None else [])]
-        args = [window_s, "" if log_from is None else log_from, *fields]
-        count, raw_done, (version, meta, state), presence, derived, tail = self._script(self._load, script_keys, args)
-        replies: list[Any] = [(version, meta, state), dict(zip(presence[::2], presence[1::2], strict=True))]
-        if fields:
-            replies.append(derived)
-        if log_from is not None:
-            replies.append(tail)
-        done = orjson.loads(raw_done) if raw_done else None
-        return _read(match_id, replies, fields, log_from), (int(count), reset), done
-
-    def _script(self, script: Any, script_keys: list[str], args: list[Any]) -> Any:
-        """Run a registered script on the node of its first key (all its keys share that slot on a cluster),
-        riding out a failover there as :func:`redisconn.on_slot` does, and loading it where it is missing."""
-        if not self.cluster:
-            return script(keys=script_keys, args=args)  # (redis-py loads it on NOSCRIPT)
-        for _ in range(2):
-            try:
-                (reply,) = redisconn.on_slot(
-                    self.redis, script_keys[0],
-                    lambda pipe: pipe.evalsha(script.sha, len(script_keys), *script_keys, *args),
-                    transaction=False, name="EVALSHA")
-                return reply
-            except redis.exceptions.NoScriptError:  # a node that never ran it (new, or just promoted): nothing ran
-                redisconn.primary_client(self.redis, script_keys[0]).script_load(script.script)
-        raise redis.exceptions.ConnectionError("a script could not be loaded on its primary")
 
     def delete(self, match_id: str) -> None:
         """Remove a match that never became visible (a rematch that lost its race)."""
