@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from services.core.store import keys
-from services.rules.games import RulesError, get_game
+from services.rules.games import RulesError, get_game, words
 
 _META_KEY = re.compile(r"^match:\{([^}]+)\}:meta$")
 
@@ -79,7 +79,7 @@ def check_match(match_id: str, version: int, meta: dict[str, Any], stored: bytes
         return bad(f"meta says {meta.get('to_act')} act next, the replay says {game.to_act(state)}")
     if (status == "finished") != game.is_over(state):
         return bad(f"status {status!r} but the replayed game is {'over' if game.is_over(state) else 'not over'}")
-    if status == "finished" and meta.get("result") != game.result(state):
+    if status == "finished" and meta.get("result") != words.result_document(game, state):  # with its explanation
         return bad("the stored result differs from the replayed result")
     problem = check_derived(game, state, derived or {})
     if problem:

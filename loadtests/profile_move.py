@@ -36,7 +36,7 @@ from flask.testing import FlaskClient
 from services.core.config import Config
 from services.core.rules_client import RulesClient
 from services.gateway.app import create_app
-from services.rules.games import GAMES, get_game
+from services.rules.games import GAMES, get_game, words
 from services.stack import free_port, grpc_serving, port_open, redis_server_binary, wait_until
 
 from . import promtext
@@ -181,7 +181,7 @@ def engine_costs(samples: list[Sample], repeats: int = 3) -> dict[str, float]:
             finished = game.is_over(state)
             for seat in game.to_act(state):  # ... and the legal moves of the seats to act
                 orjson.dumps(game.legal_moves(state, seat))
-            orjson.dumps(game.result(state) if finished else None)
+            orjson.dumps(words.result_document(game, state) if finished else None)
             t5 = perf()
             for name, seconds in (("decode state (+ move JSON; skipped when the replica remembers it)", t1 - t0),
                                   ("apply", t2 - t1), ("encode state", t3 - t2),
@@ -265,9 +265,9 @@ def run_profile(moves: int, out: Path, slots: int = 8) -> str:
 
         # Pass 1: instrumented, no profiler.
         timings = Timings()
-        redis_hist = gw.metrics.redis.latency
+        redis_hist = gw.core.metrics.redis.latency
         rules_before = promtext.scrape(rules_metrics)
-        with instrument_rules(gw.rules, timings, capture=True):
+        with instrument_rules(gw.core.rules, timings, capture=True):
             for n in range(moves):
                 slot = n % slots
                 path, token, body = driver.next_move(slot)

@@ -317,11 +317,33 @@ def add_parser(sub: Any) -> None:
     parser.set_defaults(func=run)
 
 
+#: ``meeple run`` is one person playing on this machine (the API listens on 127.0.0.1 only, so every client is a
+#: loopback one): matchmaking seats bots after a short wait, and no per-address quota locks that person out after
+#: 20 unfinished matches. Any of these set in the environment wins; deployments set their own (docs/api.md).
+LOCAL_PLAYER_ENV = {"MEEPLE_BOT_FILL_S": "15", "MEEPLE_MAX_ACTIVE_MATCHES_PER_IP": "0",
+                    "MEEPLE_MAX_BOT_SEATS_PER_IP": "0", "MEEPLE_MAX_HARD_BOTS_PER_IP": "0"}
+
+
+def local_player_env() -> tuple[dict[str, str], list[str]]:
+    """The settings ``meeple run`` adds for a local player, and the banner's lines that state them."""
+    env = {k: v for k, v in LOCAL_PLAYER_ENV.items() if k not in os.environ}
+    fill = os.environ.get("MEEPLE_BOT_FILL_S", LOCAL_PLAYER_ENV["MEEPLE_BOT_FILL_S"])
+    quota = os.environ.get("MEEPLE_MAX_ACTIVE_MATCHES_PER_IP", "0")
+    notes = [f"matchmaking fills empty seats with bots after {fill} s (MEEPLE_BOT_FILL_S)"
+             if fill not in ("", "0") else "matchmaking waits for people only (MEEPLE_BOT_FILL_S=0)",
+             "no per-address match quota: this API listens on loopback only, for you (MEEPLE_MAX_ACTIVE_MATCHES_PER_IP"
+             "=0); a deployment sets its own" if quota in ("", "0")
+             else f"at most {quota} unfinished matches per address (MEEPLE_MAX_ACTIVE_MATCHES_PER_IP)"]
+    return env, notes
+
+
 def run(args: argparse.Namespace) -> int:
+    env, notes = local_player_env()
     stack = Stack(StackConfig(http_port=args.http_port, rules_port=args.rules_port,
                               rules_replicas=args.rules_replicas, gateway_workers=args.gateway_workers,
                               bot_workers=args.bot_workers, bot_nice=args.bot_nice,
-                              redis_cluster=args.redis_cluster, redis_replicas=args.replicas))
+                              redis_cluster=args.redis_cluster, redis_replicas=args.replicas, env=env))
+    stack.notes.extend(notes)
     stopping = False
 
     def on_signal(*_: Any) -> None:

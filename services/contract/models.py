@@ -157,6 +157,13 @@ class Games(Response, kw_only=True):
     games: list[Game]
 
 
+class GameComponents(Game, kw_only=True):
+    """``GET /v1/games/{game}``: the catalogue entry plus every component of the game."""
+
+    components: Annotated[Doc, meta("every card, tile, god and goal: id, name, categories or colours (Sideboards: "
+                                    "its drawers and handles) and its rules text from the spec")]
+
+
 class Seat(Response, kw_only=True):
     seat: int
     kind: SeatKind
@@ -256,6 +263,9 @@ class Event(Response, kw_only=True):
     by: SeatKind | UnsetType = UNSET
     move: Annotated[Move, meta("the move: your own while the game runs, everyone's once it is over")] \
         | UnsetType = UNSET
+    text: Annotated[str, meta("the entry in words, written for this reader (never more than its view shows)")] \
+        | UnsetType = UNSET
+    summary: Annotated[Doc, meta("the entry as structured data, for this reader")] | UnsetType = UNSET
 
 
 class Events(Response, kw_only=True):
@@ -290,6 +300,9 @@ class LogEntry(Response, kw_only=True):
     seat: int | None
     by: SeatKind | UnsetType = UNSET
     move: Move | UnsetType = UNSET
+    text: Annotated[str, meta("the entry in words, written for this reader (never more than its view shows)")] \
+        | UnsetType = UNSET
+    summary: Annotated[Doc, meta("the entry as structured data, for this reader")] | UnsetType = UNSET
     view: Annotated[Doc, meta("with include=views: the caller's view (its seat's, or a spectator's) after this "
                               "version")] | UnsetType = UNSET
 
@@ -415,6 +428,10 @@ class MatchPath(Params, kw_only=True):
 class SeatPath(Params, kw_only=True):
     match_id: MatchId
     seat: Annotated[int, Meta(ge=0)]
+
+
+class GamePath(Params, kw_only=True):
+    game: Annotated[str, Meta(max_length=L.ID_MAX)]
 
 
 class TicketPath(Params, kw_only=True):

@@ -106,6 +106,11 @@ WEBSOCKET = (
 ROUTES: tuple[Route, ...] = (
     Route("GET", "/v1/games", "games", "games", "The game catalogue", Auth.PUBLIC, m.Games, answer="games",
           errors=(401,), key_counts=True),
+    Route("GET", "/v1/games/{game}", "game", "games",
+          "One game with its components: every card, tile, god and goal with its rules text", Auth.PUBLIC,
+          m.GameComponents, answer="the game and its components", path_params=m.GamePath, errors=(401, 404),
+          key_counts=True, description="Cacheable: `Cache-Control: public, max-age=3600` and an `ETag`; a request "
+                                       "with `If-None-Match` naming it gets 304 without a body."),
     Route("POST", "/v1/matches", "create_match", "matches",
           "Create a match (with an API key: for the tenant, naming its players)", Auth.CALLER, m.Match, 201,
           "created (with `join`: seat 0's token, once)", body=m.CreateMatch, errors=(401, *BODY_ERRORS)),

@@ -92,6 +92,7 @@ CATALOG: dict[tuple[Kind, str], str] = {
     (K.NOT_FOUND, "season_not_found"): "no season of that name for this game",
     (K.NOT_FOUND, "no_live_season"): "the board `current` was asked for and no season of the game is live",
     (K.NOT_FOUND, "player_not_ranked"): "the player is not on the board (no rated match of the game on it)",
+    (K.NOT_FOUND, "game_not_found"): "no such game in the catalogue (GET /v1/games/{game})",
     (K.NOT_FOUND, "not_found"): "no such path",
     # conflict
     (K.CONFLICT, "stale_version"): "the match is past the version the request was decided on",

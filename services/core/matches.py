@@ -21,7 +21,7 @@ from .commit import MAX_REBASES, commit
 from .commit import create as commit_create
 from .errors import DomainError, Kind, busy, not_found
 from .limits import count_request, enforce, ip_ident, limit_of, token_ident
-from .reads import SPECTATOR, caller_fields, seat_legal_moves, seat_view, status_doc
+from .reads import SPECTATOR, caller_fields, log_entry, seat_legal_moves, seat_view, status_doc
 from .service import Core
 from .store import Match, StaleVersion, hash_token, new_match_id, new_token
 
@@ -134,11 +134,7 @@ def replay(core: Core, caller: Caller, match_id: str, include_views: bool = Fals
     views = _replay_views(core, match, log, seat) if include_views else None
     entries = []
     for i, entry in enumerate(log):
-        item = {"version": entry["version"], "kind": entry["kind"], "seat": entry.get("seat")}
-        if "by" in entry:
-            item["by"] = entry["by"]
-        if entry["kind"] == "move" and (over or entry.get("seat") == seat):
-            item["move"] = entry["move"]
+        item = log_entry(entry, seat, over)
         if views is not None:
             item["view"] = views[i]
         entries.append(item)

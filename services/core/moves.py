@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from . import control
+from . import control, describe
 from .access import Action, Caller
 from .commit import MAX_REBASES, commit, fits_pending_decision
 from .errors import DomainError, Kind, busy
@@ -63,13 +63,13 @@ def apply_move(core: Core, match: Match, seat: int, move: dict[str, Any],
         if version != match.version and not fits_pending_decision(core.store, match, seat, version):
             raise DomainError(Kind.CONFLICT, "stale_version",
                               f"the match is at version {match.version}; reload and decide again")
-        applied = core.rules.apply_move(match.game, match.state, seat, move)
+        applied = core.rules.apply_move(match.game, match.state, seat, move, describe=True)
         meta = {**match.meta, "to_act": applied.to_act, "status": "finished" if applied.finished else "active",
                 "result": applied.result}
         if applied.finished:
             meta["outcome"] = control.final(meta["sides"], control.forfeited(meta), applied.scores, applied.winners)
         entry = {"kind": "move", "seat": seat, "move": move, "to_act": applied.to_act,
-                 "by": "bot" if by_bot else "human"}
+                 "by": "bot" if by_bot else "human", **describe.stored(applied.descriptions)}
         try:
             updated = commit(core, match, meta, applied.state, entry, mover=seat, derived=applied.derived(),
                              remember=_for_attempt(remember, applied))

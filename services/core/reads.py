@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from . import clocks, control
+from . import clocks, control, describe
 from .access import MatchAccess, redact_outcome
 from .service import Core
 from .store import Match, seat_hint
@@ -83,12 +83,14 @@ def seat_status(core: Core, match: Match, access: MatchAccess, include_legal: bo
 
 def log_entry(entry: dict[str, Any], seat: int | None, over: bool) -> dict[str, Any]:
     """One log entry as a reader sees it: moves only for their own seat while the game runs (another seat's
-    move can reveal cards)."""
+    move can reveal cards), and in words written for this reader alone (``text``, ``summary``)."""
     item = {"version": entry["version"], "kind": entry["kind"], "seat": entry.get("seat")}
     if "by" in entry:
         item["by"] = entry["by"]
-    if entry["kind"] == "move" and (over or entry.get("seat") == seat):
+    visible = entry["kind"] == "move" and (over or entry.get("seat") == seat)
+    if visible:
         item["move"] = entry["move"]
+    item.update(describe.for_viewer(entry, seat, visible))
     return item
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import grpc
@@ -44,6 +44,8 @@ class Applied:
     winners: list[int]
     #: seat to act -> its legal moves as JSON text (with ``derive``)
     legal: dict[int, str]
+    #: viewer (-1 = spectator) -> the move in words, ``{"text", "summary"}`` (ApplyMove with ``describe``)
+    descriptions: dict[int, Any] = field(default_factory=dict)
 
     def derived(self) -> dict[str, str]:
         """The documents a gateway caches beside the state (see ``MatchStore``): views and legal moves."""
@@ -57,6 +59,8 @@ RECONNECT_CAP_MS = 300
 class RulesClient:
     def __init__(self, addr: str, timeout_s: float = 5.0, retries: int = 3) -> None:
         self.timeout_s, self.retries = timeout_s, retries
+        #: game id -> its components document: it changes only with the rules service's code (asked once)
+        self._components: dict[str, dict[str, Any]] = {}
         self.channel = grpc.insecure_channel(grpc_target(addr), options=[
             ("grpc.lb_policy_name", "round_robin"),
             ("grpc.max_receive_message_length", 4 * 1024 * 1024),
@@ -115,11 +119,23 @@ class RulesClient:
         return _applied(reply)
 
     def apply_move(self, game: str, state: bytes, seat: int, move: Any, view_seats: list[int] | None = None,
-                   derive: bool = True) -> Applied:
+                   derive: bool = True, describe: bool = False) -> Applied:
         reply = self._call(self.stub.ApplyMove, rules_pb2.ApplyMoveRequest(
             game=game, state=state, seat=seat, move_json=orjson.dumps(move).decode(), view_seats=view_seats or [],
-            derive=derive))
+            derive=derive, describe=describe))
         return _applied(reply)
+
+    def game_components(self, game: str) -> dict[str, Any]:
+        """``GET /v1/games/{game}``: the catalogue entry plus ``components`` (GetGame), asked once per game."""
+        found = self._components.get(game)
+        if found is None:
+            reply = self._call(self.stub.GetGame, rules_pb2.GetGameRequest(game=game))
+            g = reply.info
+            found = self._components[game] = {
+                "id": g.id, "title": g.title, "min_players": g.min_players, "max_players": g.max_players,
+                "simultaneous": g.simultaneous, "options": orjson.loads(g.options_json),
+                "components": orjson.loads(reply.components_json)}
+        return found
 
     def legal_moves(self, game: str, state: bytes, seat: int) -> list[Any]:
         reply = self._call(self.stub.LegalMoves, rules_pb2.LegalMovesRequest(game=game, state=state, seat=seat))
@@ -143,4 +159,5 @@ def _applied(reply: rules_pb2.GameState) -> Applied:
                    result=orjson.loads(reply.result_json) if reply.result_json else None,
                    views={v.seat: v.view_json for v in reply.views},
                    sides=[list(side.seats) for side in reply.sides], scores=list(reply.scores),
-                   winners=list(reply.winners), legal={m.seat: m.moves_json for m in reply.legal})
+                   winners=list(reply.winners), legal={m.seat: m.moves_json for m in reply.legal},
+                   descriptions={d.seat: orjson.loads(d.description_json) for d in reply.descriptions})

@@ -3,7 +3,7 @@ request being served (resolved once by the core's access policy, whichever door 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from flask import current_app, g, request
 
@@ -21,6 +21,8 @@ class Gateway:
     core: Core
     metrics: GatewayMetrics
     hub: Hub
+    #: ``GET /v1/games/{game}``: each game's encoded document and its ETag (they change only with the code)
+    components: dict[str, tuple[bytes, str]] = field(default_factory=dict)
 
     @property
     def config(self) -> Config:

@@ -95,6 +95,15 @@ _MATCH = {"type": "object", "required": ["id", "game", "players", "options", "st
     "token": {"type": "string", "description": "the seat's secret token; shown once"},
     "seat": {"type": "integer"}}}
 
+#: Issue 33: every log entry in words, for the reader's own seat (or a spectator) only.
+_WORDS_PROPS = {
+    "text": {"type": "string", "description": "the entry in words for the caller's seat (or a spectator): a move "
+                                              "as the game's engine tells it to that viewer, never more than it may "
+                                              "know; other entries (joined, left, timeout...) in the server's words"},
+    "summary": {"type": "object", "description": "the same as data: `seat`, `type` (a move's type) and the game's "
+                                                 "`events` as that viewer sees them; `kind` for entries that are not "
+                                                 "moves"}}
+
 _EVENTS = {"type": "object", "required": ["version", "status", "to_act", "events", "view", "result"], "properties": {
     "version": {"type": "integer"}, "status": {"type": "string"},
     "to_act": {"type": "array", "items": {"type": "integer"}},
@@ -102,7 +111,8 @@ _EVENTS = {"type": "object", "required": ["version", "status", "to_act", "events
                                           "properties": {"version": {"type": "integer"}, "kind": {"type": "string"},
                                                          "by": {"enum": ["human", "bot"]},
                                                          "seat": {"type": ["integer", "null"]},
-                                                         "to_act": {"type": "array"}, "move": {"type": "object"}}}},
+                                                         "to_act": {"type": "array"}, "move": {"type": "object"},
+                                                         **_WORDS_PROPS}}},
     "view": {"type": ["object", "null"]}, "result": {"type": ["object", "null"]},
     "legal_moves": {"type": ["array", "null"], "items": {"type": "object"},
                     "description": "with ?include=legal_moves: the caller's legal moves ([] with nothing to "
@@ -115,23 +125,39 @@ _LEGAL = {"type": "object", "required": ["version", "seat", "moves"], "propertie
 _REPLAY = {"type": "object", "required": ["id", "game", "players", "options", "seed", "status", "version", "log",
                                           "result"], "properties": {
     "id": {"type": "string"}, "game": {"type": "string"}, "players": {"type": "integer"},
-    "options": {"type": "object"},
+    "options": {"type": "object"}, "status": {"type": "string"},
     "seed": {"type": ["string", "null"], "pattern": "^[0-9]{1,19}$",
              "description": "the seed as a decimal string (a 63-bit integer is more than a JavaScript number holds "
                             "exactly); null until the match is over"},
-    "status": {"type": "string"},
-    "version": {"type": "integer"}, "result": {"type": ["object", "null"]},
+    "version": {"type": "integer"},
+    "result": {"type": ["object", "null"], "description": "the game's result document plus `explanation`: "
+                                                          "`end_reason`, `headline`, `winners`, `seats` (label, score, "
+                                                          "rank, `breakdown` of {label, value}), `teams` (They Who "
+                                                          "Were 8), `games` (CLASH: each game's winner and reason), "
+                                                          "the automa labelled (Fierce Women, 2 players)"},
     "log": {"type": "array", "description": "one entry per version: `created` (version 0), then `joined`, `move` "
                                             "(with `by`), `timeout`, `reclaimed`, `left`, `resigned`, `rematch`, "
                                             "`abandoned`",
             "items": {"type": "object", "required": ["version", "kind", "seat"], "properties": {
                 "version": {"type": "integer", "minimum": 0},
-                "kind": {"enum": ["created", "joined", "move", "timeout", "reclaimed", "left", "rematch",
+                "kind": {"enum": ["created", "joined", "move", "timeout", "reclaimed", "left", "resigned", "rematch",
                                   "abandoned"]},
                 "seat": {"type": ["integer", "null"]}, "by": {"enum": ["human", "bot"]},
-                "move": {"type": "object"},
+                "move": {"type": "object"}, **_WORDS_PROPS,
                 "view": {"description": "with include=views: the caller's view (its seat's, or a spectator's) "
                                         "after this version"}}}}}}
+
+_GAME = {"type": "object", "required": ["id", "title", "min_players", "max_players", "simultaneous", "options",
+                                        "components"], "properties": {
+    "id": {"type": "string"}, "title": {"type": "string"}, "min_players": {"type": "integer"},
+    "max_players": {"type": "integer"}, "simultaneous": {"type": "boolean"}, "options": {"type": "array"},
+    "components": {"type": "object", "description": "every card, tile, god and goal by kind (clash: `tiles`, "
+                                                    "`factions`; sideboards: `cards` with 5 `drawers` {colour, "
+                                                    "handle}, `goals`, `exchange_cards`, `colours`; fierce-women: "
+                                                    "`women`, `actions`, `categories` with colours, `automa`; "
+                                                    "they-who-were-8: `gods`, `actions`, `teams`), each entry with "
+                                                    "`id`, `kind`, `name` and its rules `text` from the spec",
+                   "additionalProperties": {"type": ["array", "object", "integer"]}}}}
 
 _TICKET = {"type": "object",
            "required": ["ticket", "status", "game", "players", "options", "match_id", "seat", "token",
@@ -308,7 +334,7 @@ def document() -> dict[str, Any]:
                                            "description": "a tenant's API key (meeple keys create): acts for the "
                                                           "tenant (its matches, players and quotas)"}},
             "schemas": {"Error": _ERROR, "Seat": _SEAT, "Match": _MATCH, "Events": _EVENTS, "LegalMoves": _LEGAL,
-                        "Replay": _REPLAY, "Games": _GAMES, "Ticket": _TICKET, "History": _HISTORY,
+                        "Replay": _REPLAY, "Games": _GAMES, "Game": _GAME, "Ticket": _TICKET, "History": _HISTORY,
                         "Webhook": _WEBHOOK, "DeadLetters": _DEAD, "Rating": _RATING,
                         "Clock": _CLOCK, "Outcome": _OUTCOME,
                         "Hint": {"type": "object", "required": ["version", "seat", "move"], "properties": {
@@ -318,6 +344,17 @@ def document() -> dict[str, Any]:
         "paths": {
             "/v1/games": {"get": {"summary": "The game catalogue", "security": [{}, *_KEY], "responses": {
                 "200": _json("Games", "games"), **_errors(401, 429, 503)}}},
+            "/v1/games/{game}": {"get": {
+                "summary": "One game with its components: every card, tile, god and goal with its rules text",
+                "description": "Cacheable: `Cache-Control: public, max-age=3600` and an `ETag`; a request with "
+                               "`If-None-Match` naming it gets 304 without a body.",
+                "security": [{}, *_KEY],
+                "parameters": [{"name": "game", "in": "path", "required": True, "schema": {"type": "string"}},
+                               {"name": "If-None-Match", "in": "header", "required": False,
+                                "schema": {"type": "string"}}],
+                "responses": {"200": _json("Game", "the game and its components"),
+                              "304": {"description": "not modified (the ETag given in If-None-Match)"},
+                              **_errors(401, 404, 429, 503)}}},
             "/v1/matches": {
                 "post": {"summary": "Create a match (with an API key: for the tenant, naming its players)",
                          "parameters": [_IDEMPOTENCY], "security": [{}, *_KEY], "requestBody": _body(create),

@@ -24,43 +24,49 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0brules.proto\x12\tmeeple.v1\"\x12\n\x10ListGamesRequest\"{\n\x08GameInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x13\n\x0bmin_players\x18\x03 \x01(\x05\x12\x13\n\x0bmax_players\x18\x04 \x01(\x05\x12\x14\n\x0csimultaneous\x18\x05 \x01(\x08\x12\x14\n\x0coptions_json\x18\x06 \x01(\t\"7\n\x11ListGamesResponse\x12\"\n\x05games\x18\x01 \x03(\x0b\x32\x13.meeple.v1.GameInfo\"w\n\x0eNewGameRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x01(\x05\x12\x0c\n\x04seed\x18\x03 \x01(\x04\x12\x14\n\x0coptions_json\x18\x04 \x01(\t\x12\x12\n\nview_seats\x18\x05 \x03(\x05\x12\x0e\n\x06\x64\x65rive\x18\x06 \x01(\x08\"\xf8\x01\n\tGameState\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\x0c\x12\x0e\n\x06to_act\x18\x03 \x03(\x05\x12\x10\n\x08\x66inished\x18\x04 \x01(\x08\x12\r\n\x05seats\x18\x05 \x01(\x05\x12\x13\n\x0bresult_json\x18\x06 \x01(\t\x12\"\n\x05views\x18\x07 \x03(\x0b\x32\x13.meeple.v1.SeatView\x12\x1e\n\x05sides\x18\x08 \x03(\x0b\x32\x0f.meeple.v1.Side\x12\x0e\n\x06scores\x18\t \x03(\x01\x12\x0f\n\x07winners\x18\n \x03(\x05\x12#\n\x05legal\x18\x0b \x03(\x0b\x32\x14.meeple.v1.SeatMoves\"-\n\tSeatMoves\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x12\n\nmoves_json\x18\x02 \x01(\t\"\x15\n\x04Side\x12\r\n\x05seats\x18\x01 \x03(\x05\"+\n\x08SeatView\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x11\n\tview_json\x18\x02 \x01(\t\">\n\x11LegalMovesRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\x0c\x12\x0c\n\x04seat\x18\x03 \x01(\x05\"(\n\x12LegalMovesResponse\x12\x12\n\nmoves_json\x18\x01 \x01(\t\"t\n\x10\x41pplyMoveRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\x0c\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\x11\n\tmove_json\x18\x04 \x01(\t\x12\x12\n\nview_seats\x18\x05 \x03(\x05\x12\x0e\n\x06\x64\x65rive\x18\x06 \x01(\x08\";\n\x0eGetViewRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\x0c\x12\x0c\n\x04seat\x18\x03 \x01(\x05\"!\n\x0cViewResponse\x12\x11\n\tview_json\x18\x01 \x01(\t\"/\n\x10GetResultRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\x0c\"X\n\x0eResultResponse\x12\x10\n\x08\x66inished\x18\x01 \x01(\x08\x12\x13\n\x0bresult_json\x18\x02 \x01(\t\x12\x0e\n\x06scores\x18\x03 \x03(\x01\x12\x0f\n\x07winners\x18\x04 \x03(\x05\x32\x9a\x03\n\x05Rules\x12\x46\n\tListGames\x12\x1b.meeple.v1.ListGamesRequest\x1a\x1c.meeple.v1.ListGamesResponse\x12:\n\x07NewGame\x12\x19.meeple.v1.NewGameRequest\x1a\x14.meeple.v1.GameState\x12I\n\nLegalMoves\x12\x1c.meeple.v1.LegalMovesRequest\x1a\x1d.meeple.v1.LegalMovesResponse\x12>\n\tApplyMove\x12\x1b.meeple.v1.ApplyMoveRequest\x1a\x14.meeple.v1.GameState\x12=\n\x07GetView\x12\x19.meeple.v1.GetViewRequest\x1a\x17.meeple.v1.ViewResponse\x12\x43\n\tGetResult\x12\x1b.meeple.v1.GetResultRequest\x1a\x19.meeple.v1.ResultResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0brules.proto\x12\tmeeple.v1\"\x1e\n\x0eGetGameRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\"L\n\x0eGameComponents\x12!\n\x04info\x18\x01 \x01(\x0b\x32\x13.meeple.v1.GameInfo\x12\x17\n\x0f\x63omponents_json\x18\x02 \x01(\t\"\x12\n\x10ListGamesRequest\"{\n\x08GameInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x13\n\x0bmin_players\x18\x03 \x01(\x05\x12\x13\n\x0bmax_players\x18\x04 \x01(\x05\x12\x14\n\x0csimultaneous\x18\x05 \x01(\x08\x12\x14\n\x0coptions_json\x18\x06 \x01(\t\"7\n\x11ListGamesResponse\x12\"\n\x05games\x18\x01 \x03(\x0b\x32\x13.meeple.v1.GameInfo\"w\n\x0eNewGameRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x01(\x05\x12\x0c\n\x04seed\x18\x03 \x01(\x04\x12\x14\n\x0coptions_json\x18\x04 \x01(\t\x12\x12\n\nview_seats\x18\x05 \x03(\x05\x12\x0e\n\x06\x64\x65rive\x18\x06 \x01(\x08\"\xaa\x02\n\tGameState\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\x0c\x12\x0e\n\x06to_act\x18\x03 \x03(\x05\x12\x10\n\x08\x66inished\x18\x04 \x01(\x08\x12\r\n\x05seats\x18\x05 \x01(\x05\x12\x13\n\x0bresult_json\x18\x06 \x01(\t\x12\"\n\x05views\x18\x07 \x03(\x0b\x32\x13.meeple.v1.SeatView\x12\x1e\n\x05sides\x18\x08 \x03(\x0b\x32\x0f.meeple.v1.Side\x12\x0e\n\x06scores\x18\t \x03(\x01\x12\x0f\n\x07winners\x18\n \x03(\x05\x12#\n\x05legal\x18\x0b \x03(\x0b\x32\x14.meeple.v1.SeatMoves\x12\x30\n\x0c\x64\x65scriptions\x18\x0c \x03(\x0b\x32\x1a.meeple.v1.SeatDescription\"9\n\x0fSeatDescription\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x18\n\x10\x64\x65scription_json\x18\x02 \x01(\t\"-\n\tSeatMoves\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x12\n\nmoves_json\x18\x02 \x01(\t\"\x15\n\x04Side\x12\r\n\x05seats\x18\x01 \x03(\x05\"+\n\x08SeatView\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x11\n\tview_json\x18\x02 \x01(\t\">\n\x11LegalMovesRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\x0c\x12\x0c\n\x04seat\x18\x03 \x01(\x05\"(\n\x12LegalMovesResponse\x12\x12\n\nmoves_json\x18\x01 \x01(\t\"\x86\x01\n\x10\x41pplyMoveRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\x0c\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\x11\n\tmove_json\x18\x04 \x01(\t\x12\x12\n\nview_seats\x18\x05 \x03(\x05\x12\x0e\n\x06\x64\x65rive\x18\x06 \x01(\x08\x12\x10\n\x08\x64\x65scribe\x18\x07 \x01(\x08\";\n\x0eGetViewRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\x0c\x12\x0c\n\x04seat\x18\x03 \x01(\x05\"!\n\x0cViewResponse\x12\x11\n\tview_json\x18\x01 \x01(\t\"/\n\x10GetResultRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\x0c\"X\n\x0eResultResponse\x12\x10\n\x08\x66inished\x18\x01 \x01(\x08\x12\x13\n\x0bresult_json\x18\x02 \x01(\t\x12\x0e\n\x06scores\x18\x03 \x03(\x01\x12\x0f\n\x07winners\x18\x04 \x03(\x05\x32\xdb\x03\n\x05Rules\x12\x46\n\tListGames\x12\x1b.meeple.v1.ListGamesRequest\x1a\x1c.meeple.v1.ListGamesResponse\x12:\n\x07NewGame\x12\x19.meeple.v1.NewGameRequest\x1a\x14.meeple.v1.GameState\x12I\n\nLegalMoves\x12\x1c.meeple.v1.LegalMovesRequest\x1a\x1d.meeple.v1.LegalMovesResponse\x12>\n\tApplyMove\x12\x1b.meeple.v1.ApplyMoveRequest\x1a\x14.meeple.v1.GameState\x12=\n\x07GetView\x12\x19.meeple.v1.GetViewRequest\x1a\x17.meeple.v1.ViewResponse\x12\x43\n\tGetResult\x12\x1b.meeple.v1.GetResultRequest\x1a\x19.meeple.v1.ResultResponse\x12?\n\x07GetGame\x12\x19.meeple.v1.GetGameRequest\x1a\x19.meeple.v1.GameComponentsb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'rules_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_LISTGAMESREQUEST']._serialized_start=26
-  _globals['_LISTGAMESREQUEST']._serialized_end=44
-  _globals['_GAMEINFO']._serialized_start=46
-  _globals['_GAMEINFO']._serialized_end=169
-  _globals['_LISTGAMESRESPONSE']._serialized_start=171
-  _globals['_LISTGAMESRESPONSE']._serialized_end=226
-  _globals['_NEWGAMEREQUEST']._serialized_start=228
-  _globals['_NEWGAMEREQUEST']._serialized_end=347
-  _globals['_GAMESTATE']._serialized_start=350
-  _globals['_GAMESTATE']._serialized_end=598
-  _globals['_SEATMOVES']._serialized_start=600
-  _globals['_SEATMOVES']._serialized_end=645
-  _globals['_SIDE']._serialized_start=647
-  _globals['_SIDE']._serialized_end=668
-  _globals['_SEATVIEW']._serialized_start=670
-  _globals['_SEATVIEW']._serialized_end=713
-  _globals['_LEGALMOVESREQUEST']._serialized_start=715
-  _globals['_LEGALMOVESREQUEST']._serialized_end=777
-  _globals['_LEGALMOVESRESPONSE']._serialized_start=779
-  _globals['_LEGALMOVESRESPONSE']._serialized_end=819
-  _globals['_APPLYMOVEREQUEST']._serialized_start=821
-  _globals['_APPLYMOVEREQUEST']._serialized_end=937
-  _globals['_GETVIEWREQUEST']._serialized_start=939
-  _globals['_GETVIEWREQUEST']._serialized_end=998
-  _globals['_VIEWRESPONSE']._serialized_start=1000
-  _globals['_VIEWRESPONSE']._serialized_end=1033
-  _globals['_GETRESULTREQUEST']._serialized_start=1035
-  _globals['_GETRESULTREQUEST']._serialized_end=1082
-  _globals['_RESULTRESPONSE']._serialized_start=1084
-  _globals['_RESULTRESPONSE']._serialized_end=1172
-  _globals['_RULES']._serialized_start=1175
-  _globals['_RULES']._serialized_end=1585
+  _globals['_GETGAMEREQUEST']._serialized_start=26
+  _globals['_GETGAMEREQUEST']._serialized_end=56
+  _globals['_GAMECOMPONENTS']._serialized_start=58
+  _globals['_GAMECOMPONENTS']._serialized_end=134
+  _globals['_LISTGAMESREQUEST']._serialized_start=136
+  _globals['_LISTGAMESREQUEST']._serialized_end=154
+  _globals['_GAMEINFO']._serialized_start=156
+  _globals['_GAMEINFO']._serialized_end=279
+  _globals['_LISTGAMESRESPONSE']._serialized_start=281
+  _globals['_LISTGAMESRESPONSE']._serialized_end=336
+  _globals['_NEWGAMEREQUEST']._serialized_start=338
+  _globals['_NEWGAMEREQUEST']._serialized_end=457
+  _globals['_GAMESTATE']._serialized_start=460
+  _globals['_GAMESTATE']._serialized_end=758
+  _globals['_SEATDESCRIPTION']._serialized_start=760
+  _globals['_SEATDESCRIPTION']._serialized_end=817
+  _globals['_SEATMOVES']._serialized_start=819
+  _globals['_SEATMOVES']._serialized_end=864
+  _globals['_SIDE']._serialized_start=866
+  _globals['_SIDE']._serialized_end=887
+  _globals['_SEATVIEW']._serialized_start=889
+  _globals['_SEATVIEW']._serialized_end=932
+  _globals['_LEGALMOVESREQUEST']._serialized_start=934
+  _globals['_LEGALMOVESREQUEST']._serialized_end=996
+  _globals['_LEGALMOVESRESPONSE']._serialized_start=998
+  _globals['_LEGALMOVESRESPONSE']._serialized_end=1038
+  _globals['_APPLYMOVEREQUEST']._serialized_start=1041
+  _globals['_APPLYMOVEREQUEST']._serialized_end=1175
+  _globals['_GETVIEWREQUEST']._serialized_start=1177
+  _globals['_GETVIEWREQUEST']._serialized_end=1236
+  _globals['_VIEWRESPONSE']._serialized_start=1238
+  _globals['_VIEWRESPONSE']._serialized_end=1271
+  _globals['_GETRESULTREQUEST']._serialized_start=1273
+  _globals['_GETRESULTREQUEST']._serialized_end=1320
+  _globals['_RESULTRESPONSE']._serialized_start=1322
+  _globals['_RESULTRESPONSE']._serialized_end=1410
+  _globals['_RULES']._serialized_start=1413
+  _globals['_RULES']._serialized_end=1888
 # @@protoc_insertion_point(module_scope)

@@ -6,6 +6,20 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class GetGameRequest(_message.Message):
+    __slots__ = ("game",)
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    game: str
+    def __init__(self, game: _Optional[str] = ...) -> None: ...
+
+class GameComponents(_message.Message):
+    __slots__ = ("info", "components_json")
+    INFO_FIELD_NUMBER: _ClassVar[int]
+    COMPONENTS_JSON_FIELD_NUMBER: _ClassVar[int]
+    info: GameInfo
+    components_json: str
+    def __init__(self, info: _Optional[_Union[GameInfo, _Mapping]] = ..., components_json: _Optional[str] = ...) -> None: ...
+
 class ListGamesRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
@@ -49,7 +63,7 @@ class NewGameRequest(_message.Message):
     def __init__(self, game: _Optional[str] = ..., players: _Optional[int] = ..., seed: _Optional[int] = ..., options_json: _Optional[str] = ..., view_seats: _Optional[_Iterable[int]] = ..., derive: _Optional[bool] = ...) -> None: ...
 
 class GameState(_message.Message):
-    __slots__ = ("game", "state", "to_act", "finished", "seats", "result_json", "views", "sides", "scores", "winners", "legal")
+    __slots__ = ("game", "state", "to_act", "finished", "seats", "result_json", "views", "sides", "scores", "winners", "legal", "descriptions")
     GAME_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     TO_ACT_FIELD_NUMBER: _ClassVar[int]
@@ -61,6 +75,7 @@ class GameState(_message.Message):
     SCORES_FIELD_NUMBER: _ClassVar[int]
     WINNERS_FIELD_NUMBER: _ClassVar[int]
     LEGAL_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTIONS_FIELD_NUMBER: _ClassVar[int]
     game: str
     state: bytes
     to_act: _containers.RepeatedScalarFieldContainer[int]
@@ -72,7 +87,16 @@ class GameState(_message.Message):
     scores: _containers.RepeatedScalarFieldContainer[float]
     winners: _containers.RepeatedScalarFieldContainer[int]
     legal: _containers.RepeatedCompositeFieldContainer[SeatMoves]
-    def __init__(self, game: _Optional[str] = ..., state: _Optional[bytes] = ..., to_act: _Optional[_Iterable[int]] = ..., finished: _Optional[bool] = ..., seats: _Optional[int] = ..., result_json: _Optional[str] = ..., views: _Optional[_Iterable[_Union[SeatView, _Mapping]]] = ..., sides: _Optional[_Iterable[_Union[Side, _Mapping]]] = ..., scores: _Optional[_Iterable[float]] = ..., winners: _Optional[_Iterable[int]] = ..., legal: _Optional[_Iterable[_Union[SeatMoves, _Mapping]]] = ...) -> None: ...
+    descriptions: _containers.RepeatedCompositeFieldContainer[SeatDescription]
+    def __init__(self, game: _Optional[str] = ..., state: _Optional[bytes] = ..., to_act: _Optional[_Iterable[int]] = ..., finished: _Optional[bool] = ..., seats: _Optional[int] = ..., result_json: _Optional[str] = ..., views: _Optional[_Iterable[_Union[SeatView, _Mapping]]] = ..., sides: _Optional[_Iterable[_Union[Side, _Mapping]]] = ..., scores: _Optional[_Iterable[float]] = ..., winners: _Optional[_Iterable[int]] = ..., legal: _Optional[_Iterable[_Union[SeatMoves, _Mapping]]] = ..., descriptions: _Optional[_Iterable[_Union[SeatDescription, _Mapping]]] = ...) -> None: ...
+
+class SeatDescription(_message.Message):
+    __slots__ = ("seat", "description_json")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_JSON_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    description_json: str
+    def __init__(self, seat: _Optional[int] = ..., description_json: _Optional[str] = ...) -> None: ...
 
 class SeatMoves(_message.Message):
     __slots__ = ("seat", "moves_json")
@@ -113,20 +137,22 @@ class LegalMovesResponse(_message.Message):
     def __init__(self, moves_json: _Optional[str] = ...) -> None: ...
 
 class ApplyMoveRequest(_message.Message):
-    __slots__ = ("game", "state", "seat", "move_json", "view_seats", "derive")
+    __slots__ = ("game", "state", "seat", "move_json", "view_seats", "derive", "describe")
     GAME_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     MOVE_JSON_FIELD_NUMBER: _ClassVar[int]
     VIEW_SEATS_FIELD_NUMBER: _ClassVar[int]
     DERIVE_FIELD_NUMBER: _ClassVar[int]
+    DESCRIBE_FIELD_NUMBER: _ClassVar[int]
     game: str
     state: bytes
     seat: int
     move_json: str
     view_seats: _containers.RepeatedScalarFieldContainer[int]
     derive: bool
-    def __init__(self, game: _Optional[str] = ..., state: _Optional[bytes] = ..., seat: _Optional[int] = ..., move_json: _Optional[str] = ..., view_seats: _Optional[_Iterable[int]] = ..., derive: _Optional[bool] = ...) -> None: ...
+    describe: bool
+    def __init__(self, game: _Optional[str] = ..., state: _Optional[bytes] = ..., seat: _Optional[int] = ..., move_json: _Optional[str] = ..., view_seats: _Optional[_Iterable[int]] = ..., derive: _Optional[bool] = ..., describe: _Optional[bool] = ...) -> None: ...
 
 class GetViewRequest(_message.Message):
     __slots__ = ("game", "state", "seat")

@@ -64,6 +64,11 @@ class RulesStub:
                 request_serializer=rules__pb2.GetResultRequest.SerializeToString,
                 response_deserializer=rules__pb2.ResultResponse.FromString,
                 _registered_method=True)
+        self.GetGame = channel.unary_unary(
+                '/meeple.v1.Rules/GetGame',
+                request_serializer=rules__pb2.GetGameRequest.SerializeToString,
+                response_deserializer=rules__pb2.GameComponents.FromString,
+                _registered_method=True)
 
 
 class RulesServicer:
@@ -111,6 +116,14 @@ class RulesServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetGame(self, request, context):
+        """One game's catalogue entry plus its components: every card, tile, god and goal with its name,
+        colours or categories and rules text (built from the spec data; the same for every call).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RulesServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -143,6 +156,11 @@ def add_RulesServicer_to_server(servicer, server):
                     servicer.GetResult,
                     request_deserializer=rules__pb2.GetResultRequest.FromString,
                     response_serializer=rules__pb2.ResultResponse.SerializeToString,
+            ),
+            'GetGame': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetGame,
+                    request_deserializer=rules__pb2.GetGameRequest.FromString,
+                    response_serializer=rules__pb2.GameComponents.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -307,6 +325,33 @@ class Rules:
             '/meeple.v1.Rules/GetResult',
             rules__pb2.GetResultRequest.SerializeToString,
             rules__pb2.ResultResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetGame(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/meeple.v1.Rules/GetGame',
+            rules__pb2.GetGameRequest.SerializeToString,
+            rules__pb2.GameComponents.FromString,
             options,
             channel_credentials,
             insecure,

@@ -24,7 +24,7 @@ from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
 
 from services.pb import rules_pb2, rules_pb2_grpc
-from services.rules.games import GAMES, Game, RulesError
+from services.rules.games import GAMES, Game, RulesError, words
 from services.rules.games.base import CONFLICT_CODES, MALFORMED_CODES, InvalidOptions, InvalidState
 from services.rules.seal import ENV_VAR as SEAL_ENV_VAR
 from services.rules.seal import Sealer, SealError
@@ -150,14 +150,17 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
             self.metrics.latency.labels(method, game, code).observe(time.perf_counter() - start)
 
     def _game_state(self, game: Game[Any], state: Any, view_seats: Iterable[int],
-                    derive: bool = False) -> rules_pb2.GameState:
+                    derive: bool = False, computed: dict[int, Any] | None = None) -> rules_pb2.GameState:
+        """``computed``: views of this state already made (seat -1 = spectator), not made again."""
         finished = game.is_over(state)
-        result = game.result(state) if finished else None
+        result = words.result_document(game, state) if finished else None
         to_act = game.to_act(state)
         if derive:  # everything a reader may ask for until the next move, computed once here
             view_seats = [-1, *range(game.seat_count(state))]
+        computed = computed or {}
         views = [
-            rules_pb2.SeatView(seat=s, view_json=orjson.dumps(game.view(state, _seat(game, state, s, True))).decode())
+            rules_pb2.SeatView(seat=s, view_json=orjson.dumps(
+                computed[s] if s in computed else game.view(state, _seat(game, state, s, True))).decode())
             for s in view_seats
         ]
         legal = [rules_pb2.SeatMoves(seat=s, moves_json=orjson.dumps(game.legal_moves(state, s)).decode())
@@ -186,6 +189,15 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
                 ))
             return rules_pb2.ListGamesResponse(games=infos)
 
+    def GetGame(self, request: rules_pb2.GetGameRequest, context: grpc.ServicerContext) -> Any:
+        with self._observe("GetGame", request.game, context):
+            game = _game(request.game)
+            doc = game.catalogue()
+            info = rules_pb2.GameInfo(id=doc["id"], title=doc["title"], min_players=doc["min_players"],
+                                      max_players=doc["max_players"], simultaneous=doc["simultaneous"],
+                                      options_json=orjson.dumps(doc["options"]).decode())
+            return rules_pb2.GameComponents(info=info, components_json=orjson.dumps(words.components(game.id)).decode())
+
     def NewGame(self, request: rules_pb2.NewGameRequest, context: grpc.ServicerContext) -> Any:
         with self._observe("NewGame", request.game, context):
             game = _game(request.game)
@@ -213,6 +225,7 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
             seat = _seat(game, state, request.seat, allow_spectator=False)
             assert seat is not None
             move = _json_arg(request.move_json, "move_json")
+            before = game.clone(state) if request.describe else None
             try:
                 game.apply_in_place(state, seat, move)  # the decoded state is ours alone
             except RulesError as exc:
@@ -222,7 +235,23 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
                 kind = "conflict" if exc.code in CONFLICT_CODES else "malformed" if exc.code in MALFORMED_CODES else ""
                 raise _Abort(status, exc.message, exc.code, kind) from None
             self.metrics.moves.labels(game.id).inc()
-            return self._game_state(game, state, request.view_seats, request.derive)
+            if before is None:
+                return self._game_state(game, state, request.view_seats, request.derive)
+            return self._described(game, before, seat, move, state, request)
+
+    def _described(self, game: Game[Any], before: Any, seat: int, move: Any, state: Any,
+                   request: rules_pb2.ApplyMoveRequest) -> rules_pb2.GameState:
+        """The new state with the move's description for the spectator and every seat (the views after the
+        move are made once, for the descriptions and for ``derive``)."""
+        viewers: list[int | None] = [None, *range(game.seat_count(state))]
+        after_views = {v: game.view(state, v) for v in viewers}
+        described = words.describe_all(game, before, seat, move, state, after_views)
+        reply = self._game_state(game, state, request.view_seats, request.derive,
+                                 computed={-1 if v is None else v: doc for v, doc in after_views.items()})
+        reply.descriptions.extend(
+            rules_pb2.SeatDescription(seat=-1 if v is None else v, description_json=orjson.dumps(doc).decode())
+            for v, doc in described.items())
+        return reply
 
     def GetView(self, request: rules_pb2.GetViewRequest, context: grpc.ServicerContext) -> Any:
         with self._observe("GetView", request.game, context):
@@ -235,7 +264,7 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
         with self._observe("GetResult", request.game, context):
             game = _game(request.game)
             state = self._state(game, request.state)
-            result = game.result(state)
+            result = words.result_document(game, state)
             response = rules_pb2.ResultResponse(
                 finished=game.is_over(state),
                 result_json=orjson.dumps(result).decode() if result is not None else "",

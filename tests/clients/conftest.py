@@ -46,9 +46,11 @@ def bot_worker(redis_url: str, rules_port: int) -> Iterator[None]:
 
 
 @contextmanager
-def gunicorn_stack(rules_port: int) -> Iterator[Stack]:
-    """Redis, the gateway under gunicorn (one worker) and a bot worker; the limits the werkzeug stack lifts."""
-    with redis_server() as redis_url, gunicorn_gateway(redis_url, rules_port, MEEPLE_BOT_FILL_S="1") as node, \
+def gunicorn_stack(rules_port: int, **settings: str) -> Iterator[Stack]:
+    """Redis, the gateway under gunicorn (one worker) and a bot worker; the limits the werkzeug stack lifts.
+    ``settings``: environment variables that differ (e.g. ``MEEPLE_BOT_FILL_S``)."""
+    with redis_server() as redis_url, \
+            gunicorn_gateway(redis_url, rules_port, **{"MEEPLE_BOT_FILL_S": "1", **settings}) as node, \
             bot_worker(redis_url, rules_port):
         yield Stack(node.url, redis_url, node.proc)
 

@@ -71,6 +71,7 @@ def test_meeple_play_clash_vs_a_bot_to_the_end_with_a_hint_under_tmux(stack: Sta
     pane_factory.append(pane)
     screen = pane.wait_for("your move>")
     assert "CLASH" in screen and "row 1" in screen and "  1. place " in screen, screen  # board, numbered moves
+    assert "what happened:" in screen and "You joined the match." in screen  # the log in the server's words
     pane.keys("h")
     assert "hint: " in pane.wait_for("hint: ")
     for _ in range(200):
@@ -79,7 +80,30 @@ def test_meeple_play_clash_vs_a_bot_to_the_end_with_a_hint_under_tmux(stack: Sta
             break
         pane.keys("1")
         time.sleep(0.05)
-    assert "GAME OVER: you " in screen and "winners: seats" in screen
+    assert "GAME OVER: you " in screen and "winners: seat" in screen
+    result = screen[screen.index("GAME OVER"):]
+    assert "why it ended: all nine fields hold face-up tiles" in result or "why it ended: " in result
+    assert "Seat 0: Blue (McWorld)" in result and "game 1: " in result  # the breakdown, in words
+    assert "[" not in result  # no Python lists
+    assert "meeple play --resume " in screen  # the resume command stays on screen to the end
+    time.sleep(1)
+    assert "GAME OVER" in pane.screen()  # the final screen is kept after the program ends
+
+
+def test_meeple_play_keeps_the_resume_token_on_screen_and_q_says_how_to_resume(stack: Stack,
+                                                                             pane_factory: list[Pane]) -> None:
+    pane = Pane([MEEPLE, "play", "fierce-women", "--vs", "easy", "--url", stack.url])
+    pane_factory.append(pane)
+    screen = pane.wait_for("your move>")
+    hint = next(line for line in screen.splitlines() if "meeple play --resume" in line)
+    assert "--token " in hint  # on the match screen, not only in a line the first redraw clears
+    pane.keys("1")
+    screen = pane.wait_for("You drew W")  # the move, in the engine's words
+    assert "meeple play --resume" in screen and "what happened:" in screen
+    pane.keys("q")
+    screen = pane.wait_for("bye:")
+    after_bye = screen[screen.index("bye:"):]
+    assert hint.strip() in after_bye  # the exact command to come back
 
 
 @pytest.mark.parametrize(("game", "players", "marks"), [
@@ -119,4 +143,4 @@ def test_two_friends_play_clash_in_two_terminals_with_an_invite(stack: Stack, pa
         time.sleep(0.05)
     else:
         raise AssertionError(f"no end:\n{host.screen()}\n----\n{guest.screen()}")
-    assert "you won" in host.screen() or "you won" in guest.screen() or "winners: seats [0, 1]" in host.screen()
+    assert "you won" in host.screen() or "you won" in guest.screen() or "you share the win" in host.screen()

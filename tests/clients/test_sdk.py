@@ -241,3 +241,13 @@ def test_a_lost_answer_to_a_join_is_resent_and_takes_one_seat(stack: Stack) -> N
         assert faulty.seen == 2 and faulty.keys[0] == faulty.keys[1] is not None
         taken = [seat for seat in api.match(host.id).seats if seat.get("kind") == "human" and seat.get("taken")]
     assert joined.seat == 1 and len(taken) == 2  # the host's seat and one joined seat, not two
+
+
+def test_the_sdk_reads_a_games_components(stack: Stack) -> None:
+    """``Client.game``: GET /v1/games/{game}, the cards with their names and rules text (issue 33)."""
+    from meeple_client import Client
+
+    with Client(stack.url) as api:
+        doc = api.game("fierce-women")
+    assert doc["id"] == "fierce-women" and len(doc["components"]["women"]) == 56
+    assert all(w["name"] and w["text"] for w in doc["components"]["women"])

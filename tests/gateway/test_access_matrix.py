@@ -69,6 +69,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
 #: Each route's profile: a route without one fails the test.
 PROFILE: dict[tuple[str, str], str] = {
     ("GET", "/v1/games"): "catalogue",
+    ("GET", "/v1/games/<game>"): "catalogue",
     ("POST", "/v1/matches"): "create",
     ("GET", "/v1/matches"): "tenant",
     ("GET", "/v1/matches/<match_id>"): "read",
@@ -112,8 +113,8 @@ BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/v1/matchmaking"): {"game": GAME, "players": 5},
     ("POST", "/v1/webhooks"): {"url": "http://127.0.0.1:9/hook", "events": ["match.finished"]},
 }
-PATHS = {"<int:seat>": "0", "<player>": "ann", "<hook_id>": "0123456789ab", "<path:path>": "index.html",
-         "<path:name>": "app.js"}
+PATHS = {"<game>": "clash", "<int:seat>": "0", "<player>": "ann", "<hook_id>": "0123456789ab",
+         "<path:path>": "index.html", "<path:name>": "app.js"}
 ACTION_PROFILE = {Action.CATALOGUE: "catalogue", Action.CREATE: "create", Action.JOIN: "join", Action.READ: "read",
                   Action.ACT: "act", Action.TICKET: "ticket", Action.TENANT: "tenant", None: "open"}
 

@@ -11,7 +11,7 @@ import pytest
 from loadtests.audit import audit_match, audit_store, check_match
 from services import redisconn
 from services.core.store import keys
-from services.rules.games import GAMES
+from services.rules.games import GAMES, words
 
 from .conftest import Api
 
@@ -34,7 +34,7 @@ def played(gid: str, moves: int, seed: int = 4) -> tuple[dict[str, Any], list[di
         log.append({"version": len(log), "kind": "move", "seat": seat, "move": move, "to_act": game.to_act(state)})
     meta = {"game": gid, "players": players, "options": {}, "seed": seed, "to_act": game.to_act(state),
             "status": "finished" if game.is_over(state) else "active",
-            "result": game.result(state) if game.is_over(state) else None}
+            "result": words.result_document(game, state) if game.is_over(state) else None}
     return meta, log, states
 
 

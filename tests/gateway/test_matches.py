@@ -14,7 +14,7 @@ from openapi_spec_validator import validate
 from services import redisconn
 from services.core.store import MatchStore, StaleVersion, keys
 from services.gateway.openapi import document
-from services.rules.games import GAMES
+from services.rules.games import GAMES, words
 from services.rules.games.base import leaked_secrets
 
 from .conftest import Api, RulesProcess, start_gateway
@@ -85,7 +85,8 @@ def test_humans_play_a_complete_game_through_rest_and_never_see_hidden_cards(
         check(other, seen)
         assert seen["view"] == game.view(game.decode(stored_state(redis_url, match_id)), other)
     assert status["status"] == "finished"
-    assert status["result"] == game.result(game.decode(stored_state(redis_url, match_id)))
+    final = game.decode(stored_state(redis_url, match_id))  # the engine's result, explained (issue 33)
+    assert status["result"] == {**game.result(final), "explanation": words.explain(game, final)}
     replay = api.get(f"/v1/matches/{match_id}/replay").json()
     assert replay["seed"] == "5"  # a decimal string: 63-bit seeds are more than a JavaScript number holds
     # version 0 is the creation, then one join per seat (seat 0's by ``join: true``), then the moves

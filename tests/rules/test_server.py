@@ -16,7 +16,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from services.pb import rules_pb2, rules_pb2_grpc
-from services.rules.games import GAMES
+from services.rules.games import GAMES, words
 from services.rules.server import ERROR_CODE_KEY, RulesMetrics, serve, shutdown
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,7 +68,8 @@ def test_complete_game_through_the_service(rules: Any, gid: str) -> None:
         assert orjson.loads(reply.views[0].view_json) == game.view(game.decode(reply.state), seat)
         moves += 1
     assert list(reply.to_act) == []
-    assert orjson.loads(reply.result_json) == game.result(game.decode(reply.state))
+    final = game.decode(reply.state)  # the engine's result, explained (issue 33)
+    assert orjson.loads(reply.result_json) == {**game.result(final), "explanation": words.explain(game, final)}
     result = stub.GetResult(rules_pb2.GetResultRequest(game=gid, state=reply.state))
     assert result.finished and list(result.winners)
     assert list(result.scores) == game.outcome(game.decode(reply.state)).scores

@@ -70,6 +70,11 @@ class AsyncClient:
         games: list[Game] = (await self.call("games"))["games"]
         return games
 
+    async def game(self, game: str) -> dict[str, Any]:
+        """One game with its ``components`` (as :meth:`meeple_client.Client.game`)."""
+        doc: dict[str, Any] = await self.call("game", {"game": game})
+        return doc
+
     async def create_match(self, game: str, players: int, *, options: dict[str, Any] | None = None,
                            seats: list[dict[str, Any]] | None = None, join: bool = True,
                            clock: dict[str, Any] | None = None, takeover_level: str | None = None,

@@ -83,6 +83,11 @@ class Client:
         games: list[Game] = self.call("games")["games"]
         return games
 
+    def game(self, game: str) -> dict[str, Any]:
+        """One game with its ``components``: every card, tile, god and goal with its name and rules text."""
+        doc: dict[str, Any] = self.call("game", {"game": game})
+        return doc
+
     def create_match(self, game: str, players: int, *, options: dict[str, Any] | None = None,
                      seats: list[dict[str, Any]] | None = None, join: bool = True,
                      clock: dict[str, Any] | None = None, takeover_level: str | None = None,

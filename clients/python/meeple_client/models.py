@@ -34,6 +34,21 @@ class GamesDoc(TypedDict):
     games: list[Game]
 
 
+class GameComponents(TypedDict):
+    """``GET /v1/games/{game}``: the catalogue entry plus every component of the game."""
+
+    id: str
+    title: str
+    min_players: int
+    max_players: int
+    simultaneous: bool
+    #: the game's options: name, type, default, choices
+    options: list[dict[str, Any]]
+    #: every card, tile, god and goal: id, name, categories or colours (Sideboards: its drawers and handles) and
+    #: its rules text from the spec
+    components: dict[str, Any]
+
+
 class SeatSpec(TypedDict):
     kind: Literal["human", "bot"]
     #: a bot seat's level (default normal)
@@ -196,6 +211,10 @@ class LogEntry(TypedDict):
     seat: int | None
     by: NotRequired[Literal["human", "bot"]]
     move: NotRequired[dict[str, Any]]
+    #: the entry in words, written for this reader (never more than its view shows)
+    text: NotRequired[str]
+    #: the entry as structured data, for this reader
+    summary: NotRequired[dict[str, Any]]
     #: with include=views: the caller's view (its seat's, or a spectator's) after this version
     view: NotRequired[dict[str, Any]]
 
@@ -236,6 +255,10 @@ class Event(TypedDict):
     by: NotRequired[Literal["human", "bot"]]
     #: the move: your own while the game runs, everyone's once it is over
     move: NotRequired[dict[str, Any]]
+    #: the entry in words, written for this reader (never more than its view shows)
+    text: NotRequired[str]
+    #: the entry as structured data, for this reader
+    summary: NotRequired[dict[str, Any]]
 
 
 class EventsDoc(TypedDict):

@@ -135,8 +135,38 @@ def render_clock(clock: dict[str, Any] | None) -> str:
     return f"clock ({clock['mode']}): " + ", ".join(parts)
 
 
+def render_log(entries: list[dict[str, Any]], last: int = 8) -> list[str]:
+    """The last entries of a match's log, in the server's words for this seat (``text`` of each entry)."""
+    lines = []
+    for entry in entries[-last:]:
+        who = " (bot)" if entry.get("by") == "bot" else ""
+        lines.append(f"  v{entry.get('version')}{who} {entry.get('text') or entry.get('kind')}")
+    return lines
+
+
+def _seat_list(seats: list[Any]) -> str:
+    return ", ".join(str(s) for s in seats) if seats else "none"
+
+
 def render_result(outcome: dict[str, Any] | None, result: dict[str, Any] | None, seat: int | None) -> str:
-    winners = (outcome or {}).get("winners") or (result or {}).get("winners") or []
-    scores = (outcome or {}).get("scores")
-    verdict = "you won" if seat in winners else "you lost" if seat is not None else "finished"
-    return f"GAME OVER: {verdict}. winners: seats {winners}; scores {scores}"
+    """The result screen: the verdict, why the game ended, and each seat's (or team's) score breakdown."""
+    explained = (result or {}).get("explanation")
+    winners = (explained or {}).get("winners") or (outcome or {}).get("winners") or (result or {}).get("winners") or []
+    verdict = ("you won" if len(winners) == 1 else "you share the win") if seat in winners else (
+        "you lost" if seat is not None else "finished")
+    lines = [f"GAME OVER: {verdict}. winners: seat{'s' if len(winners) != 1 else ''} {_seat_list(winners)}"]
+    if not explained:
+        scores = (outcome or {}).get("scores") or []
+        lines.append("scores: " + " / ".join(f"seat {i}: {s:g}" for i, s in enumerate(scores)))
+        return "\n".join(lines)
+    lines.append(str(explained.get("headline", "")))
+    reason = explained.get("reason_text") or str(explained.get("end_reason", "")).replace("_", " ")
+    lines.append(f"why it ended: {reason}")
+    for game in explained.get("games") or []:
+        lines.append(f"  {game['text']}")
+    for row in (explained.get("teams") or []) + (explained.get("seats") or []):
+        mark = " (you)" if row.get("seat") == seat and seat is not None else ""
+        lines.append(f"  {row['label']}{mark}: {row['score']} {row.get('unit', 'points')}")
+        for part in row.get("breakdown", []):
+            lines.append(f"      {part['label']}: {part['value']}")
+    return "\n".join(lines)

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from .client import Client, Match
 from .errors import ApiError, StaleVersion
-from .render import describe_move, render_clock, render_result, render_view
+from .render import describe_move, render_clock, render_log, render_result, render_view
 
 DEFAULT_URL = os.environ.get("MEEPLE_URL", "http://127.0.0.1:8000")
 PAGE = 30  # moves listed at once; "f TEXT" filters long lists (CLASH offers ~150)
@@ -62,14 +62,30 @@ class Screen:
             moves = [(i, m) for i, m in moves if self.filter.lower() in describe_move(m).lower()]
         return moves
 
+    def resume_hint(self) -> str:
+        m = self.match
+        return f"resume later with: meeple play --resume {m.id} --token {m.token}"
+
+    def log_lines(self) -> list[str]:
+        """The match's log in the server's words for this seat (the same words the browser shows)."""
+        try:
+            return render_log([dict(entry) for entry in self.match.replay()["log"]])
+        except ApiError:
+            return []
+
     def draw(self) -> None:
         m = self.match
         seats = " ".join(f"{s['seat']}:{s['kind']}{'(' + s['level'] + ')' if s.get('level') else ''}"
                          for s in m.seats)
+        to_act = ", ".join(str(s) for s in m.to_act) or "nobody"
         self.say("\033[2J\033[H" if self.out.isatty() else "",
                  f"match {m.id}  {m.game}  version {m.version}  status {m.status}  you: seat {m.seat}",
-                 f"seats {seats}   to act: {m.to_act}   {render_clock(m.clock)}", "")
+                 f"seats {seats}   to act: {to_act}   {render_clock(m.clock)}",
+                 self.resume_hint() if m.token else "", "")
         self.say(*render_view(m.game, m.view), "")
+        log = self.log_lines()
+        if log:
+            self.say("what happened:", *log, "")
         if m.status == "waiting":
             self.say(f"Waiting for players. Invite a friend: meeple play --join {m.id}")
         if self.note:
@@ -80,11 +96,14 @@ class Screen:
         m = self.match
         while True:
             self.draw()
-            if m.finished:
+            if m.finished:  # the final screen stays: nothing clears it after this
                 self.say(render_result(m.outcome, m.result, m.seat))
                 return 0
             if not m.my_turn:
-                self.say(f"waiting for seat(s) {m.to_act} ...")
+                others = [s for s in m.to_act if s != m.seat]
+                plural = "s" if len(others) != 1 else ""
+                waiting = f"seat{plural} {', '.join(map(str, others))}" if others else "the others"
+                self.say(f"waiting for {waiting} ...")
                 m.wait_turn(timeout=30)
                 continue
             shown = self.shown_moves()
@@ -104,6 +123,7 @@ class Screen:
     def act(self, line: str) -> bool:
         m = self.match
         if line in ("q", "quit"):
+            self.say("", "bye: the match goes on without you (a clock, if any, keeps running).", self.resume_hint())
             return False
         if line in ("r", ""):
             m.refresh()
@@ -151,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
         except ApiError as err:
             print(f"error: {err.code}: {err.message}", file=sys.stderr)
             return 2
-        print(f"seat {match.seat} of match {match.id}; your token (to resume): {match.token}")
+        print(f"seat {match.seat} of match {match.id}; your token (to resume): {match.token}")  # also on every screen
         try:
             return Screen(match).loop()
         except KeyboardInterrupt:

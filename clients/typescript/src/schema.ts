@@ -21,6 +21,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/games/{game}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One game with its components: every card, tile, god and goal with its rules text
+         * @description Cacheable: `Cache-Control: public, max-age=3600` and an `ETag`; a request with `If-None-Match` naming it gets 304 without a body.
+         */
+        get: operations["game"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/matches": {
         parameters: {
             query?: never;
@@ -516,6 +536,25 @@ export interface components {
                 [key: string]: unknown;
             }[];
         };
+        /**
+         * GameComponents
+         * @description ``GET /v1/games/{game}``: the catalogue entry plus every component of the game.
+         */
+        GameComponents: {
+            id: string;
+            title: string;
+            min_players: number;
+            max_players: number;
+            simultaneous: boolean;
+            /** @description the game's options: name, type, default, choices */
+            options: {
+                [key: string]: unknown;
+            }[];
+            /** @description every card, tile, god and goal: id, name, categories or colours (Sideboards: its drawers and handles) and its rules text from the spec */
+            components: {
+                [key: string]: unknown;
+            };
+        };
         /** CreateMatch */
         CreateMatch: {
             /** @description a game id of GET /v1/games */
@@ -751,6 +790,12 @@ export interface components {
             move?: {
                 [key: string]: unknown;
             };
+            /** @description the entry in words, written for this reader (never more than its view shows) */
+            text?: string;
+            /** @description the entry as structured data, for this reader */
+            summary?: {
+                [key: string]: unknown;
+            };
             /** @description with include=views: the caller's view (its seat's, or a spectator's) after this version */
             view?: {
                 [key: string]: unknown;
@@ -801,6 +846,12 @@ export interface components {
             by?: "human" | "bot";
             /** @description the move: your own while the game runs, everyone's once it is over */
             move?: {
+                [key: string]: unknown;
+            };
+            /** @description the entry in words, written for this reader (never more than its view shows) */
+            text?: string;
+            /** @description the entry as structured data, for this reader */
+            summary?: {
                 [key: string]: unknown;
             };
         };
@@ -976,6 +1027,79 @@ export interface operations {
                 headers: {
                     /** @description Bearer */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    game: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                game: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the game and its components */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GameComponents"];
+                };
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            404: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -12,6 +12,7 @@ from services.core.access import Action
 
 ACCESS: dict[str, Action | None] = {
     "games.list_games": Action.CATALOGUE,
+    "games.game_components": Action.CATALOGUE,
     "matches.create_match": Action.CREATE,
     "matches.join": Action.JOIN,
     "matches.get_match": Action.READ,

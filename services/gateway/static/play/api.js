@@ -31,16 +31,34 @@ export async function call(method, path, { token = null, body = undefined, query
   return doc;
 }
 
+/** A GET's body as text (the replay: its seed must be read digit for digit). */
+export async function fetchText(path, token) {
+  const response = await fetch(new URL("/v1" + path, location.origin), { headers: token ? { Authorization: `Bearer ${token}` } : {} });
+  const text = await response.text();
+  if (!response.ok) {
+    let err = { code: `http_${response.status}`, message: response.statusText };
+    try { err = JSON.parse(text).error || err; } catch { /* not JSON */ }
+    throw new ApiError(response.status, err.code, err.message);
+  }
+  return text;
+}
+
 const KEY = id => `meeple.seat.${id}`;
 
-export function saveSeat(matchId, seat, token) {
-  localStorage.setItem(KEY(matchId), JSON.stringify({ seat, token }));
+export function saveSeat(matchId, seat, token, game = null) {
+  localStorage.setItem(KEY(matchId), JSON.stringify({ seat, token, game }));
   const mine = JSON.parse(localStorage.getItem("meeple.matches") || "[]").filter(m => m !== matchId);
   localStorage.setItem("meeple.matches", JSON.stringify([matchId, ...mine].slice(0, 20)));
 }
 
 export function loadSeat(matchId) {
   try { return JSON.parse(localStorage.getItem(KEY(matchId))); } catch { return null; }
+}
+
+export function forgetMatch(matchId) {
+  localStorage.removeItem(KEY(matchId));
+  const mine = JSON.parse(localStorage.getItem("meeple.matches") || "[]").filter(m => m !== matchId);
+  localStorage.setItem("meeple.matches", JSON.stringify(mine));
 }
 
 export function myMatches() {

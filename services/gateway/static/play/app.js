@@ -1,11 +1,14 @@
-// The browser client: lobby, a live board per game, legal moves as buttons, clocks, hint, rematch, replays.
+// The browser client: lobby, a live board per game drawn from the game's components, moves chosen step by step
+// in words, the log in words, clocks that tick, a result screen, replays. No build step, no framework.
 // Routes live in the URL hash so an invite is a plain link and a reload resumes: #/  #/m/ID  #/join/ID  #/replay/ID
-import { ApiError, call, loadSeat, myMatches, saveSeat, socketSession } from "./api.js";
-import { describeMove, esc, movesAtField, renderBoard } from "./boards.js";
+import { ApiError, call, fetchText, forgetMatch, loadSeat, myMatches, saveSeat, socketSession } from "./api.js";
+import { SEAT_COLOURS, card, esc, indexComponents, renderBoard } from "./boards.js";
+import { moveWords, renderChooser, stepBack } from "./chooser.js";
 
 const app = document.getElementById("app");
 const errorBox = document.getElementById("error");
 let games = [];
+const components = {};      // game id -> indexed components (GET /v1/games/{game}, cached by the browser too)
 let page = { stop() {} };   // the current page's cleanup (stops its event loop)
 
 function showError(err) {
@@ -21,13 +24,70 @@ async function catalogue() {
   return games;
 }
 
+async function componentsOf(game) {
+  if (!components[game]) components[game] = indexComponents((await call("GET", `/games/${encodeURIComponent(game)}`)).components);
+  return components[game];
+}
+
+const gameTitle = id => (games.find(g => g.id === id) || { title: id }).title;
+
+// ---------------------------------------------------------------- rules text on hover or tap
+function showCardInfo(comp, id, anchor) {
+  const box = document.getElementById("card-info");
+  const e = comp && comp.byId[id];
+  if (!box || !e) return;
+  let extra = "";
+  if (e.drawers) extra = `<p class="meta">${e.drawers.map(d => `${esc(d.colour)}${d.handle ? ` (${esc(d.handle)} handle)` : ""}`).join(" · ")}</p>`;
+  if (e.categories) extra = `<p class="meta">categories: ${e.categories.map(esc).join(", ")}</p>`;
+  if (e.picture) extra = `<pre class="picture">${e.picture.map(esc).join("\n")}</pre>`;
+  box.innerHTML = `<button class="close" id="card-info-close" aria-label="close">×</button><b>${esc(id.replace("goal:", "goal "))} ${esc(e.name)}</b>
+    ${e.effect_name ? `<span class="meta"> · ${esc(e.effect_name)}${e.timing ? ` (${esc(e.timing)})` : ""}</span>` : ""}
+    <p id="card-info-text">${esc(e.text || "")}</p>${extra}`;
+  box.hidden = false;
+  document.getElementById("card-info-close").onclick = () => { box.hidden = true; };
+  if (anchor && anchor.getBoundingClientRect && window.innerWidth > 700) {
+    const r = anchor.getBoundingClientRect();
+    box.style.left = `${Math.min(window.innerWidth - 340, Math.max(8, r.left))}px`;
+    box.style.top = `${window.scrollY + r.bottom + 6}px`;
+  } else { box.style.left = ""; box.style.top = ""; }
+}
+
+function wireCards(comp) {
+  for (const el of app.querySelectorAll("[data-card]")) {
+    el.addEventListener("mouseenter", () => showCardInfo(comp, el.dataset.card, el));
+    el.addEventListener("click", ev => { if (!el.closest("[data-field].choosable")) { ev.stopPropagation(); showCardInfo(comp, el.dataset.card, el); } });
+    el.addEventListener("keydown", ev => { if (ev.key === "Enter" && !el.dataset.field) showCardInfo(comp, el.dataset.card, el); });
+  }
+  for (const el of app.querySelectorAll("[data-card-id]")) el.addEventListener("mouseenter", () => showCardInfo(comp, el.dataset.cardId, el));
+}
+
 // ---------------------------------------------------------------- lobby
-const DEFAULT_OPTIONS = { clash: { match: "single" } };
+function optionField(o) {
+  const id = `opt-${o.name}`, tip = esc(o.description || "");
+  if (o.type === "bool") return `<label title="${tip}"><input type="checkbox" id="${id}" data-opt="${o.name}" data-kind="bool" ${o.default ? "checked" : ""}> ${esc(o.description || o.name)}</label>`;
+  if (o.type === "int") return `<label title="${tip}">${esc(o.name.replace(/_/g, " "))} <input type="number" id="${id}" data-opt="${o.name}" data-kind="int" min="${o.minimum ?? ""}" max="${o.maximum ?? ""}" value="${o.default}"><span class="meta"> ${esc(o.description || "")}</span></label>`;
+  if (o.type === "choice") return `<label title="${tip}">${esc(o.name.replace(/_/g, " "))} <select id="${id}" data-opt="${o.name}" data-kind="choice">${o.choices.map(c => `<option value='${esc(JSON.stringify(c))}' ${JSON.stringify(c) === JSON.stringify(o.default) ? "selected" : ""}>${esc(String(c).replace(/_/g, " "))}</option>`).join("")}</select><span class="meta"> ${esc(o.description || "")}</span></label>`;
+  // "any" (Sideboards' goals): the default, or a JSON value the description explains
+  return `<label title="${tip}">${esc(o.name.replace(/_/g, " "))} <input id="${id}" data-opt="${o.name}" data-kind="any" placeholder="${esc(JSON.stringify(o.default))}"><span class="meta"> ${esc(o.description || "")}</span></label>`;
+}
+
+function readOptions() {
+  const out = {};
+  for (const el of document.querySelectorAll("[data-opt]")) {
+    const kind = el.dataset.kind, name = el.dataset.opt;
+    if (kind === "bool") { if (el.checked) out[name] = true; }
+    else if (kind === "int") { if (el.value !== "" && el.value !== el.defaultValue) out[name] = Number(el.value); }
+    else if (kind === "choice") out[name] = JSON.parse(el.value);
+    else if (el.value.trim()) out[name] = JSON.parse(el.value);
+  }
+  return out;
+}
+
+const DEFAULTS = { clash: { match: "single" } };  // a first game: one CLASH game rather than a best of 3
 
 async function lobby() {
   const list = await catalogue();
-  const gameOptions = list.map(g => `<option value="${g.id}">${esc(g.title)} (${g.min_players}–${g.max_players})</option>`).join("");
-  const mine = myMatches();
+  const gameOptions = list.map(g => `<option value="${g.id}">${esc(g.title)} (${g.min_players}–${g.max_players} players)</option>`).join("");
   app.innerHTML = `<div class="lobby">
     <section class="panel" aria-labelledby="new-h"><h2 id="new-h">New game</h2>
       <form id="new-game">
@@ -37,25 +97,29 @@ async function lobby() {
           <option value="easy">bots: easy</option><option value="normal" selected>bots: normal</option>
           <option value="hard">bots: hard</option><option value="humans">friends (invite by link)</option></select></label>
         <label>Clock <select name="clock" id="clock"><option value="">none</option>
-          <option value="per_move:60">60 s per move</option><option value="fischer:300:5">5 min + 5 s</option></select></label>
-        <label>Options (JSON) <input name="options" id="options" value=""></label>
+          <option value="per_move:60">60 s per move</option><option value="per_move:20">20 s per move</option>
+          <option value="fischer:300:5">5 min + 5 s</option></select></label>
+        <fieldset id="options"><legend>Options</legend></fieldset>
         <button class="primary" type="submit" id="create">Play</button>
       </form></section>
     <section class="panel" aria-labelledby="mm-h"><h2 id="mm-h">Matchmaking</h2>
-      <p class="meta">Play people who ask for the same game, players and options (chosen under New game); bots fill empty seats if nobody comes in time.</p>
-      <button id="matchmake">Find a game</button> <span id="mm-status" role="status"></span></section>
+      <p class="meta">Play people who ask for the same game, players and options (chosen under New game); if nobody comes in time, bots fill the empty seats.</p>
+      <button id="matchmake">Find a game</button> <button id="mm-cancel" hidden>Cancel</button> <span id="mm-status" role="status"></span></section>
     <section class="panel" aria-labelledby="watch-h"><h2 id="watch-h">Spectate or replay</h2>
       <form id="watch"><label>Match id <input id="watch-id" name="id" required></label>
         <button type="submit">Watch</button> <button type="button" id="replay-btn">Replay</button></form></section>
-    <section class="panel" aria-labelledby="mine-h"><h2 id="mine-h">Your matches</h2>
-      ${mine.length ? `<ul>${mine.map(id => `<li><a href="#/m/${esc(id)}">${esc(id)}</a></li>`).join("")}</ul>` : '<p class="meta">None yet.</p>'}</section>
+    <section class="panel" aria-labelledby="mine-h"><h2 id="mine-h">Your matches</h2><div id="mine" aria-live="polite"><p class="meta">Loading…</p></div></section>
   </div>`;
-  const gameSel = document.getElementById("game"), players = document.getElementById("players"), opts = document.getElementById("options");
+  const gameSel = document.getElementById("game"), players = document.getElementById("players");
   const syncGame = () => {
     const g = list.find(x => x.id === gameSel.value);
     players.min = g.min_players; players.max = g.max_players;
     players.value = Math.min(g.max_players, Math.max(g.min_players, 2));
-    opts.value = JSON.stringify(DEFAULT_OPTIONS[g.id] || {});
+    document.getElementById("options").innerHTML = `<legend>Options for ${esc(g.title)}</legend>${g.options.map(optionField).join("") || '<p class="meta">none</p>'}`;
+    for (const [name, value] of Object.entries(DEFAULTS[g.id] || {})) {
+      const el = document.getElementById(`opt-${name}`);
+      if (el) el.value = JSON.stringify(value);
+    }
   };
   gameSel.addEventListener("change", syncGame);
   syncGame();
@@ -63,28 +127,40 @@ async function lobby() {
     ev.preventDefault();
     const n = Number(players.value), vs = document.getElementById("vs").value;
     const other = vs === "humans" ? { kind: "human" } : { kind: "bot", level: vs };
-    const body = { game: gameSel.value, players: n, join: true, options: JSON.parse(opts.value || "{}"),
+    const body = { game: gameSel.value, players: n, join: true, options: readOptions(),
                    seats: [{ kind: "human" }, ...Array(n - 1).fill(other)] };
     const clock = document.getElementById("clock").value;
     if (clock.startsWith("per_move")) body.clock = { mode: "per_move", seconds: Number(clock.split(":")[1]) };
     if (clock.startsWith("fischer")) body.clock = { mode: "fischer", base_s: 300, increment_s: 5 };
     const doc = await call("POST", "/matches", { body });
-    saveSeat(doc.id, doc.you ?? 0, doc.token);
+    saveSeat(doc.id, doc.you ?? 0, doc.token, gameSel.value);
     location.hash = `#/m/${doc.id}`;
   }));
-  document.getElementById("matchmake").addEventListener("click", safe(async () => {
-    const status = document.getElementById("mm-status");
+  let ticket = null;
+  const mmButton = document.getElementById("matchmake"), cancel = document.getElementById("mm-cancel"), status = document.getElementById("mm-status");
+  mmButton.addEventListener("click", safe(async () => {
     const n = Number(players.value);
-    let ticket = await call("POST", "/matchmaking", { body: { game: gameSel.value, players: n, options: JSON.parse(opts.value || "{}") } });
+    ticket = await call("POST", "/matchmaking", { body: { game: gameSel.value, players: n, options: readOptions() } });
     let token = ticket.token;
-    status.textContent = "Waiting for other players…";
-    while (ticket.status === "waiting") {
-      ticket = await call("GET", `/matchmaking/${ticket.ticket}`, { query: { wait: 25 } });
-      token = ticket.token || token;
-    }
-    if (ticket.status !== "matched") { status.textContent = `Ticket ${ticket.status}.`; return; }
-    saveSeat(ticket.match_id, ticket.seat, token);
+    mmButton.disabled = true; cancel.hidden = false;
+    const started = Date.now();
+    status.textContent = "Looking for other players…";
+    const tick = setInterval(() => { status.textContent = `Looking for other players… ${Math.round((Date.now() - started) / 1000)} s (bots fill empty seats after a short wait)`; }, 1000);
+    try {
+      while (ticket.status === "waiting") {
+        ticket = await call("GET", `/matchmaking/${ticket.ticket}`, { query: { wait: 5 } });
+        token = ticket.token || token;
+      }
+    } finally { clearInterval(tick); mmButton.disabled = false; cancel.hidden = true; }
+    if (ticket.status !== "matched") { status.textContent = ticket.status === "cancelled" ? "Cancelled." : `Ticket ${ticket.status}.`; return; }
+    saveSeat(ticket.match_id, ticket.seat, token, gameSel.value);
     location.hash = `#/m/${ticket.match_id}`;
+  }));
+  cancel.addEventListener("click", safe(async () => {
+    if (!ticket) return;
+    try { await call("DELETE", `/matchmaking/${ticket.ticket}`); }
+    catch (err) { if (!(err instanceof ApiError && err.code === "ticket_matched")) throw err; }
+    status.textContent = "Cancelling…";
   }));
   document.getElementById("watch").addEventListener("submit", ev => {
     ev.preventDefault(); location.hash = `#/m/${document.getElementById("watch-id").value.trim()}`;
@@ -92,76 +168,174 @@ async function lobby() {
   document.getElementById("replay-btn").addEventListener("click", () => {
     location.hash = `#/replay/${document.getElementById("watch-id").value.trim()}`;
   });
+  await yourMatches();
+}
+
+/** "Your matches": each match this browser holds a seat in, its state, and resign / leave for unfinished ones. */
+async function yourMatches() {
+  const box = document.getElementById("mine");
+  const mine = myMatches();
+  if (!mine.length) { box.innerHTML = '<p class="meta">None yet.</p>'; return; }
+  const rows = await Promise.all(mine.map(async id => {
+    const held = loadSeat(id) || {};
+    try {
+      const d = await call("GET", `/matches/${id}`, { token: held.token });
+      const turn = d.status === "active" && d.you !== null && d.to_act.includes(d.you);
+      const state = d.status === "finished" ? "finished" : d.status === "waiting" ? "waiting for players" : turn ? "your turn" : "running";
+      const actions = d.status !== "finished" && d.you !== null
+        ? `<button class="resign" data-id="${esc(id)}">Resign</button> <button class="leave" data-id="${esc(id)}">Leave</button>` : `<button class="forget" data-id="${esc(id)}">Forget</button>`;
+      return `<li data-match="${esc(id)}" data-state="${esc(d.status)}"><a href="#/m/${esc(id)}">${esc(gameTitle(d.game))}</a> <code>${esc(id)}</code>
+        <span class="state ${turn ? "turn" : ""}">${state}</span> ${actions}</li>`;
+    } catch (err) {
+      return `<li data-match="${esc(id)}" data-state="gone"><code>${esc(id)}</code> <span class="state">${err.status === 404 ? "expired" : esc(err.code || "unavailable")}</span> <button class="forget" data-id="${esc(id)}">Forget</button></li>`;
+    }
+  }));
+  box.innerHTML = `<ul class="mine">${rows.join("")}</ul><div id="mine-confirm"></div>`;
+  const confirmBox = document.getElementById("mine-confirm");
+  const ask = (id, what, path) => {
+    confirmBox.innerHTML = `<div class="confirm" role="alertdialog" aria-label="confirm">${what === "resign"
+      ? "Resign this match? Your side loses; an easy bot plays your remaining decisions."
+      : "Leave this match? A bot plays your seat from now on and you cannot come back."}
+      <button class="primary" id="mine-yes">Yes, ${what}</button> <button id="mine-no">No</button></div>`;
+    document.getElementById("mine-no").onclick = () => { confirmBox.innerHTML = ""; };
+    document.getElementById("mine-yes").onclick = safe(async () => {
+      await call("POST", `/matches/${id}/${path}`, { token: (loadSeat(id) || {}).token });
+      if (path === "leave") forgetMatch(id);  // the seat's token stops working when it leaves
+      confirmBox.innerHTML = "";
+      await yourMatches();
+    });
+  };
+  for (const b of box.querySelectorAll("button.resign")) b.onclick = () => ask(b.dataset.id, "resign", "resign");
+  for (const b of box.querySelectorAll("button.leave")) b.onclick = () => ask(b.dataset.id, "leave", "leave");
+  for (const b of box.querySelectorAll("button.forget")) b.onclick = () => { forgetMatch(b.dataset.id); yourMatches(); };
 }
 
 // ---------------------------------------------------------------- a match
-function clockText(clock, seat) {
-  if (!clock || clock.mode === "none") return "";
+function secondsLeft(clock, seat) {
+  if (!clock || clock.mode === "none") return null;
   const s = clock.seats.find(x => x.seat === seat);
-  if (!s) return "";
-  let left = s.remaining_s;
-  if (s.running && s.deadline) left = Math.max(0, s.deadline - Date.now() / 1000);
-  return left === null || left === undefined ? "" : ` ⏱ ${Math.floor(left / 60)}:${String(Math.floor(left % 60)).padStart(2, "0")}`;
+  if (!s) return null;
+  if (s.running && s.deadline) return Math.max(0, s.deadline - Date.now() / 1000);
+  return s.remaining_s ?? null;
+}
+
+function clockText(clock, seat) {
+  const left = secondsLeft(clock, seat);
+  return left === null ? "" : ` ⏱ ${Math.floor(left / 60)}:${String(Math.floor(left % 60)).padStart(2, "0")}`;
+}
+
+/** Who the viewer is, in the game's own terms: a colour and side, a team, or the automa beside them. */
+function identity(d) {
+  if (d.you === null || d.you === undefined) return "You are watching.";
+  if (d.game === "clash") return `You are seat ${d.you}: <b style="color:${d.you ? "var(--green)" : "var(--blue)"}">${d.you ? "Green (Jihad)" : "Blue (McWorld)"}</b>, your tiles point ${d.you ? "north" : "south"}.`;
+  if (d.game === "they-who-were-8") { const team = d.you % 2; return `You are seat ${d.you}, <b style="color:${team ? "var(--green)" : "var(--blue)"}">team ${team}</b> with seat ${(d.you + 2) % 4}.`; }
+  if (d.game === "fierce-women" && d.players === 2) return `You are seat ${d.you}; seat 2 is the automa.`;
+  return `You are <b style="color:${SEAT_COLOURS[d.you]}">seat ${d.you}</b>.`;
+}
+
+function seatName(d, s) {
+  const seat = d.seats[s];
+  if (d.game === "fierce-women" && d.players === 2 && s === 2) return "the automa";
+  const who = s === d.you ? "you" : seat && seat.kind === "bot" ? `seat ${s} (bot)` : `seat ${s}`;
+  return d.game === "clash" ? `${who} (${s ? "Green" : "Blue"})` : who;
+}
+
+function resultHtml(d) {
+  const r = d.result || {}, ex = r.explanation;
+  const winners = (ex && ex.winners) || (d.outcome && d.outcome.winners) || r.winners || [];
+  const verdict = d.you === null ? "The game is over." : winners.includes(d.you) ? (winners.length > 1 ? "You share the win!" : "You won!") : "You lost.";
+  if (!ex) return `<div class="result" id="result" role="status"><h2>${verdict}</h2><p>Winners: ${winners.join(", ") || "none"}</p></div>`;
+  const table = (rows, unit) => `<table class="breakdown"><thead><tr><th>Who</th><th>How</th><th>${esc(unit)}</th></tr></thead><tbody>
+    ${rows.map(s => `<tr class="${winners.includes(s.seat) || (s.seats || []).some(x => winners.includes(x)) ? "won" : ""}"><th>${esc(s.label)}${s.seat === d.you ? " (you)" : ""}</th>
+      <td><ul>${s.breakdown.map(b => `<li>${esc(b.label)}: <b>${b.value}</b></li>`).join("")}</ul></td><td class="score">${s.score}</td></tr>`).join("")}</tbody></table>`;
+  const forfeit = d.outcome && d.outcome.forfeited && d.outcome.forfeited.length ? `<p>Forfeited: seat ${d.outcome.forfeited.join(", ")}.</p>` : "";
+  return `<div class="result" id="result" role="status"><h2 id="verdict">${verdict}</h2>
+    <p id="headline">${esc(ex.headline)}</p>
+    <p class="meta" id="reason">Why it ended: ${esc(ex.reason_text || ex.end_reason.replace(/_/g, " "))}</p>${forfeit}
+    ${ex.games ? `<ol class="games" id="games">${ex.games.map(g => `<li>${esc(g.text)}</li>`).join("")}</ol>` : ""}
+    ${ex.teams ? table(ex.teams, "team points") : ""}
+    ${table(ex.seats, (ex.seats[0] || {}).unit || "score")}</div>`;
 }
 
 async function matchPage(id) {
   const held = loadSeat(id);
   const token = held ? held.token : null;
-  const st = { id, token, doc: null, filter: "", field: null, hint: null, alive: true, log: [], controller: new AbortController() };
+  const st = { id, token, doc: null, chosen: [], hint: null, alive: true, log: [], logVersion: -1,
+               confirmLeave: false, controller: new AbortController() };
   const live = { socket: null };
   page = { stop() { st.alive = false; st.controller.abort(); clearInterval(st.ticker); live.socket?.close(); } };
 
   const load = async () => {
     st.doc = await call("GET", `/matches/${id}`, { token, query: { include: token ? "legal_moves" : undefined } });
   };
+  const addEvents = events => {
+    for (const e of events) if (e.version > st.logVersion) { st.log.push(e); st.logVersion = e.version; }
+  };
   const fold = doc => {  // a status document, or an events document (which lacks seats/clock/outcome)
-    // Never back to an older version: a move's answer can arrive after the socket brought later versions
-    // (a bot's reply), and the socket will not send those again.
+    if ("events" in doc) addEvents(doc.events);
+    // Never back to an older version: a move's answer can arrive after the socket brought later versions.
     if (st.doc && doc.version < st.doc.version) return;
     if ("events" in doc) {
-      st.log.push(...doc.events);
       Object.assign(st.doc, { version: doc.version, status: doc.status, to_act: doc.to_act, result: doc.result });
       if (doc.view) st.doc.view = doc.view;
       if ("legal_moves" in doc) st.doc.legal_moves = doc.legal_moves;
     } else st.doc = doc;
   };
 
+  await load();
+  if (st.doc.view === null && token) await load();
+  const comp = await componentsOf(st.doc.game);
+  try {  // the log so far, in words (the replay gives every entry's words for this seat)
+    addEvents((await call("GET", `/matches/${id}/replay`, { token })).log);
+  } catch { /* the log starts empty */ }
+
+  const ctx = () => ({ comp, view: st.doc.view, you: st.doc.you });
   const render = () => {
     const d = st.doc, you = d.you, moves = d.legal_moves || [];
-    const title = (games.find(g => g.id === d.game) || { title: d.game }).title;
-    const seats = d.seats.map(s => `<li class="${d.to_act.includes(s.seat) ? "acting" : ""} ${s.seat === you ? "me" : ""}"
+    const finished = d.status === "finished";
+    const seats = d.seats.map(s => `<li class="${d.to_act.includes(s.seat) ? "acting" : ""} ${s.seat === you ? "me" : ""}" data-seat="${s.seat}"
         aria-label="seat ${s.seat}, ${s.kind}${s.level ? " " + s.level : ""}${d.to_act.includes(s.seat) ? ", to act" : ""}">
-        ${s.seat}: ${s.kind === "bot" ? `bot (${esc(s.level)})` : s.taken ? (s.seat === you ? "you" : "human") : "free"}${s.connected ? " ●" : ""}<span class="clock">${clockText(d.clock, s.seat)}</span></li>`).join("");
-    let shown = moves.map((m, i) => [i, m]);
-    if (st.field) shown = movesAtField(moves, st.field).map(m => [moves.indexOf(m), m]);
-    if (st.filter) shown = shown.filter(([, m]) => describeMove(m).toLowerCase().includes(st.filter.toLowerCase()));
+        <span class="dot" style="background:${d.game === "clash" ? (s.seat ? "var(--green)" : "var(--blue)") : SEAT_COLOURS[s.seat]}"></span>
+        ${s.seat}: ${s.kind === "bot" ? `bot (${esc(s.level)})` : s.taken ? (s.seat === you ? "you" : "human") : "free"}${s.connected ? " ●" : ""}<span class="clock" data-clock="${s.seat}">${clockText(d.clock, s.seat)}</span></li>`).join("");
     const free = d.seats.some(s => s.kind === "human" && !s.taken);
     const invite = `${location.origin}/play#/join/${d.id}`;
-    const finished = d.status === "finished";
-    const winners = (d.outcome && d.outcome.winners) || (d.result && d.result.winners) || [];
-    app.innerHTML = `<h1>${esc(title)}</h1>
+    const others = d.to_act.filter(s => s !== you);
+    let panel;
+    st.chooser = null; st.fieldOptions = [];
+    if (finished) {
+      panel = `${resultHtml(d)}${you !== null ? '<button id="rematch" class="primary">Rematch</button>' : ""} <a href="#/replay/${esc(d.id)}" id="replay-link">Watch the replay</a>`;
+    } else if (you === null) {
+      panel = '<p class="meta">Spectating: the board updates live.</p>';
+    } else if (moves.length) {
+      const chooser = renderChooser(d.game, moves, st.chosen, ctx());
+      st.chooser = chooser.state;
+      st.fieldOptions = st.chooser.step === "field" ? st.chooser.options.map(v => JSON.parse(v).join(",")) : [];
+      panel = `<h2 id="turn">Your move</h2>${chooser.html}
+        <p><button id="hint" accesskey="h">Hint (h)</button> <span id="hint-text" role="status">${st.hint ? esc(moveWords(d.game, st.hint, ctx())) : ""}</span></p>`;
+    } else if (d.status === "waiting") {
+      panel = `<p id="waiting" class="meta">Waiting for ${free ? "a friend to join: send them the invite above" : "players"}…</p>`;
+    } else if (you !== null && d.to_act.includes(you)) {
+      panel = '<p id="waiting" class="meta">You have chosen; waiting for the others…</p>';
+    } else {
+      panel = `<p id="waiting" class="meta">Waiting for ${others.map(s => seatName(d, s)).join(", ") || "the next step"}…</p>`;
+    }
+    const leave = you !== null && !finished ? (st.confirmLeave
+      ? `<div class="confirm" role="alertdialog" aria-label="confirm leaving">Leave this match? A bot plays your seat from now on and this browser cannot play it again.
+          <button id="leave-yes" class="primary">Yes, leave</button> <button id="leave-no">Stay</button></div>`
+      : '<button id="leave">Leave</button>') : "";
+    const log = st.log.slice(-40).reverse().map(e => `<li class="entry kind-${esc(e.kind)}" data-version="${e.version}">
+        <span class="v">v${e.version}</span> ${e.by === "bot" ? '<span class="badge">bot</span> ' : ""}${esc(e.text || `${e.kind} seat ${e.seat ?? "-"}`)}</li>`).join("");
+    app.innerHTML = `<h1>${esc(gameTitle(d.game))}</h1>
+      <p id="you" class="you">${identity(d)}</p>
       <div class="meta">match <code id="match-id">${esc(d.id)}</code> · <span id="status" data-status="${d.status}">${d.status}</span>
-        · version <span id="version">${d.version}</span> · ${you === null ? "spectating" : `you are seat ${you}`}
-        ${finished ? ` · <a href="#/replay/${esc(d.id)}" id="replay-link">replay</a>` : ""}</div>
+        · version <span id="version">${d.version}</span> · ${you === null ? "spectating" : `you are seat ${you}`}</div>
       <ul class="seats" aria-label="seats">${seats}</ul>
-      ${free ? `<section class="panel invite"><label>Invite a friend: send this link
-        <input id="invite" readonly value="${esc(invite)}"></label></section>` : ""}
+      ${free ? `<section class="panel invite"><label for="invite">Invite a friend: send this link</label>
+        <div class="row"><input id="invite" readonly value="${esc(invite)}"> <button id="copy-invite">Copy</button> <span id="copied" role="status"></span></div></section>` : ""}
       <div class="match">
-        <section class="panel board" aria-label="board">${renderBoard(d.game, d.view, { selectedField: st.field })}</section>
-        <section class="panel" aria-label="your move">
-          ${finished ? `<p class="result" id="result" role="status">${you === null ? "Finished" : winners.includes(you) ? "You won!" : "You lost."}
-              Winners: seat${winners.length === 1 ? "" : "s"} ${winners.join(", ") || "none"}${d.outcome && d.outcome.scores ? ` · scores ${d.outcome.scores.join(" / ")}` : ""}</p>
-            ${you !== null ? '<button id="rematch" class="primary">Rematch</button>' : ""}`
-          : you === null ? '<p class="meta">Spectating: the board updates live.</p>'
-          : moves.length ? `<h2 id="turn">Your move</h2>
-            <label>Filter <input id="filter" value="${esc(st.filter)}" placeholder="e.g. B1, [1,1], draw" aria-controls="moves"></label>
-            ${st.field ? `<p class="meta">Field ${st.field} <button id="clear-field">show all</button></p>` : ""}
-            <button id="hint" accesskey="h">Hint (h)</button> <span id="hint-text" role="status">${st.hint ? esc(describeMove(st.hint)) : ""}</span>
-            <ol id="moves" aria-label="legal moves">${shown.slice(0, 200).map(([i, m]) => `<li><button class="move${st.hint && JSON.stringify(st.hint) === JSON.stringify(m) ? " hinted" : ""}" data-index="${i}">${i + 1}. ${esc(describeMove(m))}</button></li>`).join("")}</ol>
-            ${shown.length > 200 ? `<p class="meta">${shown.length - 200} more: filter or tap a field.</p>` : ""}`
-          : `<p id="waiting" class="meta">Waiting for seat${d.to_act.length === 1 ? "" : "s"} ${d.to_act.join(", ")}…</p>`}
-          ${you !== null && !finished ? '<button id="leave">Leave</button>' : ""}
-          <h3>Events</h3><div class="log" aria-label="events">${st.log.slice(-30).reverse().map(e => `<div>v${e.version} ${e.kind} seat ${e.seat ?? "-"}${e.by === "bot" ? " (bot)" : ""}${e.move ? " " + esc(describeMove(e.move)) : ""}</div>`).join("")}</div>
+        <section class="panel board" aria-label="board">${renderBoard(d.game, d.view, { comp, selectedField: st.fieldChoice, fields: st.fieldOptions })}</section>
+        <section class="panel move-panel" id="move-panel" aria-label="your move">${panel}${leave}
+          <h3>What happened</h3><ol class="log" id="log" aria-label="events">${log}</ol>
         </section></div>`;
     wire();
   };
@@ -169,71 +343,92 @@ async function matchPage(id) {
   const act = async fn => {
     try { showError(null); await fn(); } catch (err) {
       showError(err);
-      if (err instanceof ApiError && err.status === 409) { await load(); }
+      if (err instanceof ApiError && err.status === 409) { await load(); st.chosen = []; }
     }
     if (st.alive) render();
   };
 
+  const play = async move => {
+    const done = await call("POST", `/matches/${id}/moves`, { token, body: { move, version: st.doc.version }, query: { include: "legal_moves" } });
+    fold(done);
+    st.hint = null; st.chosen = [];
+  };
+
   const wire = () => {
-    for (const b of app.querySelectorAll("button.move")) b.addEventListener("click", () => act(async () => {
-      const move = st.doc.legal_moves[Number(b.dataset.index)];
-      const done = await call("POST", `/matches/${id}/moves`, { token, body: { move, version: st.doc.version }, query: { include: "legal_moves" } });
-      st.log.push({ version: done.version, kind: "move", seat: st.doc.you, move });
-      fold(done);
-      st.hint = null; st.field = null; st.filter = "";
-    }));
-    const filter = document.getElementById("filter");
-    if (filter) filter.addEventListener("input", () => { st.filter = filter.value; const pos = filter.selectionStart; render();
-      const again = document.getElementById("filter"); again.focus(); again.setSelectionRange(pos, pos); });
-    for (const cell of app.querySelectorAll("[data-field]")) {
-      const pick = () => { st.field = st.field === cell.dataset.field ? null : cell.dataset.field; render(); };
-      cell.addEventListener("click", pick);
-      cell.addEventListener("keydown", ev => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); pick(); } });
+    wireCards(comp);
+    for (const b of app.querySelectorAll("button.choice")) b.addEventListener("click", () => { st.chosen.push([st.chooser.step, b.dataset.value]); render(); });
+    for (const b of app.querySelectorAll("button.trail")) b.addEventListener("click", () => { st.chosen.length = Number(b.dataset.back); render(); });
+    const confirm = document.getElementById("confirm");
+    if (confirm) confirm.addEventListener("click", () => act(() => play(st.doc.legal_moves[Number(confirm.dataset.index)])));
+    if (st.fieldOptions.length) {
+      for (const cell of app.querySelectorAll("[data-field]")) {
+        if (!st.fieldOptions.includes(cell.dataset.field)) continue;
+        cell.classList.add("choosable");
+        const pick = () => { st.chosen.push(["field", JSON.stringify(cell.dataset.field.split(",").map(Number))]); render(); };
+        cell.addEventListener("click", pick);
+        cell.addEventListener("keydown", ev => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); pick(); } });
+      }
     }
     const on = (sel, fn) => { const el = document.getElementById(sel); if (el) el.addEventListener("click", () => act(fn)); };
-    on("clear-field", async () => { st.field = null; });
-    on("hint", async () => { st.hint = (await call("GET", `/matches/${id}/hint`, { token })).move; });
-    on("leave", async () => { st.doc = await call("POST", `/matches/${id}/leave`, { token }); });
+    on("hint", async () => {
+      st.hint = (await call("GET", `/matches/${id}/hint`, { token })).move;
+      const steps = Object.keys(st.hint);  // the chooser walks to the hinted move, ready to confirm
+      st.chosen = [["type", JSON.stringify(st.hint.type)], ...steps.filter(k => k !== "type").map(k => [k, JSON.stringify(st.hint[k])])];
+    });
+    on("leave", async () => { st.confirmLeave = true; });
+    on("leave-no", async () => { st.confirmLeave = false; });
+    on("leave-yes", async () => { st.doc = await call("POST", `/matches/${id}/leave`, { token }); st.confirmLeave = false; forgetMatch(id); });
+    on("copy-invite", async () => {
+      const input = document.getElementById("invite");
+      try { await navigator.clipboard.writeText(input.value); } catch { input.select(); document.execCommand("copy"); }
+      st.copied = true;
+    });
+    if (st.copied) { document.getElementById("copied") && (document.getElementById("copied").textContent = "Copied!"); st.copied = false; }
     on("rematch", async () => {
       const doc = await call("POST", `/matches/${id}/rematch`, { token });
-      saveSeat(doc.id, doc.you ?? doc.seat, doc.token);
+      saveSeat(doc.id, doc.you ?? doc.seat, doc.token, doc.game);
       location.hash = `#/m/${doc.id}`;
     });
   };
 
-  // Keyboard: h = hint, / = filter, 1-9 = that move when no field has focus.
+  // Keyboard: h = hint, 1-9 = that choice, Enter = confirm, Backspace = one step back.
   const keys = ev => {
-    if (ev.target.tagName === "INPUT") return;
+    if (ev.target.tagName === "INPUT" || ev.target.tagName === "SELECT") return;
     if (ev.key === "h") document.getElementById("hint")?.click();
-    else if (ev.key === "/") { ev.preventDefault(); document.getElementById("filter")?.focus(); }
-    else if (/^[1-9]$/.test(ev.key)) app.querySelectorAll("button.move")[Number(ev.key) - 1]?.click();
+    else if (/^[1-9]$/.test(ev.key)) app.querySelectorAll("button.choice")[Number(ev.key) - 1]?.click();
+    else if (ev.key === "Enter" && document.getElementById("confirm") && ev.target.tagName !== "BUTTON") document.getElementById("confirm").click();
+    else if (ev.key === "Backspace" && st.chosen.length) { stepBack(st.chosen); render(); }
   };
   document.addEventListener("keydown", keys);
   const stop = page.stop;
   page = { stop() { stop(); document.removeEventListener("keydown", keys); } };
 
-  await load();
-  if (st.doc.view === null && token) await load();
   render();
+  // Clocks tick here between updates: the running seat's deadline is absolute, so the time left is recomputed.
   st.ticker = setInterval(() => { if (st.doc?.clock && st.alive) {
-    app.querySelectorAll(".seats li").forEach((li, i) => { const c = li.querySelector(".clock"); if (c) c.textContent = clockText(st.doc.clock, i); }); } }, 1000);
+    for (const c of app.querySelectorAll("[data-clock]")) c.textContent = clockText(st.doc.clock, Number(c.dataset.clock)); } }, 250);
 
-  // Live updates: every update carries our view (and legal moves). Over the match's WebSocket; if the socket
-  // cannot be had (twice in a row without getting to "ready": no WebSocket on this server or a proxy in the
-  // way), long-polls instead. document.body.dataset.live says which one is in use.
+  // Live updates over the match's WebSocket; if the socket cannot be had (twice in a row without getting to
+  // "ready"), long-polls instead. document.body.dataset.live says which one is in use.
   const apply = async doc => {
-    if (!st.alive || doc.version <= st.doc.version) return;
+    if (!st.alive) return;
+    const stale = doc.version <= st.doc.version;
     fold(doc);
-    if (doc.status === "finished" || doc.events.some(e => e.kind !== "move")) await load();  // outcome, seats
+    if (!stale && (doc.status === "finished" || st.doc.clock || doc.events.some(e => e.kind !== "move"))) await load();  // outcome, seats, clock
+    // The choices made so far stay while they still lead to a legal move (another seat's move in a simultaneous
+    // step does not undo them); chooserState starts over when they do not.
     const focused = document.activeElement && document.activeElement.id;
     render();
-    if (focused === "filter") document.getElementById("filter")?.focus();
+    if (focused) document.getElementById(focused)?.focus();
   };
+  // Updates after both the version shown and the last logged entry: the log may be ahead (the replay was read
+  // after the status) or behind (a move's answer moved the status on before its event arrived).
+  const since = () => Math.min(st.doc.version, st.logVersion);
   let socketFailures = "WebSocket" in window ? 0 : 2;
   while (st.alive && st.doc.status !== "finished") {
     if (socketFailures < 2) {
       document.body.dataset.live = "ws";
-      const { ready, error } = await socketSession(id, { token, after: st.doc.version, onUpdate: apply, holder: live });
+      const { ready, error } = await socketSession(id, { token, after: since(), onUpdate: apply, holder: live });
       if (!st.alive) return;
       if (error && ["wrong_token", "match_not_found"].includes(error.code)) { showError(new ApiError(0, error.code, error.message)); return; }
       socketFailures = ready ? 0 : socketFailures + 1;
@@ -243,7 +438,7 @@ async function matchPage(id) {
     document.body.dataset.live = "long-poll";
     try {
       await apply(await call("GET", `/matches/${id}/events`, { token, signal: st.controller.signal,
-        query: { after: st.doc.version, wait: 25, include: token ? "legal_moves" : undefined } }));
+        query: { after: since(), wait: 25, include: token ? "legal_moves" : undefined } }));
     } catch (err) {
       if (!st.alive) return;
       showError(err);
@@ -255,8 +450,16 @@ async function matchPage(id) {
 async function joinPage(id) {
   const held = loadSeat(id);
   if (!held) {
-    const doc = await call("POST", `/matches/${id}/join`, { body: {} });
-    saveSeat(id, doc.seat ?? doc.you, doc.token);
+    try {
+      const doc = await call("POST", `/matches/${id}/join`, { body: {} });
+      saveSeat(id, doc.seat ?? doc.you, doc.token, doc.game);
+    } catch (err) {
+      if (!(err instanceof ApiError) || !["match_full", "match_closed", "match_started"].includes(err.code)) throw err;
+      app.innerHTML = `<section class="panel" id="full"><h2>This match has no free seat</h2>
+        <p>${err.code === "match_full" ? "Every seat is taken." : esc(err.message)} You can still watch it live.</p>
+        <a class="button primary" id="watch-instead" href="#/m/${esc(id)}">Watch instead</a> <a href="#/">Back to the lobby</a></section>`;
+      return;
+    }
   }
   location.replace(`#/m/${id}`);
 }
@@ -267,28 +470,35 @@ async function replayPage(id) {
   // each step, as this browser's seat saw it (its token, if it played) or as a spectator did.
   const token = (loadSeat(id) || {}).token || null;
   const status = await call("GET", `/matches/${id}`, { token });
+  const comp = await componentsOf(status.game);
   const finished = status.status === "finished";
-  const replay = await call("GET", `/matches/${id}/replay`, { token, query: { include: finished ? "views" : undefined } });
+  const query = finished ? "?include=views" : "";
+  const raw = await fetchText(`/matches/${id}/replay${query}`, token);
+  const replay = JSON.parse(raw);
+  // The seed exactly: a decimal string, or digits read from the text (a JSON number would round past 2^53).
+  const seedDigits = (raw.match(/"seed"\s*:\s*"?(\d+)"?/) || [])[1] || null;
   const steps = replay.log;
   let at = steps.length - 1;
   const draw = () => {
     const e = steps[at] || {};
-    app.innerHTML = `<h1>Replay of ${esc(replay.game)} <code>${esc(id)}</code></h1>
-      <div class="meta">status ${replay.status} · seed ${replay.seed ?? "hidden until the end"} · ${steps.length} entries</div>
+    app.innerHTML = `<h1>Replay of ${esc(gameTitle(replay.game))} <code>${esc(id)}</code></h1>
+      <div class="meta">status ${replay.status} · seed <code id="seed">${seedDigits ?? "hidden until the end"}</code> · ${steps.length} entries</div>
       <section class="panel" aria-label="replay controls">
         <button id="first">⏮</button> <button id="prev">◀ prev</button>
         <input id="step" type="range" min="0" max="${Math.max(0, steps.length - 1)}" value="${at}" aria-label="step">
         <button id="next">next ▶</button> <button id="last">⏭</button>
-        <p id="step-text" role="status">v${e.version}: ${esc(e.kind)} seat ${e.seat ?? "-"}${e.by === "bot" ? " (bot)" : ""}${e.move ? " — " + esc(describeMove(e.move)) : ""}</p></section>
+        <p id="step-text" role="status">v${e.version}: ${e.by === "bot" ? "(bot) " : ""}${esc(e.text || e.kind)}</p></section>
       <div class="match"><section class="panel board" id="replay-board" aria-label="board at version ${finished ? e.version : status.version}" data-version="${finished ? e.version : status.version}">
-        <h3>${finished ? `Position after v${e.version}` : "Current position (the steps are drawn once the match is over)"}</h3>${renderBoard(status.game, finished && e.view !== undefined ? e.view : status.view)}</section>
-      <section class="panel"><h3>Log</h3><ol class="log">${steps.map((s, i) => `<li class="${i === at ? "current" : ""}">v${s.version} ${esc(s.kind)} seat ${s.seat ?? "-"}${s.move ? " " + esc(describeMove(s.move)) : ""}</li>`).join("")}</ol></section></div>`;
+        <h3>${finished ? `Position after v${e.version}` : "Current position (the steps are drawn once the match is over)"}</h3>${renderBoard(status.game, finished && e.view !== undefined ? e.view : status.view, { comp })}</section>
+      <section class="panel"><h3>Log</h3><ol class="log">${steps.map((s, i) => `<li class="${i === at ? "current" : ""}">v${s.version} ${esc(s.text || s.kind)}</li>`).join("")}</ol>
+      ${finished && replay.result ? resultHtml({ ...status, result: replay.result }) : ""}</section></div>`;
     document.getElementById("first").onclick = () => go(0);
     document.getElementById("prev").onclick = () => go(at - 1);
     document.getElementById("next").onclick = () => go(at + 1);
     document.getElementById("last").onclick = () => go(steps.length - 1);
     document.getElementById("step").oninput = ev => go(Number(ev.target.value));
     app.querySelector(".log .current")?.scrollIntoView({ block: "nearest" });
+    wireCards(comp);
   };
   const go = n => {  // redraw at step n, keeping the keyboard focus on the control that was used
     const focused = document.activeElement && document.activeElement.id;
@@ -296,7 +506,6 @@ async function replayPage(id) {
     draw();
     if (focused) document.getElementById(focused)?.focus();
   };
-  // Keyboard: ← / → step, Home / End jump (outside the slider, which handles its own keys).
   const keys = ev => {
     if (ev.target.tagName === "INPUT") return;
     const to = { ArrowLeft: at - 1, ArrowRight: at + 1, Home: 0, End: steps.length - 1 }[ev.key];
@@ -312,6 +521,8 @@ async function route() {
   page.stop();
   page = { stop() {} };
   showError(null);
+  const info = document.getElementById("card-info");
+  if (info) info.hidden = true;
   const [, kind, id] = location.hash.match(/^#\/(m|join|replay)\/([^/?#]+)/) || [];
   try {
     await catalogue();
@@ -321,8 +532,13 @@ async function route() {
     else await lobby();
   } catch (err) {
     showError(err);
+    if (app.textContent.trim() === "Loading…") app.innerHTML = '<p class="meta"><a href="#/">Back to the lobby</a></p>';
   }
 }
 
+document.addEventListener("click", ev => {  // a tap elsewhere closes the rules text
+  const box = document.getElementById("card-info");
+  if (box && !box.hidden && !box.contains(ev.target) && !ev.target.closest("[data-card]")) box.hidden = true;
+});
 window.addEventListener("hashchange", route);
 route();

@@ -1,34 +1,51 @@
-// One board per game, drawn from the view JSON of docs/games/*.md (SVG plus a little HTML).
-// Every function takes the view (the caller's own: hidden things are simply absent) and returns HTML.
+// One board per game, drawn from the view JSON (docs/games/*.md) and the game's components (GET /v1/games/{game}):
+// names, colours, Sideboards' real drawers and handles. Every card carries data-card: a tap or hover shows its
+// rules text (app.js). Every function takes the caller's own view (hidden things are simply absent).
 
 export const esc = s => String(s ?? "").replace(/[&<>"']/g, c => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
-const chips = (ids, label) => `<div class="chips" aria-label="${esc(label)}">${(ids || []).map(i => `<span class="chip">${esc(i)}</span>`).join("") || '<span class="meta">none</span>'}</div>`;
-const SEAT_COLOURS = ["#2563eb", "#16a34a", "#dc2626", "#9333ea", "#ea580c", "#0891b2"];
+export const SEAT_COLOURS = ["#2563eb", "#16a34a", "#dc2626", "#9333ea", "#ea580c", "#0891b2"];
+const CSS = { blue: "#2563eb", green: "#16a34a", grey: "#6b7280", purple: "#7c3aed", pink: "#ec4899", gold: "#ca8a04",
+              orange: "#ea580c", turquoise: "#0d9488", red: "#dc2626", black: "#111827" };
+export const colourOf = name => CSS[name] || name || "#6b7280";
 
-function fmt(v) {
-  if (Array.isArray(v) && v.length === 2 && v.every(Number.isInteger)) return `[${v[0]},${v[1]}]`;
-  if (Array.isArray(v)) return `[${v.map(fmt).join(" ")}]`;
-  if (v && typeof v === "object") {
-    const keys = Object.keys(v);
-    if (keys.length === 1 && keys[0] === "god") return v.god;
-    return `{${keys.map(k => `${k} ${fmt(v[k])}`).join(", ")}}`;
+/** The components of a game as one lookup: id -> entry (goals as "goal:N"), plus the raw lists. */
+export function indexComponents(comp) {
+  const byId = {};
+  for (const [kind, list] of Object.entries(comp || {})) {
+    if (!Array.isArray(list)) continue;
+    for (const e of list) if (e && e.id !== undefined) byId[kind === "goals" ? `goal:${e.id}` : String(e.id)] = e;
   }
-  return v === null || v === undefined ? "none" : String(v);
+  return { ...comp, byId };
 }
 
-/** A readable label for a move: its type, then its fields in the spec's order. */
-export function describeMove(move) {
-  const parts = [move.type];
-  for (const [k, v] of Object.entries(move)) {
-    if (k === "type") continue;
-    if (k === "effect" && v === null) parts.push("no effect");
-    else if (["tile", "card", "cards", "god", "pile"].includes(k)) parts.push(fmt(v));
-    else parts.push(`${k} ${fmt(v)}`);
-  }
-  return parts.join(" ");
+export const nameOf = (comp, id) => (comp && comp.byId[id] && comp.byId[id].name) || id;
+export const label = (comp, id) => {
+  if (id === null || id === undefined) return "a hidden card";
+  const name = nameOf(comp, id);
+  return name.includes(id) ? name : `${id} ${name}`;
+};
+
+/** A card as a chip: its id, name and colour stripe; data-card for the rules text on hover or tap. */
+export function card(comp, id, extra = "") {
+  if (id === null || id === undefined) return `<span class="card hidden-card" aria-label="a hidden card">?</span>`;
+  const e = comp && comp.byId[id];
+  if (!e) return `<span class="card" data-card="${esc(id)}" tabindex="0">${esc(id)}</span>`;
+  let stripe = "";
+  if (e.kind === "tile") stripe = `<span class="stripe" style="background:${colourOf(e.colour)}"></span>`;
+  if (e.kind === "woman") stripe = e.categories.map(c => `<span class="stripe" title="${esc(c)}" style="background:${colourOf(catColour(comp, c))}"></span>`).join("");
+  if (e.kind === "card" && e.drawers) stripe = e.drawers.map(d => `<span class="stripe" style="background:${colourOf(d.colour)}"></span>`).join("");
+  return `<span class="card kind-${esc(e.kind)}${extra}" data-card="${esc(id)}" tabindex="0" role="button" aria-label="${esc(id)} ${esc(e.name)}: show its rules">
+    <span class="stripes">${stripe}</span><b>${esc(id)}</b>${e.name.includes(id) ? "" : ` <span class="card-name">${esc(e.name)}</span>`}</span>`;
 }
 
-// ---- CLASH: the 3×3 board of hex tiles; a tile's tip shows whom it supports (blue: south, green: north).
+const cards = (comp, ids, what) => `<div class="chips" aria-label="${esc(what)}">${(ids || []).map(i => card(comp, i)).join("") || '<span class="meta">none</span>'}</div>`;
+export const catColour = (comp, cat) => ((comp.categories || []).find(c => c.id === cat) || {}).colour;
+const catName = (comp, cat) => ((comp.categories || []).find(c => c.id === cat) || {}).name || cat;
+
+// ---- CLASH: the 3×3 board; a tile's tip shows whom it supports (blue: south, green: north).
+export const FIELD_NAMES = { "0,0": "top-left", "0,1": "top", "0,2": "top-right", "1,0": "left", "1,1": "centre",
+  "1,2": "right", "2,0": "bottom-left", "2,1": "bottom", "2,2": "bottom-right" };
+
 function hexPoints(cx, cy, r) {
   return [...Array(6)].map((_, k) => {
     const a = Math.PI / 180 * (60 * k - 90);
@@ -37,120 +54,129 @@ function hexPoints(cx, cy, r) {
 }
 
 function clash(view, ctx) {
-  const S = 112, R = 54, X0 = 70, Y0 = 84;
+  const comp = ctx.comp, S = 112, R = 54, X0 = 70, Y0 = 84;
   const blocked = new Set((view.blocked || []).map(f => f.join(","))), stab = new Set((view.stabilised || []).map(f => f.join(",")));
+  const choosable = new Set(ctx.fields || []);
   let cells = "";
   view.board.forEach((row, r) => row.forEach((cell, c) => {
     const cx = X0 + c * S, cy = Y0 + r * S, key = `${r},${c}`;
-    const selected = ctx.selectedField === key ? " selected" : "";
-    let fill = "#fff", label = `field ${r},${c}: empty`, inner = "";
+    const cls = (ctx.selectedField === key ? " selected" : "") + (choosable.has(key) ? " choosable" : "");
+    let fill = choosable.has(key) ? "#fef3c7" : "#fff", lab = `${FIELD_NAMES[key]} field: empty`, inner = "";
     if (cell) {
-      const down = cell.face === "down";
+      const down = cell.face === "down", name = nameOf(comp, cell.tile);
       fill = down ? "#9ca3af" : cell.supports === "blue" ? "#bfdbfe" : "#bbf7d0";
-      label = `field ${r},${c}: ${cell.tile}${down ? " face down" : ` supports ${cell.supports}`}${cell.security ? ", Security" : ""}`;
+      lab = `${FIELD_NAMES[key]} field: ${cell.tile} ${name}${down ? " face down" : `, supports ${cell.supports}`}${cell.security ? ", Security" : ""}`;
       const dir = cell.supports === "blue" ? 1 : -1;  // the tip: south for blue, north for green
-      const tipColour = cell.supports === "blue" ? "var(--blue)" : "var(--green)";
-      if (!down) inner += `<polygon points="${cx - 12},${cy + dir * 28} ${cx + 12},${cy + dir * 28} ${cx},${cy + dir * 46}" fill="${tipColour}"/>`;
-      inner += `<text x="${cx}" y="${cy + 6}" text-anchor="middle" font-size="20" font-weight="700">${esc(cell.tile)}</text>`;
-      if (cell.covered) inner += `<text x="${cx}" y="${cy - 18}" text-anchor="middle" font-size="11">over ${esc(cell.covered)}</text>`;
-      if (cell.security) inner += `<text x="${cx + 22}" y="${cy - 20}" font-size="13" font-weight="700" fill="#b45309">SEC</text>`;
+      if (!down) inner += `<polygon points="${cx - 12},${cy + dir * 28} ${cx + 12},${cy + dir * 28} ${cx},${cy + dir * 46}" fill="${cell.supports === "blue" ? "var(--blue)" : "var(--green)"}"/>`;
+      inner += `<text x="${cx}" y="${cy}" text-anchor="middle" font-size="19" font-weight="700">${esc(cell.tile)}</text>
+        <text x="${cx}" y="${cy + 16}" text-anchor="middle" font-size="11">${esc(name.length > 14 ? name.slice(0, 13) + "…" : name)}</text>`;
+      if (cell.covered) inner += `<text x="${cx}" y="${cy - 20}" text-anchor="middle" font-size="10">over ${esc(cell.covered)}</text>`;
+      if (cell.security) inner += `<text x="${cx + 20}" y="${cy - 22}" font-size="12" font-weight="700" fill="#b45309">SEC</text>`;
     }
     if (blocked.has(key)) inner += `<text x="${cx - 40}" y="${cy - 22}" font-size="12" fill="#dc2626">blocked</text>`;
     if (stab.has(key)) inner += `<text x="${cx - 40}" y="${cy + 34}" font-size="12" fill="#0891b2">UN</text>`;
-    cells += `<g class="cell${selected}" data-field="${key}" tabindex="0" role="button" aria-label="${esc(label)}">
+    cells += `<g class="cell${cls}" data-field="${key}" ${cell ? `data-card="${esc(cell.tile)}"` : ""} tabindex="0" role="button" aria-label="${esc(lab)}">
       <polygon points="${hexPoints(cx, cy, R)}" fill="${fill}" stroke="#374151" stroke-width="2" ${cell ? "" : 'stroke-dasharray="6 4"'}/>${inner}</g>`;
   }));
   const svg = `<svg viewBox="0 0 ${X0 * 2 + 2 * S} ${Y0 * 2 + 2 * S + 20}" role="img" aria-label="CLASH board">
-    <text x="4" y="18" font-size="15" fill="var(--blue)">Blue's side (row 0)</text>
-    <text x="4" y="${Y0 * 2 + 2 * S + 14}" font-size="15" fill="var(--green)">Green's side (row 2)</text>${cells}</svg>`;
-  const zone = (z, s) => `<div><b style="color:${s ? "var(--green)" : "var(--blue)"}">${s ? "Green" : "Blue"} zone</b>${chips(z.open, "open zone")}
-      ${z.hidden && z.hidden.length ? `<span class="meta">your hidden:</span>${chips(z.hidden, "hidden zone")}` : z.hidden_count ? `<span class="meta">${z.hidden_count} hidden</span>` : ""}</div>`;
-  return `<div class="meta">game ${view.game_no} · ${esc(view.phase)} · placement ${view.move_no} · wins blue ${view.wins[0]} – green ${view.wins[1]}</div>
-    ${svg}${view.zones.map(zone).join("")}
-    <div><b>Neutral zone</b>${chips(view.neutral_zone, "neutral zone")}</div>
-    <div><b>Removed</b>${chips(view.removed, "removed pile")}</div>
-    <p class="meta">Tap a field to list only the moves that place there.</p>`;
+    <text x="4" y="18" font-size="15" fill="var(--blue)">Blue's side (McWorld)</text>
+    <text x="4" y="${Y0 * 2 + 2 * S + 14}" font-size="15" fill="var(--green)">Green's side (Jihad)</text>${cells}</svg>`;
+  const zone = (z, s) => `<div><b style="color:${s ? "var(--green)" : "var(--blue)"}">${s ? "Green" : "Blue"}'s zone${view.viewer === s ? " (yours)" : ""}</b>${cards(comp, z.open, "open zone")}
+      ${z.hidden && z.hidden.length ? `<span class="meta">your hidden tiles:</span>${cards(comp, z.hidden, "hidden zone")}` : z.hidden_count ? `<span class="meta">${z.hidden_count} hidden</span>` : ""}</div>`;
+  const wins = `<span class="meta">game ${view.game_no} · ${esc(view.phase)} · placement ${view.move_no} · games won: Blue ${view.wins[0]} – Green ${view.wins[1]}</span>`;
+  return `${wins}${svg}${view.zones.map(zone).join("")}
+    <div><b>Neutral zone</b>${cards(comp, view.neutral_zone, "neutral zone")}</div>
+    <div><b>Removed</b>${cards(comp, view.removed, "removed pile")}</div>`;
 }
 
-// ---- Sideboards: each seat's dresser (cards left to right, 180° cards drawn upside down) and the goals.
-function sideboards(view) {
-  const W = 58, H = 84;
-  const dresser = (cards, s) => {
-    const width = Math.max(1, cards.length) * (W + 6) + 6;
-    const body = cards.map((c, i) => {
-      const x = 6 + i * (W + 6), flip = c.orientation === 180;
-      return `<g aria-label="${esc(c.card)} at ${c.orientation} degrees" role="img">
-        <rect x="${x}" y="4" width="${W}" height="${H}" rx="6" fill="#fde68a" stroke="#92400e"/>
-        ${[0, 1, 2].map(d => `<rect x="${x + 8}" y="${12 + d * 24}" width="${W - 16}" height="18" fill="#fff7ed" stroke="#b45309"/>`).join("")}
-        <text x="${x + W / 2}" y="${4 + H / 2 + 5}" text-anchor="middle" font-size="14" font-weight="700"
-          transform="${flip ? `rotate(180 ${x + W / 2} ${4 + H / 2})` : ""}">${esc(c.card)}</text>
-        <text x="${x + W / 2}" y="${H + 2}" text-anchor="middle" font-size="10">${flip ? "180°" : "0°"}</text></g>`;
-    }).join("");
+// ---- Sideboards: each seat's dresser, cards with their 5 coloured drawers and handles, 180° cards upside down.
+function handleShape(h, x, y) {
+  if (h === "flower") return `<circle cx="${x}" cy="${y}" r="3.5" fill="#fff" stroke="#111" stroke-width="1.4"/><circle cx="${x}" cy="${y}" r="1.2" fill="#111"/>`;
+  if (h === "square") return `<rect x="${x - 3.5}" y="${y - 3.5}" width="7" height="7" fill="#fff" stroke="#111" stroke-width="1.4"/>`;
+  if (h === "line") return `<rect x="${x - 7}" y="${y - 1.6}" width="14" height="3.2" rx="1.5" fill="#fff" stroke="#111" stroke-width="1.2"/>`;
+  return "";
+}
+
+export function dresserCard(comp, id, orientation, x, y, W = 54, H = 100) {
+  const e = comp && comp.byId[id];
+  const drawers = e && e.drawers ? (orientation === 180 ? [...e.drawers].reverse() : e.drawers) : [];
+  const dh = (H - 14) / 5;
+  const body = drawers.map((d, i) => `<rect x="${x + 4}" y="${y + 10 + i * dh}" width="${W - 8}" height="${dh - 2}" rx="2" fill="${colourOf(d.colour)}"/>
+      ${handleShape(d.handle, x + W / 2, y + 10 + i * dh + (dh - 2) / 2)}`).join("");
+  return `<g data-card="${esc(id)}" tabindex="0" role="button" aria-label="${esc(id)} turned ${orientation}°: ${esc(drawers.map(d => d.colour + (d.handle ? " " + d.handle : "")).join(", "))}">
+    <rect x="${x}" y="${y}" width="${W}" height="${H}" rx="5" fill="#a16207" stroke="#713f12"/>
+    <text x="${x + W / 2}" y="${y + 8}" text-anchor="middle" font-size="8" fill="#fff">${esc(id)}${orientation === 180 ? " ↻" : ""}</text>${body}</g>`;
+}
+
+export function dresserSvg(comp, items, label) {
+  const W = 54, H = 100, width = Math.max(1, items.length) * (W + 4) + 4;
+  return `<svg class="dresser" viewBox="0 0 ${width} ${H + 6}" preserveAspectRatio="xMinYMin meet" role="img" aria-label="${esc(label)}">
+    ${items.map((c, i) => dresserCard(comp, c.card, c.orientation, 4 + i * (W + 4), 3, W, H)).join("")}</svg>`;
+}
+
+function sideboards(view, ctx) {
+  const comp = ctx.comp;
+  const dresser = (cardsOf, s) => {
     const p = view.provisional[s] || {};
-    return `<div><b style="color:${SEAT_COLOURS[s]}">Seat ${s}${view.viewer === s ? " (you)" : ""}</b>
-      <span class="meta">colour ${p.colour_count} · handle ${p.handle_count} · row ${p.row_drawers} · exchange ${esc(view.exchange[s])}${view.submitted[s] ? " · submitted" : ""}</span>
-      <svg viewBox="0 0 ${width} ${H + 8}" preserveAspectRatio="xMinYMin meet" style="max-height:110px" role="img" aria-label="dresser of seat ${s}">${body}</svg></div>`;
+    return `<div class="dresser-row"><b style="color:${SEAT_COLOURS[s]}">Seat ${s}${view.viewer === s ? " (you)" : ""}</b>
+      <span class="meta">colour goal ×${p.colour_count} · handle goal ×${p.handle_count} · row drawers ${p.row_drawers} · exchange ${esc(view.exchange[s])}${view.submitted[s] ? " · has chosen" : ""}</span>
+      ${dresserSvg(comp, cardsOf, `dresser of seat ${s}`)}</div>`;
   };
   const g = view.goals || {};
-  return `<div class="meta">step ${view.step} · ${esc(view.phase)} · deck ${view.deck_count}</div>
-    <div><b>Goals</b> <span class="chip">colour ${g.colour}</span> <span class="chip">handle ${g.handle}</span> <span class="chip">row ${g.row}</span></div>
-    ${view.dressers.map(dresser).join("")}
-    ${view.hand ? `<div><b>Your hand</b>${chips(view.hand, "your hand")}</div>` : ""}
-    <div><b>Discard</b>${chips(view.discard, "discard pile")}</div>`;
+  const goal = id => { const e = comp.byId[`goal:${id}`] || { name: id }; return `<span class="card kind-goal" data-card="goal:${id}" tabindex="0" role="button">goal ${id}: ${esc(e.name)} (${e.points ?? 2} pts)</span>`; };
+  const hand = view.hand ? `<div><b>Your hand</b><div class="hand">${dresserSvg(comp, view.hand.map(c => ({ card: c, orientation: 0 })), "your hand")}</div></div>` : "";
+  return `<div class="meta">step ${view.step} of 6 · ${esc(view.phase)} · deck ${view.deck_count}</div>
+    <div class="chips"><b>Goals</b> ${goal(g.colour)} ${goal(g.handle)} ${goal(g.row)}</div>
+    ${hand}${view.dressers.map(dresser).join("")}
+    <div><b>Discard</b>${cards(comp, view.discard, "discard pile")}</div>`;
 }
 
-// ---- Fierce Women: the piles and every seat's columns (with their category once defined).
-function fierceWomen(view) {
-  const piles = view.piles.map((p, i) => `<g role="img" aria-label="pile ${i}: ${p.top || "empty"}, ${p.size} cards">
-      <rect x="${8 + i * 90}" y="6" width="76" height="56" rx="6" fill="${p.top ? "#fbcfe8" : "#f3f4f6"}" stroke="#9d174d"/>
-      <text x="${46 + i * 90}" y="32" text-anchor="middle" font-size="16" font-weight="700">${esc(p.top || "—")}</text>
-      <text x="${46 + i * 90}" y="52" text-anchor="middle" font-size="11">pile ${i} · ${p.size}</text></g>`).join("");
+// ---- Fierce Women: the piles and every seat's columns, category colours from the components.
+function fierceWomen(view, ctx) {
+  const comp = ctx.comp;
+  const piles = view.piles.map((p, i) => `<div class="pile"><span class="meta">${["left", "middle", "right"][i]} pile · ${p.size}</span>${p.top ? card(comp, p.top) : '<span class="meta">empty</span>'}</div>`).join("");
   const table = (columns, s) => {
-    const tallest = Math.max(1, ...columns.map(c => c.cards.length));
-    const body = columns.map((col, ci) => col.cards.map((card, k) => `
-        <rect x="${6 + ci * 86}" y="${6 + k * 26}" width="78" height="24" rx="4" fill="${card.startsWith("A") ? "#e9d5ff" : "#fce7f3"}" stroke="#831843"/>
-        <text x="${45 + ci * 86}" y="${23 + k * 26}" text-anchor="middle" font-size="13">${esc(card)}</text>`).join("")
-      + `<text x="${45 + ci * 86}" y="${22 + tallest * 26}" text-anchor="middle" font-size="11" fill="#6b7280">${esc(col.category || "?")}</text>`).join("");
     const hand = view.hands[s] || { size: 0, known: [] };
-    return `<div><b style="color:${SEAT_COLOURS[s]}">Seat ${s}${view.viewer === s ? " (you)" : ""}${view.automa_seat === s ? " (automa)" : ""}</b>
-      <span class="meta">hand ${hand.size}${hand.known && hand.known.length ? ` · known ${hand.known.join(" ")}` : ""}</span>
-      ${hand.cards ? chips(hand.cards, `hand of seat ${s}`) : ""}
-      <svg viewBox="0 0 ${Math.max(1, columns.length) * 86 + 8} ${tallest * 26 + 30}" preserveAspectRatio="xMinYMin meet" style="max-height:${tallest * 26 + 40}px" role="img" aria-label="columns of seat ${s}">${body}</svg></div>`;
+    const who = view.automa_seat === s ? "Automa" : `Seat ${s}`;
+    const cols = columns.map((col, ci) => `<div class="column" style="border-color:${colourOf(catColour(comp, col.category))}">
+        <div class="meta">column ${ci + 1}: ${col.category ? esc(catName(comp, col.category)) : "no single category"}</div>
+        ${col.cards.map(c => card(comp, c)).join("")}</div>`).join("");
+    return `<div class="table-row"><b style="color:${SEAT_COLOURS[s]}">${who}${view.viewer === s ? " (you)" : ""}</b>
+      <span class="meta">hand ${hand.size}${hand.known && hand.known.length && !hand.cards ? ` · known: ${hand.known.map(c => esc(label(comp, c))).join(", ")}` : ""}</span>
+      ${hand.cards ? `<div><span class="meta">your hand:</span>${cards(comp, hand.cards, `hand of seat ${s}`)}</div>` : ""}
+      <div class="columns" aria-label="columns of ${who}">${cols || '<span class="meta">no columns yet</span>'}</div></div>`;
   };
-  return `<div class="meta">turn ${view.turn} · ${esc(view.phase)}</div>
-    <svg viewBox="0 0 ${view.piles.length * 90 + 10} 68" preserveAspectRatio="xMinYMin meet" style="max-height:90px" role="img" aria-label="piles">${piles}</svg>
-    ${view.tables.map(table).join("")}
-    <div><b>Discard</b>${chips(view.discard, "discard pile")}</div>`;
+  const legend = (comp.categories || []).map(c => `<span class="legend"><span class="stripe" style="background:${colourOf(c.colour)}"></span>${esc(c.name)}</span>`).join(" ");
+  return `<div class="meta">turn ${view.turn} · ${esc(view.phase)}</div><div class="legend-row">${legend}</div>
+    <div class="piles">${piles}</div>${view.tables.map(table).join("")}
+    <div><b>Discard</b>${cards(comp, view.discard, "discard pile")}</div>`;
 }
 
 // ---- They Who Were 8: the eight gods around a circle, the two teams' track, your hand.
-function theyWhoWere8(view) {
+function theyWhoWere8(view, ctx) {
+  const comp = ctx.comp;
   const teamOf = seat => view.teams.findIndex(t => t.includes(seat));
   const colour = seat => teamOf(seat) === 0 ? "var(--blue)" : "var(--green)";
   const gods = view.gods.map((g, i) => {
     const a = Math.PI * 2 * i / view.gods.length - Math.PI / 2, cx = 160 + 115 * Math.cos(a), cy = 150 + 115 * Math.sin(a);
-    return `<g role="img" aria-label="${g.id}: seat ${g.owner}, glory ${g.glory}, infamy ${g.infamy}${g.used ? ", power used" : ""}">
-      <circle cx="${cx}" cy="${cy}" r="34" fill="${g.used ? "#e5e7eb" : "#fff"}" stroke="${colour(g.owner)}" stroke-width="4"/>
-      <text x="${cx}" y="${cy - 6}" text-anchor="middle" font-size="15" font-weight="700">${g.id}</text>
-      <text x="${cx}" y="${cy + 10}" text-anchor="middle" font-size="11">seat ${g.owner}</text>
-      <text x="${cx}" y="${cy + 24}" text-anchor="middle" font-size="11">★${g.glory} ☠${g.infamy}</text></g>`;
+    return `<g data-card="${g.id}" tabindex="0" role="button" aria-label="${g.id} ${esc(nameOf(comp, g.id))}: seat ${g.owner}, glory ${g.glory}, infamy ${g.infamy}${g.used ? ", power used" : ""}">
+      <circle cx="${cx}" cy="${cy}" r="36" fill="${g.used ? "#e5e7eb" : "#fff"}" stroke="${colour(g.owner)}" stroke-width="4"/>
+      <text x="${cx}" y="${cy - 10}" text-anchor="middle" font-size="12" font-weight="700">${esc(nameOf(comp, g.id))}</text>
+      <text x="${cx}" y="${cy + 5}" text-anchor="middle" font-size="10">${g.id} · seat ${g.owner}</text>
+      <text x="${cx}" y="${cy + 20}" text-anchor="middle" font-size="11">★${g.glory} ☠${g.infamy}</text></g>`;
   }).join("");
   const totals = view.teams.map(seats => view.gods.filter(g => seats.includes(g.owner))
-    .reduce((t, g) => ({ glory: t.glory + g.glory, infamy: t.infamy + g.infamy }), { glory: 0, infamy: 0 }));
-  const track = totals.map((t, i) => `<g role="img" aria-label="team ${i}: glory ${t.glory}, infamy ${t.infamy}">
-      <text x="4" y="${20 + i * 40}" font-size="12">team ${i} (${view.teams[i].join("+")})</text>
-      <rect x="120" y="${8 + i * 40}" width="${t.glory * 12}" height="14" fill="${i ? "var(--green)" : "var(--blue)"}"/>
-      <text x="${126 + t.glory * 12}" y="${20 + i * 40}" font-size="12">★ ${t.glory}</text>
-      <rect x="120" y="${24 + i * 40}" width="${t.infamy * 12}" height="8" fill="#991b1b"/>
-      <text x="${126 + t.infamy * 12}" y="${32 + i * 40}" font-size="10">☠ ${t.infamy}</text></g>`).join("");
+    .reduce((t, g) => ({ glory: t.glory + g.glory, infamy: t.infamy + g.infamy, used: t.used + (g.used ? 1 : 0) }), { glory: 0, infamy: 0, used: 0 }));
+  const track = totals.map((t, i) => `<div class="team" style="border-color:${i ? "var(--green)" : "var(--blue)"}"><b>Team ${i}</b> (seats ${view.teams[i].join(" + ")}):
+      ★ ${t.glory} glory · ☠ ${t.infamy} infamy · ${t.used} powers used → ${2 * t.glory - t.infamy - 2 * t.used} points now</div>`).join("");
   const play = view.current_play;
   return `<div class="meta">round ${view.round}/${view.max_rounds} · ${esc(view.phase)} · supply ★${view.supply.glory} ☠${view.supply.infamy} · pile ${view.pile_size}</div>
+    ${track}
     <svg viewBox="0 0 320 300" role="img" aria-label="gods">${gods}
-      <text x="160" y="146" text-anchor="middle" font-size="13">hands ${view.hand_sizes.join(" · ")}</text>
+      <text x="160" y="146" text-anchor="middle" font-size="12">hands ${view.hand_sizes.join(" · ")}</text>
       ${view.turn_seat !== null && view.turn_seat !== undefined ? `<text x="160" y="164" text-anchor="middle" font-size="13">turn: seat ${view.turn_seat}</text>` : ""}</svg>
-    <svg viewBox="0 0 340 84" preserveAspectRatio="xMinYMin meet" style="max-height:110px" role="img" aria-label="team track">${track}</svg>
-    ${play ? `<div>In play: seat ${play.seat} plays <span class="chip">${esc(play.card)}</span> on ${esc(fmt(play.target))}</div>` : ""}
-    ${view.hand ? `<div><b>Your hand</b>${chips(view.hand, "your hand")}</div>` : ""}`;
+    ${play ? `<div>In play: seat ${play.seat} plays ${card(comp, play.card)} on ${esc(label(comp, play.target))}</div>` : ""}
+    ${view.hand ? `<div><b>Your hand</b>${cards(comp, view.hand, "your hand")}</div>` : ""}`;
 }
 
 export const BOARDS = { clash, sideboards, "fierce-women": fierceWomen, "they-who-were-8": theyWhoWere8 };
@@ -158,11 +184,7 @@ export const BOARDS = { clash, sideboards, "fierce-women": fierceWomen, "they-wh
 export function renderBoard(game, view, ctx = {}) {
   if (!view) return '<p class="meta">No view yet.</p>';
   const draw = BOARDS[game];
+  ctx = { comp: indexComponents({}), ...ctx };
   try { return draw ? draw(view, ctx) : `<pre>${esc(JSON.stringify(view, null, 1))}</pre>`; }
-  catch (e) { return `<pre>${esc(JSON.stringify(view, null, 1))}</pre>`; }
-}
-
-/** Moves that involve a CLASH field (the board filter). */
-export function movesAtField(moves, key) {
-  return moves.filter(m => Array.isArray(m.field) && m.field.join(",") === key);
+  catch (e) { console.error(e); return `<pre>${esc(JSON.stringify(view, null, 1))}</pre>`; }
 }

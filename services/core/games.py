@@ -1,0 +1,26 @@
+"""The games on offer (public): the catalogue, and one game with its components, as the rules service has them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .access import Caller
+from .errors import DomainError, Kind
+from .limits import count_request
+from .service import Core
+
+
+def catalogue(core: Core, caller: Caller) -> dict[str, Any]:
+    count_request(core, caller)
+    return {"games": core.rules.list_games()}
+
+
+def game(core: Core, caller: Caller, game_id: str) -> dict[str, Any]:
+    """The game's catalogue entry plus ``components``; 404 ``game_not_found`` for a game not on offer."""
+    count_request(core, caller)
+    try:
+        return core.rules.game_components(game_id)
+    except DomainError as err:
+        if err.code == "unknown_game":
+            raise DomainError(Kind.NOT_FOUND, "game_not_found", err.message) from None
+        raise
