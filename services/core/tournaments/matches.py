@@ -6,8 +6,9 @@
   running, ``rated`` as the tournament says and tagged ``tournament:<id>``: the commit pipeline wakes the
   tournament when it finishes. A player who never comes times out on their first decision and a bot of the
   takeover level plays the seat (the timekeeper's takeover rules); they may still join and reclaim it.
-  Idempotent on the spec's key: the match id of a table is chosen once, in ``{tour:<id>}:match:<table>``
-  (SET NX), before the match is made, so a runner that died anywhere makes the same match, never a second one.
+  Idempotent: the match is made under the id the tournament chose for the table when it paired the round (or,
+  for a spec without one, an id chosen once per key in ``{tour:<id>}:match:<table>``, SET NX), so a runner
+  that died anywhere makes the same match, never a second one.
 * **match_result**: the match as the runner scores it (see :class:`.port.MatchResult`); another tenant's match,
   or none, is ``gone``.
 * **abort_match**: :func:`services.core.matches.abort` (finished, ``ended_by: "aborted"``, no winner, unrated).
@@ -53,9 +54,11 @@ class TournamentMatches:
         return self.core.redis
 
     def create_match(self, spec: MatchSpec) -> str:
-        key = match_id_key(spec.key)
-        self.client.set(key, new_match_id(), nx=True, ex=MATCH_ID_KEEP_S)
-        match_id = _text(self.client.get(key))
+        match_id = spec.match_id
+        if match_id is None:
+            key = match_id_key(spec.key)
+            self.client.set(key, new_match_id(), nx=True, ex=MATCH_ID_KEEP_S)
+            match_id = _text(self.client.get(key))
         if self.core.store.load(match_id) is not None:
             return match_id
         seats: list[dict[str, Any]] = []
