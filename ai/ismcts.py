@@ -31,16 +31,33 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import orjson
 
-if TYPE_CHECKING:  # the core depends on the protocol's shape only, not on the registry being importable
-    from services.rules.games.base import Game
+from services.rules.games.base import below  # rng.randrange's draw, compiled
 
 Move = dict[str, Any]
+
+
+class Game(Protocol):
+    """The part of the engine protocol (``services.rules.games.base.Game``) the search uses: it depends on
+    the protocol's shape only, so any object of that shape can be searched (tests/ai/tiny_game.py), and a
+    Protocol is what the compiled search checks arguments against (nothing, unlike a class)."""
+
+    @property
+    def id(self) -> str: ...
+    def to_act(self, state: Any) -> list[int]: ...
+    def legal_moves(self, state: Any, seat: int) -> list[Move]: ...
+    def apply_in_place(self, state: Any, seat: int, move: Move) -> None: ...
+    def sample_move(self, state: Any, seat: int, rng: random.Random) -> Move: ...
+    def is_over(self, state: Any) -> bool: ...
+    def determinize(self, state: Any, seat: int, rng: random.Random) -> Any: ...
+    def outcome(self, state: Any) -> Any: ...
+
+
 #: A rollout policy picks a legal move of ``seat`` in ``state`` (a determinization).
-Policy = Callable[["Game[Any]", Any, int, random.Random], Move]
+Policy = Callable[[Game, Any, int, random.Random], Move]
 
 
 def move_key(move: Move) -> bytes:
@@ -55,12 +72,12 @@ def edge_key(actor: int, move: Move) -> bytes:
     return bytes((actor,)) + move_key(move)
 
 
-def uniform(game: Game[Any], state: Any, seat: int, rng: random.Random) -> Move:
+def uniform(game: Game, state: Any, seat: int, rng: random.Random) -> Move:
     """The game's own random move (``sample_move``: cheap even where enumerating every move is not)."""
     return game.sample_move(state, seat, rng)
 
 
-def rewards(game: Game[Any], state: Any) -> list[float]:
+def rewards(game: Game, state: Any) -> list[float]:
     """Per-seat reward in [0, 1] of a finished game (see the module docstring)."""
     outcome = game.outcome(state)
     scores = outcome.scores
@@ -134,12 +151,12 @@ def _choose(node: Node, actor: int, options: Options, c: float, rng: random.Rand
             else:
                 child.available += 1
         if untried:
-            key = untried[rng.randrange(len(untried))]
+            key = untried[below(rng, len(untried))]
             child = Node(actor=actor, available=1)
             node.children[key] = child
             path.append(child)
             group = groups[key]
-            return group[rng.randrange(len(group)) if len(group) > 1 else 0][1], True
+            return group[below(rng, len(group)) if len(group) > 1 else 0][1], True
         children = node.children
         key = max(groups, key=lambda k: children[k].ucb(c))
         node = children[key]
@@ -148,7 +165,7 @@ def _choose(node: Node, actor: int, options: Options, c: float, rng: random.Rand
         depth += 1
 
 
-def search(game: Game[Any], state: Any, seat: int, *, iterations: int, seconds: float | None = None,
+def search(game: Game, state: Any, seat: int, *, iterations: int, seconds: float | None = None,
            c: float = 0.7, rng: random.Random | None = None, policy: Policy = uniform,
            max_rollout: int = 5000, split: Split = whole) -> SearchResult:
     """The move ``seat`` should play in ``state``, from at most ``iterations`` iterations / ``seconds``.

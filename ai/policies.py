@@ -8,17 +8,16 @@ information: the rollout state is already a determinization. Without a heuristic
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
-from .ismcts import Move, Policy, Split, uniform, whole
+from services.rules.games.base import below
 
-if TYPE_CHECKING:
-    from services.rules.games.base import Game
+from .ismcts import Game, Move, Policy, Split, uniform, whole
 
 
-def prefer_existing_columns(game: Game[Any], state: Any, seat: int, rng: random.Random) -> Move:
+def prefer_existing_columns(game: Game, state: Any, seat: int, rng: random.Random) -> Move:
     """Fierce Women: growing a column toward a defined one beats opening new columns, so favour it 3:1.
 
     Moves are matched by their spec shape ({"type": "place", "column": int | "new"}); any other move
@@ -27,8 +26,8 @@ def prefer_existing_columns(game: Game[Any], state: Any, seat: int, rng: random.
     legal = game.legal_moves(state, seat)
     grow = [m for m in legal if m.get("type") == "place" and m.get("column") != "new"]
     if grow and rng.random() < 0.75:
-        return grow[rng.randrange(len(grow))]
-    return legal[rng.randrange(len(legal))]
+        return grow[below(rng, len(grow))]
+    return legal[below(rng, len(legal))]
 
 
 def clash_choices(move: Move) -> tuple[bytes, ...]:

@@ -144,3 +144,149 @@ def run(args: argparse.Namespace) -> int:
                                                      for m in MODES)
               + f" {f['sealed_vs_validated']['apply']:>11.3f} {f['sealed_vs_validated']['state']:>11.3f}")
     return 0
+
+
+# -- meeple bench rules-cpu ------------------------------------------------------------------------------
+
+CPU_DOC = """``meeple bench rules-cpu``: a rules replica's CPU time per ``ApplyMove``, compiled vs pure Python.
+
+One real rules server process per build (the compiled one as installed, the Python one with
+``MEEPLE_PURE_PYTHON=1``), both sealing with the same key, as deployed. The same recorded games (random legal
+moves, fixed seeds) are replayed through both as the gateway plays a human move: ``ApplyMove`` with
+``derive`` (every seat's view and the legal moves computed once) and the sealed bytes of the previous reply,
+the builds taking turns move by move. ``cpu_us`` is the server process's CPU time (all its threads: gRPC,
+seal, decode, move, views, encode) per ``ApplyMove``, the games' one ``NewGame`` each included.
+"""
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def start_server(build: str, seal_spec: str, source: str | None = None) -> tuple[Any, int]:
+    """A rules server process running ``build``; (its Popen, its port) once it serves.
+
+    ``source``: run the rules service of another checkout (its ``services`` package, this interpreter), e.g.
+    the branch point, for a before/after in one run.
+    """
+    import os
+    import subprocess
+
+    import services.rules
+
+    env = {**os.environ, "MEEPLE_SEAL_KEYS": seal_spec, "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop(services.rules.PURE_ENV, None)
+    if build != "compiled":
+        env[services.rules.PURE_ENV] = "1"
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "services.rules.server", "--host", "127.0.0.1", "--port",
+                             str(port), "--metrics-port", "0", "--workers", "2"], env=env, cwd=source,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        grpc.channel_ready_future(channel).result(timeout=60)
+    except grpc.FutureTimeoutError:
+        proc.kill()
+        raise RuntimeError(f"the {build} rules server did not start") from None
+    finally:
+        channel.close()
+    return proc, port
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (all threads), from /proc."""
+    import os
+
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_cpu_bench(game_ids: list[str], rounds: int, games: int, max_moves: int,
+                  builds: tuple[str, ...] = ("compiled", "python"), baseline: str | None = None) -> dict[str, Any]:
+    """Figures per build; with ``baseline`` (a checkout's directory) a third server, ``baseline``, runs it."""
+    spec = new_key_spec("bench")
+    servers = {build: start_server(build, spec) for build in builds}
+    if baseline:
+        servers["baseline"] = start_server("baseline", spec, baseline)
+        builds = (*builds, "baseline")
+    report: dict[str, Any] = {}
+    try:
+        channels = {build: grpc.insecure_channel(f"127.0.0.1:{port}") for build, (_, port) in servers.items()}
+        stubs = {build: rules_pb2_grpc.RulesStub(channel) for build, channel in channels.items()}
+        for gid in game_ids:
+            recorded = record_games(get_game(gid), games, max_moves)
+            spent = dict.fromkeys(builds, 0.0)
+            seen: dict[str, list[bytes]] = {build: [] for build in builds}
+            before = {build: process_cpu_s(proc.pid) for build, (proc, _) in servers.items()}
+            for _ in range(rounds):
+                for players, seed, moves in recorded:
+                    replay(stubs, gid, players, seed, moves, spent, seen)
+            calls = len(seen[builds[0]])
+            cpu = {build: process_cpu_s(proc.pid) - before[build] for build, (proc, _) in servers.items()}
+            figures: dict[str, Any] = {build: {"cpu_us": round(cpu[build] / max(calls, 1) * 1e6, 1),
+                                               "apply_us": round(spent[build] / max(calls, 1) * 1e6, 1)}
+                                       for build in builds}
+            if "compiled" in builds and "python" in builds and figures["compiled"]["cpu_us"]:
+                ratio = figures["python"]["cpu_us"] / figures["compiled"]["cpu_us"]
+                figures["python_vs_compiled_cpu"] = round(ratio, 2)
+            figures["moves"] = calls
+            report[gid] = figures
+            print(f"  {gid} done", file=sys.stderr)
+        for channel in channels.values():
+            channel.close()
+    finally:
+        for proc, _ in servers.values():
+            proc.terminate()
+            proc.wait(timeout=30)
+    all_moves = sum(f["moves"] for f in report.values())
+    report["all"] = {build: {"cpu_us": round(sum(f[build]["cpu_us"] * f["moves"] for gid, f in report.items())
+                                             / max(all_moves, 1), 1)} for build in builds}
+    report["all"]["moves"] = all_moves
+    return report
+
+
+def add_cpu_parser(sub: Any) -> None:
+    parser = sub.add_parser("rules-cpu", help="rules service CPU per ApplyMove, compiled vs pure Python",
+                            description=CPU_DOC, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=2, help="replays of the recorded games")
+    parser.add_argument("--games", type=int, default=4, help="recorded games per game id")
+    parser.add_argument("--max-moves", type=int, default=80, help="moves recorded per game at most")
+    parser.add_argument("--game", action="append", choices=list(GAMES), help="only these games (repeatable)")
+    parser.add_argument("--build", choices=("both", "compiled", "python"), default="both")
+    parser.add_argument("--baseline", metavar="DIR", help="also run the rules service of the checkout in DIR "
+                        "(e.g. `git archive` of the branch point), as column baseline, in the same run")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.set_defaults(func=run_cpu)
+
+
+def run_cpu(args: argparse.Namespace) -> int:
+    import services.rules
+
+    builds: tuple[str, ...] = ("compiled", "python") if args.build == "both" else (args.build,)
+    if "compiled" in builds and services.rules.build() != "compiled":
+        print("no compiled build here: pure Python only", file=sys.stderr)
+        builds = ("python",)
+    report = run_cpu_bench(args.game or list(GAMES), args.rounds, args.games, args.max_moves, builds, args.baseline)
+    if args.baseline:
+        builds = (*builds, "baseline")
+    if args.json:
+        print(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
+        return 0
+    print(f"{'game':<16} {'moves':>6} " + " ".join(f"{b + ' cpu µs':>16} {b + ' apply µs':>18}" for b in builds)
+          + (f" {'python/compiled':>15}" if {"compiled", "python"} <= set(builds) else ""))
+    for gid, f in report.items():
+        if gid == "all":
+            continue
+        print(f"{gid:<16} {f['moves']:>6} " + " ".join(f"{f[b]['cpu_us']:>16.1f} {f[b]['apply_us']:>18.1f}"
+                                                     for b in builds)
+              + (f" {f['python_vs_compiled_cpu']:>15.2f}" if "python_vs_compiled_cpu" in f else ""))
+    total = report["all"]
+    print(f"{'all games':<16} {total['moves']:>6} " + " ".join(f"{total[b]['cpu_us']:>16.1f} {'':>18}" for b in builds))
+    print("cpu µs: the rules server process's CPU per ApplyMove (derive, sealed); apply µs: the client's wall time")
+    return 0

@@ -7,6 +7,7 @@ import random
 import orjson
 import pytest
 
+import services.rules
 from services import bench
 from services.rules.games import get_game
 
@@ -39,13 +40,30 @@ def test_max_branching_is_measured_on_the_playouts_themselves(game_id: str, play
 
 
 def test_max_branching_is_a_table_column_and_a_json_key(capsys: pytest.CaptureFixture[str]) -> None:
-    report = bench.run_bench(["fierce-women"], 0.02, {})
-    assert all(isinstance(f["max_branching"], int) for f in report["fierce-women"].values())
+    build = services.rules.build()
+    report = bench.run_bench(["fierce-women"], 0.02, {}, (build,))  # this process's build, in-process
+    assert all(isinstance(row[build]["max_branching"], int) for row in report["fierce-women"].values())
     bench.print_table(report)
     header, _, *rows = capsys.readouterr().out.splitlines()
-    assert header.split()[10] == "max_branching" and len(rows) == 4  # after three two-word "µs" headings
-    assert [int(r.split()[7]) for r in rows] == [f["max_branching"] for f in report["fierce-women"].values()]
-    assert "max_branching" in orjson.loads(orjson.dumps(report))["fierce-women"]["4"]
+    assert header.split()[13] == "max_branching"  # after "py games/s" and three two-word "µs" headings
+    rows = rows[:4]
+    assert [int(r.split()[9]) for r in rows] == [row[build]["max_branching"] for row in report["fierce-women"].values()]
+    assert "max_branching" in orjson.loads(orjson.dumps(report))["fierce-women"]["4"][build]
+
+
+def test_bench_engines_puts_the_compiled_and_the_python_build_side_by_side(capsys: pytest.CaptureFixture[str]) -> None:
+    """``meeple bench engines --json``: each build measured in a process of its own, in the same run; the
+    compiled column only where this install has a compiled build (the ratio then too)."""
+    from services.cli import main
+
+    assert main(["bench", "engines", "--json", "--seconds", "0.02", "--game", "they-who-were-8"]) == 0
+    row = orjson.loads(capsys.readouterr().out)["they-who-were-8"]["4"]
+    assert row["python"]["games_per_s"] > 0
+    if services.rules.build() == "compiled":
+        assert row["compiled"]["games_per_s"] > 0
+        assert row["speedup"] == round(row["compiled"]["games_per_s"] / row["python"]["games_per_s"], 2)
+    else:
+        assert row["compiled"] is None and row["speedup"] is None
 
 
 def test_bench_rules_replays_the_same_games_through_a_sealing_and_a_validating_server(

@@ -27,7 +27,7 @@ KINDS: tuple[Kind, ...] = (
         "missing_token", "bad_authorization", "wrong_token", "invalid_api_key", "api_key_required")),
     Kind("forbidden", 403, "the token is valid but holds another seat", ("not_your_seat", "forbidden")),
     Kind("not_found", 404, "unknown or expired (or another tenant's match, asked with an API key)", (
-        "match_not_found", "ticket_not_found", "not_found", "webhook_not_found")),
+        "match_not_found", "ticket_not_found", "not_found", "webhook_not_found", "game_not_found")),
     Kind("method_not_allowed", 405, "the path exists, the method does not; `Allow` lists the methods",
          ("method_not_allowed",)),
     Kind("conflict", 409, "your picture of the match is out of date, or the match's state forbids it", (

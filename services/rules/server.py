@@ -116,6 +116,15 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
     def __init__(self, metrics: RulesMetrics, sealer: Sealer | None = None) -> None:
         self.metrics = metrics
         self.sealer = sealer or Sealer()
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
+
+    def _labelled(self, metric: Any, *labels: str) -> Any:
+        """``metric.labels(*labels)``, looked up once per label set (it takes a lock and a dict per call)."""
+        key = (id(metric), labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*labels)
+        return child
 
     def _state(self, game: Game[Any], data: bytes) -> Any:
         """The state behind ``data``, a private copy the caller may change.
@@ -127,7 +136,7 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
             payload, trusted = self.sealer.open(game.id, data)
         except SealError as exc:
             raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "bad_seal") from None
-        self.metrics.decodes.labels(game.id, "sealed" if trusted else "validated").inc()
+        self._labelled(self.metrics.decodes, game.id, "sealed" if trusted else "validated").inc()
         return _decode(game, payload, trusted)
 
     @contextmanager
@@ -139,15 +148,15 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
         except _Abort as abort:
             code = abort.status.name
             context.set_trailing_metadata(((ERROR_CODE_KEY, abort.code), (ERROR_KIND_KEY, abort.kind)))
-            self.metrics.latency.labels(method, game, code).observe(time.perf_counter() - start)
+            self._labelled(self.metrics.latency, method, game, code).observe(time.perf_counter() - start)
             context.abort(abort.status, abort.message)
         except Exception:
             log.exception("%s failed for %s", method, game)
             code = "INTERNAL"
-            self.metrics.latency.labels(method, game, code).observe(time.perf_counter() - start)
+            self._labelled(self.metrics.latency, method, game, code).observe(time.perf_counter() - start)
             context.abort(grpc.StatusCode.INTERNAL, "internal error in the rules service")
         else:
-            self.metrics.latency.labels(method, game, code).observe(time.perf_counter() - start)
+            self._labelled(self.metrics.latency, method, game, code).observe(time.perf_counter() - start)
 
     def _game_state(self, game: Game[Any], state: Any, view_seats: Iterable[int],
                     derive: bool = False, computed: dict[int, Any] | None = None) -> rules_pb2.GameState:
@@ -229,12 +238,12 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
             try:
                 game.apply_in_place(state, seat, move)  # the decoded state is ours alone
             except RulesError as exc:
-                self.metrics.illegal.labels(game.id, exc.code).inc()
+                self._labelled(self.metrics.illegal, game.id, exc.code).inc()
                 status = (grpc.StatusCode.INVALID_ARGUMENT if exc.code in MALFORMED_CODES
                           else grpc.StatusCode.FAILED_PRECONDITION)
                 kind = "conflict" if exc.code in CONFLICT_CODES else "malformed" if exc.code in MALFORMED_CODES else ""
                 raise _Abort(status, exc.message, exc.code, kind) from None
-            self.metrics.moves.labels(game.id).inc()
+            self._labelled(self.metrics.moves, game.id).inc()
             if before is None:
                 return self._game_state(game, state, request.view_seats, request.derive)
             return self._described(game, before, seat, move, state, request)

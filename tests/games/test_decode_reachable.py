@@ -18,6 +18,7 @@ from services.rules.games import get_game
 from services.rules.games.base import Game, InvalidOptions, InvalidState, NoSuchSeat
 from services.rules.games.clash import _history_digest as clash_digest
 from services.rules.games.fierce_women import ACTIONS, CATEGORIES, WOMEN, common, single
+from services.rules.games.sideboards import _history_digest as sb_digest
 
 FW = get_game("fierce-women")
 SB = get_game("sideboards")
@@ -124,6 +125,28 @@ def test_fw_a_one_shot_action_card_in_a_column_is_refused(position: int) -> None
     refused(FW, doc, "only A1-A3 stay in a column")
 
 
+def test_fw_a_column_opened_by_an_action_card_without_a5_is_refused() -> None:
+    """E3 appends A1-A3 to a column that already holds a woman card (issue 30: ['A3', 'W01', 'W31'])."""
+    def found(s: Any) -> bool:
+        return s.phase == "draw" and "A5" not in s.discard and "A3" in s.out_of_game + s.discard and \
+            any(len(c) >= 2 for t in s.tables for c in t)
+
+    s = reach(FW, 3, {"action_cards": True}, found)
+    doc = doc_of(FW, s)
+    col = next(c for t in doc["tables"] for c in t if len(c) >= 2)
+    swap_in(doc, col, 0, "A3")  # its first woman goes where A3 was: a column of A3 and women, A3 first
+    refused(FW, doc, "starts with A3")
+
+
+def test_fw_a_column_that_a5_left_opening_with_an_action_card_still_decodes() -> None:
+    """The other side of the rule above: A5 (E4) takes women out of a column and keeps the column while a
+    woman is left, so a column may open with an action card once A5 was played; decode must accept it."""
+    s = reach(FW, 3, {"action_cards": True},
+              lambda s: any(c[0] in ACTIONS for t in s.tables for c in t), seeds=1000)
+    assert "A5" in s.discard
+    assert FW.encode(FW.decode(FW.encode(s))) == FW.encode(s)
+
+
 @pytest.mark.parametrize("entry", [
     {"card": "A3"}, True, {"value": 3, "card": "A1", "seat": 0}, {"value": True, "card": "A1", "seat": 0},
     {"value": 1, "card": "A3", "seat": 0}, {"value": 1, "card": "A2", "seat": 0},
@@ -203,6 +226,19 @@ def test_sb_exchange_card_used_with_nothing_discarded_is_refused() -> None:
     doc = doc_of(SB, s)
     doc["exchange"][0] = "used"
     refused(SB, doc, "discard pile must hold 2 cards")
+
+
+@pytest.mark.parametrize("cut", ["emptied", "last step dropped"])
+def test_sb_a_place_step_whose_pass_log_lost_hand_offs_is_refused(cut: str) -> None:
+    """Each hand-off logs one pass per seat (H - 1 >= 1 cards each), so at place step k the log holds n * k
+    entries, even when the history digest was recomputed to match the cut log (issue 30)."""
+    s = reach(SB, 3, {}, lambda s: s.phase == "place" and s.step >= 2)
+    doc = doc_of(SB, s)
+    log = doc["pass_log"]
+    doc["pass_log"] = [] if cut == "emptied" else [e for e in log if e["step"] < s.step - 1]
+    doc["history_digest"] = sb_digest(doc["pass_log"])
+    doc["tracked"] = [[] for _ in doc["tracked"]]  # a tracked card must be one its seat passed: keep that true
+    refused(SB, doc, "one hand-off per seat for every step")
 
 
 # -- CLASH -------------------------------------------------------------------------------------------

@@ -190,3 +190,19 @@ def test_the_service_refuses_to_start_with_a_malformed_key(monkeypatch: pytest.M
     monkeypatch.setenv(seal.ENV_VAR, "k1:too-short")
     assert main(["--port", "0", "--metrics-port", "0"]) == 2
     assert "at least 32 bytes" in caplog.text
+
+
+def test_the_mac_covers_domain_game_key_id_and_state_in_this_layout() -> None:
+    """The seal's MAC is HMAC-SHA256 over domain tag, game id, key id and state bytes, as replicas of every
+    version compute it (the one-shot ``hmac.digest`` must give what the incremental HMAC gave)."""
+    import hashlib
+    import hmac
+
+    from services.rules.seal import _DOMAIN
+
+    key, payload = bytes(range(32)), b'{"game":"clash","v":1}' * 50
+    sealed = seal.Sealer({"k1": key}, "k1").seal("clash", payload)
+    mac = hmac.new(key, _DOMAIN, hashlib.sha256)
+    mac.update(b"clash\x00k1\x00")
+    mac.update(payload)
+    assert sealed == seal.MAGIC + bytes((2,)) + b"k1" + mac.digest() + payload

@@ -1097,7 +1097,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1325,7 +1325,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1398,7 +1398,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1471,7 +1471,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1564,7 +1564,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1676,7 +1676,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1763,7 +1763,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1868,7 +1868,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1983,7 +1983,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2088,7 +2088,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2197,7 +2197,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2278,7 +2278,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2349,7 +2349,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2528,7 +2528,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2601,7 +2601,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3104,7 +3104,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`. */
+            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -23,9 +23,10 @@ import struct
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Final, Generic, TypeVar
 
 import orjson
+from mypy_extensions import mypyc_attr
 
 from services.rules import seal
 
@@ -33,9 +34,9 @@ Move = dict[str, Any]
 JSONDict = dict[str, Any]
 
 #: Error codes that mean "this request could never be right" (gRPC INVALID_ARGUMENT, HTTP 400).
-MALFORMED_CODES = frozenset({"malformed_move", "no_such_seat"})
+MALFORMED_CODES: Final = frozenset({"malformed_move", "no_such_seat"})
 #: Error codes that mean "not now, for you" (HTTP 409): the client's picture of the match is stale.
-CONFLICT_CODES = frozenset({"not_your_turn", "already_submitted"})
+CONFLICT_CODES: Final = frozenset({"not_your_turn", "already_submitted"})
 
 
 class RulesError(Exception):
@@ -117,6 +118,9 @@ class Outcome:
 S = TypeVar("S")
 
 
+# A regular Python class even in the compiled build (a mypyc "native" class has a fixed namespace): the seat
+# checks below wrap the methods of each subclass, and engines written elsewhere (tests) subclass it.
+@mypyc_attr(native_class=False)
 class Game(ABC, Generic[S]):
     """One tabletop game. Subclasses follow the sections of their spec; states are plain data."""
 
@@ -131,17 +135,18 @@ class Game(ABC, Generic[S]):
     #: ``apply`` accepts any valid instance (Fierce Women's ``rearrange``).
     open_move_types: ClassVar[frozenset[str]] = frozenset()
 
+    def __class_getitem__(cls, item: Any) -> Any:
+        """``Game[State]`` in a class statement: mypyc leaves ``Generic`` out of a regular class's bases."""
+        return cls
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Wrap every seat-taking method a game defines with :func:`_seat_checked`, once, here.
+        """Guard every protocol method a game defines that takes outside input (:func:`_guarded`), once, here.
 
         Engines index lists by seat, so ``True`` would act as seat 1 and ``-1`` as the last seat; the
         rules service checks seats before calling, but bots, tests and other callers use engines directly.
         """
         super().__init_subclass__(**kwargs)
-        for name, spectator in _SEAT_METHODS.items():
-            method = cls.__dict__.get(name)
-            if method is not None and not getattr(method, "_seat_checked", False):
-                setattr(cls, name, _seat_checked(method, spectator))
+        _guard_methods(cls)
 
     # -- setup -----------------------------------------------------------------------------------
     @abstractmethod
@@ -179,7 +184,7 @@ class Game(ABC, Generic[S]):
         sample without enumerating everything.
         """
         legal = self.legal_moves(state, seat)
-        return legal[rng.randrange(len(legal))]
+        return legal[below(rng, len(legal))]
 
     def canonical_move(self, move: Move) -> Move:
         """The spelling ``legal_moves`` uses for a move that ``apply`` also accepts in other spellings.
@@ -278,26 +283,92 @@ class Game(ABC, Generic[S]):
         }
 
 
-# -- seat checks (once for every engine) ------------------------------------------------------------
+# -- argument checks (once for every engine) -------------------------------------------------------
+#
+# The protocol's arguments come from clients and the network, so an engine must answer a wrong one with its
+# own error, never a crash. The checks live here, in front of every engine, and not in the engines' typed
+# code: there, once compiled (mypyc), a parameter typed ``int`` turns ``True`` into 1 and one typed ``dict``
+# raises TypeError, so what reaches it must already have the declared type.
 
 #: The protocol methods whose second argument is a seat, and whether ``None`` (a spectator) is allowed.
-_SEAT_METHODS = {"legal_moves": False, "apply_in_place": False, "apply": False, "sample_move": False,
+_SEAT_METHODS: Final = {"legal_moves": False, "apply_in_place": False, "apply": False, "sample_move": False,
                  "view": True, "secrets": True, "determinize": False, "without_others_submissions": False}
+#: The seat methods whose next argument is a move.
+_MOVE_METHODS: Final = frozenset({"apply", "apply_in_place"})
+_NOT_A_MOVE: Final = "a move must be a JSON object with a 'type'"
 
 
-def _seat_checked(method: Any, spectator: bool) -> Any:
-    """``method`` refusing a seat that is not an ``int`` in ``0..seat_count-1`` with :class:`NoSuchSeat`."""
+_GUARDED: Final = (*_SEAT_METHODS, "new_game", "decode", "decode_trusted", "canonical_move")
 
-    def checked(self: Game[Any], state: Any, seat: Any, *args: Any) -> Any:
-        if (seat.__class__ is not int or seat < 0 or seat >= self.seat_count(state)) and not (
-                spectator and seat is None):
-            raise NoSuchSeat(f"seat {seat!r} does not exist (seats 0..{self.seat_count(state) - 1})")
-        return method(self, state, seat, *args)
 
-    checked._seat_checked = True  # type: ignore[attr-defined]
-    checked.__name__, checked.__qualname__, checked.__doc__ = method.__name__, method.__qualname__, method.__doc__
-    checked.__wrapped__ = method  # type: ignore[attr-defined]
+def _guard_methods(cls: type, names: tuple[str, ...] = _GUARDED) -> None:
+    """Wrap the methods of ``names`` that ``cls`` itself defines (not inherited) with their argument checks."""
+    for name in names:
+        method = vars(cls).get(name)
+        if method is not None and not getattr(method, "_guarded", False):
+            setattr(cls, name, _guarded(method, name))
+
+
+def _guarded(method: Any, name: str) -> Any:
+    """``method`` refusing arguments of the wrong kind with the protocol's errors:
+
+    * a seat that is not an ``int`` in ``0..seat_count-1``: :class:`NoSuchSeat`;
+    * a move that is not a JSON object: :class:`IllegalMove` ``malformed_move``;
+    * a player count that is not an ``int``: :class:`InvalidOptions`;
+    * state bytes that are not bytes: :class:`InvalidState` (a ``bytearray`` or ``memoryview`` is copied
+      to ``bytes``);
+    * ``canonical_move`` of anything but a JSON object: the value itself (it must never raise).
+    """
+    checked: Any
+    if name == "new_game":
+        def checked(self: Game[Any], players: Any, seed: int, options: Mapping[str, Any] | None = None) -> Any:
+            if players.__class__ is not int:
+                raise InvalidOptions(f"{self.title} is for {self.min_players} to {self.max_players} players, "
+                                     f"not {players!r}")
+            return method(self, players, seed, options)
+    elif name in ("decode", "decode_trusted"):
+        def checked(self: Game[Any], data: Any) -> Any:
+            if not isinstance(data, bytes | bytearray | memoryview):
+                raise InvalidState("state must be bytes")
+            return method(self, data if data.__class__ is bytes else bytes(data))
+    elif name == "canonical_move":
+        def checked(self: Game[Any], move: Any) -> Any:
+            return method(self, move) if isinstance(move, dict) else move
+    elif name in _MOVE_METHODS:
+        def checked(self: Game[Any], state: Any, seat: Any, move: Any) -> Any:
+            if seat.__class__ is not int or seat < 0 or seat >= self.seat_count(state):
+                raise _no_such_seat(self, state, seat)
+            if not isinstance(move, dict):
+                raise IllegalMove("malformed_move", _NOT_A_MOVE)
+            return method(self, state, seat, move)
+    elif name in ("sample_move", "determinize"):  # (state, seat, rng)
+        def checked(self: Game[Any], state: Any, seat: Any, rng: Any) -> Any:
+            if seat.__class__ is not int or seat < 0 or seat >= self.seat_count(state):
+                raise _no_such_seat(self, state, seat)
+            return method(self, state, seat, rng)
+    else:  # (state, seat): fixed arities, as calls with *args cost more than the check
+        spectator = _SEAT_METHODS[name]
+
+        def checked(self: Game[Any], state: Any, seat: Any) -> Any:
+            if (seat.__class__ is not int or seat < 0 or seat >= self.seat_count(state)) and not (
+                    spectator and seat is None):
+                raise _no_such_seat(self, state, seat)
+            return method(self, state, seat)
+
+    checked._guarded = True
+    checked.__name__ = getattr(method, "__name__", name)  # compiled methods of a regular class have no name
+    checked.__qualname__ = getattr(method, "__qualname__", name)
+    checked.__doc__ = getattr(method, "__doc__", None)
+    checked.__wrapped__ = method
     return checked
+
+
+def _no_such_seat(game: Game[Any], state: Any, seat: Any) -> NoSuchSeat:
+    return NoSuchSeat(f"seat {seat!r} does not exist (seats 0..{game.seat_count(state) - 1})")
+
+
+# Its own concrete protocol methods (the abstract ones are overridden, and guarded, in every engine).
+_guard_methods(Game, ("apply", "sample_move", "without_others_submissions", "canonical_move", "decode_trusted"))
 
 
 # -- helpers shared by the games --------------------------------------------------------------------
@@ -339,9 +410,15 @@ def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def check_move_shape(move: Any, fields: Mapping[str, type | tuple[type, ...]], type_name: str) -> None:
+def check_move_shape(move: Any, fields: dict[str, type | tuple[type, ...]], type_name: str) -> None:
     """Exactly ``type`` plus ``fields`` must be present, each of the given JSON type (strict moves)."""
-    if set(move) != {"type", *fields}:
+    same = len(move) == len(fields) + 1 and "type" in move
+    if same:
+        for name in fields:
+            if name not in move:
+                same = False
+                break
+    if not same and set(move) != {"type", *fields}:  # the sets, only to be sure and to name what differs
         missing = sorted(set(fields) - set(move))
         extra = sorted(set(move) - {"type", *fields})
         what = f"missing {', '.join(missing)}" if missing else f"unexpected {', '.join(extra)}"
@@ -359,7 +436,7 @@ def check_move_shape(move: Any, fields: Mapping[str, type | tuple[type, ...]], t
 def move_type(move: Any, known: Iterable[str]) -> str:
     """The move's ``type``, or ``malformed_move`` for a non-object or an unknown type."""
     if not isinstance(move, dict):
-        raise IllegalMove("malformed_move", "a move must be a JSON object with a 'type'")
+        raise IllegalMove("malformed_move", _NOT_A_MOVE)
     kind = move.get("type")
     if not isinstance(kind, str) or kind not in known:
         raise IllegalMove("malformed_move", f"unknown move type {kind!r}; expected one of {', '.join(known)}")
@@ -368,7 +445,7 @@ def move_type(move: Any, known: Iterable[str]) -> str:
 
 # -- transport helpers ------------------------------------------------------------------------------
 
-_MT_WORDS = 624
+_MT_WORDS: Final = 624
 
 
 def rng_dump(rng: random.Random) -> str:
@@ -397,6 +474,43 @@ def rng_copy(rng: random.Random) -> random.Random:
     out = random.Random.__new__(random.Random)  # not Random(): it would seed itself from os.urandom first
     out.setstate(rng.getstate())
     return out
+
+
+# -- draws (compiled with the engines) ---------------------------------------------------------------
+#
+# ``random.Random``'s own randrange, choice and shuffle are Python code in the standard library, so they stay
+# interpreted when the engines are compiled, and in a playout they cost more than the rules. These draw
+# exactly the same numbers from the generator (CPython's ``_randbelow_with_getrandbits``, used by
+# ``randrange(n)``, ``choice`` and ``shuffle``), so a seed gives the same game either way
+# (tests/games/test_draws.py checks them against the standard library).
+
+
+#: The generator's own C method, called directly for a plain ``random.Random`` (no method lookup per draw).
+_RANDOM: Final = random.Random
+_GETRANDBITS: Final = random.Random.getrandbits
+
+
+def below(rng: random.Random, n: int) -> int:
+    """``rng.randrange(n)`` for ``n >= 1``, the same draw."""
+    if n <= 0:
+        raise ValueError(f"below({n}): empty range")
+    k = n.bit_length()
+    if rng.__class__ is _RANDOM:
+        r: int = _GETRANDBITS(rng, k)
+        while r >= n:
+            r = _GETRANDBITS(rng, k)
+        return r
+    r = rng.getrandbits(k)  # a subclass may draw its own way, as randrange would let it
+    while r >= n:
+        r = rng.getrandbits(k)
+    return r
+
+
+def shuffle(rng: random.Random, items: list[Any]) -> None:
+    """``rng.shuffle(items)``, the same permutation."""
+    for i in range(len(items) - 1, 0, -1):
+        j = below(rng, i + 1)
+        items[i], items[j] = items[j], items[i]
 
 
 def dump_document(game_id: str, version: int, body: Mapping[str, Any]) -> bytes:

@@ -12,7 +12,7 @@ import json
 import random
 from collections.abc import Iterable, Mapping
 from importlib import resources
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from .base import (
     Game,
@@ -32,29 +32,31 @@ from .base import (
     resolve_options,
     rng_dump,
     rng_load,
+    shuffle,
 )
 
-GAME_ID = "fierce-women"
+GAME_ID: Final = "fierce-women"
 
 # -- Components -------------------------------------------------------------------------------------
 
-_DATA = json.loads(resources.files(__package__).joinpath("data/fierce-women.json").read_text())
-CATEGORIES: list[str] = _DATA["categories"]
-CAT_BIT = {c: 1 << i for i, c in enumerate(CATEGORIES)}
-WOMEN: dict[str, int] = {w["id"]: sum(CAT_BIT[c] for c in w["categories"]) for w in _DATA["women"]}
-ACTIONS: dict[str, str] = {a["id"]: a["key"] for a in _DATA["actions"]}
-WOMAN_IDS = sorted(WOMEN)
-ACTION_IDS = sorted(ACTIONS)
-ALL_IDS = frozenset(WOMAN_IDS) | frozenset(ACTION_IDS)
-COLUMN_ACTIONS = frozenset(a for a, k in ACTIONS.items() if k in ("any_min", "solo_max", "double_by_count"))
-PHASES = ("draw", "play", "remove_column", "remove_cards", "rearrange", "game_over")
-MOVE_TYPES = ("draw", "place", "play_action", "discard", "remove_column", "remove_cards", "rearrange")
-PHASE_MOVES = {"draw": ("draw",), "play": ("place", "play_action", "discard"), "remove_column": ("remove_column",),
-               "remove_cards": ("remove_cards",), "rearrange": ("rearrange",), "game_over": ()}
+_DATA: Final = json.loads(resources.files(__package__).joinpath("data/fierce-women.json").read_text())
+CATEGORIES: Final[list[str]] = _DATA["categories"]
+CAT_BIT: Final = {c: 1 << i for i, c in enumerate(CATEGORIES)}
+WOMEN: Final[dict[str, int]] = {w["id"]: sum(CAT_BIT[c] for c in w["categories"]) for w in _DATA["women"]}
+ACTIONS: Final[dict[str, str]] = {a["id"]: a["key"] for a in _DATA["actions"]}
+WOMAN_IDS: Final = sorted(WOMEN)
+ACTION_IDS: Final = sorted(ACTIONS)
+ALL_IDS: Final = frozenset(WOMAN_IDS) | frozenset(ACTION_IDS)
+COLUMN_ACTIONS: Final = frozenset(a for a, k in ACTIONS.items() if k in ("any_min", "solo_max", "double_by_count"))
+PHASES: Final = ("draw", "play", "remove_column", "remove_cards", "rearrange", "game_over")
+MOVE_TYPES: Final = ("draw", "place", "play_action", "discard", "remove_column", "remove_cards", "rearrange")
+PHASE_MOVES: Final = {"draw": ("draw",), "play": ("place", "play_action", "discard"),
+                      "remove_column": ("remove_column",), "remove_cards": ("remove_cards",),
+                      "rearrange": ("rearrange",), "game_over": ()}
 #: Every card's category mask, action cards as "all categories" so that a column's AND ignores them (D11).
-MASK: dict[str, int] = {**WOMEN, **dict.fromkeys(ACTIONS, 63)}
+MASK: Final[dict[str, int]] = {**WOMEN, **dict.fromkeys(ACTIONS, 63)}
 #: SINGLE[mask]: the mask is exactly one category (a defined column); a table, as it is asked constantly.
-SINGLE: tuple[bool, ...] = tuple(m != 0 and m & (m - 1) == 0 for m in range(64))
+SINGLE: Final[tuple[bool, ...]] = tuple(m != 0 and m & (m - 1) == 0 for m in range(64))
 
 
 def cats_of(mask: int) -> list[str]:
@@ -284,13 +286,22 @@ def place_moves(hand: list[str], masks: list[int], defined: int) -> list[Move]:
         w = WOMEN.get(card)
         if w is None:
             continue
+        at = _PLACE_AT[card]
         for i, m in enumerate(masks):
             k = m & w
             if k and (k == m or not SINGLE[k] or not k & defined):
-                moves.append({"type": "place", "card": card, "column": i})
+                moves.append(at[i] if i < _COLUMNS_BUILT else {"type": "place", "card": card, "column": i})
         if not SINGLE[w] or not w & defined:
-            moves.append({"type": "place", "card": card, "column": "new"})
+            moves.append(_PLACE_NEW[card])
     return moves
+
+
+#: The place moves, built once and shared (``legal_moves`` returns fresh lists of read-only moves): a table
+#: rarely has more than 10 columns, and any further one gets a fresh move.
+_COLUMNS_BUILT: Final = 16
+_PLACE_AT: Final = {card: [{"type": "place", "card": card, "column": i} for i in range(_COLUMNS_BUILT)]
+                    for card in WOMAN_IDS}
+_PLACE_NEW: Final = {card: {"type": "place", "card": card, "column": "new"} for card in WOMAN_IDS}
 
 
 # -- Automa (E8) -------------------------------------------------------------------------------------
@@ -327,7 +338,7 @@ def automa_remove_cards(s: State) -> None:
     remove_cards(s, 2, recent)
 
 
-AUTOMA_REMOVALS = {"remove_column": automa_remove_column, "remove_cards": automa_remove_cards}
+AUTOMA_REMOVALS: Final = {"remove_column": automa_remove_column, "remove_cards": automa_remove_cards}
 
 
 # -- Effects -----------------------------------------------------------------------------------------
@@ -409,7 +420,7 @@ def _reshuffle(s: State, seat: int, card: str, column: int | None) -> None:
 
 
 #: E3: what each action card does when played, by its data-file key.
-EFFECTS = {
+EFFECTS: Final = {
     "any_min": _override(lambda s: 1),
     "solo_max": _override(lambda s: s.seats),
     "double_by_count": _double_by_count,
@@ -635,7 +646,7 @@ def _legal_rearrange(s: State, seat: int) -> list[Move]:
 
 
 #: The spec's table "Parameterised moves and legal_moves", one function per phase.
-LEGAL_MOVES = {
+LEGAL_MOVES: Final = {
     "draw": _legal_draw,
     "play": _legal_play,
     "remove_column": _legal_remove_column,
@@ -665,7 +676,7 @@ class FierceWomen(Game[State]):
         opts = resolve_options(self, options)
         deck = WOMAN_IDS + (ACTION_IDS if opts["action_cards"] else [])
         rng = random.Random(seed)
-        rng.shuffle(deck)
+        shuffle(rng, deck)
         return setup(players, opts, deck, rng)
 
     def to_act(self, state: State) -> list[int]:
@@ -861,7 +872,7 @@ class FierceWomen(Game[State]):
         out = s.out_of_game = s.out_of_game[:]
         slots.extend((out, j) for j in range(len(out)))
         unseen = sorted(lst[j] for lst, j in slots)
-        rng.shuffle(unseen)
+        shuffle(rng, unseen)
         for (lst, j), card in zip(slots, unseen, strict=True):
             lst[j] = card
         return s
@@ -1017,9 +1028,9 @@ def _validated(doc: dict[str, Any]) -> State:
 
 
 #: The value an A1/A2 override fixes, by card, for N seats (E3).
-OVERRIDE_VALUE = {a: (lambda n: 1) if k == "any_min" else (lambda n: n) for a, k in ACTIONS.items()
+OVERRIDE_VALUE: Final = {a: (lambda n: 1) if k == "any_min" else (lambda n: n) for a, k in ACTIONS.items()
                   if k in ("any_min", "solo_max")}
-_CARD_OF = {k: a for a, k in ACTIONS.items()}
+_CARD_OF: Final = {k: a for a, k in ACTIONS.items()}
 
 
 def _check_reachable(s: State) -> None:
@@ -1040,18 +1051,24 @@ def _check_reachable(s: State) -> None:
     for seat in range(n):
         if seat != automa and not (seat == s.current and s.phase == "play"):
             require(len(s.hands[seat]) == 3, f"seat {seat} must hold 3 cards between its turns")
+    discard = set(s.discard)
+    # E3 appends A1-A3 to a column that holds a woman card, so an action card opens a column only once A5's
+    # E4 took women out of it (remove_cards keeps a column while it holds a woman, whatever came first).
+    women_removed = _CARD_OF["remove_cards"] in discard
     for seat, table in enumerate(s.tables):
         seen = 0
         for i, col in enumerate(table):
             require(all(c in WOMEN or c in COLUMN_ACTIONS for c in col),
                     f"seat {seat} column {i}: only A1-A3 stay in a column")
+            require(col[0] in WOMEN or women_removed,
+                    f"seat {seat} column {i} starts with {col[0]}: an action card joins a column after a woman "
+                    "card (E3), and only A5 takes women out of a column (E4)")
             require(seat != automa or all(c in WOMEN for c in col), "the automa never plays action cards")
             k = common(col)
             require(k != 0, f"seat {seat} column {i} has no common category")
             if single(k):
                 require(not seen & k, f"seat {seat} collects {cats_of(k)[0]} in two columns")
                 seen |= k
-    discard = set(s.discard)
     played_by = {c: seat for seat, table in enumerate(s.tables) for col in table for c in col if c in ACTIONS}
     cards = [o["card"] for o in s.overrides.values()]
     require(len(set(cards)) == len(cards), "an override card is recorded twice")
@@ -1090,13 +1107,13 @@ def _check_reachable(s: State) -> None:
 
 
 # The fields of each move shape (built once: shapes are checked on every move).
-_PILE: dict[str, Any] = {"pile": int}
-_CARD: dict[str, Any] = {"card": str}
-_CARD_COLUMN: dict[str, Any] = {"card": str, "column": int}
-_CARD_PLACE: dict[str, Any] = {"card": str, "column": (int, str)}
-_COLUMN: dict[str, Any] = {"column": int}
-_CARDS: dict[str, Any] = {"cards": list}
-_COLUMNS: dict[str, Any] = {"columns": list}
+_PILE: Final[dict[str, Any]] = {"pile": int}
+_CARD: Final[dict[str, Any]] = {"card": str}
+_CARD_COLUMN: Final[dict[str, Any]] = {"card": str, "column": int}
+_CARD_PLACE: Final[dict[str, Any]] = {"card": str, "column": (int, str)}
+_COLUMN: Final[dict[str, Any]] = {"column": int}
+_CARDS: Final[dict[str, Any]] = {"cards": list}
+_COLUMNS: Final[dict[str, Any]] = {"columns": list}
 
 
 def _column_index(move: Move) -> None:
@@ -1153,7 +1170,7 @@ def _shape_rearrange(move: Move) -> None:
     _card_list([c for col in cols for c in col])
 
 
-SHAPES = {
+SHAPES: Final = {
     "draw": _shape_draw,
     "place": _shape_place,
     "play_action": _shape_play_action,
@@ -1164,7 +1181,7 @@ SHAPES = {
 }
 
 
-MOVES = {
+MOVES: Final = {
     "draw": FierceWomen._draw,
     "place": FierceWomen._place,
     "play_action": FierceWomen._play_action,
@@ -1174,7 +1191,7 @@ MOVES = {
     "rearrange": FierceWomen._rearrange,
 }
 
-GAME = FierceWomen()
+GAME: Final = FierceWomen()
 
 
 def position(players: int = 3, *, tables: list[list[list[str]]] | None = None,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -32,6 +32,7 @@ from ..base import (
     Move,
     OptionSpec,
     Outcome,
+    below,
     dump_document,
     is_int,
     load_document,
@@ -40,6 +41,7 @@ from ..base import (
     rng_copy,
     rng_dump,
     rng_load,
+    shuffle,
 )
 from .board import (
     BLUE_TILES,
@@ -71,7 +73,7 @@ from .match import (
 
 # -- the engine ---------------------------------------------------------------------------------------------
 
-OPTION_SPECS = (
+OPTION_SPECS: Final = (
     OptionSpec("match", "choice", "best_of_3", "best of 3 games, a single game, or a points series",
                choices=("best_of_3", "single", "points")),
     OptionSpec("games", "int", 3, "number of games with match 'points'", minimum=1, maximum=5),
@@ -101,7 +103,7 @@ class Clash(Game[ClashState]):
         st = ClashState()
         st.options = o
         st.rng = random.Random(seed)
-        f = st.rng.randrange(2) if o["first_player"] == "random" else o["first_player"]
+        f = below(st.rng, 2) if o["first_player"] == "random" else o["first_player"]
         st.pool = [] if o["beginner"] else list(NEUTRALS)
         st.set_aside, st.games, st.wins, st.points, st.log = [], [], [0, 0], [0, 0], []
         st.game_no = 0
@@ -136,7 +138,8 @@ class Clash(Game[ClashState]):
     def sample_move(self, state: ClashState, seat: int, rng: random.Random) -> Move:
         if state.phase == "play" and seat in state.to_act:
             return sample_place(state, seat, rng)
-        return super().sample_move(state, seat, rng)
+        legal = self.legal_moves(state, seat)  # Game.sample_move, spelt out: mypyc cannot call super() here
+        return legal[below(rng, len(legal))]
 
     def apply_in_place(self, state: ClashState, seat: int, move: Move) -> None:
         kind = check_shape(move)
@@ -284,7 +287,7 @@ class Clash(Game[ClashState]):
                 for t in e["tiles"]}
         known = canon([t for t in xs if (t in seen or t in kn["in_pool"]) and t not in assigned and t not in forced])
         rest = canon([t for t in xs if t not in assigned and t not in forced and t not in known])
-        rng.shuffle(rest)
+        shuffle(rng, rest)
         for k in range(len(slots)):
             if slots[k] is None:
                 slots[k] = rest.pop()
@@ -357,7 +360,7 @@ class Clash(Game[ClashState]):
             raise InvalidState(f"malformed state: {exc}") from None
 
 
-_KEYS = ("options", "rng", "phase", "to_act", "game_no", "first_player", "current", "move_no", "board",
+_KEYS: Final = ("options", "rng", "phase", "to_act", "game_no", "first_player", "current", "move_no", "board",
          "start_tile_placed", "zones", "neutral_zone", "removed", "pool", "set_aside", "draft",
          "knowledge", "games", "wins", "points", "log", "result", "history_digest")
 
@@ -373,7 +376,7 @@ def check_options(o: dict[str, Any]) -> dict[str, Any]:
     return o
 
 
-_RECORD_KEYS = {"game", "first_player", "reason", "stuck", "tiles", "kaboom", "winner", "points", "moves",
+_RECORD_KEYS: Final = {"game", "first_player", "reason", "stuck", "tiles", "kaboom", "winner", "points", "moves",
                 "final_board", "final_zones"}
 
 
@@ -490,9 +493,9 @@ def _seat_ok(v: Any) -> bool:
     return is_int(v) and v in (0, 1)
 
 
-_TILE_FIELD = {"field": _field, "tile": _tile_or_null}
+_TILE_FIELD: Final = {"field": _field, "tile": _tile_or_null}
 #: The log's events and what each field must be (views and ``secrets`` read them; the spec's "Log").
-_EVENTS: dict[str, dict[str, Any]] = {
+_EVENTS: Final[dict[str, dict[str, Any]]] = {
     "setup": {"game": is_int, "first_player": _seat_ok, "neutral_zone": _tiles_or_null,
               "private": lambda v: type(v) is bool,
               "dealt": lambda v: type(v) is list and len(v) == 2 and all(_tiles_or_null(d) for d in v)},
@@ -655,7 +658,7 @@ def _decode_body(game: Clash, doc: JSONDict, reachable: bool = True) -> ClashSta
     return st
 
 
-GAME = Clash()
+GAME: Final = Clash()
 
 __all__ = ["GAME", "Clash", "ClashState", "position"]
 

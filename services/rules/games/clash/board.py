@@ -4,36 +4,37 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
-from typing import Any
+from importlib import resources
+from typing import Any, Final
 
 from ..base import (
     IllegalMove,
     JSONDict,
 )
 
-GAME_ID = "clash"
-DATA: JSONDict = json.loads((Path(__file__).parent.parent / "data" / "clash.json").read_text(encoding="utf-8"))
+GAME_ID: Final = "clash"
+DATA: Final[JSONDict] = json.loads(  # not __file__: a compiled module's __file__ is not its source's
+    resources.files(__package__.rsplit(".", 1)[0]).joinpath("data/clash.json").read_text(encoding="utf-8"))
 
-TILES: dict[str, JSONDict] = {t["id"]: t for t in DATA["tiles"]}
-ORDER: dict[str, int] = {t["id"]: i for i, t in enumerate(DATA["tiles"])}
-NEUTRALS: list[str] = [t["id"] for t in DATA["tiles"] if t["side"] == "neutral"]
-BLUE_TILES: list[str] = [t["id"] for t in DATA["tiles"] if t["side"] == "blue"]
-GREEN_TILES: list[str] = [t["id"] for t in DATA["tiles"] if t["side"] == "green"]
-COLOURS = ("blue", "green")
-COLOUR_SEAT = {"blue": 0, "green": 1}
-NAMES: dict[str, str] = {t["id"]: t["name_en"] for t in DATA["tiles"]}
-SECURITY_TILES = frozenset(t["id"] for t in DATA["tiles"] if t["effect"]["kind"] == "security")
-IMMEDIATE = frozenset(t["id"] for t in DATA["tiles"] if t["effect"]["timing"] == "immediate")
-NO_EFFECT = frozenset(t["id"] for t in DATA["tiles"] if t["effect"]["params"] is None)
+TILES: Final[dict[str, JSONDict]] = {t["id"]: t for t in DATA["tiles"]}
+ORDER: Final[dict[str, int]] = {t["id"]: i for i, t in enumerate(DATA["tiles"])}
+NEUTRALS: Final[list[str]] = [t["id"] for t in DATA["tiles"] if t["side"] == "neutral"]
+BLUE_TILES: Final[list[str]] = [t["id"] for t in DATA["tiles"] if t["side"] == "blue"]
+GREEN_TILES: Final[list[str]] = [t["id"] for t in DATA["tiles"] if t["side"] == "green"]
+COLOURS: Final = ("blue", "green")
+COLOUR_SEAT: Final = {"blue": 0, "green": 1}
+NAMES: Final[dict[str, str]] = {t["id"]: t["name_en"] for t in DATA["tiles"]}
+SECURITY_TILES: Final = frozenset(t["id"] for t in DATA["tiles"] if t["effect"]["kind"] == "security")
+IMMEDIATE: Final = frozenset(t["id"] for t in DATA["tiles"] if t["effect"]["timing"] == "immediate")
+NO_EFFECT: Final = frozenset(t["id"] for t in DATA["tiles"] if t["effect"]["params"] is None)
 UN, NOBEL, KABOOM, START = "N12", "N13", "N17", "M0"
-BLOCKERS: dict[str, str] = {
+BLOCKERS: Final[dict[str, str]] = {
     t["id"]: t["effect"]["scope"]["set"] for t in DATA["tiles"] if t["effect"]["kind"] == "block"}
 
-FIELDS: list[list[int]] = [[r, c] for r in range(3) for c in range(3)]
-DIRECTIONS: list[str] = list(DATA["board"]["directions"])  # north, east, south, west
-PATTERNS = ("orthogonal", "diagonal")
-SECRET_STEPS = {1: 0, 2: 1, 3: 1, 4: 0}  # step -> 0 for the first player f, 1 for 1-f
+FIELDS: Final[list[list[int]]] = [[r, c] for r in range(3) for c in range(3)]
+DIRECTIONS: Final[list[str]] = list(DATA["board"]["directions"])  # north, east, south, west
+PATTERNS: Final = ("orthogonal", "diagonal")
+SECRET_STEPS: Final = {1: 0, 2: 1, 3: 1, 4: 0}  # step -> 0 for the first player f, 1 for 1-f
 
 
 def _offsets(name: str, sup: int, i: int) -> list[int]:
@@ -50,7 +51,7 @@ def _offsets(name: str, sup: int, i: int) -> list[int]:
 
 
 #: NEIGH[set][sup][field] -> target fields, row-major.
-NEIGH: dict[str, list[list[list[int]]]] = {
+NEIGH: Final[dict[str, list[list[list[int]]]]] = {
     name: [[_offsets(name, sup, i) for i in range(9)] for sup in (0, 1)] for name in DATA["offset_sets"]
 }
 
@@ -66,11 +67,11 @@ def _ray(i: int, d: str) -> list[int]:
     return out
 
 
-RAYS: list[list[list[int]]] = [[_ray(i, d) for d in DIRECTIONS] for i in range(9)]
-SIDES = NEIGH["sides"][0]
-TARGET_EFF: list[dict[str, Any]] = [{"target": f} for f in FIELDS]
-EMPTY_EFF: dict[str, Any] = {}
-EFFECT_KEYSETS = [frozenset(k) for k in ((), ("target",), ("direction",), ("pattern",), ("target", "to"),
+RAYS: Final[list[list[list[int]]]] = [[_ray(i, d) for d in DIRECTIONS] for i in range(9)]
+SIDES: Final = NEIGH["sides"][0]
+TARGET_EFF: Final[list[dict[str, Any]]] = [{"target": f} for f in FIELDS]
+EMPTY_EFF: Final[dict[str, Any]] = {}
+EFFECT_KEYSETS: Final = [frozenset(k) for k in ((), ("target",), ("direction",), ("pattern",), ("target", "to"),
                                          ("tile",), ("hidden",), ("target", "effect"))]
 
 

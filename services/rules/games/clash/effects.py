@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar, Final
 
 from ..base import (
     JSONDict,
@@ -49,7 +49,7 @@ from .board import (
 class Handler:
     """Enumerate / check / execute one effect shape. ``orient`` = depends on the source's own orientation."""
 
-    keys: frozenset[str] = frozenset()
+    keys: ClassVar[frozenset[str]] = frozenset()
     orient = False
     destroys = False
     #: enum reads the placed tile itself (empty fields, its support), so legal_moves must place it first.
@@ -82,7 +82,8 @@ def _discard(st: ClashState, i: int, mover: int) -> None:
     st.tile[i] = None
 
 
-ACTIONS: dict[str, Callable[[ClashState, int, int], None]] = {"destroy": _destroy, "flip": _flip, "discard": _discard}
+ACTIONS: Final[dict[str, Callable[[ClashState, int, int], None]]] = {
+    "destroy": _destroy, "flip": _flip, "discard": _discard}
 
 
 class OneOf(Handler):
@@ -157,7 +158,7 @@ class Pattern(Handler):
     """B3/G3: flip all affectable tiles of the orthogonal or the diagonal pattern."""
 
     keys = frozenset({"pattern"})
-    EFFS = [{"pattern": p} for p in PATTERNS]
+    EFFS: ClassVar[list[dict[str, str]]] = [{"pattern": p} for p in PATTERNS]
 
     def scope(self, st: ClashState, src: int, p: str) -> list[int]:
         return [i for i in NEIGH[p][0][src] if affectable(st, i, src)]
@@ -181,7 +182,7 @@ class Ray(Handler):
     """B2/G2: flip every affectable tile from the source to the edge in one direction."""
 
     keys = frozenset({"direction"})
-    EFFS = [{"direction": d} for d in DIRECTIONS]
+    EFFS: ClassVar[list[dict[str, str]]] = [{"direction": d} for d in DIRECTIONS]
 
     def scope(self, st: ClashState, src: int, d: int) -> list[int]:
         return [i for i in RAYS[src][d] if affectable(st, i, src)]
@@ -259,7 +260,7 @@ class Agent(Handler):
     """N06: an opponent's zone tile (open by id, hidden by slot) goes to the removed pile."""
 
     keys = frozenset({"tile"})
-    KEYSETS = (frozenset({"tile"}), frozenset({"hidden"}))
+    KEYSETS: ClassVar[tuple[frozenset[str], ...]] = (frozenset({"tile"}), frozenset({"hidden"}))
 
     def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> Effects:
         opp = 1 - mover
@@ -367,7 +368,7 @@ class Repeat(Handler):
         HANDLERS[st.tile[i]].run(st, i, mover, eff["effect"])  # type: ignore[index]
 
 
-HANDLER_KINDS: dict[str, type[Handler]] = {
+HANDLER_KINDS: Final[dict[str, type[Handler]]] = {
     "destroy:one_of": OneOf,
     "flip:one_of": OneOf,
     "discard:one_of": OneOf,
@@ -389,7 +390,7 @@ def _handler_key(effect: JSONDict) -> str:
     return f"{key}:{scope['from']}" if scope["type"] == "zone" else key
 
 
-HANDLERS: dict[str, Handler] = {
+HANDLERS: Final[dict[str, Handler]] = {
     t["id"]: HANDLER_KINDS[_handler_key(t["effect"])](t["id"]) for t in DATA["tiles"] if t["id"] in IMMEDIATE
 }
 # Pairs share one handler object so legal_moves can cache per handler.

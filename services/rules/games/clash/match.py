@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from ..base import (
     IllegalMove,
     JSONDict,
     Move,
+    below,
     is_int,
 )
 from .board import (
@@ -261,7 +262,7 @@ def _check_effect_shape(eff: Any, depth: int) -> None:
             _check_effect_shape(v, depth + 1)
 
 
-PLACE_FIELDS = frozenset({"type", "tile", "from", "field", "supports", "effect"})
+PLACE_FIELDS: Final = frozenset({"type", "tile", "from", "field", "supports", "effect"})
 
 
 def check_shape(move: Any) -> str:
@@ -296,7 +297,7 @@ def check_shape(move: Any) -> str:
     return kind  # type: ignore[no-any-return]
 
 
-PHASE_MOVES = {"draft": "pick", "secret_draft": "pick", "play": "place", "choose_first": "choose_first"}
+PHASE_MOVES: Final = {"draft": "pick", "secret_draft": "pick", "play": "place", "choose_first": "choose_first"}
 
 
 def _place(st: ClashState, m: int, move: Move) -> None:
@@ -417,7 +418,7 @@ def _choose_first(st: ClashState, m: int, move: Move) -> None:
     start_game(st, move["seat"])
 
 
-MOVES: dict[str, Callable[[ClashState, int, Move], None]] = {
+MOVES: Final[dict[str, Callable[[ClashState, int, Move], None]]] = {
     "place": _place, "pick": _pick, "choose_first": _choose_first}
 
 
@@ -521,25 +522,25 @@ def sample_place(st: ClashState, m: int, rng: random.Random) -> Move:
     tile with many effect choices is not favoured), which suits a light playout policy."""
     if not st.start_placed:
         starts = _start_places()
-        return starts[rng.randrange(len(starts))]
+        return starts[below(rng, len(starts))]
     scope = _Scope(st)
     tiles = _available(st, m)
     while tiles:
-        t, frm = tiles.pop(rng.randrange(len(tiles)))
+        t, frm = tiles.pop(below(rng, len(tiles)))
         if t == NOBEL:
             targets = _nobel_fields(st, m)
             if not targets:
                 continue  # nowhere to put it: another tile
-            i = targets[rng.randrange(len(targets))]
+            i = targets[below(rng, len(targets))]
             return {"type": "place", "tile": t, "from": frm, "field": FIELDS[i], "supports": COLOURS[m], "effect": None}
         if not scope.empty:
             continue
-        i = scope.empty[rng.randrange(len(scope.empty))]
-        side = rng.randrange(2)
+        i = scope.empty[below(rng, len(scope.empty))]
+        side = below(rng, 2)
         effect = None
         if t in HANDLERS:
             choices = _effects(st, scope, t, i, m)[side]
-            effect = choices[rng.randrange(len(choices))]
+            effect = choices[below(rng, len(choices))]
         return {"type": "place", "tile": t, "from": frm, "field": FIELDS[i], "supports": COLOURS[side],
                 "effect": effect}
     raise AssertionError("a seat to act always has a placement")  # legal_places would be empty too

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -31,6 +31,7 @@ from ..base import (
     resolve_options,
     rng_dump,
     rng_load,
+    shuffle,
 )
 from .components import CARD_IDS, CARD_SET, COLOUR_GOALS, GAME_ID, HANDLE_GOALS, ORIENTATIONS, ROW_GOALS
 from .flow import (
@@ -49,7 +50,7 @@ from .flow import (
 )
 from .scoring import dresser_counts, result_doc
 
-OPTION_SPECS = (
+OPTION_SPECS: Final = (
     OptionSpec("goals", "any", "random",
                'the three goal cards: "random" (one from each deck) or [colour 1-7, handle 8-14, row 15-30], '
                "for example a suggested setup such as [2, 9, 19]"),
@@ -199,9 +200,9 @@ class Sideboards(Game[State]):
             deck = rng.sample(allowed, len(s.deck))
             chosen = set(deck)
             rest = [c for c in unseen if c not in chosen]
-            rng.shuffle(rest)
+            shuffle(rng, rest)
         else:
-            rng.shuffle(unseen)
+            shuffle(rng, unseen)
             deck, rest = unseen[:len(s.deck)], unseen[len(s.deck):]
         s.deck = deck
         for i in range(s.players):
@@ -360,6 +361,17 @@ def _validated(doc: dict[str, Any], reachable: bool = True) -> State:
         require(1 <= len(_ids(e["cards"], "passed cards")) <= (2 if four else 1), "bad passed cards")
         seen_steps.add((e["step"], e["from"]))
         last = e["step"]
+    if reachable and n >= 2:
+        # Every place step's hand-off passes each seat's leftover cards (H - 1 >= 1 of them) on, one entry per
+        # seat; a determinization for one seat keeps that seat's own entries only (what it passed and received).
+        # (The start's hand-off, step 0, is logged alike, but positions written in the spec's test notation
+        # begin at place step 1 with an empty log, so the check starts at step 1.)
+        handoffs = step if s.phase == "place" else LAST_STEP if s.phase == "game_over" else 0
+        passers = [{e["from"] for e in log if e["step"] == t} for t in range(1, handoffs)]
+        everyone = set(range(n))
+        require(all(p == everyone for p in passers) or any(
+            all(p == {seat, (seat - 1) % n} for p in passers) for seat in range(n)),
+            "the pass log must hold one hand-off per seat for every step so far")
     require(not reachable or doc["history_digest"] == _history_digest(log), "the pass log was altered")
     s.pass_log = [_entry(e) for e in log]
     reshuffled = doc["last_reshuffle"]
@@ -405,7 +417,7 @@ def _check_reachable(s: State) -> None:
                                         f"{', solo hand-offs' if n == 1 else ''}{', the leftovers' if over else ''})")
 
 
-GAME = Sideboards()
+GAME: Final = Sideboards()
 
 
 def position(players: int = 3, *, phase: str = "place", step: int = 1, goals: tuple[int, int, int] = (2, 9, 19),

@@ -10,27 +10,28 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from importlib import resources
+from typing import Any, Final
 
-GAME_ID = "sideboards"
+GAME_ID: Final = "sideboards"
 
-DATA: dict[str, Any] = json.loads((Path(__file__).parent.parent / "data" / "sideboards.json").read_text("utf-8"))
-COLOURS: list[str] = DATA["colours"]
-HANDLES: list[str] = DATA["handles"]
-CARD_IDS: list[str] = [c["id"] for c in DATA["cards"]]
-CARD_SET = frozenset(CARD_IDS)
-EXCHANGE_BONUS: int = DATA["exchange_bonus"]
-ROW_RANK_BONUS: dict[int, list[int]] = {int(k): list(v) for k, v in DATA["row_rank_bonus"].items()}
-SUGGESTED_SETUPS: list[list[int]] = [list(t) for t in DATA["suggested_setups"]]
-SOLO_RATINGS: list[dict[str, Any]] = DATA["solo_ratings"]
-ORIENTATIONS = (0, 180)
-SIDES = ("left", "right")
-ROWS = 5
-DRESSER_WIDTH = 8
-COLOUR_GOALS = range(1, 8)
-HANDLE_GOALS = range(8, 15)
-ROW_GOALS = range(15, 31)
+DATA: Final[dict[str, Any]] = json.loads(  # not __file__: a compiled module's __file__ is not its source's
+    resources.files(__package__.rsplit(".", 1)[0]).joinpath("data/sideboards.json").read_text("utf-8"))
+COLOURS: Final[list[str]] = DATA["colours"]
+HANDLES: Final[list[str]] = DATA["handles"]
+CARD_IDS: Final[list[str]] = [c["id"] for c in DATA["cards"]]
+CARD_SET: Final = frozenset(CARD_IDS)
+EXCHANGE_BONUS: Final[int] = DATA["exchange_bonus"]
+ROW_RANK_BONUS: Final[dict[int, list[int]]] = {int(k): list(v) for k, v in DATA["row_rank_bonus"].items()}
+SUGGESTED_SETUPS: Final[list[list[int]]] = [list(t) for t in DATA["suggested_setups"]]
+SOLO_RATINGS: Final[list[dict[str, Any]]] = DATA["solo_ratings"]
+ORIENTATIONS: Final = (0, 180)
+SIDES: Final = ("left", "right")
+ROWS: Final = 5
+DRESSER_WIDTH: Final = 8
+COLOUR_GOALS: Final = range(1, 8)
+HANDLE_GOALS: Final = range(8, 15)
+ROW_GOALS: Final = range(15, 31)
 
 # -- Dresser cards ----------------------------------------------------------------------------------
 
@@ -56,11 +57,11 @@ def _column(index: int, drawers: list[dict[str, Any]]) -> Column:
 
 
 #: ``COLUMNS[(card, orientation)]``: orientation 180 reverses the drawer order (shapes unchanged).
-COLUMNS: dict[tuple[str, int], Column] = {}
+COLUMNS: Final[dict[tuple[str, int], Column]] = {}
 for _card in DATA["cards"]:
     COLUMNS[(_card["id"], 0)] = _column(len(COLUMNS), _card["drawers"])
     COLUMNS[(_card["id"], 180)] = _column(len(COLUMNS), _card["drawers"][::-1])
-_BY_INDEX = sorted(COLUMNS.values(), key=lambda c: c.index)
+_BY_INDEX: Final = sorted(COLUMNS.values(), key=lambda c: c.index)
 
 
 def _pair_table(positions: list[tuple[int, ...]]) -> list[list[tuple[int, ...]]]:
@@ -81,14 +82,14 @@ def _pair_table(positions: list[tuple[int, ...]]) -> list[list[tuple[int, ...]]]
     return table
 
 
-COLOUR_PAIRS = _pair_table([c.cpos for c in _BY_INDEX])
-HANDLE_PAIRS = _pair_table([c.hpos for c in _BY_INDEX])
+COLOUR_PAIRS: Final = _pair_table([c.cpos for c in _BY_INDEX])
+HANDLE_PAIRS: Final = _pair_table([c.hpos for c in _BY_INDEX])
 
 # -- Goal cards -------------------------------------------------------------------------------------
 
-GOALS: dict[int, dict[str, Any]] = {g["id"]: g for g in DATA["goals"]}
+GOALS: Final[dict[int, dict[str, Any]]] = {g["id"]: g for g in DATA["goals"]}
 
-_SYMMETRIES = (
+_SYMMETRIES: Final = (
     lambda x, y: (x, y), lambda x, y: (-y, x), lambda x, y: (-x, -y), lambda x, y: (y, -x),
     lambda x, y: (-x, y), lambda x, y: (x, -y), lambda x, y: (y, x), lambda x, y: (-y, -x),
 )
@@ -134,7 +135,7 @@ def _placements(goal_id: int, width: int) -> list[Placement]:
 
 
 #: ``PLACEMENTS[goal][width]`` for the pattern goals 1-14 and widths 0-8.
-PLACEMENTS: dict[int, list[list[Placement]]] = {
+PLACEMENTS: Final[dict[int, list[list[Placement]]]] = {
     g: [_placements(g, m) for m in range(DRESSER_WIDTH + 1)] for g in (*COLOUR_GOALS, *HANDLE_GOALS)
 }
 
@@ -159,4 +160,4 @@ def _row_rule(goal: dict[str, Any]) -> RowRule:
                    tuple((t, b) for t, b in rule["solo_bonus"]))
 
 
-ROW_RULES: dict[int, RowRule] = {g: _row_rule(GOALS[g]) for g in ROW_GOALS}
+ROW_RULES: Final[dict[int, RowRule]] = {g: _row_rule(GOALS[g]) for g in ROW_GOALS}

@@ -8,15 +8,15 @@ submission and resolves at once (D14).
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Final
 
-from ..base import IllegalMove, Move, check_move_shape, move_type, rng_copy
+from ..base import IllegalMove, Move, check_move_shape, move_type, rng_copy, shuffle
 from .components import CARD_IDS, CARD_SET, ORIENTATIONS, SIDES
 from .scoring import result_doc
 
-PHASES = ("start", "place", "game_over")
-MOVE_TYPES = ("start", "place", "exchange")
-LAST_STEP = 6
+PHASES: Final = ("start", "place", "game_over")
+MOVE_TYPES: Final = ("start", "place", "exchange")
+LAST_STEP: Final = 6
 
 # -- State ------------------------------------------------------------------------------------------
 
@@ -99,7 +99,7 @@ def setup(players: int, options: dict[str, Any], rng: random.Random) -> State:
         c, h, r = options["goals"]
         s.goals = (c, h, r)
     deck = list(CARD_IDS)
-    rng.shuffle(deck)
+    shuffle(rng, deck)
     s.hands = [[] for _ in range(players)]
     for _ in range(deal_size(s.four)):
         for seat in range(players):
@@ -130,7 +130,7 @@ def draw_one(s: State, seat: int) -> None:
     if not s.deck and s.discard:
         s.deck, s.discard = s.discard, []
         s.rng = rng_copy(s.rng)  # the RNG may be shared with the state this one was cloned from
-        s.rng.shuffle(s.deck)
+        shuffle(s.rng, s.deck)
         s.last_reshuffle = sorted(s.deck)
     if s.deck:
         s.hands[seat].append(s.deck.pop(0))
@@ -312,6 +312,13 @@ def play(s: State, seat: int, move: Any) -> None:
         (resolve_start if s.phase == "start" else resolve_place)(s)
 
 
+#: Every card's place moves in the spec's order (side, then orientation), built once and shared: ``legal_moves``
+#: returns fresh lists of read-only moves (``well_formed`` copies a move before the state keeps it).
+PLACE_MOVES: Final[dict[str, list[Move]]] = {
+    card: [{"type": "place", "card": card, "side": side, "orientation": o} for side in SIDES for o in ORIENTATIONS]
+    for card in CARD_IDS}
+
+
 def legal_moves(s: State, seat: int) -> list[Move]:
     """The spec's order: start pairs (a, b, o1, o2); place (card, side, orientation), then exchange."""
     if s.phase == "game_over" or s.submitted[seat] is not None:
@@ -320,8 +327,9 @@ def legal_moves(s: State, seat: int) -> list[Move]:
     if s.phase == "start":
         return [{"type": "start", "cards": [a, b], "orientations": [o1, o2]}
                 for a in hand for b in hand if b != a for o1 in ORIENTATIONS for o2 in ORIENTATIONS]
-    moves: list[Move] = [{"type": "place", "card": card, "side": side, "orientation": o}
-                         for card in hand for side in SIDES for o in ORIENTATIONS]
+    moves: list[Move] = []
+    for card in hand:
+        moves.extend(PLACE_MOVES[card])
     if s.exchange[seat] == "unused":
         moves.append({"type": "exchange"})
     return moves

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 import orjson
 
@@ -25,6 +25,7 @@ from ..base import (
     Move,
     OptionSpec,
     Outcome,
+    below,
     dump_document,
     is_int,
     load_document,
@@ -32,6 +33,7 @@ from ..base import (
     resolve_options,
     rng_dump,
     rng_load,
+    shuffle,
 )
 from . import flow
 from .flow import END_REASONS, PHASES, WINDOWS, apply_move, eligible, legal_moves, to_act
@@ -64,10 +66,10 @@ from .model import (
     trivial_knowledge,
 )
 
-_OPTION = DATA["options"][0]
-OPTION_SPECS = (OptionSpec(_OPTION["name"], _OPTION["type"], _OPTION["default"], _OPTION["description"],
+_OPTION: Final = DATA["options"][0]
+OPTION_SPECS: Final = (OptionSpec(_OPTION["name"], _OPTION["type"], _OPTION["default"], _OPTION["description"],
                            minimum=_OPTION["min"], maximum=_OPTION["max"]),)
-FORMAT = 1
+FORMAT: Final = 1
 
 
 class TheyWhoWere8(Game[State]):
@@ -85,9 +87,9 @@ class TheyWhoWere8(Game[State]):
         opts = resolve_options(self, options)
         rng = random.Random(seed)  # R0
         gods = list(GOD_IDS)
-        rng.shuffle(gods)  # R1
+        shuffle(rng, gods)  # R1
         cards = list(CARD_IDS)
-        rng.shuffle(cards)  # R2
+        shuffle(rng, cards)  # R2
         return flow.setup(opts["max_rounds"], rng, gods, cards)
 
     # -- Flow ----------------------------------------------------------------------------------------
@@ -332,7 +334,7 @@ def _change(v: Any) -> bool:
             and is_int(v["infamy"]))
 
 
-_EVENTS: dict[str, dict[str, Callable[[Any], bool]]] = {
+_EVENTS: Final[dict[str, dict[str, Callable[[Any], bool]]]] = {
     "round_start": {"round": _nonneg, "first_player": _seat},
     "decline": {"seat": _seat, "window": _one_of(*WINDOWS)},
     "power": {"seat": _seat, "god": _god, "as": lambda v: v is None or _god(v)},
@@ -352,7 +354,7 @@ _EVENTS: dict[str, dict[str, Callable[[Any], bool]]] = {
     "deal": {"seat": _seat, "card": _card_or_null},
     "game_end": {"reason": _one_of(*END_REASONS), "result": lambda v: isinstance(v, dict)},
 }
-_POWER_EXTRA: dict[str, Callable[[Any], bool]] = {
+_POWER_EXTRA: Final[dict[str, Callable[[Any], bool]]] = {
     "gods": lambda v: isinstance(v, list) and len(v) == 2 and all(_god(g) for g in v),
     "target": _god, "role": _one_of("target", "to", "swap_with"), "old": _god, "new": _god,
 }
@@ -572,7 +574,7 @@ def _sample_assignment(allowed: list[list[bool]], slots: list[int], rng: random.
     """
     n = len(allowed)
     order = list(range(n))
-    rng.shuffle(order)
+    shuffle(rng, order)
     owner_of = [-1] * len(slots)
     slot_order = list(range(len(slots)))
 
@@ -586,21 +588,21 @@ def _sample_assignment(allowed: list[list[bool]], slots: list[int], rng: random.
         return False
 
     for card in order:
-        rng.shuffle(slot_order)
+        shuffle(rng, slot_order)
         if not augment(card, [False] * len(slots)):
             raise AssertionError("no deal fits the seat's knowledge")
     placed = [0] * n
     for j, card in enumerate(owner_of):
         placed[card] = j
     for _ in range(3 * n):
-        a, b = rng.randrange(n), rng.randrange(n)
+        a, b = below(rng, n), below(rng, n)
         ja, jb = placed[a], placed[b]
         if allowed[a][slots[jb]] and allowed[b][slots[ja]]:
             placed[a], placed[b] = jb, ja
     return placed
 
 
-GAME = TheyWhoWere8()
+GAME: Final = TheyWhoWere8()
 
 
 def position(owners: Mapping[int, list[str]] | None = None, *, tokens: Mapping[str, tuple[int, int]] | None = None,

@@ -13,9 +13,9 @@ import random
 from collections.abc import Callable, Iterable
 from itertools import compress
 from operator import ne
-from typing import Any
+from typing import Any, ClassVar, Final
 
-from ..base import IllegalMove, JSONDict, Move, check_move_shape, move_type
+from ..base import IllegalMove, JSONDict, Move, below, check_move_shape, move_type, shuffle
 from .model import (
     CARD_BIT,
     CARD_IDS,
@@ -49,18 +49,18 @@ from .model import (
     trivial_knowledge,
 )
 
-MOVE_TYPES: tuple[str, ...] = tuple(DATA["move_types"])
-PHASES: tuple[str, ...] = tuple(p["name"] for p in DATA["phases"])
+MOVE_TYPES: Final[tuple[str, ...]] = tuple(DATA["move_types"])
+PHASES: Final[tuple[str, ...]] = tuple(p["name"] for p in DATA["phases"])
 #: The phases' accepted move types (the spec's Phases table, from the data file).
-PHASE_MOVES: dict[str, tuple[str, ...]] = {p["name"]: tuple(p["moves"]) for p in DATA["phases"]}
-WINDOWS: tuple[str, ...] = tuple(p["name"] for p in DATA["phases"] if p["kind"] == "window")
-END_REASONS: tuple[str, ...] = tuple(DATA["end_reasons"])
-PHASE_OF_MOVE = frozenset(MOVE_TYPES)
-PLAY_PHASES = frozenset(p for p, moves in PHASE_MOVES.items() if "play" in moves)
-GOD_REFS = {g: {"god": g} for g in GOD_IDS}
-GOD_REF_AT = [GOD_REFS[g] for g in GOD_IDS]
-ALL_GODS = list(range(8))
-PAIRS = [(a, b) for a in range(8) for b in range(a + 1, 8)]
+PHASE_MOVES: Final[dict[str, tuple[str, ...]]] = {p["name"]: tuple(p["moves"]) for p in DATA["phases"]}
+WINDOWS: Final[tuple[str, ...]] = tuple(p["name"] for p in DATA["phases"] if p["kind"] == "window")
+END_REASONS: Final[tuple[str, ...]] = tuple(DATA["end_reasons"])
+PHASE_OF_MOVE: Final = frozenset(MOVE_TYPES)
+PLAY_PHASES: Final = frozenset(p for p, moves in PHASE_MOVES.items() if "play" in moves)
+GOD_REFS: Final = {g: {"god": g} for g in GOD_IDS}
+GOD_REF_AT: Final = [GOD_REFS[g] for g in GOD_IDS]
+ALL_GODS: Final = list(range(8))
+PAIRS: Final = [(a, b) for a in range(8) for b in range(a + 1, 8)]
 PAIR_A, PAIR_B = [a for a, _ in PAIRS], [b for _, b in PAIRS]
 
 
@@ -131,7 +131,7 @@ def ask_from(s: State, first: int) -> None:
     CLOSE[kind](s)
 
 
-CLOCKWISE = [tuple((first + k) % SEATS for k in range(SEATS)) for first in range(SEATS)]
+CLOCKWISE: Final = [tuple((first + k) % SEATS for k in range(SEATS)) for first in range(SEATS)]
 
 
 def eligible_seats(s: State, kind: str) -> int:
@@ -182,7 +182,7 @@ def _close_dealing(s: State) -> None:
     rng = s.gen() if s.rng_shared else s.rng
     for seat in CLOCKWISE[s.first_player]:
         if not dealt >> seat & 1:
-            card = pile.pop(rng.randrange(len(pile)))
+            card = pile.pop(below(rng, len(pile)))
             bisect.insort(hands[seat], card)
             know = k_draw(know, seat, CARD_BIT[card])
             log.append({"event": "deal", "seat": seat, "card": card})
@@ -245,14 +245,14 @@ def _passes(keeping: int) -> list[tuple[int, int]]:
 
 
 #: (giver, receiver) pairs of a passing, by the bitmask of the seats keeping their card.
-PASSES = [_passes(keeping) for keeping in range(1 << SEATS)]
+PASSES: Final = [_passes(keeping) for keeping in range(1 << SEATS)]
 
 
 def draw(s: State, seat: int) -> str:
     """R3: a uniformly random card of the (sorted) pile into ``seat``'s hand."""
     pile = s.pile
     rng = s.gen() if s.rng_shared else s.rng
-    card = pile.pop(rng.randrange(len(pile)))
+    card = pile.pop(below(rng, len(pile)))
     bisect.insort(s.hands[seat], card)
     s.know = k_draw(s.know, seat, CARD_BIT[card])
     return card
@@ -299,24 +299,32 @@ def _play_table(card: str) -> list[list[Move]]:
 
 
 #: The move objects are built once and shared: ``legal_moves`` returns fresh lists of read-only moves.
-PLAY_TABLE = {c: _play_table(c) for c in CARD_IDS}
+PLAY_TABLE: Final = {c: _play_table(c) for c in CARD_IDS}
 
 
 def play_moves(s: State, player: int, card: str, out: list[Move]) -> None:
     """Appends the legal play moves of ``card`` to ``out``: other players' gods holding the tokens the
     card needs (first choices, then second choices, as :func:`first_choices` and :func:`second_choices`)."""
+    # Plain loops, not map/filter over bound __getitem__: compiled (mypyc), loops are the fast form.
     rule = RULES[card]
-    table = PLAY_TABLE[card]
-    apart, need = s.apart, rule.first_needs
-    firsts = apart[player * 5] if need < 0 else filter(s.tok[need].__getitem__, apart[player * 5])
-    if rule.second is None:
-        out.extend(map(table[8].__getitem__, firsts))
-        return
-    owner, need = s.owner, rule.second_needs
-    tok = s.tok[need] if need >= 0 else None
-    for x in firsts:
-        seconds = apart[player * 4 + owner[x]]
-        out.extend(map(table[x].__getitem__, seconds if tok is None else filter(tok.__getitem__, seconds)))
+    table: list[list[Move]] = PLAY_TABLE[card]
+    apart = s.apart
+    need = rule.first_needs
+    has_first = s.tok[need] if need >= 0 else None
+    single = rule.second is None
+    owner = s.owner
+    need2 = rule.second_needs
+    has_second = s.tok[need2] if need2 >= 0 else None
+    for x in apart[player * 5]:
+        if has_first is not None and not has_first[x]:
+            continue
+        if single:
+            out.append(table[8][x])
+            continue
+        row = table[x]
+        for y in apart[player * 4 + owner[x]]:
+            if has_second is None or has_second[y]:
+                out.append(row[y])
 
 
 def target_error(s: State, player: int, card: str, first: int, second: int | None) -> str | None:
@@ -412,10 +420,10 @@ def _swap(effect: JSONDict, fields: tuple[str, ...]) -> Resolver:
 
 #: Effects: how each kind of action card acts on its final gods, by the data file's ``op``; each
 #: resolver returns the token changes for the log.
-ACTION_EFFECTS: dict[str, Callable[[JSONDict, tuple[str, ...]], Resolver]] = {
+ACTION_EFFECTS: Final[dict[str, Callable[[JSONDict, tuple[str, ...]], Resolver]]] = {
     "add": _add, "remove": _remove, "move": _move, "swap": _swap,
 }
-RESOLVE = {c: ACTION_EFFECTS[RULES[c].op](RULES[c].effect, RULES[c].fields) for c in CARD_IDS}
+RESOLVE: Final = {c: ACTION_EFFECTS[RULES[c].op](RULES[c].effect, RULES[c].fields) for c in CARD_IDS}
 
 
 def resolve_card(s: State) -> None:
@@ -434,7 +442,7 @@ def resolve_card(s: State) -> None:
 
 
 #: What happens when a window closes (the continuations named in the spec's Procedure).
-CLOSE: dict[str, Callable[[State], None]] = {
+CLOSE: Final[dict[str, Callable[[State], None]]] = {
     "turn_start": _close_turn_start, "targeted": resolve_card, "passing": _close_passing,
     "dealing": _close_dealing,
 }
@@ -454,7 +462,7 @@ class Power:
     now waits for the user.
     """
 
-    fields: dict[str, Any] = {}
+    fields: ClassVar[dict[str, Any]] = {}
     window = ""
     #: The row does not depend on the seat (it is asked once for the owner and the Piton owner).
     any_seat = False
@@ -485,7 +493,7 @@ class Anatok(Power):
         old = [mask_of(h) for h in s.hands]
         sizes = [len(h) for h in s.hands]
         cards = sorted(c for h in s.hands for c in h)
-        s.gen().shuffle(cards)
+        shuffle(s.gen(), cards)
         pos = 0
         for i, n in enumerate(sizes):
             s.hands[i] = sorted(cards[pos:pos + n])
@@ -541,7 +549,7 @@ class Kasana(Power):
     window = "turn_start"
     any_seat = True
     fields = {"target": dict}
-    at_least: int = GODS["G3"]["condition"]["value"]
+    at_least: ClassVar[int] = GODS["G3"]["condition"]["value"]
 
     def row(self, s: State, seat: int) -> bool:
         return max(s.tok[GLORY]) >= self.at_least
@@ -676,7 +684,7 @@ class Piton(Power):
     window = "copied"
 
 
-POWERS: dict[str, Power] = {
+POWERS: Final[dict[str, Power]] = {
     "anatok_reshuffle": Anatok(), "arystyfan_swap": Arystyfan(), "kasana_extra_glory": Kasana(),
     "kymele_choose_deal": Kymele(), "endymina_draw_two": Endymina(), "nanos_keep_card": Nanos(),
     "piton_copy": Piton(), "rymon_redirect": Rymon(),
@@ -685,22 +693,22 @@ assert all(POWERS[POWER_KEY[g]].window == GODS[GOD_IDS[g]]["window"] for g in ra
 assert all(set(POWERS[POWER_KEY[g]].fields) == {p["name"] for p in GODS[GOD_IDS[g]]["params"]}
            for g in range(8) if g != PITON)
 
-POWER_OF = [POWERS[POWER_KEY[g]] for g in range(8)]
-POWER_ROW = [p.row for p in POWER_OF]
-ANY_SEAT = [p.any_seat for p in POWER_OF]
+POWER_OF: Final = [POWERS[POWER_KEY[g]] for g in range(8)]
+POWER_ROW: Final = [p.row for p in POWER_OF]
+ANY_SEAT: Final = [p.any_seat for p in POWER_OF]
 #: The fields of a ``use_power`` of each god, and of Piton copying each god.
-USE_KEYS = [frozenset({"type", "god", *POWER_OF[g].fields}) for g in range(8)]
-PITON_KEYS = [frozenset({"type", "god", "as", *POWER_OF[g].fields}) for g in range(8)]
+USE_KEYS: Final = [frozenset({"type", "god", *POWER_OF[g].fields}) for g in range(8)]
+PITON_KEYS: Final = [frozenset({"type", "god", "as", *POWER_OF[g].fields}) for g in range(8)]
 #: Per window: the gods (Piton aside) whose power is used there.
-WINDOW_GODS: dict[str, list[int]] = {w: [g for g in range(8) if POWER_OF[g].window == w] for w in WINDOWS}
+WINDOW_GODS: Final[dict[str, list[int]]] = {w: [g for g in range(8) if POWER_OF[g].window == w] for w in WINDOWS}
 
 
 #: Per window: (god, its ``used`` bit, its eligibility row, whether the row ignores the seat).
-WINDOW_ENTRIES = {w: [(g, 1 << g, POWER_ROW[g], ANY_SEAT[g]) for g in gods] for w, gods in WINDOW_GODS.items()}
-PITON_BIT = 1 << PITON
+WINDOW_ENTRIES: Final = {w: [(g, 1 << g, POWER_ROW[g], ANY_SEAT[g]) for g in gods] for w, gods in WINDOW_GODS.items()}
+PITON_BIT: Final = 1 << PITON
 #: Per window: the ``used`` bits that, all set, mean nothing can be used there any more (Piton included:
 #: once the window's own gods are used, it has nothing to copy).
-WINDOW_MASK = {w: sum(1 << g for g in gods) for w, gods in WINDOW_GODS.items()}
+WINDOW_MASK: Final = {w: sum(1 << g for g in gods) for w, gods in WINDOW_GODS.items()}
 
 
 def _use_table(g: int, x: int) -> dict[Any, Move]:
@@ -712,7 +720,7 @@ def _use_table(g: int, x: int) -> dict[Any, Move]:
 
 
 #: The move objects are built once and shared: ``legal_moves`` returns fresh lists of read-only moves.
-USE_TABLE = [[_use_table(g, x) if x != PITON and (g == PITON or x == g) else {} for x in range(8)]
+USE_TABLE: Final = [[_use_table(g, x) if x != PITON and (g == PITON or x == g) else {} for x in range(8)]
              for g in range(8)]
 
 
@@ -953,7 +961,7 @@ def do_use_power(s: State, seat: int, move: Move) -> None:
     after_power(s, seat)
 
 
-UNAVAILABLE = {
+UNAVAILABLE: Final = {
     "arystyfan_swap": "every god holds the same tokens",
     "kasana_extra_glory": f"no god has {Kasana.at_least} or more glory",
     "endymina_draw_two": "it is not your turn",
@@ -1006,7 +1014,7 @@ def do_kymele_take(s: State, seat: int, move: Move) -> None:
     after_power(s, seat)
 
 
-MOVES: dict[str, Callable[[State, int, Move], None]] = {
+MOVES: Final[dict[str, Callable[[State, int, Move], None]]] = {
     "play": do_play, "discard_and_draw": do_discard_and_draw, "discard": do_discard,
     "use_power": do_use_power, "decline": do_decline, "endymina_discard": do_endymina_discard,
     "kymele_take": do_kymele_take,
@@ -1021,7 +1029,8 @@ def apply_move(s: State, seat: int, move: Move) -> None:
     if type(move) is dict and move.get("type") == "play" and seat == s.pending and s.phase in PLAY_PHASES:
         parsed = _parse_play(move)
         if parsed is not None:
-            _play(s, seat, *parsed)
+            card, rule, target, other = parsed  # unpacked, not *parsed: a direct (compiled) call
+            _play(s, seat, card, rule, target, other)
             return
     kind = check_shape(move)
     _check_turn(s, seat, kind)
@@ -1065,7 +1074,7 @@ def _legal_kymele(s: State, seat: int) -> list[Move]:
     return [{"type": "kymele_take", "card": c} for c in s.offer]
 
 
-LEGAL: dict[str, Callable[[State, int], list[Move]]] = {
+LEGAL: Final[dict[str, Callable[[State, int], list[Move]]]] = {
     "play": _legal_play, "play_after_redraw": _legal_play, "endymina_discard": _legal_endymina,
     "kymele_take": _legal_kymele, **{w: _legal_window for w in WINDOWS},
 }

@@ -11,36 +11,36 @@ from __future__ import annotations
 import json
 import random
 from importlib import resources
-from typing import Any
+from typing import Any, Final
 
 from ..base import JSONDict, rng_copy
 
-GAME_ID = "they-who-were-8"
+GAME_ID: Final = "they-who-were-8"
 
 # -- Components -------------------------------------------------------------------------------------
 
-DATA: dict[str, Any] = json.loads(
+DATA: Final[dict[str, Any]] = json.loads(
     resources.files(__package__.rsplit(".", 1)[0]).joinpath("data/they-who-were-8.json").read_text())
 
-SEATS = 4
-TEAMS: list[list[int]] = DATA["setup"]["teams"]
-TEAM_OF = [next(t for t, seats in enumerate(TEAMS) if s in seats) for s in range(SEATS)]
-SUPPLY_START: int = DATA["supply"]["glory"]
-TOKENS = ("glory", "infamy")
+SEATS: Final = 4
+TEAMS: Final[list[list[int]]] = DATA["setup"]["teams"]
+TEAM_OF: Final = [next(t for t, seats in enumerate(TEAMS) if s in seats) for s in range(SEATS)]
+SUPPLY_START: Final[int] = DATA["supply"]["glory"]
+TOKENS: Final = ("glory", "infamy")
 GLORY, INFAMY = 0, 1
 
-GOD_IDS: list[str] = [g["id"] for g in DATA["gods"]]
-GOD_INDEX = {g: i for i, g in enumerate(GOD_IDS)}
-GODS: dict[str, JSONDict] = {g["id"]: g for g in DATA["gods"]}
-POWER_KEY = [GODS[g]["power_key"] for g in GOD_IDS]
-PITON = GOD_INDEX[next(g for g in GOD_IDS if GODS[g]["power_key"] == "piton_copy")]
-NAME = {g: GODS[g]["name"] for g in GOD_IDS}
+GOD_IDS: Final[list[str]] = [g["id"] for g in DATA["gods"]]
+GOD_INDEX: Final = {g: i for i, g in enumerate(GOD_IDS)}
+GODS: Final[dict[str, JSONDict]] = {g["id"]: g for g in DATA["gods"]}
+POWER_KEY: Final = [GODS[g]["power_key"] for g in GOD_IDS]
+PITON: Final = GOD_INDEX[next(g for g in GOD_IDS if GODS[g]["power_key"] == "piton_copy")]
+NAME: Final = {g: GODS[g]["name"] for g in GOD_IDS}
 
-CARD_IDS: list[str] = [a["id"] for a in DATA["actions"]]
-CARD_BIT = {c: 1 << i for i, c in enumerate(CARD_IDS)}
-ALL_CARDS = (1 << len(CARD_IDS)) - 1
-CARDS: dict[str, JSONDict] = {a["id"]: a for a in DATA["actions"]}
-TITLE = {c: CARDS[c]["title"] for c in CARD_IDS}
+CARD_IDS: Final[list[str]] = [a["id"] for a in DATA["actions"]]
+CARD_BIT: Final = {c: 1 << i for i, c in enumerate(CARD_IDS)}
+ALL_CARDS: Final = (1 << len(CARD_IDS)) - 1
+CARDS: Final[dict[str, JSONDict]] = {a["id"]: a for a in DATA["actions"]}
+TITLE: Final = {c: CARDS[c]["title"] for c in CARD_IDS}
 
 
 class CardRule:
@@ -73,11 +73,11 @@ def _needs(requires: JSONDict | None) -> int:
     return TOKENS.index(kind)
 
 
-RULES: dict[str, CardRule] = {c: CardRule(CARDS[c]) for c in CARD_IDS}
+RULES: Final[dict[str, CardRule]] = {c: CardRule(CARDS[c]) for c in CARD_IDS}
 
 #: Knowledge locations: the four hands, then the pile (a Kymele offer of another seat counts as pile).
-PILE = 4
-LOCS = 5
+PILE: Final = 4
+LOCS: Final = 5
 
 # -- State ------------------------------------------------------------------------------------------
 
@@ -136,8 +136,8 @@ class State:
 
 
 #: The gods of a god bitmask, as a sorted tuple.
-GODS_OF_MASK = [tuple(g for g in range(8) if mask >> g & 1) for mask in range(256)]
-PAIR_SEATS = [(p, q) for p in range(SEATS) for q in range(SEATS)]
+GODS_OF_MASK: Final = [tuple(g for g in range(8) if mask >> g & 1) for mask in range(256)]
+PAIR_SEATS: Final = [(p, q) for p in range(SEATS) for q in range(SEATS)]
 
 
 def set_owners(s: State, owner: list[int]) -> None:
@@ -187,29 +187,29 @@ def cards_of(mask: int) -> list[str]:
 # Seat u's picture of location loc (hands 0-3, pile 4) is a 10-bit card mask at bit offset
 # (u*5 + loc) * 10 of one integer: updates are a few integer operations and copying is free.
 
-W = len(CARD_IDS)
-SLOT_MASK = (1 << W) - 1
+W: Final = len(CARD_IDS)
+SLOT_MASK: Final = (1 << W) - 1
 
 
 def _slot(u: int, loc: int) -> int:
     return (u * LOCS + loc) * W
 
 
-ONES_ALL = sum(1 << _slot(u, loc) for u in range(SEATS) for loc in range(LOCS))
-ONES_PILE = sum(1 << _slot(u, PILE) for u in range(SEATS))
-ONES_SEAT = [sum(1 << _slot(u, loc) for loc in range(LOCS)) for u in range(SEATS)]
+ONES_ALL: Final = sum(1 << _slot(u, loc) for u in range(SEATS) for loc in range(LOCS))
+ONES_PILE: Final = sum(1 << _slot(u, PILE) for u in range(SEATS))
+ONES_SEAT: Final = [sum(1 << _slot(u, loc) for loc in range(LOCS)) for u in range(SEATS)]
 #: All viewers' pictures of location loc.
-LOC_SLOTS = [sum(SLOT_MASK << _slot(u, loc) for u in range(SEATS)) for loc in range(LOCS)]
-OWN_SLOT = [SLOT_MASK << _slot(u, u) for u in range(SEATS)]
+LOC_SLOTS: Final = [sum(SLOT_MASK << _slot(u, loc) for u in range(SEATS)) for loc in range(LOCS)]
+OWN_SLOT: Final = [SLOT_MASK << _slot(u, u) for u in range(SEATS)]
 #: Shift from every viewer's pile slot to its slot of seat s; bit offset of seat s's own pile slot.
-PILE_SHIFT = [(PILE - s) * W for s in range(SEATS)]
-PILE_AT = [_slot(s, PILE) for s in range(SEATS)]
-SLOT = [[_slot(u, loc) for loc in range(LOCS)] for u in range(SEATS)]
-HAND_SLOTS_012 = LOC_SLOTS[0] | LOC_SLOTS[1] | LOC_SLOTS[2]
-HAND_SLOTS = HAND_SLOTS_012 | LOC_SLOTS[3]
-ALL_OWN_SLOTS = OWN_SLOT[0] | OWN_SLOT[1] | OWN_SLOT[2] | OWN_SLOT[3]
+PILE_SHIFT: Final = [(PILE - s) * W for s in range(SEATS)]
+PILE_AT: Final = [_slot(s, PILE) for s in range(SEATS)]
+SLOT: Final = [[_slot(u, loc) for loc in range(LOCS)] for u in range(SEATS)]
+HAND_SLOTS_012: Final = LOC_SLOTS[0] | LOC_SLOTS[1] | LOC_SLOTS[2]
+HAND_SLOTS: Final = HAND_SLOTS_012 | LOC_SLOTS[3]
+ALL_OWN_SLOTS: Final = OWN_SLOT[0] | OWN_SLOT[1] | OWN_SLOT[2] | OWN_SLOT[3]
 #: (left, right) shifts taking every viewer's slot of location a to its slot of location b.
-SHIFT = [[(max(b - a, 0) * W, max(a - b, 0) * W) for b in range(LOCS)] for a in range(LOCS)]
+SHIFT: Final = [[(max(b - a, 0) * W, max(a - b, 0) * W) for b in range(LOCS)] for a in range(LOCS)]
 
 
 def k_mask(k: int, u: int, loc: int) -> int:
@@ -290,7 +290,7 @@ def trivial_knowledge(own: list[int]) -> int:
 
 # -- End and scoring --------------------------------------------------------------------------------
 
-_SCORING = DATA["scoring"]
+_SCORING: Final = DATA["scoring"]
 PER_GLORY, PER_INFAMY, PER_POWER = _SCORING["per_glory"], _SCORING["per_infamy"], _SCORING["per_power_used"]
 
 
