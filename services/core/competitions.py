@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from . import clocks, leaderboards, tenants
-from .access import Caller, authorize_tenant
+from .access import Caller, authorize_tenant, authorize_tournament
 from .errors import DomainError, Kind
 from .limits import count_request
 from .matches import parse_player
@@ -138,15 +138,20 @@ def create_tournament(core: Core, caller: Caller, body: dict[str, Any]) -> dict[
     return machine.view(doc, {})
 
 
-def _found(core: Core, tenant: str, tournament_id: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    _, doc, players = tournaments.get(core.redis, tenant, tournament_id)
-    return doc, players
+def _tournament(core: Core, caller: Caller, tournament_id: str
+                ) -> tuple[str, dict[str, Any], dict[str, dict[str, Any]]]:
+    """The caller's tenant and the tournament, as the access policy allows (another tenant's, or none: 404)."""
+    _tenant(core, caller)  # a key first: without one, 401 before any lookup
+    found = tournaments.load(core.redis, tournament_id) if tournaments.plausible(tournament_id) else None
+    tenant = authorize_tournament(caller, found[1]["tenant"] if found else None)
+    assert found is not None
+    return tenant.name, found[1], found[2]
 
 
 def tournament(core: Core, caller: Caller, tournament_id: str) -> dict[str, Any]:
     """Settings, status, the current round and its tables (each with its ``match_id``), and the standings."""
-    tenant = _tenant(core, caller)
-    return machine.view(*_found(core, tenant, tournament_id))
+    _, doc, players = _tournament(core, caller, tournament_id)
+    return machine.view(doc, players)
 
 
 def tournaments_page(core: Core, caller: Caller, limit: int, before: float | None) -> dict[str, Any]:
@@ -156,25 +161,24 @@ def tournaments_page(core: Core, caller: Caller, limit: int, before: float | Non
 
 
 def register(core: Core, caller: Caller, tournament_id: str, player: str) -> dict[str, Any]:
-    tenant = _tenant(core, caller)
+    tenant, _, _ = _tournament(core, caller, tournament_id)
     return tournaments.register(core.redis, tenant, tournament_id, parse_player(player, caller.tenant))
 
 
 def unregister(core: Core, caller: Caller, tournament_id: str, player: str) -> dict[str, Any]:
-    tenant = _tenant(core, caller)
+    tenant, _, _ = _tournament(core, caller, tournament_id)
     named = parse_player(player, caller.tenant)
     return {"player": named, "status": tournaments.unregister(core.redis, tenant, tournament_id, named)}
 
 
 def tournament_player(core: Core, caller: Caller, tournament_id: str, player: str) -> dict[str, Any]:
     """The player's standing and the table they play at now (its ``match_id``: the way into their match)."""
-    tenant = _tenant(core, caller)
+    _, doc, players = _tournament(core, caller, tournament_id)
     named = parse_player(player, caller.tenant)
-    doc, players = _found(core, tenant, tournament_id)
     return {"player": named, **machine.player_view(doc, players, named)}
 
 
 def cancel(core: Core, caller: Caller, tournament_id: str) -> dict[str, Any]:
     """Cancel: the standings so far are final; running matches are ended (aborted) by the runner at once."""
-    tenant = _tenant(core, caller)
+    tenant, _, _ = _tournament(core, caller, tournament_id)
     return TournamentRunner(core.redis, TournamentMatches(core)).cancel(tenant, tournament_id)

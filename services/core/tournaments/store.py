@@ -130,13 +130,14 @@ def load(client: Any, tournament_id: str) -> tuple[int, dict[str, Any], dict[str
 
 def get(client: Any, tenant: str, tournament_id: str) -> tuple[int, dict[str, Any], dict[str, dict[str, Any]]]:
     """The tenant's tournament; another tenant's, or none: not_found (the same answer)."""
-    found = load(client, tournament_id) if _plausible(tournament_id) else None
+    found = load(client, tournament_id) if plausible(tournament_id) else None
     if found is None or found[1]["tenant"] != tenant:
         raise TournamentError(Kind.NOT_FOUND, "tournament_not_found", "no such tournament")
     return found
 
 
-def _plausible(tournament_id: str) -> bool:
+def plausible(tournament_id: str) -> bool:
+    """Could this be a tournament id (else it is unknown without a lookup)?"""
     return 1 <= len(tournament_id) <= 64 and bool(tenants.NAME_RE.match(tournament_id))
 
 
