@@ -17,7 +17,8 @@ def _store(client: Any, tenant: str, player: str, mu: float, sigma: float, match
     client.hset(ratings.player_key(tenant, player), GAME, orjson.dumps({"mu": mu, "sigma": sigma, "matches": matches}))
 
 
-def _meta(tenant: str, seat1: dict[str, Any], winners: list[int], **extra: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+def _meta(tenant: str, seat1: dict[str, Any], winners: list[int],
+          **extra: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """A 2-seat match of ``tenant``: seat 0 is ann playing her own seat, seat 1 is ``seat1``; before and after the
     update that finishes it with ``winners``."""
     seats = [{"kind": "human", "player": "ann", "token_hash": "x", "acted": True}, seat1]
