@@ -51,6 +51,11 @@ ARENA_WAVE_S = 5.0
 MAX_PLAYERS = 1024
 MAX_ROUNDS = 50
 SEATS = (2, 6)
+#: The other bounds of the settings: (low, high[, default]); ``starts_at``: how long ago, how far ahead (seconds).
+LIMITS: dict[str, Any] = {
+    "name": 100, "round_s": (60.0, 7 * 86400.0, 3600.0), "duration_s": (60.0, 7 * 86400.0),
+    "grace_s": (0.0, 86400.0, 600.0), "bot_after_s": (0.0, 3600.0, 60.0), "max_players": (2, MAX_PLAYERS, 256),
+    "starts_at": (60.0, 365 * 86400.0)}
 BOT_LEVELS = ("novice", "easy", "casual", "normal", "strong", "hard")
 #: A match's takeover level of ``auto``: the rung closest to the table's ratings, as for byes.
 AUTO = "auto"
@@ -82,8 +87,8 @@ def settings(body: Mapping[str, Any], now: float) -> dict[str, Any]:
     if unknown:
         raise _bad(f"unknown field(s): {', '.join(unknown)}")
     name = body.get("name")
-    if not isinstance(name, str) or not 1 <= len(name) <= 100:
-        raise _bad("name is 1-100 characters")
+    if not isinstance(name, str) or not 1 <= len(name) <= LIMITS["name"]:
+        raise _bad(f"name is 1-{LIMITS['name']} characters")
     game = body.get("game")
     if not isinstance(game, str) or not tenants.NAME_RE.match(game):
         raise _bad("game is a game id (GET /v1/games)")
@@ -98,7 +103,8 @@ def settings(body: Mapping[str, Any], now: float) -> dict[str, Any]:
     rated = body.get("rated", True)
     if not isinstance(options, dict) or not isinstance(rated, bool):
         raise _bad("options is an object and rated a boolean")
-    starts_at = _number(body, "starts_at", now - 60, now + 365 * 86400)
+    past, ahead = LIMITS["starts_at"]
+    starts_at = _number(body, "starts_at", now - past, now + ahead)
     fmt = body.get("format")
     if not isinstance(fmt, dict) or fmt.get("kind") not in ("swiss", "arena"):
         raise _bad("format is {\"kind\": \"swiss\", \"rounds\": N, \"round_s\": S} or {\"kind\": \"arena\", "
@@ -107,16 +113,16 @@ def settings(body: Mapping[str, Any], now: float) -> dict[str, Any]:
         if set(fmt) - {"kind", "rounds", "round_s"}:
             raise _bad("a swiss format has rounds and round_s")
         fmt = {"kind": "swiss", "rounds": int(_number(fmt, "rounds", 1, MAX_ROUNDS)),
-               "round_s": _number(fmt, "round_s", 60, 7 * 86400, 3600)}
+               "round_s": _number(fmt, "round_s", *LIMITS["round_s"])}
     else:
         if set(fmt) - {"kind", "duration_s", "grace_s", "bot_after_s"}:
             raise _bad("an arena format has duration_s, grace_s and bot_after_s")
-        fmt = {"kind": "arena", "duration_s": _number(fmt, "duration_s", 60, 7 * 86400),
-               "grace_s": _number(fmt, "grace_s", 0, 86400, 600), "bot_after_s": _number(fmt, "bot_after_s", 0,
-                                                                                          3600, 60)}
+        fmt = {"kind": "arena", "duration_s": _number(fmt, "duration_s", *LIMITS["duration_s"]),
+               "grace_s": _number(fmt, "grace_s", *LIMITS["grace_s"]),
+               "bot_after_s": _number(fmt, "bot_after_s", *LIMITS["bot_after_s"])}
     return {"name": name, "game": game, "players_per_table": per_table, "options": options, "clock": clock,
             "takeover_level": takeover, "rated": rated, "starts_at": starts_at,
-            "max_players": int(_number(body, "max_players", 2, MAX_PLAYERS, 256)), "format": fmt}
+            "max_players": int(_number(body, "max_players", *LIMITS["max_players"])), "format": fmt}
 
 
 def new(tournament_id: str, tenant: str, checked: Mapping[str, Any], now: float) -> dict[str, Any]:
