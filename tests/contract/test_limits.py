@@ -30,12 +30,14 @@ def test_the_cores_own_constants_are_the_contracts() -> None:
 
 def test_the_leaderboards_and_tournaments_limits_are_the_contracts() -> None:
     """What the core's leaderboards and tournaments refuse is what the document says (tested in the core)."""
-    from services.core import leaderboards
+    from services.core import competitions, leaderboards
     from services.core.tournaments import machine
 
     assert (leaderboards.MAX_LIMIT, leaderboards.MAX_OFFSET, leaderboards.MAX_SPAN, leaderboards.MAX_SEASONS) == (
         L.BOARD_LIMIT_MAX, L.BOARD_OFFSET_MAX, L.BOARD_SPAN_MAX, L.SEASONS_MAX)
+    assert leaderboards.MAX_MIN_MATCHES == L.MIN_MATCHES_MAX
     assert leaderboards.SEASON_RE.pattern == L.SEASON_NAME_PATTERN and L.SEASON_NAME_MAX == 32
+    assert (competitions.PAGE_MAX, competitions.PAGE_DEFAULT) == (L.PAGE_MAX, L.PAGE_DEFAULT)
     assert (machine.SEATS, machine.MAX_ROUNDS, machine.MAX_PLAYERS) == (
         L.TOURNAMENT_TABLE, L.TOURNAMENT_ROUNDS_MAX, L.TOURNAMENT_PLAYERS_MAX)
     assert {

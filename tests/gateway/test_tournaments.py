@@ -76,10 +76,13 @@ class Site:
         assert reply.status_code == 200, reply.text
         return dict(reply.json())
 
-    def token(self, match_id: str, player: str) -> str:
-        """The player's seat token: the backend takes the seat kept for them with its key, once."""
+    def token(self, match_id: str, player: str) -> str | None:
+        """The player's seat token: the backend takes the seat kept for them with its key, once. None while the
+        match is not made yet (a table's id is named when its round is paired; the runner then makes it)."""
         if (match_id, player) not in self.tokens:
             joined = self.api.post(f"/v1/matches/{match_id}/join", headers=self.headers, json={"player": player})
+            if joined.status_code == 404 and joined.json()["error"]["code"] == "match_not_found":
+                return None
             assert joined.status_code == 200, joined.text
             self.tokens[(match_id, player)] = joined.json()["token"]
         return self.tokens[(match_id, player)]
@@ -88,6 +91,8 @@ class Site:
         """One move of ``player`` in their match if they have a decision (a random legal one); whether they did.
         A seat a bot took over is reclaimed first (it never is here: the clocks only run out when moved)."""
         token = self.token(match_id, player)
+        if token is None:
+            return False
         status = self.api.get(f"/v1/matches/{match_id}?include=legal_moves", token).json()
         seat = status["you"]
         if status["status"] != "active" or seat not in status["to_act"] or not status["legal_moves"]:
@@ -223,6 +228,89 @@ def test_a_swiss_of_nine_runs_three_rounds_with_a_bot_in_the_bye_and_a_no_show_t
     assert got[-1]["body"]["data"]["standings"] == final["standings"]
     assert [t["match_id"] for t in got[1]["body"]["data"]["tables"]] == [t["match_id"] for t in first["tables"]]
 
+    # the pairings (round.started names each round's tables): no two humans met twice; one bye in round 1 (9
+    # players), none after the no-show was marked absent (8 left); the no-show was never paired again
+    rounds = [d["body"]["data"]["tables"] for d in got if d["event"] == "round.started"]
+    met = [frozenset(s["player"] for s in t["seats"] if "player" in s) for r in rounds for t in r]
+    assert len([m for m in met if len(m) == 2]) == len({m for m in met if len(m) == 2})
+    assert [sum(any("bot" in s for s in t["seats"]) for t in r) for r in rounds] == [1, 0, 0]
+    assert all(no_show not in m for m in met[len(rounds[0]):])
+    # the tie-break is Buchholz as the guide says: per round, the mean final points of the player's human
+    # opponents, or (a round against bots only: the bye) the player's own final points
+    final_points = {s["player"]: s["points"] for s in final["standings"]}
+    for player in players:
+        buchholz = 0.0
+        for tables in rounds:
+            table = next((t for t in tables if any(s.get("player") == player for s in t["seats"])), None)
+            if table is None:
+                continue
+            others = [s["player"] for s in table["seats"] if s.get("player") not in (None, player)]
+            buchholz += sum(final_points[o] for o in others) / len(others) if others else final_points[player]
+        assert rows[player]["tiebreak"] == pytest.approx(buchholz), player
+
+    # another tenant's key sees none of it: its board of the game is its own (empty), acme's players unranked
+    rival = as_key(new_key(own_redis_url, "rival")["key"])
+    assert site.api.get(f"/v1/leaderboards/{GAME}", headers=rival).json()["entries"] == []
+    ranked_player = board["entries"][0]["player"]
+    for path in (f"/v1/leaderboards/{GAME}/players/{ranked_player}", f"/v1/tournaments/{tid}",
+                 f"/v1/tournaments/{tid}/players/{ranked_player}"):
+        assert site.api.get(path, headers=rival).status_code == 404, path
+    assert site.api.get(f"/v1/leaderboards/{GAME}/players/{ranked_player}/around",
+                        headers=rival).json()["entries"] == []
+    assert site.api.get(f"/v1/players/{ranked_player}/ratings", headers=rival).json()["ratings"] == {}
+
+
+def test_a_cancelled_tournament_aborts_its_running_tables_and_rates_nothing(
+        gateway: GatewayServer, own_redis_url: str, rules: RulesProcess, bots: Worker, receiver: Receiver) -> None:
+    site = Site(Api(gateway.url), new_key(own_redis_url, "acme")["key"], own_redis_url)
+    keeper = site.keeper = keeper_of(own_redis_url, rules)
+    hook = site.api.post("/v1/webhooks", headers=site.headers, json={
+        "url": f"http://127.0.0.1:{receiver.port}/", "events": ["tournament.finished"]}).json()
+    receiver.secret = hook["secret"]
+    tid = site.create(format={"kind": "swiss", "rounds": 3, "round_s": 3600})["id"]
+    players = ["ann", "ben", "cat", "dan", "eve"]
+    site.register(tid, players)
+    keeper.run_once()
+    paired = site.play_round(tid, set(), keeper.run_once, lambda v: all(t["match_id"] for t in v["tables"]), limit=200)
+    # a move or so by each present player, the matches still running
+    for table in paired["tables"]:
+        for seat in table["seats"]:
+            if "player" in seat:
+                site.play(table["match_id"], seat["player"])
+    matches = [t["match_id"] for t in paired["tables"]]
+    assert len(matches) == 3  # two tables of two and the bye
+
+    cancelled = site.api.post(f"/v1/tournaments/{tid}/cancel", headers=site.headers, json={})
+    assert cancelled.status_code == 200, cancelled.text
+    view = cancelled.json()
+    assert view["status"] == "cancelled" and view["reason"] and view["ended_at"] is not None
+    again = site.api.post(f"/v1/tournaments/{tid}/cancel", headers=site.headers, json={})
+    assert again.status_code == 409 and again.json()["error"]["code"] == "tournament_over"
+    keeper.run_once()  # nothing more happens to a cancelled tournament
+    assert site.view(tid)["status"] == "cancelled" and site.view(tid)["rounds_played"] <= 1
+
+    for match_id in matches:  # each table's match ended without a result, never rated
+        match = site.api.get(f"/v1/matches/{match_id}", headers=site.headers).json()
+        assert match["status"] == "finished" and match["outcome"]["ended_by"] == "aborted", match
+        assert match["outcome"]["ratings"] is None and match["outcome"]["winners"] == []
+    # the unfinished tables are drawn: 0.5 to each player playing their own seat
+    assert {s["player"]: s["points"] for s in view["standings"]} == dict.fromkeys(players, 0.5)
+    for player in players:
+        assert site.api.get(f"/v1/players/{player}/ratings", headers=site.headers).json()["ratings"] == {}
+    assert site.api.get(f"/v1/leaderboards/{GAME}", headers=site.headers).json()["entries"] == []
+    # a cancelled tournament takes no registration either
+    late = site.api.post(f"/v1/tournaments/{tid}/players", headers=site.headers, json={"player": "fay"})
+    assert late.status_code == 409, late.text
+
+    worker = WebhookWorker(own_redis_url, allow=ALLOW, backoff_s=0.1)
+    for _ in range(100):
+        worker.run_once()
+        if receiver.delivered():
+            break
+        time.sleep(0.05)
+    [finished] = receiver.delivered().values()
+    assert finished["event"] == "tournament.finished" and finished["body"]["data"]["cancelled"] is True
+
 
 def test_an_arena_pairs_waves_during_its_window_and_ends_the_tables_still_playing_after_it(
         gateway: GatewayServer, own_redis_url: str, rules: RulesProcess, bots: Worker) -> None:
@@ -240,7 +328,15 @@ def test_an_arena_pairs_waves_during_its_window_and_ends_the_tables_still_playin
 
     first = site.play_round(tid, set(), drive, lambda v: v["round"] is not None and len(v["tables"]) == 2)
     first_tables = {frozenset(s["player"] for s in t["seats"]) for t in first["tables"]}
-    # every table of the first wave finishes; its players go back to the pool and are paired again at once
+    first_matches = [t["match_id"] for t in first["tables"]]
+
+    def first_wave_over(_: dict[str, Any]) -> bool:
+        return all(site.api.get(f"/v1/matches/{m}", headers=site.headers).json()["status"] == "finished"
+                   for m in first_matches)
+
+    # every table of the first wave finishes (nobody drives the arena meanwhile, so all four wait together) ...
+    site.play_round(tid, set(), lambda: None, first_wave_over)
+    # ... and the next wave pairs them again at once, none against the opponent of their last table
     second = site.play_round(tid, set(), drive, lambda v: v["round"]["n"] >= 2 and v["tables"]
                              and all(t["match_id"] for t in v["tables"]))
     again = {frozenset(s["player"] for s in t["seats"]) for t in second["tables"] if t["status"] == "running"}
@@ -275,7 +371,14 @@ def test_a_timekeeper_killed_mid_round_loses_nothing(
     site.register(tid, players)
     first = timekeeper()
     try:
-        mid_round = site.play_round(tid, set(), lambda: None, lambda v: v["round"] is not None and any(
+        for _ in range(600):  # the running timekeeper pairs round 1
+            paired = site.view(tid)
+            if paired["round"] is not None and all(t["match_id"] for t in paired["tables"]):
+                break
+            time.sleep(0.05)
+        # one table is played to its end while the other's players hold (so round 1 cannot end meanwhile)
+        held = {s["player"] for s in paired["tables"][1]["seats"]}
+        mid_round = site.play_round(tid, held, lambda: None, lambda v: any(
             t["status"] == "finished" for t in v["tables"]))
         first.send_signal(signal.SIGKILL)  # mid-round: one table finished, the other still playing
         first.wait(10)
