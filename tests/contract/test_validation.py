@@ -174,8 +174,8 @@ def test_in_strict_mode_a_field_the_contract_does_not_declare_is_refused_not_dro
     """The test suite's gateways run strictly: a field the core adds without the contract fails loudly."""
     monkeypatch.setattr(validation, "STRICT", True)
     doc = {"version": 3, "status": "active", "to_act": [0], "result": None, "view": None,
-           "events": [{"version": 3, "kind": "move", "seat": 0, "to_act": [1], "internal": "Ann drew"}]}
-    with pytest.raises(validation.Undeclared, match=r"events\[0\]\.internal"):
+           "events": [{"version": 3, "kind": "move", "seat": 0, "to_act": [1], "hand": [3, 7]}]}
+    with pytest.raises(validation.Undeclared, match=r"events\[0\]\.hand"):
         answer(m.Events, doc)
-    del doc["events"][0]["internal"]  # type: ignore[attr-defined]
+    del doc["events"][0]["hand"]  # type: ignore[attr-defined]
     assert orjson.loads(answer(m.Events, doc))["events"][0]["kind"] == "move"
