@@ -493,15 +493,18 @@ class TournamentFormatSpec(Request, kw_only=True):
     rounds: Annotated[int, meta("Swiss: rounds to play", "bad_tournament", ge=1, le=L.TOURNAMENT_ROUNDS_MAX)] \
         | UnsetType = UNSET
     round_s: Annotated[float, meta("Swiss: a round's deadline, seconds after it starts (unfinished tables are then "
-                                   "scored as draws and their matches ended); default 3600", "bad_tournament",
+                                   "scored as draws and their matches ended); default "
+                                   f"{L.TOURNAMENT_ROUND_S_DEFAULT:g}", "bad_tournament",
                                    ge=L.TOURNAMENT_ROUND_S[0], le=L.TOURNAMENT_ROUND_S[1])] | UnsetType = UNSET
     duration_s: Annotated[float, meta("arena: the window, seconds from starts_at", "bad_tournament",
                                       ge=L.TOURNAMENT_DURATION_S[0], le=L.TOURNAMENT_DURATION_S[1])] \
         | UnsetType = UNSET
     grace_s: Annotated[float, meta("arena: matches still running at the window's end count until this long after "
-                                   "it (then drawn and ended); default 600", "bad_tournament",
+                                   "it (then drawn and ended); default "
+                                   f"{L.TOURNAMENT_GRACE_S_DEFAULT:g}", "bad_tournament",
                                    ge=0, le=L.TOURNAMENT_GRACE_S_MAX)] | UnsetType = UNSET
-    bot_after_s: Annotated[float, meta("arena: a player who waited this long is paired with bots; default 60",
+    bot_after_s: Annotated[float, meta("arena: a player who waited this long is paired with bots; default "
+                                       f"{L.TOURNAMENT_BOT_AFTER_S_DEFAULT:g}",
                                        "bad_tournament", ge=0, le=L.TOURNAMENT_BOT_AFTER_S_MAX)] | UnsetType = UNSET
 
 
@@ -517,8 +520,9 @@ class CreateTournament(Request, kw_only=True):
         "the bot that plays a timed-out seat: `auto` (the rung closest to the table's ratings, as for byes) or a "
         "level", "bad_tournament")] = "auto"
     rated: Annotated[bool, meta("whether its matches change ratings")] = True
-    starts_at: Annotated[UnixTime, meta("from a minute ago to a year ahead")]
-    max_players: Annotated[int, meta("registrations at most", "bad_tournament", ge=2,
+    starts_at: Annotated[UnixTime, meta(f"from {L.TOURNAMENT_STARTS_PAST_S:g} s ago to "
+                                        f"{L.TOURNAMENT_STARTS_AHEAD_S / 86400:g} days ahead")]
+    max_players: Annotated[int, meta("registrations at most (then 409 tournament_full)", "bad_tournament", ge=2,
                                      le=L.TOURNAMENT_PLAYERS_MAX)] = L.TOURNAMENT_PLAYERS_DEFAULT
     format: Annotated[TournamentFormatSpec, meta(code="bad_tournament")]
 
@@ -792,7 +796,7 @@ BoardName = Annotated[str, meta("the board: `all` (default), `current` (the seas
 
 class GamePlayerPath(Params, kw_only=True):
     game: Annotated[str, Meta(max_length=L.ID_MAX)]
-    player: str
+    player: PlayerId
 
 
 class SeasonPath(Params, kw_only=True):
@@ -806,7 +810,7 @@ class TournamentPath(Params, kw_only=True):
 
 class TournamentPlayerPath(Params, kw_only=True):
     tournament_id: MatchId
-    player: str
+    player: PlayerId
 
 
 class SeasonQuery(Params, kw_only=True):

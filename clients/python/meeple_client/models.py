@@ -512,9 +512,9 @@ class CreateTournament(TypedDict):
     takeover_level: NotRequired[Literal["auto", "novice", "easy", "casual", "normal", "strong", "hard"]]
     #: whether its matches change ratings
     rated: NotRequired[bool]
-    #: from a minute ago to a year ahead
+    #: from 60 s ago to 365 days ahead
     starts_at: float
-    #: registrations at most
+    #: registrations at most (then 409 tournament_full)
     max_players: NotRequired[int]
     format: TournamentFormatSpec
 

@@ -1328,10 +1328,10 @@ export interface components {
              * @default true
              */
             rated: boolean;
-            /** @description from a minute ago to a year ahead */
+            /** @description from 60 s ago to 365 days ahead */
             starts_at: number;
             /**
-             * @description registrations at most
+             * @description registrations at most (then 409 tournament_full)
              * @default 256
              */
             max_players: number;
@@ -3939,6 +3939,7 @@ export interface operations {
             header?: never;
             path: {
                 game: string;
+                /** @description the tenant's own user id (API key only); namespaced by tenant, never shown to another tenant */
                 player: string;
             };
             cookie?: never;
@@ -4018,6 +4019,7 @@ export interface operations {
             header?: never;
             path: {
                 game: string;
+                /** @description the tenant's own user id (API key only); namespaced by tenant, never shown to another tenant */
                 player: string;
             };
             cookie?: never;
@@ -5041,6 +5043,7 @@ export interface operations {
             header?: never;
             path: {
                 tournament_id: string;
+                /** @description the tenant's own user id (API key only); namespaced by tenant, never shown to another tenant */
                 player: string;
             };
             cookie?: never;
@@ -5115,6 +5118,7 @@ export interface operations {
             header?: never;
             path: {
                 tournament_id: string;
+                /** @description the tenant's own user id (API key only); namespaced by tenant, never shown to another tenant */
                 player: string;
             };
             cookie?: never;
