@@ -19,7 +19,9 @@ checks every route against its own table of expected answers):
   only, never to seat holders or anyone else.
 * **Tickets** follow their match's rule: a tenant's ticket is its key's alone; an anonymous one is read by
   anyone holding its id while anonymous access is on.
-* A **tenant's own data** (history, ratings, webhooks) needs its key.
+* A **tenant's own data** (history, ratings, webhooks, leaderboards and seasons, its list of tournaments) needs its
+  key; each tenant reads and writes its own (another tenant's key reaches that tenant's own, never this one's).
+* A **tenant's tournament** is its key's alone: any other key is told it does not exist (404).
 * With anonymous access **off**, a request without any credential is 401 on every route but the public ones
   (the catalogue, health, metrics, the docs); creating, joining and queueing need a key.
 """
@@ -42,7 +44,8 @@ class Action(enum.Enum):
     READ = "read"                # a match's status, events, stream, WebSocket, replay (as a seat or a spectator)
     ACT = "act"                  # act for one's own seat
     TICKET = "ticket"            # read a ticket (taking its seat token once) or cancel it
-    TENANT = "tenant"            # a tenant's own data: history, ratings, webhooks
+    TENANT = "tenant"            # a tenant's own data: history, ratings, webhooks, leaderboards, seasons
+    TOURNAMENT = "tournament"    # one tournament of a tenant: read, register, cancel
 
 
 #: Who may do each action: the words docs/api.md's table shows (a test keeps them the same).
@@ -56,6 +59,7 @@ RULES: dict[Action, str] = {
     Action.TICKET: "a tenant's ticket: its key; an anonymous ticket: anyone holding its id while anonymous "
                    "access is on",
     Action.TENANT: "the tenant's API key",
+    Action.TOURNAMENT: "the API key of the tournament's tenant (another tenant's key: 404)",
 }
 
 
@@ -143,6 +147,15 @@ def authorize_tenant(caller: Caller) -> tenants.Tenant:
         raise DomainError(Kind.UNAUTHENTICATED, "api_key_required",
                           "this call needs an API key (X-API-Key or Authorization: Bearer mk_...)")
     return caller.tenant
+
+
+def authorize_tournament(caller: Caller, owner: str | None) -> tenants.Tenant:
+    """May ``caller`` act on a tournament of tenant ``owner`` (None: there is no such tournament)? Its tenant's key
+    only; another tenant's key is told it does not exist, as is a caller asking for one that does not."""
+    tenant = authorize_tenant(caller)
+    if owner is None or owner != tenant.name:
+        raise DomainError(Kind.NOT_FOUND, "tournament_not_found", "no such tournament (it may have expired)")
+    return tenant
 
 
 def verified_seat(caller: Caller, match: Match) -> int | None:

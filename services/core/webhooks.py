@@ -12,6 +12,12 @@ worker unmarks a drained outbox only if the mark is older than :data:`MARK_GRACE
 looked (one script on the index): an update whose mark came just before the worker drained will have
 appended by then, so its event is never stranded.
 
+**Deliveries.** One per (event, subscribed hook): ``whd:{<delivery id>}`` (the request to make, its attempts),
+due in ``{webhooks:<k>}:due`` and leased to a sender in ``{webhooks:<k>}:leases`` (:func:`add_delivery`; the
+worker, :mod:`services.webhooks.worker`, sends them). A match's events become deliveries when the worker pumps
+its outbox; a tournament's when its runner hands them over (:func:`tournament_deliveries`), from the tournament's
+own outbox, saved with the state change that makes them (:mod:`services.core.tournaments.store`).
+
 **Registrations.** ``wh:{<tenant>}:hooks`` (hash: hook id -> JSON url, events, secret, created_at) and the
 tenant's dead letters ``wh:{<tenant>}:dead`` (newest first, at most :data:`DEAD_KEEP`).
 
@@ -38,8 +44,13 @@ from urllib.parse import urlsplit
 import orjson
 
 #: Every event a hook may subscribe to. ``turn``: a seat must decide (one per version: chatty, opt-in).
-EVENTS = ("match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over",
-          "seat.reclaimed", "turn")
+MATCH_EVENTS = ("match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over",
+                "seat.reclaimed", "turn")
+#: A tournament's events (:mod:`services.core.tournaments.machine`), delivered by the same worker, the same way.
+TOURNAMENT_EVENTS = ("tournament.started", "round.started", "round.finished", "tournament.finished")
+EVENTS = MATCH_EVENTS + TOURNAMENT_EVENTS
+#: A delivery's record is kept this long at most (the worker gives up on it after its ``retry_for_s``, a day).
+DELIVERY_KEEP_S = 2 * 24 * 3600
 SHARDS = 16
 MARK_GRACE_S = 60.0
 DEAD_KEEP = 1000
@@ -174,6 +185,49 @@ def outbox_record(match_id: str, version: int, meta: dict[str, Any], events: lis
     seats = [{"seat": i, "kind": s["kind"], "player": s.get("player")} for i, s in enumerate(meta["seats"])]
     return orjson.dumps({"tenant": meta["tenant"], "match_id": match_id, "game": meta["game"], "version": version,
                          "at": time.time(), "seats": seats, "events": events})
+
+
+def due_key(shard: int) -> str:
+    return f"{{webhooks:{shard}}}:due"
+
+
+def leases_key(shard: int) -> str:
+    return f"{{webhooks:{shard}}}:leases"
+
+
+def delivery_key(delivery_id: str) -> str:
+    return f"whd:{{{delivery_id}}}"
+
+
+def add_delivery(client: Any, delivery_id: str, tenant: str, hook: dict[str, Any], event_type: str,
+                 body: dict[str, Any], first_at: float, shard: int, keep_s: float = DELIVERY_KEEP_S) -> bool:
+    """Make one delivery, due at once: its record (written with NX, so making it again after a crash makes no
+    second one) and its entry in the shard's due set. A record made before a crash that kept it from being due
+    is put in the due set now (unless a sender holds it). Returns whether the record is new."""
+    doc = {"id": delivery_id, "tenant": tenant, "hook": hook["id"], "url": hook["url"], "type": event_type,
+           "body": orjson.dumps(body).decode(), "first_at": first_at, "attempts": 0, "shard": shard}
+    if client.set(delivery_key(delivery_id), orjson.dumps(doc), nx=True, ex=int(keep_s)):
+        client.zadd(due_key(shard), {delivery_id: first_at})
+        return True
+    if client.zscore(leases_key(shard), delivery_id) is None:
+        client.zadd(due_key(shard), {delivery_id: first_at}, nx=True)
+    return False
+
+
+def tournament_deliveries(client: Any, tenant: str, event_id: str, event: dict[str, Any]) -> int:
+    """A tournament's event, one delivery per hook of ``tenant`` subscribed to its type; the same ``event_id``
+    (``<tournament>:<n>``) makes the same deliveries, so handing an event over again sends nothing twice.
+    The body: ``{"id", "type", "created_at", "data": {"tournament_id", "at", ...the event's fields}}``."""
+    made = 0
+    shard = shard_of(str(event["tournament_id"]))
+    for hook in hooks(client, tenant):
+        if event["type"] not in hook["events"]:
+            continue
+        delivery_id = f"{event_id}-{hook['id']}"
+        body = {"id": delivery_id, "type": event["type"], "created_at": event["at"],
+                "data": {k: v for k, v in event.items() if k != "type"}}
+        made += add_delivery(client, delivery_id, tenant, hook, event["type"], body, float(event["at"]), shard)
+    return made
 
 
 def mark(client: Any, match_id: str) -> None:

@@ -47,16 +47,7 @@ return 0
 USER_AGENT = "Meeple-Webhooks/1"
 
 
-def due_key(shard: int) -> str:
-    return f"{{webhooks:{shard}}}:due"
-
-
-def leases_key(shard: int) -> str:
-    return f"{{webhooks:{shard}}}:leases"
-
-
-def delivery_key(delivery_id: str) -> str:
-    return f"whd:{{{delivery_id}}}"
+due_key, leases_key, delivery_key = webhooks.due_key, webhooks.leases_key, webhooks.delivery_key
 
 
 def sign(secret: str, timestamp: int, body: bytes) -> str:
@@ -135,12 +126,8 @@ class WebhookWorker:
                         "data": {"match_id": record["match_id"], "game": record["game"],
                                  "version": record["version"], "seats": record["seats"],
                                  **{k: v for k, v in event.items() if k != "type"}}}
-                doc = {"id": delivery_id, "tenant": record["tenant"], "hook": hook["id"], "url": hook["url"],
-                       "type": event["type"], "body": orjson.dumps(body).decode(), "first_at": record["at"],
-                       "attempts": 0, "shard": shard}
-                if self.redis.set(delivery_key(delivery_id), orjson.dumps(doc), nx=True, ex=int(self.retry_for_s * 2)):
-                    self.redis.zadd(due_key(shard), {delivery_id: record["at"]})
-                    made += 1
+                made += webhooks.add_delivery(self.redis, delivery_id, record["tenant"], hook, event["type"], body,
+                                              record["at"], shard, keep_s=self.retry_for_s * 2)
         return made
 
     # -- deliver ------------------------------------------------------------------------------------------
