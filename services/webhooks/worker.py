@@ -2,7 +2,8 @@
 
 Two steps, each safe to crash in (see :mod:`services.core.webhooks` for the outbox and its index):
 
-1. **Pump.** For every marked match, read its outbox, make one delivery per (event, subscribed hook) —
+1. **Pump.** For every marked match (the pending sets of the slots, read node by node with one script per
+   range of slots, and the legacy shards), read its outbox, make one delivery per (event, subscribed hook) —
    ``whd:{<delivery id>}``, written with NX so a pump repeated after a crash makes no second one — put it
    on the shard's due set ``{webhooks:<k>}:due``, then delete the outbox entry.
 2. **Deliver.** Claim due deliveries (moved to ``{webhooks:<k>}:leases`` for :attr:`lease_s`: a worker
@@ -45,6 +46,31 @@ if score and tonumber(score) == tonumber(ARGV[2]) then redis.call('ZREM', KEYS[1
 return 0
 """
 USER_AGENT = "Meeple-Webhooks/1"
+#: Slots one scan script reads (each a read of an empty or missing key, about 0.3 us: a script holds its node
+#: well under a millisecond); a node's scripts go in one round trip.
+SCAN_SLOTS = 2048
+#: Marks read per pending set and pump (the rest on the next pump).
+MARKS_PER_SET = 200
+
+
+def _scan_script() -> str:
+    """The marks in the pending sets of slots ARGV[1]..ARGV[2] (all served by the node it runs on): a flat list
+    of set key, [member, score, ...]. Its keys are not declared (they are many slots' of one node: scripts
+    without flags may do that, on Redis 6 and 7); the slots' tags are written into the script."""
+    tags = ",".join(f'"{tag}"' for tag in redisconn.slot_tags())
+    return f"""
+local tags = {{{tags}}}
+local out = {{}}
+for slot = tonumber(ARGV[1]), tonumber(ARGV[2]) do
+  local key = 'webhooks:pending:{{' .. tags[slot + 1] .. '}}'
+  local marked = redis.call('ZRANGE', key, 0, {MARKS_PER_SET - 1}, 'WITHSCORES')
+  if #marked > 0 then
+    out[#out + 1] = key
+    out[#out + 1] = marked
+  end
+end
+return out
+"""
 
 
 def due_key(shard: int) -> str:
@@ -92,21 +118,67 @@ class WebhookWorker:
         self.http = httpx.Client(timeout=timeout_s, headers={"User-Agent": USER_AGENT}, follow_redirects=False)
         self.leases = Leases(self.redis)
         self._unmark = self.redis.register_script(_UNMARK)
+        self._scan = _scan_script()
+        self._scan_sha = hashlib.sha1(self._scan.encode()).hexdigest()
         self.stopping = threading.Event()
 
     # -- pump: outboxes -> deliveries ----------------------------------------------------------------------
     def pump(self, now: float) -> int:
         made = 0
-        pipe = self.redis.pipeline(transaction=False)  # every shard's marks in one round trip
-        for shard in range(webhooks.SHARDS):
-            pipe.zrange(webhooks.pending_key(shard), 0, 199, withscores=True)
-        for shard, marked in enumerate(pipe.execute()):
+        for key, marked in self.marked():
             for member, score in marked:
-                match_id = member.decode()
-                made += self._drain(match_id, shard)
+                match_id = member.decode() if isinstance(member, bytes) else str(member)
+                made += self._drain(match_id, webhooks.shard_of(match_id))
                 if now - score > webhooks.MARK_GRACE_S:
-                    self._unmark(keys=[webhooks.pending_key(shard)], args=[match_id, repr(score)])
+                    self._unmark(keys=[key], args=[match_id, repr(score)])
         return made
+
+    def marked(self) -> list[tuple[str, list[tuple[bytes, float]]]]:
+        """Every pending set that holds marks, with (some of) them: the slots' sets, scanned on each primary,
+        and the legacy shards (gateways of an older release mark those until they are replaced), read on
+        the primary serving each. One round trip per primary; one that cannot answer now (failing over) is
+        left for a later pump while the others' marks go on."""
+        legacy = [webhooks.legacy_pending_key(shard) for shard in range(webhooks.SHARDS)]
+        found: list[tuple[str, list[tuple[bytes, float]]]] = []
+        for name, node, ranges in redisconn.slot_ranges(self.redis):
+            chunks = [(lo, min(hi, lo + SCAN_SLOTS - 1)) for a, hi in ranges for lo in range(a, hi + 1, SCAN_SLOTS)]
+            olds = [key for key in legacy if any(a <= redisconn.slot_of(key) <= b for a, b in ranges)]
+            try:
+                scanned, read = self._read_node(node, chunks, olds)
+            except redisconn.UNAVAILABLE as err:
+                log.warning("pending marks on %s not read this time: %s", name, err)
+                redisconn.refresh(self.redis)
+                continue
+            if any(isinstance(reply, redis.ResponseError) for reply in (*scanned, *read)):
+                log.warning("pending marks on %s partly unread this time (its slots moved?)", name)
+                redisconn.refresh(self.redis)
+            for reply in scanned:
+                if isinstance(reply, redis.ResponseError):
+                    continue
+                for i in range(0, len(reply), 2):
+                    key, flat = reply[i], reply[i + 1]
+                    found.append((key.decode() if isinstance(key, bytes) else str(key),
+                                  [(flat[j], float(flat[j + 1])) for j in range(0, len(flat), 2)]))
+            found += [(key, marks) for key, marks in zip(olds, read, strict=True)
+                      if marks and not isinstance(marks, redis.ResponseError)]
+        return found
+
+    def _read_node(self, node: redis.Redis, chunks: list[tuple[int, int]], legacy: list[str]
+                   ) -> tuple[list[Any], list[Any]]:
+        """On ``node``, in one round trip: the scan script over each chunk of slots (loaded first if the node
+        has not run it: new, or just promoted), and the marks of the ``legacy`` sets. A reply that is an
+        error stands in its place."""
+        for _ in range(2):
+            pipe = node.pipeline(transaction=False)
+            for lo, hi in chunks:
+                pipe.evalsha(self._scan_sha, 0, lo, hi)
+            for key in legacy:
+                pipe.zrange(key, 0, MARKS_PER_SET - 1, withscores=True)
+            replies = list(pipe.execute(raise_on_error=False))
+            if not any(isinstance(r, redis.exceptions.NoScriptError) for r in replies):
+                break
+            node.script_load(self._scan)
+        return replies[:len(chunks)], replies[len(chunks):]
 
     def _drain(self, match_id: str, shard: int) -> int:
         made = 0
