@@ -46,23 +46,34 @@ if score and tonumber(score) == tonumber(ARGV[2]) then redis.call('ZREM', KEYS[1
 return 0
 """
 USER_AGENT = "Meeple-Webhooks/1"
-#: Slots one scan script reads (each a read of an empty or missing key, about 0.3 us: a script holds its node
-#: well under a millisecond); a node's scripts go in one round trip.
+#: The pending shards of gateways before the per-slot sets (``services/core/webhooks.py``): still drained.
+LEGACY_KEYS = tuple(webhooks.legacy_pending_key(shard) for shard in range(webhooks.SHARDS))
+#: Slots one scan script reads (each a read of an empty or missing key, under 1 us: a script holds its node
+#: for about a millisecond at most); a node's scripts go in one round trip.
 SCAN_SLOTS = 2048
 #: Marks read per pending set and pump (the rest on the next pump).
 MARKS_PER_SET = 200
+#: Every slot's pending set is scanned at most this often (11-15 ms of Redis CPU for the 16384 slots, spread over
+#: the primaries, on a busy 2-core machine: scripts/bench_webhook_scan.py); in between, a pump (every 0.2 s
+#: when idle) reads the sets the last reads found marks in, and the legacy shards (about 0.2 ms).
+#: So a match's first event waits up to this long more; the events after it, while its mark stays
+#: (MARK_GRACE_S after the last), do not.
+SCAN_EVERY_S = 1.0
 
 
 def _scan_script() -> str:
     """The marks in the pending sets of slots ARGV[1]..ARGV[2] (all served by the node it runs on): a flat list
     of set key, [member, score, ...]. Its keys are not declared (they are many slots' of one node: scripts
-    without flags may do that, on Redis 6 and 7); the slots' tags are written into the script."""
-    tags = ",".join(f'"{tag}"' for tag in redisconn.slot_tags())
+    without flags may do that, on Redis 6 and 7); the slots' tags, all of one length, are one string in it."""
+    tags = "".join(redisconn.slot_tags())
+    width = redisconn.SLOT_TAG_LEN
+    assert len(tags) == width * len(redisconn.slot_tags()) and tags.isalnum()
     return f"""
-local tags = {{{tags}}}
+local tags = '{tags}'
 local out = {{}}
 for slot = tonumber(ARGV[1]), tonumber(ARGV[2]) do
-  local key = 'webhooks:pending:{{' .. tags[slot + 1] .. '}}'
+  local at = slot * {width}
+  local key = 'webhooks:pending:{{' .. string.sub(tags, at + 1, at + {width}) .. '}}'
   local marked = redis.call('ZRANGE', key, 0, {MARKS_PER_SET - 1}, 'WITHSCORES')
   if #marked > 0 then
     out[#out + 1] = key
@@ -109,8 +120,13 @@ class WebhookWorker:
     def __init__(self, redis_url: str, metrics: WebhookMetrics | None = None, lease_s: float = 30.0,
                  timeout_s: float = 10.0, backoff_s: float = 1.0, backoff_max_s: float = 3600.0,
                  retry_for_s: float = 24 * 3600.0, allow: tuple[webhooks.Network, ...] = (),
-                 resolver: webhooks.Resolver = webhooks.resolve) -> None:
+                 resolver: webhooks.Resolver = webhooks.resolve, scan_every_s: float = SCAN_EVERY_S) -> None:
         self.redis = redisconn.connect(redis_url, socket_timeout=30)
+        self.scan_every_s = scan_every_s
+        #: The slots' pending sets the last reads found marks in (read again on every pump), and when every
+        #: slot's was last scanned (monotonic).
+        self._active: set[str] = set()
+        self._scanned_at: float | None = None
         self.allow, self.resolver = allow, resolver  # the SSRF guard (services/core/webhooks.py)
         self.metrics = metrics or WebhookMetrics()
         self.lease_s, self.backoff_s = lease_s, backoff_s
@@ -125,7 +141,14 @@ class WebhookWorker:
     # -- pump: outboxes -> deliveries ----------------------------------------------------------------------
     def pump(self, now: float) -> int:
         made = 0
-        for key, marked in self.marked():
+        clock = time.monotonic()
+        full = self._scanned_at is None or clock - self._scanned_at >= self.scan_every_s
+        found = self.marked(None if full else self._active)
+        if full:
+            self._scanned_at = clock
+        self._active = ({key for key, _ in found} if full else
+                        self._active & {key for key, _ in found}) - set(LEGACY_KEYS)
+        for key, marked in found:
             for member, score in marked:
                 match_id = member.decode() if isinstance(member, bytes) else str(member)
                 made += self._drain(match_id, webhooks.shard_of(match_id))
@@ -133,18 +156,19 @@ class WebhookWorker:
                     self._unmark(keys=[key], args=[match_id, repr(score)])
         return made
 
-    def marked(self) -> list[tuple[str, list[tuple[bytes, float]]]]:
-        """Every pending set that holds marks, with (some of) them: the slots' sets, scanned on each primary,
-        and the legacy shards (gateways of an older release mark those until they are replaced), read on
-        the primary serving each. One round trip per primary; one that cannot answer now (failing over) is
-        left for a later pump while the others' marks go on."""
-        legacy = [webhooks.legacy_pending_key(shard) for shard in range(webhooks.SHARDS)]
+    def marked(self, only: set[str] | None = None) -> list[tuple[str, list[tuple[bytes, float]]]]:
+        """Every pending set that holds marks, with (some of) them: the slots' sets, scanned on each primary
+        (``only``: just these of them), and the legacy shards (gateways of an older release mark those until
+        they are replaced), read on the primary serving each. One round trip per primary; one that cannot
+        answer now (failing over) is left for a later pump while the others' marks go on."""
         found: list[tuple[str, list[tuple[bytes, float]]]] = []
         for name, node, ranges in redisconn.slot_ranges(self.redis):
-            chunks = [(lo, min(hi, lo + SCAN_SLOTS - 1)) for a, hi in ranges for lo in range(a, hi + 1, SCAN_SLOTS)]
-            olds = [key for key in legacy if any(a <= redisconn.slot_of(key) <= b for a, b in ranges)]
+            chunks = [] if only is not None else [
+                (lo, min(hi, lo + SCAN_SLOTS - 1)) for a, hi in ranges for lo in range(a, hi + 1, SCAN_SLOTS)]
+            sets = [key for key in (*LEGACY_KEYS, *sorted(only or ()))
+                    if any(a <= redisconn.slot_of(key) <= b for a, b in ranges)]
             try:
-                scanned, read = self._read_node(node, chunks, olds)
+                scanned, read = self._read_node(node, chunks, sets)
             except redisconn.UNAVAILABLE as err:
                 log.warning("pending marks on %s not read this time: %s", name, err)
                 redisconn.refresh(self.redis)
@@ -159,20 +183,20 @@ class WebhookWorker:
                     key, flat = reply[i], reply[i + 1]
                     found.append((key.decode() if isinstance(key, bytes) else str(key),
                                   [(flat[j], float(flat[j + 1])) for j in range(0, len(flat), 2)]))
-            found += [(key, marks) for key, marks in zip(olds, read, strict=True)
+            found += [(key, marks) for key, marks in zip(sets, read, strict=True)
                       if marks and not isinstance(marks, redis.ResponseError)]
         return found
 
-    def _read_node(self, node: redis.Redis, chunks: list[tuple[int, int]], legacy: list[str]
+    def _read_node(self, node: redis.Redis, chunks: list[tuple[int, int]], sets: list[str]
                    ) -> tuple[list[Any], list[Any]]:
         """On ``node``, in one round trip: the scan script over each chunk of slots (loaded first if the node
-        has not run it: new, or just promoted), and the marks of the ``legacy`` sets. A reply that is an
+        has not run it: new, or just promoted), and the marks of the pending ``sets``. A reply that is an
         error stands in its place."""
         for _ in range(2):
             pipe = node.pipeline(transaction=False)
             for lo, hi in chunks:
                 pipe.evalsha(self._scan_sha, 0, lo, hi)
-            for key in legacy:
+            for key in sets:
                 pipe.zrange(key, 0, MARKS_PER_SET - 1, withscores=True)
             replies = list(pipe.execute(raise_on_error=False))
             if not any(isinstance(r, redis.exceptions.NoScriptError) for r in replies):

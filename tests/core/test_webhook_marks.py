@@ -6,6 +6,7 @@ every mark, whatever its slot, on one server and on a real 3-primary cluster. (W
 from __future__ import annotations
 
 import itertools
+import time
 from typing import Any
 
 from services import redisconn
@@ -40,3 +41,29 @@ def test_the_worker_finds_every_mark_whatever_its_slot_and_the_legacy_shards(red
         client.zrem(webhooks.mark_key(match_id), match_id)
     for match_id in old:
         client.zrem(webhooks.legacy_pending_key(webhooks.shard_of(match_id)), match_id)
+
+
+def test_between_full_scans_a_pump_reads_the_sets_that_held_marks_and_a_new_slots_mark_waits(
+        redis_url: str, client: Any, tenant: str) -> None:
+    """The scan of every slot runs at most every ``scan_every_s``; a pump in between reads only the sets the last
+    reads found marks in (an active match's next events go out at once) and the legacy shards. What a pump
+    read shows in what it unmarks: a drained mark past the grace."""
+    run = f"{tenant}-{next(_runs)}"
+    active = f"{run}-active"
+    other = next(f"{run}-other{i}" for i in range(1000)
+                 if redisconn.slot_of(webhooks.mark_key(f"{run}-other{i}")) != redisconn.slot_of(
+                     webhooks.mark_key(active)))
+    worker = WebhookWorker(redis_url, scan_every_s=3600.0)
+    now = time.time()
+    webhooks.mark(client, active)  # fresh: kept
+    worker.pump(now)  # the first pump scans every slot
+    old = {webhooks.mark_key(active): f"{run}-old-in-active-set", webhooks.mark_key(other): other}
+    for key, member in old.items():
+        client.zadd(key, {member: 1.0})  # drained long ago: unmarked by the next pump that reads it
+    worker.pump(now)
+    assert client.zscore(webhooks.mark_key(active), old[webhooks.mark_key(active)]) is None  # read
+    assert client.zscore(webhooks.mark_key(other), other) is not None  # not read yet
+    worker.scan_every_s = 0.0
+    worker.pump(now)
+    assert client.zscore(webhooks.mark_key(other), other) is None  # the next full scan found it
+    client.zrem(webhooks.mark_key(active), active)
