@@ -69,6 +69,8 @@ class Route:
     #: error statuses beyond the ones every call may meet (400 on parameters/bodies, 429, 503)
     errors: tuple[int, ...] = ()
     description: str = ""
+    #: cacheable: the answer carries an ``ETag``; ``If-None-Match`` naming it gets 304 without a body
+    conditional: bool = False
 
     @property
     def action(self) -> Action | None:
@@ -113,7 +115,7 @@ ROUTES: tuple[Route, ...] = (
           errors=(401,)),
     Route("GET", "/v1/games/{game}", "game", "games.game_components", "games",
           "One game with its components: every card, tile, god and goal with its rules text", m.GameComponents,
-          answer="the game and its components", path_params=m.GamePath, errors=(401, 404),
+          answer="the game and its components", path_params=m.GamePath, errors=(401, 404), conditional=True,
           description="Cacheable: `Cache-Control: public, max-age=3600` and an `ETag`; a request with "
                       "`If-None-Match` naming it gets 304 without a body."),
     Route("POST", "/v1/matches", "create_match", "matches.create_match", "matches",

@@ -31,7 +31,7 @@ class Operation:
 
 OPERATIONS: dict[str, Operation] = {
     'games': Operation('GET', '/v1/games', (), body=False, auth='none', idempotent=True, headers=(), key=True, token=False),
-    'game': Operation('GET', '/v1/games/{game}', (), body=False, auth='none', idempotent=True, headers=(), key=True, token=False),
+    'game': Operation('GET', '/v1/games/{game}', (), body=False, auth='none', idempotent=True, headers=('If-None-Match',), key=True, token=False),
     'create_match': Operation('POST', '/v1/matches', (), body=True, auth='optional', idempotent=True, headers=('Idempotency-Key',), key=True, token=False),
     'tenant_matches': Operation('GET', '/v1/matches', ('limit', 'before'), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
     'get_match': Operation('GET', '/v1/matches/{match_id}', ('include',), body=False, auth='optional', idempotent=True, headers=(), key=False, token=True),

@@ -1084,7 +1084,10 @@ export interface operations {
     game: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description an ETag this call answered before: 304 without a body while it is current */
+                "If-None-Match"?: string;
+            };
             path: {
                 game: string;
             };
@@ -1095,11 +1098,26 @@ export interface operations {
             /** @description the game and its components */
             200: {
                 headers: {
+                    /** @description the answer's version, for If-None-Match */
+                    ETag?: string;
+                    /** @description how long caches may keep it */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["GameComponents"];
                 };
+            };
+            /** @description not modified: If-None-Match names the current ETag (no body) */
+            304: {
+                headers: {
+                    /** @description the answer's version, for If-None-Match */
+                    ETag?: string;
+                    /** @description how long caches may keep it */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
