@@ -132,6 +132,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("MEEPLE_MM_WINDOW", "2.0", "rating points (openskill mu)", "skill matching's starting window"),
     Setting("MEEPLE_MM_WIDEN_PER_S", "0.5", "rating points a second", "how fast the window widens"),
     Setting("MEEPLE_ANONYMOUS", "1", "0 or 1", "1: create, join and queue without an API key"),
+    Setting("MEEPLE_KEY_CACHE_S", "5.0", "seconds",
+            "a gateway reads an API key's record (and its tenant's quotas) again after this long: a revoked key "
+            "may still work this long; 0 = read on every request"),
+    Setting("MEEPLE_KEY_STALE_S", "60.0", "seconds",
+            "while Redis cannot answer (a primary failing over), a key read before keeps working this long past "
+            "`MEEPLE_KEY_CACHE_S`; 0 = never"),
     Setting("MEEPLE_WEBHOOKS_LEASE_S", "30", "seconds", "a delivery's lease before another worker may take it",
             "webhooks"),
     Setting("MEEPLE_WEBHOOKS_BACKOFF_S", "1", "seconds", "first retry delay (doubles, at most an hour apart)",

@@ -107,11 +107,11 @@ def parse_authorization(header: str | None) -> str | None:
 
 
 def authenticate(client: Any, *, authorization: str | None, api_key: str | None, address: str, anonymous: bool,
-                 on_bad_key: Any = None) -> Caller:
+                 on_bad_key: Any = None, keys: tenants.KeyCache | None = None) -> Caller:
     """The caller of a request: ``authorization`` is the bearer credential (see :func:`parse_authorization`),
     ``api_key`` the ``X-API-Key`` header. An API key that is unknown, malformed or revoked is 401
     ``invalid_api_key``; ``on_bad_key()`` runs first (the door counts such requests against the address, so
-    that guessing keys costs requests)."""
+    that guessing keys costs requests). ``keys``: the process's key cache (see :mod:`.tenants`)."""
     key = api_key.strip() if api_key is not None else None
     token = authorization
     if key is None and tenants.is_api_key(token):
@@ -120,7 +120,7 @@ def authenticate(client: Any, *, authorization: str | None, api_key: str | None,
         token = None  # a key in both places: X-API-Key speaks for the tenant
     tenant = None
     if key is not None:
-        tenant = tenants.lookup(client, key) if tenants.is_api_key(key) else None
+        tenant = tenants.lookup(client, key, keys) if tenants.is_api_key(key) else None
         if tenant is None:
             if on_bad_key is not None:
                 on_bad_key()

@@ -5,12 +5,15 @@
 (:mod:`services.core.store`): an event exists if and only if its change does, whatever process dies.
 
 **Pending index.** The worker (``meeple serve webhooks``, :mod:`services.webhooks`) finds outboxes with
-something in them through ``{webhooks:<k>}:pending`` (k = one of :data:`SHARDS` sorted sets, member = match
-id, score = when it was last marked). The mark is written *before* the compare-and-set, so a crash in
-between leaves a mark with an empty outbox (the worker drops it), never an outbox nobody will look at. The
-worker unmarks a drained outbox only if the mark is older than :data:`MARK_GRACE_S` and unchanged since it
-looked (one script on the index): an update whose mark came just before the worker drained will have
-appended by then, so its event is never stranded.
+something in them through the pending set of the match's own Cluster slot, ``webhooks:pending:{<tag>}`` (the
+tag :func:`services.redisconn.slot_tags` gives for that slot; member = match id, score = when it was last
+marked): a commit on a healthy primary never needs another one (issue 28; a set per slot in use, which the
+worker scans node by node). The mark is written *before* the compare-and-set, so a crash in between leaves a
+mark with an empty outbox (the worker drops it), never an outbox nobody will look at. The worker unmarks a
+drained outbox only if the mark is older than :data:`MARK_GRACE_S` and unchanged since it looked (one script
+on the set): an update whose mark came just before the worker drained will have appended by then, so its
+event is never stranded. Gateways before this layout marked ``{webhooks:<crc32 % 16>}:pending``
+(:func:`legacy_pending_key`): the worker still drains those.
 
 **Deliveries.** One per (event, subscribed hook): ``whd:{<delivery id>}`` (the request to make, its attempts),
 due in ``{webhooks:<k>}:due`` and leased to a sender in ``{webhooks:<k>}:leases`` (:func:`add_delivery`; the
@@ -42,6 +45,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
+
+from services import redisconn
 
 #: Every event a hook may subscribe to. ``turn``: a seat must decide (one per version: chatty, opt-in).
 MATCH_EVENTS = ("match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over",
@@ -135,11 +140,23 @@ def outbox_key(match_id: str) -> str:
     return f"match:{{{match_id}}}:outbox"
 
 
-def pending_key(shard: int) -> str:
+def pending_key(slot: int) -> str:
+    """The pending set of Cluster slot ``slot`` (in that slot)."""
+    return f"webhooks:pending:{{{redisconn.slot_tags()[slot]}}}"
+
+
+def mark_key(match_id: str) -> str:
+    """Where the match's outbox is marked pending: the set of the match's own slot."""
+    return pending_key(redisconn.slot_of(outbox_key(match_id)))
+
+
+def legacy_pending_key(shard: int) -> str:
+    """Where gateways marked outboxes before the per-slot sets (any primary): drained, no longer written."""
     return f"{{webhooks:{shard}}}:pending"
 
 
 def shard_of(match_id: str) -> int:
+    """The shard of the worker's delivery queues (``{webhooks:<k>}:due``) a match's deliveries go to."""
     return zlib.crc32(match_id.encode()) % SHARDS
 
 
@@ -232,7 +249,7 @@ def tournament_deliveries(client: Any, tenant: str, event_id: str, event: dict[s
 
 def mark(client: Any, match_id: str) -> None:
     """Mark the match's outbox as pending (before the compare-and-set that appends to it)."""
-    client.zadd(pending_key(shard_of(match_id)), {match_id: time.time()})
+    client.zadd(mark_key(match_id), {match_id: time.time()})
 
 
 # -- registrations ---------------------------------------------------------------------------------------------

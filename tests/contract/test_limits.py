@@ -16,7 +16,7 @@ from services.contract import limits as L
 
 
 def test_the_cores_own_constants_are_the_contracts() -> None:
-    from services.core import backends, clocks, control, history, idempotency, matches, matchmaker, webhooks
+    from services.core import backends, clocks, control, history, idempotency, matches, matchmaker, tenants, webhooks
 
     assert (matches.BOT_LEVELS, matches.MAX_PLAYERS, matches.MAX_ID) == (L.BOT_LEVELS, L.MAX_PLAYERS, L.ID_MAX)
     assert control.DEFAULT_TAKEOVER_LEVEL == L.DEFAULT_TAKEOVER_LEVEL
@@ -26,6 +26,8 @@ def test_the_cores_own_constants_are_the_contracts() -> None:
     assert (clocks.MODES, clocks.TIMEOUT_POLICIES, clocks.MIN_SECONDS, clocks.MAX_SECONDS) == (
         L.CLOCK_MODES, L.TIMEOUT_POLICIES, L.CLOCK_MIN_S, L.CLOCK_MAX_S)
     assert matchmaker.TICKET_TTL_S == L.TICKET_TTL_S and idempotency.TTL_S == L.IDEMPOTENCY_TTL_S
+    cache_s, stale_s = float(L.default("MEEPLE_KEY_CACHE_S")), float(L.default("MEEPLE_KEY_STALE_S"))
+    assert (cache_s, stale_s) == (tenants.KEY_CACHE_S, tenants.KEY_STALE_S)
 
 
 def test_the_leaderboards_and_tournaments_limits_are_the_contracts() -> None:
