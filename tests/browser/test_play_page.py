@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from services.rules.games.base import leaked_secrets
+from services.stack import LOCAL_PLAYER_ENV
 from tests.clients.conftest import RulesProcess, gunicorn_stack
 from tests.replaying import engine_states
 
@@ -159,7 +160,10 @@ def play_until_finished(page: Any, rng: random.Random, max_steps: int = 3000, sh
             return moves
         if outcome == "moved":
             moves += 1
-            if shot and moves == 4:
+            if shot and moves == 4:  # the pointer away, so no hover card covers the choices in the picture
+                page.mouse.move(0, 0)
+                page.evaluate("document.getElementById('card-info').hidden = true")
+                page.wait_for_selector("button.choice, #confirm, #result")
                 page.screenshot(path=shot, full_page=True)
     raise AssertionError("the game did not finish")
 
@@ -191,8 +195,15 @@ def test_a_whole_game_read_from_the_screen_through_the_stepwise_chooser_to_an_ex
     assert len(rows) >= players and all(r.query_selector("li") for r in rows)  # each seat's breakdown
     if game == "clash":
         assert "Game 1 is over" in page.inner_text("#games")
-    if game == "they-who-were-8":
+    if game == "they-who-were-8":  # each seat's team, as a chip beside the seat and in its result row
         assert "Team 0 (seats 0 and 2)" in page.inner_text("#result")
+        chips = page.eval_on_selector_all(".seats li", "els => els.map(e => [e.dataset.seat, "
+                                          "e.querySelector('.team-chip')?.textContent])")
+        assert chips == [["0", "team 0"], ["1", "team 1"], ["2", "team 0"], ["3", "team 1"]], chips
+        rows = page.eval_on_selector_all("table.breakdown tbody th", "els => els.map(e => [e.innerText.slice(0, 6), "
+                                         "e.querySelector('.team-chip')?.textContent])")
+        assert [[f"Seat {s}", f"team {s % 2}"] for s in range(4)] == [r for r in rows if r[0].startswith("Seat")]
+        assert [r for r in rows if r[0].startswith("Team")] == [["Team 0", "team 0"], ["Team 1", "team 1"]], rows
     if game == "fierce-women":
         assert "Automa (seat 2)" in page.inner_text("#result")
     if SHOTS and game == "they-who-were-8":
@@ -203,6 +214,33 @@ def test_a_whole_game_read_from_the_screen_through_the_stepwise_chooser_to_an_ex
     assert assert_log_lines_in_words_and_nothing_hidden(page, stack, match_id, 0) > 2
     assert received.socket_updates() > 0
     assert errors == []
+
+
+def test_a_clash_best_of_3_tells_each_games_end_and_when_the_next_game_begins(new_page: Any, stack: Stack) -> None:
+    """Game 2 of a best-of-3 is announced in the log (who won game 1 and why, then "Game 2 begins"), the choice of
+    who starts next is a step in words, and the result lists every game with its winner and reason."""
+    page = new_page()
+    match_id = start_from_lobby(page, "clash", 2, {"match": "best_of_3"})
+    play_until_finished(page, random.Random(12), max_steps=6000)
+    log = page.inner_text("#log")
+    assert "Game 1 is over: " in log and "Game 2 begins: " in log, log[-3000:]
+    games = page.query_selector_all("#games li")
+    assert len(games) >= 2 and all(re.match(r"Game \d is over: .+\. (Blue wins it|Green wins it|it is a draw)",
+                                            g.inner_text()) for g in games), [g.inner_text() for g in games]
+    assert "Why it ended: " in page.inner_text("#reason")
+    assert assert_log_lines_in_words_and_nothing_hidden(page, stack, match_id, 0) > 10
+
+
+def test_the_page_has_a_favicon(new_page: Any, stack: Stack) -> None:
+    import httpx
+
+    page = new_page()
+    page.goto("/play")
+    href = page.get_attribute("link[rel=icon]", "href")
+    assert href
+    icon = httpx.get(f"{stack.url}{href}")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+    assert "<svg" in icon.text
 
 
 def test_an_invite_with_a_copy_button_a_full_match_offers_to_watch_and_the_host_never_waits_for_itself(
@@ -283,12 +321,13 @@ def test_a_timed_games_clock_counts_down_between_updates(new_page: Any) -> None:
 
 @pytest.fixture(scope="module")
 def slow_fill_stack(rules: RulesProcess) -> Iterator[Stack]:
-    """The page's matchmaking against bot fill after a short wait, as ``make run`` has it (15 s there)."""
-    with gunicorn_stack(rules.port, MEEPLE_BOT_FILL_S="3") as stack:
+    """The page's matchmaking with the settings ``make run`` gives a local player (services/stack.py): bots fill
+    after its wait (15 s), no per-address quota."""
+    with gunicorn_stack(rules.port, **LOCAL_PLAYER_ENV) as stack:
         yield stack
 
 
-def test_matchmaking_can_be_cancelled_and_is_filled_with_a_bot_after_the_wait(new_page: Any,
+def test_matchmaking_can_be_cancelled_and_is_filled_with_a_bot_after_make_runs_wait(new_page: Any,
                                                                                slow_fill_stack: Stack) -> None:
     page = new_page(base_url=slow_fill_stack.url)
     page.goto("/play")
@@ -300,11 +339,17 @@ def test_matchmaking_can_be_cancelled_and_is_filled_with_a_bot_after_the_wait(ne
     page.wait_for_function("document.getElementById('mm-status')?.textContent === 'Cancelled.'", timeout=30_000)
     assert page.is_visible("#matchmake") and not page.is_visible("#mm-cancel")
     page.click("#matchmake")
-    page.wait_for_selector("#match-id", timeout=60_000)  # nobody else came: a bot took the other seat
+    page.wait_for_function("document.getElementById('mm-status')?.textContent.includes('bots fill empty seats')")
+    page.wait_for_selector("#match-id", timeout=90_000)  # nobody else came: after make run's wait, a bot sat down
     assert "bot" in page.inner_text(".seats") and "You are seat" in page.inner_text("#you")
 
 
-def test_leaving_asks_first_and_your_matches_shows_state_and_lets_you_leave(new_page: Any) -> None:
+def test_leaving_asks_first_and_your_matches_shows_state_and_lets_you_resign_or_leave(new_page: Any,
+                                                                                     stack: Stack) -> None:
+    """Leave and Resign each ask first ("No" changes nothing); a resigned 2-seat match ends at once as a forfeit
+    (the server says so), a left match drops out of the list, and the others stay."""
+    import httpx
+
     page = new_page()
     first = start_from_lobby(page, "fierce-women", 2, {})
     page.click("#leave")
@@ -312,16 +357,70 @@ def test_leaving_asks_first_and_your_matches_shows_state_and_lets_you_leave(new_
     page.click("#leave-no")
     assert page.is_visible("#leave") and page.inner_text("#status") == "active"
     second = start_from_lobby(page, "clash", 2, {"match": "single"}, vs="humans")
+    third = start_from_lobby(page, "clash", 2, {"match": "single"})
     page.goto("/play#/")
     page.wait_for_selector(f"#mine li[data-match='{first}'] .state")
     assert page.inner_text(f"#mine li[data-match='{second}'] .state") == "waiting for players"
     assert page.inner_text(f"#mine li[data-match='{first}'] .state") in ("your turn", "running")
+    assert page.inner_text(f"#mine li[data-match='{third}'] .state") in ("your turn", "running")
     assert page.is_visible(f"#mine li[data-match='{first}'] button.resign")
+    page.click(f"#mine li[data-match='{third}'] button.resign")  # resign: asked first, "No" keeps it running
+    page.wait_for_selector("#mine-no")
+    assert "Resign this match?" in page.inner_text("#mine-confirm")
+    page.click("#mine-no")
+    assert page.query_selector("#mine-yes") is None
+    assert httpx.get(f"{stack.url}/v1/matches/{third}").json()["status"] == "active"
+    page.click(f"#mine li[data-match='{third}'] button.resign")
+    page.click("#mine-yes")
+    page.wait_for_function(f"document.querySelector(\"#mine li[data-match='{third}']\")?.dataset.state === 'finished'")
+    assert page.inner_text(f"#mine li[data-match='{third}'] .state") == "finished"
+    assert page.is_visible(f"#mine li[data-match='{third}'] button.forget")  # nothing left to resign or leave
+    ended = httpx.get(f"{stack.url}/v1/matches/{third}").json()
+    assert ended["outcome"]["ended_by"] == "forfeit" and ended["outcome"]["forfeited"] == [0], ended["outcome"]
+    assert ended["outcome"]["winners"] == [1]
     page.click(f"#mine li[data-match='{first}'] button.leave")
     page.wait_for_selector("#mine-yes")
+    assert "Leave this match?" in page.inner_text("#mine-confirm")
     page.click("#mine-yes")
     page.wait_for_function(f"!document.querySelector(\"#mine li[data-match='{first}']\")")
     assert page.query_selector(f"#mine li[data-match='{second}']") is not None
+    left = httpx.get(f"{stack.url}/v1/matches/{first}").json()
+    assert left["seats"][0]["left"] and left["seats"][0]["control"] == "bot", left["seats"][0]  # a bot plays on
+
+
+#: Holds back the page's status reads (GET /v1/matches/{id}) while ``window.slowStatus`` is set, counting them:
+#: the real server answers, later, so a test can leave the page while one is under way.
+SLOW_STATUS = """
+const realFetch = window.fetch;
+window.slowStarted = 0; window.slowDone = 0;
+window.fetch = async (...args) => {
+  const url = String(args[0] instanceof Request ? args[0].url : args[0]);
+  if (window.slowStatus && /\\/v1\\/matches\\/[^/?]+(\\?|$)/.test(url)) {
+    window.slowStarted++;
+    try { await new Promise(r => setTimeout(r, 2000)); return await realFetch(...args); } finally { window.slowDone++; }
+  }
+  return realFetch(...args);
+};
+"""
+
+
+def test_leaving_a_match_while_its_update_loads_never_draws_the_match_over_the_lobby(new_page: Any) -> None:
+    """Found by make test under load: a bot's update reloads the status; if the player went to the lobby in the
+    meantime, the late answer used to redraw the match page over the lobby ("Your matches" vanished)."""
+    page = new_page()
+    page.add_init_script(SLOW_STATUS)
+    start_from_lobby(page, "clash", 2, {"match": "single", "first_player": 0})  # one move, then the bot's
+    page.wait_for_function("document.body.dataset.live === 'ws'")
+    page.evaluate("window.slowStatus = true")
+    rng = random.Random(4)
+    while choose_one_step(page, rng) != "moved":
+        pass
+    page.wait_for_function("window.slowStarted > window.slowDone", timeout=30_000)  # the bot's update is loading
+    page.evaluate("location.hash = '#/'")
+    page.wait_for_selector("#mine li")
+    page.wait_for_function("window.slowStarted === window.slowDone", timeout=30_000)  # its answer came, late
+    page.wait_for_timeout(300)
+    assert page.query_selector("#mine li") is not None and page.query_selector("#match-id") is None
 
 
 def test_a_reload_mid_game_resumes_the_same_seat(new_page: Any) -> None:
@@ -422,6 +521,14 @@ def test_docs_page_is_swagger_ui_served_offline_and_try_it_out_works_with_a_bear
     page.on("request", lambda r: None if r.url.startswith(stack.url) else elsewhere.append(r.url))
     page.goto("/docs")
     page.wait_for_selector(".swagger-ui .opblock", timeout=30_000)
+    sections = page.eval_on_selector_all(".opblock-tag", "els => els.map(e => e.dataset.tag)")
+    assert "default" not in sections and {"games", "matches", "seats", "events"} <= set(sections), sections
+    intro = page.inner_text(".information-container .description")
+    assert 0 < len(intro.splitlines()) <= 16 and "MEEPLE_" not in intro, intro  # a short intro, no env wall
+    games = page.locator(".opblock", has=page.locator("[data-path='/v1/games']"))
+    assert games.count() >= 1 and games.first.locator(".authorization__btn").count() == 0  # public: no lock
+    moves = page.locator(".opblock", has=page.locator("[data-path='/v1/matches/{match_id}/legal-moves']"))
+    assert moves.first.locator(".authorization__btn").count() == 1  # a seat's route: the lock
     page.click("button.authorize")
     page.fill(".auth-container input", created["token"])
     page.click(".auth-btn-wrapper button.authorize")

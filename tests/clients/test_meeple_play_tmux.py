@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import subprocess
 import sys
@@ -66,20 +68,95 @@ def pane_factory() -> Iterator[list[Pane]]:
         pane.close()
 
 
+def play_ones_until(pane: Pane, *needles: str, limit: int = 40) -> str:
+    """Type ``1`` (the first choice of each step, then "play this move") until one of ``needles`` shows."""
+    for _ in range(limit):
+        screen = pane.wait_for("your move>", *needles)
+        if any(n in screen for n in needles):
+            return screen
+        pane.keys("1")
+        pane.wait_until_changed(screen, "1", timeout=10)
+    raise AssertionError(f"none of {needles} after {limit} choices:\n{pane.screen()}")
+
+
+def latest(screen: str) -> str:
+    """The last drawing of the match screen (the pane's history holds the earlier ones above it)."""
+    starts = [m.start() for m in re.finditer(r"^match \S+  ", screen, re.M)]
+    return screen[starts[-1]:] if starts else screen
+
+
+def asking(pane: Pane, prompt: str, timeout: float = 30.0) -> str:
+    """The latest screen once it asks ``prompt`` and waits for the answer."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        screen = latest(pane.screen())
+        if prompt in screen and screen.rstrip().endswith("your move>"):
+            return screen
+        time.sleep(0.05)
+    raise AssertionError(f"not asked {prompt!r}:\n{pane.screen()}")
+
+
+def choices(screen: str, prompt: str) -> list[str]:
+    """The numbered choices listed under ``prompt`` on the latest screen, in words."""
+    below = latest(screen).split(prompt, 1)[1].split("number = choose", 1)[0].splitlines()[1:]
+    numbered = (re.match(r"^\s*\d+\. (.*)$", line) for line in below)
+    return [m.group(1).strip() for m in numbered if m]
+
+
+def test_meeple_play_chooses_a_clash_move_in_steps_only_legal_choices_in_words(stack: Stack,
+                                                                              pane_factory: list[Pane]) -> None:
+    """The terminal chooser is the page's: a move's parts one step at a time, each step listing exactly the values
+    the legal moves still have (checked against the API's legal moves for this seat), in words, with a trail, a
+    step back, and the whole move in words before it is played."""
+    import httpx
+
+    pane = Pane([MEEPLE, "play", "clash", "--vs", "easy", "--option", 'match="single"', "--option", "first_player=0",
+                 "--url", stack.url])
+    pane_factory.append(pane)
+    screen = asking(pane, "On which field?")
+    match_id, _, token = screen.split("meeple play --resume ", 1)[1].split()[:3]
+    legal = httpx.get(f"{stack.url}/v1/matches/{match_id}/legal-moves",
+                      headers={"Authorization": f"Bearer {token}"}).json()["moves"]
+    # The first move of a game: Mustafa from the start spot is the only tile, so the trail holds it already.
+    assert "your move so far: Place a tile > M0 " in screen and "On which field?" in screen, screen
+    fields = choices(screen, "On which field?")
+    assert len(fields) == len({json.dumps(m["field"]) for m in legal}) > 1, fields
+    assert all(f.startswith("the ") and f.endswith(" field") for f in fields), fields  # words, not [1,1]
+    assert "[" not in "".join(fields)
+    pane.keys("1")
+    screen = asking(pane, "Which side does it support?")
+    chosen = fields[0]
+    assert f"> {chosen}" in screen
+    sides = choices(screen, "Which side does it support?")
+    assert sides == ["supporting Blue (you)", "supporting Green (your opponent)"], sides
+    pane.keys("b")  # one step back: the fields again
+    screen = asking(pane, "On which field?")
+    assert choices(screen, "On which field?") == fields and f"> {chosen}" not in screen
+    pane.keys("1")
+    asking(pane, "Which side does it support?")
+    pane.keys("2")
+    asking(pane, "> supporting Green (your opponent)")  # the new screen, before any other key is typed
+    screen = play_ones_until(pane, "the move: ")
+    confirm = screen[screen.rindex("the move: "):].splitlines()[0]
+    assert "M0 " in confirm and chosen in confirm and "supporting Green (your opponent)" in confirm, confirm
+    assert "1. play this move" in screen
+    pane.keys("1")
+    screen = pane.wait_for("placed M0 Mustafa", timeout=30)  # the log says it, in the server's words
+    line = next(x for x in latest(screen).splitlines() if "placed M0 Mustafa" in x)
+    assert "You (Blue) placed M0 Mustafa" in line and "supporting Green" in line, line
+
+
 def test_meeple_play_clash_vs_a_bot_to_the_end_with_a_hint_under_tmux(stack: Stack, pane_factory: list[Pane]) -> None:
     pane = Pane([MEEPLE, "play", "clash", "--vs", "easy", "--option", 'match="single"', "--url", stack.url])
     pane_factory.append(pane)
     screen = pane.wait_for("your move>")
-    assert "CLASH" in screen and "row 1" in screen and "  1. place " in screen, screen  # board, numbered moves
+    assert "CLASH" in screen and "row 1" in screen and "  1. " in screen, screen  # board, numbered choices
+    assert "you are seat 0: Blue (McWorld)" in screen and re.search(r"neutral zone: N\d\d [A-Z]", screen), screen
     assert "what happened:" in screen and "You joined the match." in screen  # the log in the server's words
-    pane.keys("h")
-    assert "hint: " in pane.wait_for("hint: ")
-    for _ in range(200):
-        screen = pane.wait_for("your move>", "GAME OVER")
-        if "GAME OVER" in screen:
-            break
-        pane.keys("1")
-        time.sleep(0.05)
+    pane.keys("h")  # the hint walks the chooser to the suggested move, shown whole, in words
+    screen = pane.wait_for("hint: ")
+    assert "the move: " in screen and "1. play this move" in screen, screen
+    screen = play_ones_until(pane, "GAME OVER", limit=600)
     assert "GAME OVER: you " in screen and "winners: seat" in screen
     result = screen[screen.index("GAME OVER"):]
     assert "why it ended: all nine fields hold face-up tiles" in result or "why it ended: " in result
@@ -97,8 +174,7 @@ def test_meeple_play_keeps_the_resume_token_on_screen_and_q_says_how_to_resume(s
     screen = pane.wait_for("your move>")
     hint = next(line for line in screen.splitlines() if "meeple play --resume" in line)
     assert "--token " in hint  # on the match screen, not only in a line the first redraw clears
-    pane.keys("1")
-    screen = pane.wait_for("You drew W")  # the move, in the engine's words
+    screen = play_ones_until(pane, "You drew W")  # the move, in the engine's words
     assert "meeple play --resume" in screen and "what happened:" in screen
     pane.keys("q")
     screen = pane.wait_for("bye:")
@@ -106,21 +182,28 @@ def test_meeple_play_keeps_the_resume_token_on_screen_and_q_says_how_to_resume(s
     assert hint.strip() in after_bye  # the exact command to come back
 
 
-@pytest.mark.parametrize(("game", "players", "marks"), [
-    ("sideboards", "1", ("SIDEBOARDS", "dresser", "your hand", "start")),
-    ("fierce-women", "2", ("FIERCE WOMEN", "piles", "seat 0: hand")),
-    ("they-who-were-8", "4", ("THEY WHO WERE 8", "team 0 (seats 0+2)", "your hand", "gods:")),
+@pytest.mark.parametrize(("game", "players", "marks", "named"), [
+    ("sideboards", "1", ("SIDEBOARDS", "dresser", "your hand", "start", "you are seat 0"),
+     r"your hand: S\d\d\((\w+/\w+ ){4}\w+/\w+\)"),  # each card with its 5 drawers: colour/handle
+    ("fierce-women", "2", ("FIERCE WOMEN", "piles", "seat 0: hand", "seat 2 is the automa"),
+     r"seat 0: hand 3: W\d\d [A-Z]\w+"),
+    ("they-who-were-8", "4", ("THEY WHO WERE 8", "team 0 (seats 0+2)", "your hand", "gods:",
+                              "you are seat 0, team 0 with seat 2"), r"your hand: A\d\d [A-Z]\w+"),
 ])
-def test_meeple_play_renders_each_games_view_with_numbered_moves(stack: Stack, pane_factory: list[Pane], game: str,
-                                                                 players: str, marks: tuple[str, ...]) -> None:
+def test_meeple_play_renders_each_games_view_with_names_and_numbered_choices(
+        stack: Stack, pane_factory: list[Pane], game: str, players: str, marks: tuple[str, ...], named: str) -> None:
+    """The board in words: who you are in the game's terms, and every card named from the catalogue."""
     pane = Pane([MEEPLE, "play", game, "--players", players, "--vs", "easy", "--url", stack.url])
     pane_factory.append(pane)
-    screen = pane.wait_for("your move>")
+    screen = latest(pane.wait_for("your move>"))
     for mark in marks:
         assert mark in screen, screen
+    assert re.search(named, screen), screen
+    assert "gods: G1 " not in screen or re.search(r"gods: G1 [A-Z]\w+\(s", screen), screen
     assert "    1. " in screen or "  1. " in screen
-    pane.keys("1")  # a move is accepted and the screen comes back
-    pane.wait_for("version 1", "version 2", "version 3", "version 4", "version 5")
+    version = int(screen.split(" version ", 1)[1].split()[0])
+    later = [f"version {v}" for v in range(version + 1, version + 12)]
+    play_ones_until(pane, *later)  # a move, chosen step by step, is accepted and the screen comes back
 
 
 def test_two_friends_play_clash_in_two_terminals_with_an_invite(stack: Stack, pane_factory: list[Pane]) -> None:

@@ -1,9 +1,50 @@
-"""Text renderings of each game's view (docs/games/*.md) and short labels for moves, for terminals."""
+"""Text renderings of each game's view (docs/games/*.md) and short labels for moves, for terminals.
+
+Cards, tiles and gods are named from the game's component catalogue (``GET /v1/games/{game}``, indexed by
+``meeple_client.chooser.index_components``) where the caller gives it: ``W12 Ada Lovelace`` rather than a bare
+``W12``, a Sideboards card with its drawers, as the browser page shows them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
+
+#: id -> catalogue entry; empty: ids are shown bare.
+Names = Mapping[str, Mapping[str, Any]]
+Label = Callable[[Any], str]
+
+
+def labeller(names: Names | None) -> Label:
+    """A card's label: ``W12 Ada Lovelace``; a Sideboards card ``S40(red/knob ...)`` (its 5 drawers, top to
+    bottom: colour/handle); the bare id where the catalogue does not know it."""
+    def label(cid: Any) -> str:
+        entry = (names or {}).get(str(cid)) if cid is not None else None
+        if not entry:
+            return "-" if cid is None else str(cid)
+        if entry.get("drawers"):
+            drawers = " ".join(f"{d['colour']}/{d['handle']}" for d in entry["drawers"])
+            return f"{cid}({drawers})"
+        name = str(entry.get("name") or "")
+        return name if str(cid) in name else f"{cid} {name}"
+    return label
+
+
+def _bare(cid: Any) -> str:
+    return "-" if cid is None else str(cid)
+
+
+def identity(game: str, seat: int | None, players: int) -> str:
+    """Who the viewer is in the game's own terms, as the page says it: a colour and side, a team, the automa."""
+    if seat is None:
+        return "you are watching"
+    if game == "clash":
+        return (f"you are seat {seat}: {'Green (Jihad)' if seat else 'Blue (McWorld)'}, your tiles point "
+                f"{'north' if seat else 'south'}")
+    if game == "they-who-were-8":
+        return f"you are seat {seat}, team {seat % 2} with seat {(seat + 2) % 4}"
+    if game == "fierce-women" and players == 2:
+        return f"you are seat {seat}; seat 2 is the automa"
+    return f"you are seat {seat}"
 
 SUPPORT_ARROW = {"blue": "v", "green": "^"}  # a tile's tip: blue points south (row 2), green north
 
@@ -35,7 +76,7 @@ def describe_move(move: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
-def _clash(view: dict[str, Any]) -> list[str]:
+def _clash(view: dict[str, Any], label: Label = _bare) -> list[str]:
     lines = [f"CLASH  game {view.get('game_no')}  phase {view.get('phase')}  move {view.get('move_no')}  "
              f"wins blue {view['wins'][0]} - green {view['wins'][1]}",
              "        col 0     col 1     col 2"]
@@ -52,17 +93,21 @@ def _clash(view: dict[str, Any]) -> list[str]:
         side = "  <- blue's side" if r == 0 else "  <- green's side" if r == 2 else ""
         lines.append(f"row {r}   " + "".join(c.ljust(10) for c in cells) + side)
     lines.append("(v supports blue, ^ supports green, * Security, (..) face down)")
+    up = [c["tile"] for row in view["board"] for c in row if c and c.get("face") == "up"]
+    if up and label is not _bare:
+        lines.append(f"on the board: {', '.join(label(t) for t in up)}")
     for seat, zone in enumerate(view["zones"]):
         name = "blue " if seat == 0 else "green"
-        hidden = (zone.get("hidden") or [f"?x{zone['hidden_count']}"]) if zone.get("hidden_count") else []
-        lines.append(f"{name} zone: {' '.join(zone['open']) or '-'}"
-                     + (f"  hidden: {' '.join(hidden)}" if hidden else ""))
-    lines.append(f"neutral zone: {' '.join(view.get('neutral_zone') or []) or '-'}   removed: "
-                 f"{' '.join(view.get('removed') or []) or '-'}")
+        hidden = ([label(t) for t in zone["hidden"]] if zone.get("hidden") else [f"?x{zone['hidden_count']}"]) \
+            if zone.get("hidden_count") else []
+        lines.append(f"{name} zone: {', '.join(label(t) for t in zone['open']) or '-'}"
+                     + (f"  hidden: {', '.join(hidden)}" if hidden else ""))
+    lines.append(f"neutral zone: {', '.join(label(t) for t in view.get('neutral_zone') or []) or '-'}   removed: "
+                 f"{', '.join(label(t) for t in view.get('removed') or []) or '-'}")
     return lines
 
 
-def _sideboards(view: dict[str, Any]) -> list[str]:
+def _sideboards(view: dict[str, Any], label: Label = _bare) -> list[str]:
     goals = view.get("goals", {})
     lines = [f"SIDEBOARDS  step {view.get('step')}  phase {view.get('phase')}  deck {view.get('deck_count')}  "
              f"goals colour {goals.get('colour')} handle {goals.get('handle')} row {goals.get('row')}"]
@@ -74,26 +119,29 @@ def _sideboards(view: dict[str, Any]) -> list[str]:
                      f"{prov.get('handle_count')} row {prov.get('row_drawers')}  exchange "
                      f"{view.get('exchange', ['?'] * (seat + 1))[seat]}{done}")
     if "hand" in view:
-        lines.append(f"your hand: {' '.join(view['hand'])}")
+        lines.append(f"your hand: {' '.join(label(c) for c in view['hand'])}")
+        if label is not _bare:
+            lines.append("(each card's drawers from top to bottom, as printed: colour/handle)")
     return lines
 
 
-def _fierce_women(view: dict[str, Any]) -> list[str]:
-    piles = "  ".join(f"{i}:{p['top'] or '-'}({p['size']})" for i, p in enumerate(view["piles"]))
+def _fierce_women(view: dict[str, Any], label: Label = _bare) -> list[str]:
+    piles = "  ".join(f"{i}:{label(p['top']) if p['top'] else '-'}({p['size']})" for i, p in enumerate(view["piles"]))
     lines = [f"FIERCE WOMEN  turn {view.get('turn')}  phase {view.get('phase')}   piles {piles}"]
     for seat, table in enumerate(view["tables"]):
         hand: dict[str, Any] = view["hands"][seat] if seat < len(view["hands"]) else {"size": 0, "known": []}
-        lines.append(f"seat {seat}: hand {hand['size']}" + (f" {' '.join(hand['cards'])}" if "cards" in hand else "")
-                     + (f" known {' '.join(hand['known'])}" if hand.get("known") else ""))
+        lines.append(f"seat {seat}: hand {hand['size']}"
+                     + (f": {', '.join(label(c) for c in hand['cards'])}" if "cards" in hand else "")
+                     + (f"  known: {', '.join(label(c) for c in hand['known'])}" if hand.get("known") else ""))
         for col, column in enumerate(table):
-            lines.append(f"    column {col}: {' '.join(column['cards'])}   [{column.get('category') or '?'}; "
-                         f"{'/'.join(column.get('common') or [])}]")
+            lines.append(f"    column {col}: {', '.join(label(c) for c in column['cards'])}   "
+                         f"[{column.get('category') or '?'}; {'/'.join(column.get('common') or [])}]")
     if view.get("discard"):
-        lines.append(f"discard: {' '.join(view['discard'])}")
+        lines.append(f"discard: {', '.join(label(c) for c in view['discard'])}")
     return lines
 
 
-def _they_who_were_8(view: dict[str, Any]) -> list[str]:
+def _they_who_were_8(view: dict[str, Any], label: Label = _bare) -> list[str]:
     lines = [f"THEY WHO WERE 8  round {view.get('round')}/{view.get('max_rounds')}  phase {view.get('phase')}  "
              f"supply glory {view['supply']['glory']} infamy {view['supply']['infamy']}"]
     for team, seats in enumerate(view["teams"]):
@@ -101,25 +149,29 @@ def _they_who_were_8(view: dict[str, Any]) -> list[str]:
         lines.append(f"team {team} (seats {seats[0]}+{seats[1]}): glory {sum(g['glory'] for g in gods)}  "
                      f"infamy {sum(g['infamy'] for g in gods)}")
     lines.append("gods: " + "  ".join(
-        f"{g['id']}(s{g['owner']} +{g['glory']}/-{g['infamy']}{' used' if g['used'] else ''})" for g in view["gods"]))
-    lines.append(f"hand sizes: {view['hand_sizes']}   pile {view.get('pile_size')}")
+        f"{label(g['id'])}(s{g['owner']} +{g['glory']}/-{g['infamy']}{' used' if g['used'] else ''})"
+        for g in view["gods"]))
+    lines.append(f"hand sizes: {' / '.join(str(n) for n in view['hand_sizes'])}   pile {view.get('pile_size')}")
     if view.get("hand") is not None:
-        lines.append(f"your hand: {' '.join(view['hand']) or '-'}")
+        lines.append(f"your hand: {', '.join(label(c) for c in view['hand']) or '-'}")
     if view.get("current_play"):
         play = view["current_play"]
-        lines.append(f"in play: seat {play['seat']} {play['card']} on {_fmt(play.get('target'))}")
+        target = play.get("target")
+        target = target.get("god") if isinstance(target, dict) and set(target) == {"god"} else target
+        lines.append(f"in play: seat {play['seat']} plays {label(play['card'])} on "
+                     f"{label(target) if isinstance(target, str) else _fmt(target)}")
     return lines
 
 
-RENDERERS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
+RENDERERS: dict[str, Callable[[dict[str, Any], Label], list[str]]] = {
     "clash": _clash, "sideboards": _sideboards, "fierce-women": _fierce_women, "they-who-were-8": _they_who_were_8}
 
 
-def render_view(game: str, view: dict[str, Any] | None) -> list[str]:
+def render_view(game: str, view: dict[str, Any] | None, names: Names | None = None) -> list[str]:
     if view is None:
         return ["(no view yet)"]
     try:
-        return RENDERERS[game](view)
+        return RENDERERS[game](view, labeller(names) if names else _bare)
     except (KeyError, IndexError, TypeError):  # an unknown game or a shape this version does not know
         return [f"{k}: {_fmt(v)}" for k, v in view.items() if k != "log"]
 

@@ -1,7 +1,8 @@
 """``meeple-play`` (also ``meeple play``): play any game in a terminal against bots or friends.
 
-A line-based screen, so it works in any terminal, over ssh and under tmux: the board, numbered legal
-moves, ``h`` for a hint, the clock and the result. Built only on the SDK.
+A line-based screen, so it works in any terminal, over ssh and under tmux: the board, the log in the server's
+words, a move chosen in steps as on the browser page (CLASH: tile -> field -> side -> effect, each step offering
+only the legal choices, numbered, in words), ``h`` for a hint, the clock and the result. Built only on the SDK.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ import os
 import sys
 from typing import Any, TextIO
 
+from .chooser import PROMPTS, ChooserState, Words, chooser_state, index_components, step_back, steps_of, value_key
 from .client import Client, Match
 from .errors import ApiError, StaleVersion
-from .render import describe_move, render_clock, render_log, render_result, render_view
+from .render import identity, render_clock, render_log, render_result, render_view
 
 DEFAULT_URL = os.environ.get("MEEPLE_URL", "http://127.0.0.1:8000")
-PAGE = 30  # moves listed at once; "f TEXT" filters long lists (CLASH offers ~150)
-HELP = "number = play it | h = hint | f TEXT = filter moves | f = clear filter | r = refresh | q = quit"
+PAGE = 30  # choices listed at once; "f TEXT" narrows a long step (a CLASH effect may have dozens of targets)
+HELP = "number = choose | b = one step back | h = hint | f TEXT = filter | r = refresh | q = quit"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,12 +44,18 @@ def add_parser(sub: Any) -> None:
 
 
 class Screen:
-    """The match loop: draw, ask, act. Input and output are streams so tests could drive them too."""
+    """The match loop: draw, ask, act. Input and output are streams so tests could drive them too.
 
-    def __init__(self, match: Match, out: TextIO = sys.stdout, inp: TextIO = sys.stdin) -> None:
+    On this seat's turn a move is chosen in steps (``chooser``): the trail of the choices so far, then the
+    current step's choices, numbered; once one legal move is left, the whole move in words and ``1`` to play it."""
+
+    def __init__(self, match: Match, out: TextIO = sys.stdout, inp: TextIO = sys.stdin,
+                 components: dict[str, Any] | None = None) -> None:
         self.match = match
         self.out = out
         self.inp = inp
+        self.comp = index_components(components)
+        self.chosen: list[tuple[str, str, bool]] = []
         self.filter = ""
         self.note = ""
 
@@ -56,11 +64,20 @@ class Screen:
             print(line, file=self.out)
         self.out.flush()
 
-    def shown_moves(self) -> list[tuple[int, dict[str, Any]]]:
-        moves = list(enumerate(self.match.legal_moves, 1))
+    def words(self) -> Words:
+        return Words(self.match.game, self.comp, self.match.view or {}, self.match.seat)
+
+    def state(self) -> ChooserState:
+        return chooser_state(list(self.match.legal_moves), self.chosen)
+
+    def shown_choices(self, state: ChooserState) -> list[tuple[int, str, str]]:
+        """(number, value as JSON, words) of the current step, narrowed by the filter."""
+        words, sample = self.words(), state.left[0]
+        assert state.step is not None
+        shown = [(i, v, words.value(state.step, v, sample)) for i, v in enumerate(state.options, 1)]
         if self.filter:
-            moves = [(i, m) for i, m in moves if self.filter.lower() in describe_move(m).lower()]
-        return moves
+            shown = [c for c in shown if self.filter.lower() in c[2].lower()]
+        return shown
 
     def resume_hint(self) -> str:
         m = self.match
@@ -79,10 +96,11 @@ class Screen:
                          for s in m.seats)
         to_act = ", ".join(str(s) for s in m.to_act) or "nobody"
         self.say("\033[2J\033[H" if self.out.isatty() else "",
-                 f"match {m.id}  {m.game}  version {m.version}  status {m.status}  you: seat {m.seat}",
+                 f"match {m.id}  {m.game}  version {m.version}  status {m.status}  "
+                 f"{identity(m.game, m.seat, int(m.doc.get('players') or len(m.seats)))}",
                  f"seats {seats}   to act: {to_act}   {render_clock(m.clock)}",
                  self.resume_hint() if m.token else "", "")
-        self.say(*render_view(m.game, m.view), "")
+        self.say(*render_view(m.game, m.view, self.comp), "")
         log = self.log_lines()
         if log:
             self.say("what happened:", *log, "")
@@ -91,6 +109,26 @@ class Screen:
         if self.note:
             self.say(self.note)
             self.note = ""
+
+    def draw_chooser(self) -> None:
+        """The trail of the choices so far, then the current step's choices, or the whole move to confirm."""
+        state, words = self.state(), self.words()
+        sample = state.left[0]
+        if state.chosen:
+            self.say("your move so far: " + " > ".join(words.value(k, v, sample) for k, v, _ in state.chosen))
+        if state.step is None:
+            self.say(f"the move: {words.move(sample)}", "    1. play this move")
+        else:
+            shown = self.shown_choices(state)
+            self.say(PROMPTS.get(state.step, f"{state.step}?"))
+            for number, value, text in shown[:PAGE]:
+                self.say(f"  {number:3d}. {text}")
+                rules = words.rules(value)
+                if rules and state.step not in ("god", "as"):
+                    self.say(f"       {rules if len(rules) <= 150 else rules[:147] + '...'}")
+            if len(shown) > PAGE:
+                self.say(f"  ... {len(shown) - PAGE} more: narrow them with f TEXT (e.g. f centre)")
+        self.say(HELP)
 
     def loop(self) -> int:
         m = self.match
@@ -106,12 +144,7 @@ class Screen:
                 self.say(f"waiting for {waiting} ...")
                 m.wait_turn(timeout=30)
                 continue
-            shown = self.shown_moves()
-            for number, move in shown[:PAGE]:
-                self.say(f"  {number:3d}. {describe_move(move)}")
-            if len(shown) > PAGE:
-                self.say(f"  ... {len(shown) - PAGE} more: narrow them with f TEXT (e.g. f B1, f [1,1])")
-            self.say(HELP)
+            self.draw_chooser()
             self.out.write("your move> ")
             self.out.flush()
             line = self.inp.readline()
@@ -120,28 +153,44 @@ class Screen:
             if not self.act(line.strip()):
                 return 0
 
+    def play(self, move: dict[str, Any]) -> None:
+        m = self.match
+        try:
+            m.move(move)
+        except StaleVersion:
+            m.refresh()
+            self.note = "the match moved on: here it is again, decide anew"
+        except ApiError as err:
+            self.note = f"refused: {err.code}: {err.message}"
+        self.chosen.clear()
+        self.filter = ""
+
     def act(self, line: str) -> bool:
         m = self.match
         if line in ("q", "quit"):
             self.say("", "bye: the match goes on without you (a clock, if any, keeps running).", self.resume_hint())
             return False
+        state = self.state() if m.my_turn else None
         if line in ("r", ""):
             m.refresh()
+        elif line == "b":
+            step_back(self.chosen)
+            self.filter = ""
         elif line == "h":
-            hint = m.hint()
-            number = next((i for i, mv in enumerate(m.legal_moves, 1) if mv == hint["move"]), None)
-            self.note = f"hint: {number}. {describe_move(hint['move'])}"
+            hint = m.hint()["move"]
+            self.chosen[:] = [(k, value_key(hint.get(k)), False) for k in steps_of(hint)]
+            self.note = f"hint: {self.words().move(hint)} (1 plays it, b goes back)"
         elif line == "f" or line.startswith("f "):
             self.filter = line[2:].strip()
-        elif line.isdigit() and 1 <= int(line) <= len(m.legal_moves):
-            try:
-                m.move(m.legal_moves[int(line) - 1])
+        elif state is not None and line.isdigit():
+            number = int(line)
+            if state.step is None and number == 1:
+                self.play(state.left[0])
+            elif state.step is not None and any(n == number for n, _, _ in self.shown_choices(state)):
+                self.chosen.append((state.step, state.options[number - 1], False))
                 self.filter = ""
-            except StaleVersion:
-                m.refresh()
-                self.note = "the match moved on: here it is again, decide anew"
-            except ApiError as err:
-                self.note = f"refused: {err.code}: {err.message}"
+            else:
+                self.note = f"? {line}: no such choice"
         else:
             self.note = f"? {line!r}: {HELP}"
         return True
@@ -173,7 +222,11 @@ def run(args: argparse.Namespace) -> int:
             return 2
         print(f"seat {match.seat} of match {match.id}; your token (to resume): {match.token}")  # also on every screen
         try:
-            return Screen(match).loop()
+            components = api.game(match.game).get("components")
+        except ApiError:  # an older server: the choices are still in words, with bare ids for the cards
+            components = None
+        try:
+            return Screen(match, components=components).loop()
         except KeyboardInterrupt:
             print(f"\nbye. resume with: meeple play --resume {match.id} --token {match.token}")
             return 0

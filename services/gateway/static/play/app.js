@@ -242,13 +242,30 @@ function seatName(d, s) {
   return d.game === "clash" ? `${who} (${s ? "Green" : "Blue"})` : who;
 }
 
+/** They Who Were 8: a seat's team as a chip in the team's colour (from the view's teams, else the result's rows). */
+function teamChip(d, seat) {
+  if (d.game !== "they-who-were-8") return "";
+  const teams = (d.view && d.view.teams) || ((((d.result || {}).explanation || {}).teams) || []).map(t => t.seats);
+  const team = teams.findIndex(t => t.includes(seat));
+  if (team < 0) return "";
+  return ` <span class="team-chip" data-team="${team}" style="background:${team ? "var(--green)" : "var(--blue)"}">team ${team}</span>`;
+}
+
+/** A result row's label; in They Who Were 8 the team is a chip (a seat's "(team N)" becomes the chip). */
+function rowLabel(d, s) {
+  const you = s.seat === d.you ? " (you)" : "";
+  if (d.game !== "they-who-were-8") return `${esc(s.label)}${you}`;
+  if (s.seat === undefined) return `${esc(s.label)}${s.seats && s.seats.length ? teamChip(d, s.seats[0]) : ""}`;
+  return `${esc(s.label.replace(/ \(team \d+\)/, ""))}${you}${teamChip(d, s.seat)}`;
+}
+
 function resultHtml(d) {
   const r = d.result || {}, ex = r.explanation;
   const winners = (ex && ex.winners) || (d.outcome && d.outcome.winners) || r.winners || [];
   const verdict = d.you === null ? "The game is over." : winners.includes(d.you) ? (winners.length > 1 ? "You share the win!" : "You won!") : "You lost.";
   if (!ex) return `<div class="result" id="result" role="status"><h2>${verdict}</h2><p>Winners: ${winners.join(", ") || "none"}</p></div>`;
   const table = (rows, unit) => `<table class="breakdown"><thead><tr><th>Who</th><th>How</th><th>${esc(unit)}</th></tr></thead><tbody>
-    ${rows.map(s => `<tr class="${winners.includes(s.seat) || (s.seats || []).some(x => winners.includes(x)) ? "won" : ""}"><th>${esc(s.label)}${s.seat === d.you ? " (you)" : ""}</th>
+    ${rows.map(s => `<tr class="${winners.includes(s.seat) || (s.seats || []).some(x => winners.includes(x)) ? "won" : ""}"><th>${rowLabel(d, s)}</th>
       <td><ul>${s.breakdown.map(b => `<li>${esc(b.label)}: <b>${b.value}</b></li>`).join("")}</ul></td><td class="score">${s.score}</td></tr>`).join("")}</tbody></table>`;
   const forfeit = d.outcome && d.outcome.forfeited && d.outcome.forfeited.length ? `<p>Forfeited: seat ${d.outcome.forfeited.join(", ")}.</p>` : "";
   return `<div class="result" id="result" role="status"><h2 id="verdict">${verdict}</h2>
@@ -293,12 +310,14 @@ async function matchPage(id) {
 
   const ctx = () => ({ comp, view: st.doc.view, you: st.doc.you });
   const render = () => {
+    // A page left while an update was being loaded (its GET still under way) never draws over the next page.
+    if (!st.alive) return;
     const d = st.doc, you = d.you, moves = d.legal_moves || [];
     const finished = d.status === "finished";
     const seats = d.seats.map(s => `<li class="${d.to_act.includes(s.seat) ? "acting" : ""} ${s.seat === you ? "me" : ""}" data-seat="${s.seat}"
         aria-label="seat ${s.seat}, ${s.kind}${s.level ? " " + s.level : ""}${d.to_act.includes(s.seat) ? ", to act" : ""}">
         <span class="dot" style="background:${d.game === "clash" ? (s.seat ? "var(--green)" : "var(--blue)") : SEAT_COLOURS[s.seat]}"></span>
-        ${s.seat}: ${s.kind === "bot" ? `bot (${esc(s.level)})` : s.taken ? (s.seat === you ? "you" : "human") : "free"}${s.connected ? " ●" : ""}<span class="clock" data-clock="${s.seat}">${clockText(d.clock, s.seat)}</span></li>`).join("");
+        ${s.seat}: ${s.kind === "bot" ? `bot (${esc(s.level)})` : s.taken ? (s.seat === you ? "you" : "human") : "free"}${s.connected ? " ●" : ""}${teamChip(d, s.seat)}<span class="clock" data-clock="${s.seat}">${clockText(d.clock, s.seat)}</span></li>`).join("");
     const free = d.seats.some(s => s.kind === "human" && !s.taken);
     const invite = `${location.origin}/play#/join/${d.id}`;
     const others = d.to_act.filter(s => s !== you);

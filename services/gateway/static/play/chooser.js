@@ -54,7 +54,7 @@ export function chooserState(moves, chosen) {
 function godLabel(comp, view, id) {
   const gid = id && id.god ? id.god : id;
   const g = (view.gods || []).find(x => x.id === gid);
-  return `${gid} ${nameOf(comp, gid)}${g ? ` (seat ${g.owner}, ★${g.glory} ☠${g.infamy})` : ""}`;
+  return `${gid} ${nameOf(comp, gid)}${g ? ` (seat ${g.owner}, glory ${g.glory}, infamy ${g.infamy})` : ""}`;
 }
 
 function cell(view, f) { try { return view.board[f[0]][f[1]]; } catch { return null; } }
