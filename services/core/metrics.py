@@ -47,6 +47,9 @@ class CoreMetrics:
         self.seats_filled = Counter("meeple_seats_filled_total",
                                     "Seats of matches that started, by who filled them (the seat-fill ratio is "
                                     "human / (human + bot))", ["filled_by"], registry=r)
+        self.stale_keys = Counter("meeple_api_key_stale_reads_total",
+                                  "API-key lookups answered from a record past its cache TTL because Redis could "
+                                  "not answer (MEEPLE_KEY_STALE_S)", registry=r)
 
 
 class TimedPipeline(redis.client.Pipeline):

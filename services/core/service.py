@@ -31,7 +31,8 @@ class Core:
     keys: KeyCache = field(init=False)
 
     def __post_init__(self) -> None:
-        self.keys = KeyCache(self.config.key_cache_s, self.config.key_stale_s)
+        self.keys = KeyCache(self.config.key_cache_s, self.config.key_stale_s,
+                             on_stale=self.metrics.stale_keys.inc)
         redisconn.slot_tags()  # (once per process, about 0.1 s: here rather than in a tenant's first commit)
 
     @classmethod

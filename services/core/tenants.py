@@ -164,8 +164,9 @@ class KeyCache:
     used go first); an unknown key id is never kept (made-up ids cannot fill it). Thread-safe."""
 
     def __init__(self, ttl_s: float = KEY_CACHE_S, stale_s: float = KEY_STALE_S, size: int = KEY_CACHE_SIZE,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, on_stale: Callable[[], None] | None = None) -> None:
         self.ttl_s, self.stale_s, self.size, self.clock = ttl_s, stale_s, size, clock
+        self.on_stale = on_stale  # told of each stale answer (the core counts them in its metrics)
         self._reads: OrderedDict[str, _Read] = OrderedDict()
         self._lock = threading.Lock()
         #: Lookups answered from a record past its TTL because Redis could not answer.
@@ -214,6 +215,8 @@ def lookup(client: Any, key: str, cache: KeyCache | None = None) -> Tenant | Non
         if known is None or now - known.at >= cache.ttl_s + cache.stale_s:
             raise
         cache.stale_served += 1
+        if cache.on_stale is not None:
+            cache.on_stale()
         return _tenant(key, key_id, known.record, known.quotas)
     cache.put(key_id, record, quotas)
     return _tenant(key, key_id, record, quotas)
