@@ -251,7 +251,7 @@ class Worker:
         match with nobody to play its bot seat."""
         if not self._down:
             return
-        for key in (keys(match_id)[0], bot_jobs_stream(match_id)):
+        for key in (keys(match_id)[0], bot_jobs_stream(match_id, self.jobs)):
             if self._node(self.jobs, key) in self._down:
                 raise NodeDown(key)
 

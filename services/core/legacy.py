@@ -87,7 +87,7 @@ def _move_jobs(client: Any, stream: str) -> int:
     pipe = client.pipeline(transaction=False)
     for _, fields in unfinished:
         job = orjson.loads(fields[b"job"])
-        pipe.xadd(bot_jobs_stream(str(job["match_id"])), {"job": fields[b"job"]}, maxlen=100_000)
+        pipe.xadd(bot_jobs_stream(str(job["match_id"]), client), {"job": fields[b"job"]}, maxlen=100_000)
     pipe.delete(stream)
     pipe.execute()
     return len(unfinished)
