@@ -44,7 +44,7 @@ from redis.crc import key_slot
 
 from services import redisconn
 from services.core import control
-from services.core.bots_seam import bot_jobs_stream
+from services.core.bots_seam import stream_on
 from services.core.store import keys
 
 #: A bin in which fewer versions were made than this share of the usual (the 10 s before) is stalled.
@@ -83,9 +83,11 @@ def classify(match_id: str, table: SlotTable, killed: str | None) -> str:
     """The class of ``match_id`` for a fault that killed primary ``killed`` (None: no primary was killed)."""
     if killed is None:
         return ALL
-    if owner(table, key_slot(keys(match_id)[0].encode())) == killed:
+    holder = owner(table, key_slot(keys(match_id)[0].encode()))
+    if holder == killed:
         return KILLED
-    if owner(table, key_slot(bot_jobs_stream(match_id).encode())) == killed:
+    spans = [(first, last) for first, last, node in table if node == holder] if holder is not None else None
+    if owner(table, key_slot(stream_on(match_id, spans).encode())) == killed:  # (where the core puts its jobs)
         return STREAM_KILLED
     return HEALTHY
 

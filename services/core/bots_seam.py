@@ -30,12 +30,18 @@ def bot_jobs_stream(match_id: str, client: Any = None) -> str:
     of the slots need not start where a shard does: given the ``client`` of a cluster, a stream on the primary
     that holds the match is chosen instead where the shard's is elsewhere (the same one for every process that
     reads the same slot table; every worker reads every stream, so any stream is found)."""
-    shard = redisconn.shard_of(match_id, SHARDS)
     if client is None or not redisconn.is_cluster(client):
-        return BOT_JOB_STREAMS[shard]
+        return BOT_JOB_STREAMS[redisconn.shard_of(match_id, SHARDS)]
     slot = redisconn.slot_of(keys(match_id)[0])
     owner = next((spans for _, _, spans in redisconn.slot_ranges(client) if _within(slot, spans)), None)
-    if owner is None or _within(_STREAM_SLOTS[shard], owner):  # (failing over: the shard's stream, as before)
+    return stream_on(match_id, owner)
+
+
+def stream_on(match_id: str, owner: list[tuple[int, int]] | None) -> str:
+    """:func:`bot_jobs_stream` for a match whose primary serves the slot ranges ``owner`` (None: unknown, as while
+    its slots fail over: the shard's stream)."""
+    shard = redisconn.shard_of(match_id, SHARDS)
+    if owner is None or _within(_STREAM_SLOTS[shard], owner):
         return BOT_JOB_STREAMS[shard]
     local = [i for i, stream_slot in enumerate(_STREAM_SLOTS) if _within(stream_slot, owner)]
     return BOT_JOB_STREAMS[local[shard % len(local)]] if local else BOT_JOB_STREAMS[shard]

@@ -34,17 +34,24 @@ from services.rediscluster import LocalCluster
 TABLE = [(0, 5460, "a:1"), (5461, 10922, "b:2"), (10923, 16383, "c:3")]
 
 
-def _owner(key: str) -> str:
+#: A primary (c) whose few slots hold none of the job streams: its matches' jobs must go to another's stream.
+LOPSIDED = [(0, 5460, "a:1"), (5461, 15999, "b:2"), (16000, 16383, "c:3")]
+
+
+def _owner(key: str, table: list[tuple[int, int, str]] = TABLE) -> str:
     slot = key_slot(key.encode())
-    return next(node for first, last, node in TABLE if first <= slot <= last)
+    return next(node for first, last, node in table if first <= slot <= last)
 
 
-def _ids_where(match_node: str, stream_node: str, count: int = 1) -> list[str]:
-    """Match ids whose keys and job stream live on the given primaries of TABLE."""
+def _ids_where(match_node: str, stream_node: str, count: int = 1, table: list[tuple[int, int, str]] = TABLE
+               ) -> list[str]:
+    """Match ids whose keys and shard's job stream (the stream without a slot table) live on the given primaries
+    of ``table``."""
     found = []
     for i in range(200_000):
         match_id = f"m{i}"
-        if _owner(keys(match_id)[0]) == match_node and _owner(bot_jobs_stream(match_id)) == stream_node:
+        if (_owner(keys(match_id)[0], table) == match_node
+                and _owner(bot_jobs_stream(match_id), table) == stream_node):
             found.append(match_id)
             if len(found) == count:
                 return found
@@ -52,15 +59,19 @@ def _ids_where(match_node: str, stream_node: str, count: int = 1) -> list[str]:
 
 
 def test_a_match_is_classed_by_the_primaries_of_its_keys_and_of_its_job_stream() -> None:
-    """Killed primary b: a match on b is stalled by it whatever its stream; a match elsewhere whose stream is
-    on b is a class of its own; the rest are healthy; no primary killed: one class."""
+    """Killed primary b: a match on b is stalled by it whatever its stream; a match elsewhere whose jobs are on a
+    stream on b is a class of its own; the rest are healthy; no primary killed: one class. The core queues a
+    match's jobs on its own primary where that primary holds a stream (services/core/bots_seam.py), so a match on
+    c whose shard's stream is on b is healthy; only a primary that holds no stream sends its jobs elsewhere."""
     on_b = _ids_where("b:2", "b:2")[0]
-    stream_on_b = _ids_where("c:3", "b:2")[0]
+    shard_stream_on_b = _ids_where("c:3", "b:2")[0]
     elsewhere = _ids_where("a:1", "a:1")[0]
     assert classify(on_b, TABLE, "b:2") == KILLED
-    assert classify(stream_on_b, TABLE, "b:2") == STREAM_KILLED
+    assert classify(shard_stream_on_b, TABLE, "b:2") == HEALTHY  # its jobs go to a stream on c
     assert classify(elsewhere, TABLE, "b:2") == HEALTHY
     assert classify(on_b, TABLE, None) == ALL
+    on_c = _ids_where("c:3", "b:2", table=LOPSIDED)[0]
+    assert classify(on_c, LOPSIDED, "b:2") == STREAM_KILLED
 
 
 def test_the_slot_table_in_force_is_the_newest_one_seen_before_the_fault() -> None:
