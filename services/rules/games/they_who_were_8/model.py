@@ -46,12 +46,21 @@ TITLE: Final = {c: CARDS[c]["title"] for c in CARD_IDS}
 class CardRule:
     """A card's fields as data: the move fields, each field's token minimum, the effect."""
 
-    __slots__ = ("effect", "fields", "first_needs", "keys", "op", "second", "second_needs")
+    __slots__ = ("add_glory", "add_infamy", "effect", "fields", "first_needs", "keys", "op", "second",
+                 "second_needs", "token", "transfers")
 
     def __init__(self, doc: JSONDict) -> None:
-        self.effect: JSONDict = doc["effect"]
-        self.op: str = doc["effect"]["op"]
+        effect = doc["effect"]
+        self.effect: JSONDict = effect
+        self.op: str = effect["op"]
         self.fields: tuple[str, ...] = tuple(f["name"] for f in doc["fields"])
+        # The effect's parameters, by op (flow.resolve_effect): add: glory and infamy added; remove and move:
+        # the token kind; swap: (token kind, from field, to field) per transfer.
+        self.add_glory: int = effect["glory"] if self.op == "add" else 0
+        self.add_infamy: int = effect["infamy"] if self.op == "add" else 0
+        self.token: int = TOKENS.index(effect["token"]) if self.op in ("remove", "move") else -1
+        self.transfers: list[tuple[int, str, str]] = [
+            (TOKENS.index(t["token"]), t["from"], t["to"]) for t in effect["transfers"]] if self.op == "swap" else []
         self.keys = frozenset({"type", "card", *self.fields})  # of a play move
         first, *rest = doc["fields"]
         assert first["name"] == "target" and first["owner"] == "not_player" and len(rest) <= 1
@@ -189,6 +198,7 @@ def cards_of(mask: int) -> list[str]:
 
 W: Final = len(CARD_IDS)
 SLOT_MASK: Final = (1 << W) - 1
+SEAT_MASK: Final = (1 << (LOCS * W)) - 1
 
 
 def _slot(u: int, loc: int) -> int:
@@ -230,19 +240,38 @@ def k_gain(k: int, u: int, cb: int) -> int:
     return k & ~(cb * ONES_SEAT[u])
 
 
-def k_draw(k: int, s: int, cb: int) -> int:
-    """``s`` draws ``cb`` face down: the others learn only that one of the pile's cards went to ``s``."""
-    return (k | ((k & LOC_SLOTS[PILE]) >> PILE_SHIFT[s] & ~OWN_SLOT[s])) & ~(cb * ONES_SEAT[s])
+# The knowledge is one integer of 200 bits, so every operation on it makes a new one: the masks that depend
+# only on a seat and a card are tables, built once (``[seat][card number]``, card number i for bit 1 << i).
+NOT_OWN_SLOT: Final = [~OWN_SLOT[s] for s in range(SEATS)]
+#: ``~(cb * ONES_SEAT[s])``: seat s knows where card cb is.
+KNOWN_BY: Final = [[~((1 << i) * ONES_SEAT[s]) for i in range(W)] for s in range(SEATS)]
+#: ``cb << PILE_AT[s]``: seat s knows card cb went to the pile.
+TO_PILE_SEEN_BY: Final = [[(1 << i) << PILE_AT[s] for i in range(W)] for s in range(SEATS)]
+#: ``~(cb * ONES_ALL)`` and ``cb * ONES_PILE``: card cb is shown to everyone, into the pile.
+SHOWN: Final = [~((1 << i) * ONES_ALL) for i in range(W)]
+IN_PILE: Final = [(1 << i) * ONES_PILE for i in range(W)]
+CARD_NUMBER: Final = {c: i for i, c in enumerate(CARD_IDS)}
+#: Passing: ``cb << SLOT[src][dst]`` (the giver knows where its card went) and ``cb * ONES_SEAT[dst]``.
+GIFT_SEEN: Final = [[[(1 << i) << SLOT[src][dst] for i in range(W)] for dst in range(SEATS)] for src in range(SEATS)]
+GIFT_KNOWN: Final = [[(1 << i) * ONES_SEAT[dst] for i in range(W)] for dst in range(SEATS)]
+NOT_HAND_SLOTS: Final = ~HAND_SLOTS
 
 
-def k_discard(k: int, s: int, cb: int) -> int:
-    """``s`` puts ``cb`` face down into the pile: to the others, any card of ``s`` may now be there."""
-    return k | (k & LOC_SLOTS[s]) << PILE_SHIFT[s] | cb << PILE_AT[s]
+def k_draw(k: int, s: int, card: int) -> int:
+    """``s`` draws card number ``card`` face down: the others learn only that one of the pile's cards went
+    to ``s``."""
+    return (k | ((k & LOC_SLOTS[PILE]) >> PILE_SHIFT[s] & NOT_OWN_SLOT[s])) & KNOWN_BY[s][card]
 
 
-def k_played(k: int, cb: int) -> int:
-    """A played card is shown to everyone and goes into the pile."""
-    return (k & ~(cb * ONES_ALL)) | cb * ONES_PILE
+def k_discard(k: int, s: int, card: int) -> int:
+    """``s`` puts card number ``card`` face down into the pile: to the others, any card of ``s`` may now be
+    there."""
+    return k | (k & LOC_SLOTS[s]) << PILE_SHIFT[s] | TO_PILE_SEEN_BY[s][card]
+
+
+def k_played(k: int, card: int) -> int:
+    """Card number ``card``, played, is shown to everyone and goes into the pile."""
+    return k & SHOWN[card] | IN_PILE[card]
 
 
 def k_take(k: int, s: int, rest: int) -> int:
@@ -254,14 +283,13 @@ def k_passing(k: int, gifts: list[tuple[int, int, str]]) -> int:
     """All gifts at once: every seat's picture of a giver's hand becomes its picture of the receiver's;
     the giver knows where its card went, the receiver knows its new hand."""
     if len(gifts) == SEATS:  # nobody keeps: every hand moves one seat on, in a couple of shifts
-        cleared = HAND_SLOTS
         moved = (k & HAND_SLOTS_012) << W | (k & LOC_SLOTS[3]) >> 3 * W
         own = ALL_OWN_SLOTS
         for src, dst, card in gifts:
-            bit = CARD_BIT[card]
-            moved |= bit << SLOT[src][dst]
-            own |= bit * ONES_SEAT[dst]
-        return (k & ~cleared | moved) & ~own
+            i = CARD_NUMBER[card]
+            moved |= GIFT_SEEN[src][dst][i]
+            own |= GIFT_KNOWN[dst][i]
+        return (k & NOT_HAND_SLOTS | moved) & ~own
     cleared = moved = own = 0
     for src, dst, card in gifts:
         left, right = SHIFT[src][dst]
@@ -276,7 +304,7 @@ def k_redeal(k: int, old_hands: list[int], new_hands: list[int]) -> int:
     out = 0
     for u in range(SEATS):
         mine = new_hands[u]
-        view = k >> SLOT[u][0]
+        view = k >> SLOT[u][0] & SEAT_MASK  # seat u's 5 slots only: small ints from here on
         in_hands = (old_hands[u] | view | view >> W | view >> 2 * W | view >> 3 * W) & SLOT_MASK & ~mine
         out |= (in_hands * ONES_SEAT[u] & ~(SLOT_MASK << SLOT[u][u]) & ~(SLOT_MASK << SLOT[u][PILE])
                 | (view >> PILE * W & SLOT_MASK & ~mine) << SLOT[u][PILE])
