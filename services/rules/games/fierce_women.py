@@ -124,11 +124,11 @@ class State:
 def clone_state(s: State) -> State:
     t = State.__new__(State)
     t.players, t.options, t.phase, t.current, t.turn = s.players, s.options, s.phase, s.current, s.turn
-    # map(list.copy) rather than comprehensions: no per-call frame, and bots clone constantly.
-    t.piles = list(map(list.copy, s.piles))
-    t.hands = list(map(list.copy, s.hands))
-    t.known = list(map(list.copy, s.known))
-    t.tables = [list(map(list.copy, table)) for table in s.tables]
+    # Comprehensions of slices: compiled, plain loops of list copies (map(list.copy) is a generic call there).
+    t.piles = [p[:] for p in s.piles]
+    t.hands = [h[:] for h in s.hands]
+    t.known = [k[:] for k in s.known]
+    t.tables = [[col[:] for col in table] for table in s.tables]
     t.discard = s.discard[:]
     t.out_of_game = s.out_of_game  # never changes after setup
     t.overrides = dict(s.overrides)
@@ -174,13 +174,14 @@ def setup(players: int, options: dict[str, Any], deck: list[str], rng: random.Ra
 
 
 def start_turn(s: State, seat: int) -> None:
+    automa = 2 if s.players == 2 else -1  # s.automa, as an int
     while True:
-        if not any(s.piles):
+        if not any(pile for pile in s.piles):  # compiled, any() of a generator is a loop
             s.phase = "game_over"
             s.pending = None
             return
         s.turn += 1
-        if seat == s.automa:
+        if seat == automa:
             automa_turn(s)
             seat = (seat + 1) % s.seats
             continue
