@@ -13,6 +13,7 @@ import statistics
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -52,20 +53,30 @@ class RandomPlayer:
 
 @dataclass(frozen=True)
 class Spec:
-    """A parsed seat spec: ``random``, ``mcts:<level>[@c=X]`` or ``ospiel:ismcts[@sims=N,rollout=R,c=X]``."""
+    """A parsed seat spec: ``random``, ``mcts:<level>[@c=X,it=N,ms=T,<tuning>=V]`` or
+    ``ospiel:ismcts[@sims=N,rollout=R,c=X]``."""
 
     kind: str
     level: str | None = None
     c: float | None = None
     sims: int = 300
     rollout: str = "sample"
+    #: mcts: an iteration budget (``it``) or a time budget per move in ms (``ms``, iterations unbounded)
+    #: instead of the level's, and search settings replaced by name (``ai.policies.Tuning``).
+    iterations: int | None = None
+    ms: float | None = None
+    overrides: tuple[tuple[str, str], ...] = ()
 
 
-SPEC_HELP = f"random, mcts:{{{'|'.join(LEVELS)}}}[@c=0.7], ospiel:ismcts[@sims=300,rollout=sample|random,c=0.7]"
+#: Search settings an mcts seat may replace (``ai.policies.Tuning``'s fields).
+TUNING_KEYS = frozenset({"policy", "split", "cutoff", "decouple"})
+SPEC_HELP = (f"random, mcts:{{{'|'.join(LEVELS)}}}[@c=0.7,it=N,ms=T,policy=P,split=S,cutoff=X,decouple=0|1], "
+             "ospiel:ismcts[@sims=300,rollout=sample|random,c=0.7]")
 
 
 def parse_spec(spec: str) -> Spec:
-    """``random``; ``mcts:normal@c=0.5``; ``ospiel:ismcts@sims=500,rollout=random`` (OpenSpiel's ISMCTS)."""
+    """``random``; ``mcts:normal@c=0.5``; ``mcts:normal@ms=200,policy=uniform`` (a time budget and a search
+    setting replaced); ``ospiel:ismcts@sims=500,rollout=random`` (OpenSpiel's ISMCTS)."""
     if spec == "random":
         return Spec("random")
     kind, _, rest = spec.partition(":")
@@ -76,7 +87,7 @@ def parse_spec(spec: str) -> Spec:
         if not eq or key in fields:
             raise ValueError(f"bad override {item!r} in {spec!r}: use key=value")
         fields[key] = value
-    allowed = {"mcts": {"c"}, "ospiel": {"c", "sims", "rollout"}}.get(kind)
+    allowed = {"mcts": {"c", "it", "ms", *TUNING_KEYS}, "ospiel": {"c", "sims", "rollout"}}.get(kind)
     if allowed is None or (kind == "mcts" and name not in LEVELS) or (kind == "ospiel" and name != "ismcts"):
         raise ValueError(f"unknown seat spec {spec!r}: use {SPEC_HELP}")
     if set(fields) - allowed:
@@ -84,13 +95,23 @@ def parse_spec(spec: str) -> Spec:
     try:
         c = float(fields["c"]) if "c" in fields else None
         sims = int(fields.get("sims", "300"))
+        iterations = int(fields["it"]) if "it" in fields else None
+        ms = float(fields["ms"]) if "ms" in fields else None
     except ValueError:
         raise ValueError(f"bad number in {spec!r}") from None
     rollout = fields.get("rollout", "sample")
-    if (c is not None and c < 0) or sims < 1 or rollout not in ("sample", "random"):
-        raise ValueError(f"bad override in {spec!r}: c >= 0, sims >= 1, rollout sample or random")
+    if (c is not None and c < 0) or sims < 1 or rollout not in ("sample", "random") or (
+            iterations is not None and iterations < 1) or (ms is not None and ms <= 0):
+        raise ValueError(f"bad override in {spec!r}: c >= 0, sims >= 1, it >= 1, ms > 0, rollout sample or random")
     if kind == "mcts":
-        return Spec("mcts", name, c)
+        overrides = tuple((k, v) for k, v in fields.items() if k in TUNING_KEYS)
+        try:
+            from .policies import Tuning
+
+            Tuning().with_overrides(dict(overrides))
+        except ValueError as exc:
+            raise ValueError(f"{exc} in {spec!r}") from None
+        return Spec("mcts", name, c, iterations=iterations, ms=ms, overrides=overrides)
     return Spec("ospiel", name, c, sims, rollout)
 
 
@@ -106,7 +127,10 @@ def split_seats(text: str) -> list[str]:
     return specs
 
 
-def make_player(spec: str, seed: int) -> Player:
+def make_player(spec: str, seed: int, clock: Callable[[], float] = time.perf_counter,
+                uncapped: bool = False) -> Player:
+    """The player of a seat spec; an mcts bot's time cap counts on ``clock`` (``uncapped``: no time cap, the
+    iteration budget alone decides, as in the ladder)."""
     parsed = parse_spec(spec)
     if parsed.kind == "random":
         return RandomPlayer(seed)
@@ -118,7 +142,14 @@ def make_player(spec: str, seed: int) -> Player:
         return OpenSpielPlayer(seed, sims=parsed.sims, rollout=parsed.rollout,
                                c=0.7 if parsed.c is None else parsed.c)
     assert parsed.level is not None
-    return Bot(parsed.level, seed=seed, c=parsed.c)
+    if parsed.ms is not None:  # a time budget: as many iterations as fit
+        bot = Bot(parsed.level, seed=seed, c=parsed.c, iterations=parsed.iterations or 10**9,
+                  seconds=parsed.ms / 1000, overrides=dict(parsed.overrides))
+    else:
+        bot = Bot(parsed.level, seed=seed, c=parsed.c, iterations=parsed.iterations,
+                  seconds=0 if uncapped else None, overrides=dict(parsed.overrides))
+    bot.clock = clock
+    return bot
 
 
 def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -176,10 +207,12 @@ class EqualTime:
 
 
 def play_one(game: Game[Any], players: int, options: dict[str, Any], seat_specs: list[str], seed: int,
-             tallies: dict[str, Tally], clock: EqualTime | None = None) -> None:
-    """One game; every pending seat (simultaneous steps included) is asked in seat order."""
+             tallies: dict[str, Tally], clock: EqualTime | None = None,
+             timer: Callable[[], float] = time.perf_counter) -> None:
+    """One game; every pending seat (simultaneous steps included) is asked in seat order. Think times are
+    measured on ``timer`` (wall clock, or the process's CPU time with ``--cpu-time``)."""
     state = game.new_game(players, seed, options)
-    actors = {seat: make_player(spec, seed * 1009 + seat) for seat, spec in enumerate(seat_specs)}
+    actors = {seat: make_player(spec, seed * 1009 + seat, timer) for seat, spec in enumerate(seat_specs)}
     while not game.is_over(state):
         seat = min(game.to_act(state))
         if seat not in actors:
@@ -188,9 +221,9 @@ def play_one(game: Game[Any], players: int, options: dict[str, Any], seat_specs:
         kind = parse_spec(spec).kind
         if clock is not None and kind == "ospiel":
             actor.sims = clock.budget(spec)  # type: ignore[attr-defined]
-        start = time.perf_counter()
+        start = timer()
         move = actor.choose(game, state, seat)
-        ms = (time.perf_counter() - start) * 1000
+        ms = (timer() - start) * 1000
         tallies[spec].think_ms.append(ms)
         sims = getattr(actor, "last_sims", 0)
         if kind == "ospiel":
@@ -214,8 +247,12 @@ def p95(values: list[float]) -> float:
 
 
 def arena(game: Game[Any], players: int, specs: list[str], games: int, seed: int = 0,
-          options: dict[str, Any] | None = None, progress: bool = True, equal_time: bool = False) -> dict[str, Any]:
-    """Play ``games`` games and return the report (the ``--json`` document)."""
+          options: dict[str, Any] | None = None, progress: bool = True, equal_time: bool = False,
+          cpu_time: bool = False, partial: str | None = None) -> dict[str, Any]:
+    """Play ``games`` games and return the report (the ``--json`` document). ``cpu_time``: think times,
+    time budgets and equal time count the process's CPU seconds instead of the wall clock, so that other
+    work on a shared machine slows neither side's search. ``partial``: a file that holds the report of the
+    games played so far, rewritten after each game (long runs)."""
     if len(specs) != players:
         raise ValueError(f"--seats needs {players} specs (one per player), got {len(specs)}")
     kinds = {parse_spec(spec).kind for spec in specs}
@@ -226,12 +263,21 @@ def arena(game: Game[Any], players: int, specs: list[str], games: int, seed: int
     for i in range(games):
         shift = i % players  # rotate who sits where, so no spec keeps an advantageous seat
         seating = specs[shift:] + specs[:shift]
-        play_one(game, players, options or {}, seating, seed + i, tallies, clock)
+        play_one(game, players, options or {}, seating, seed + i, tallies, clock,
+                 time.process_time if cpu_time else time.perf_counter)
         if progress:
             done = int(30 * (i + 1) / games)
             print(f"\r[{'#' * done}{'.' * (30 - done)}] {i + 1}/{games} games", end="", file=sys.stderr, flush=True)
+        if partial:
+            with open(partial, "wb") as f:
+                f.write(orjson.dumps(_report(game, players, i + 1, options, equal_time, cpu_time, specs, tallies)))
     if progress:
         print(file=sys.stderr)
+    return _report(game, players, games, options, equal_time, cpu_time, specs, tallies)
+
+
+def _report(game: Game[Any], players: int, games: int, options: dict[str, Any] | None, equal_time: bool,
+            cpu_time: bool, specs: list[str], tallies: dict[str, Tally]) -> dict[str, Any]:
     results = []
     for spec in dict.fromkeys(specs):
         tally = tallies[spec]
@@ -242,7 +288,7 @@ def arena(game: Game[Any], players: int, specs: list[str], games: int, seed: int
                         "think_ms_p95": p95(tally.think_ms),
                         **({"sims_mean": statistics.fmean(tally.sims)} if tally.sims else {})})
     return {"game": game.id, "players": players, "games": games, "options": options or {},
-            "equal_time": equal_time, "results": results}
+            "equal_time": equal_time, "cpu_time": cpu_time, "results": results}
 
 
 def add_arena_parser(sub: Any) -> argparse.ArgumentParser:
@@ -272,6 +318,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--equal-time", action="store_true",
                         help="set each ospiel seat's simulations before every move so that its mean think time "
                              "per move tracks the mcts seats' mean in this run")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="think times, ms= budgets and --equal-time count this process's CPU seconds, not "
+                             "the wall clock (fair comparisons on a machine shared with other work)")
+    parser.add_argument("--partial", default=None,
+                        help="rewrite this file with the report of the games played so far after every game")
     parser.set_defaults(func=run_arena)
 
 
@@ -281,7 +332,7 @@ def run_arena(args: argparse.Namespace) -> int:
     try:
         game = get_game(args.game)
         report = arena(game, args.players, split_seats(args.seats), args.games, args.seed, args.options,
-                       equal_time=args.equal_time)
+                       equal_time=args.equal_time, cpu_time=args.cpu_time, partial=args.partial)
     except (KeyError, ValueError) as exc:
         print(f"meeple arena: {exc}", file=sys.stderr)
         return 2

@@ -1,39 +1,74 @@
-"""Bots by level: what a seat of kind ``bot`` plays. Levels are iteration budgets with a time cap."""
+"""Bots by level: what a seat of kind ``bot`` plays.
+
+A level is a strength, not an iteration count: its place on the ladder (``target``, a rating on the
+players' scale with uniformly random play at 0, see ``ai/rating.py``) and a think-time cap. Each game
+reaches a target with its own iteration budget, found by ``meeple arena --calibrate`` and shipped in
+``ai/budgets.json`` (with the command and date that measured it): a player who picks ``normal`` meets the
+same distance from random play, and so about the same difficulty, in every game. The budget is an
+iteration count (the same moves on any machine); the cap, on the wall clock, only guards a slow or busy
+machine.
+"""
 
 from __future__ import annotations
 
+import functools
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from .ismcts import Move, search
-from .policies import policy_for, split_for
+from .policies import CUTOFFS, POLICIES, SPLITS, tuning_for
 
 if TYPE_CHECKING:
     from services.rules.games.base import Game
 
+BUDGETS_PATH = Path(__file__).with_name("budgets.json")
+
 
 @dataclass(frozen=True)
 class Level:
-    """``iterations`` decides the move (reproducible); ``seconds`` caps the think time on slow positions."""
+    """``target``: rating above random play that the level's budget is calibrated to reach in every game;
+    ``seconds``: the think-time cap per move; ``iterations``: the budget of a game ``ai/budgets.json`` does not
+    list (a game added since the last calibration)."""
 
-    iterations: int
+    target: float
     seconds: float
-    c: float = 0.7
+    iterations: int
 
 
 #: Weakest first. ``easy``/``normal``/``hard`` are the levels people pick; ``novice``, ``casual`` and ``strong``
 #: are rungs between and below them so that skill matchmaking's bot fill can match a player's strength more
 #: closely (their ratings ship in ``services/core/bot_ratings.json``, measured by ``meeple arena --ladder``).
 LEVELS: dict[str, Level] = {
-    "novice": Level(iterations=10, seconds=0.1),
-    "easy": Level(iterations=40, seconds=0.25),
-    "casual": Level(iterations=100, seconds=0.5),
-    "normal": Level(iterations=300, seconds=0.9),
-    "strong": Level(iterations=800, seconds=2.5),
-    "hard": Level(iterations=2000, seconds=5.0),
+    "novice": Level(target=6.0, seconds=0.1, iterations=10),
+    "easy": Level(target=18.0, seconds=0.25, iterations=40),
+    "casual": Level(target=26.0, seconds=0.4, iterations=100),
+    "normal": Level(target=32.0, seconds=0.5, iterations=300),
+    "strong": Level(target=38.0, seconds=2.0, iterations=800),
+    "hard": Level(target=44.0, seconds=5.0, iterations=2000),
 }
+
+
+@functools.cache
+def budgets() -> dict[str, Any]:
+    """The shipped calibration (``ai/budgets.json``); empty when the file is absent."""
+    try:
+        doc: dict[str, Any] = orjson.loads(BUDGETS_PATH.read_bytes())
+    except FileNotFoundError:
+        return {}
+    return doc
+
+
+def budget_of(game_id: str, level: str, table: dict[str, Any] | None = None) -> int:
+    """The iteration budget with which ``level`` reaches its target in ``game_id`` (its fallback if uncalibrated),
+    from ``table`` (default: the shipped ``ai/budgets.json``)."""
+    entry = (budgets() if table is None else table).get("games", {}).get(game_id, {}).get("levels", {}).get(level)
+    return int(entry["iterations"]) if entry else LEVELS[level].iterations
 
 
 @dataclass
@@ -48,29 +83,43 @@ class Bot:
     """A seeded ISMCTS player: the same state, seat and seed give the same move (iteration-bound search).
 
     Each call draws its search seed from the bot's own generator, so a bot playing a whole game is
-    reproducible from its seed too.
+    reproducible from its seed too. ``iterations`` replaces the game's calibrated budget, ``seconds`` the
+    level's cap (0: no cap).
     """
 
     def __init__(self, level: str = "normal", seed: int = 0, c: float | None = None,
-                 iterations: int | None = None, seconds: float | None = None) -> None:
+                 iterations: int | None = None, seconds: float | None = None,
+                 overrides: dict[str, str] | None = None) -> None:
         if level not in LEVELS:
             raise ValueError(f"unknown level {level!r}; choose from {', '.join(LEVELS)}")
-        base = LEVELS[level]
         self.level_name = level
-        self.level = Level(iterations or base.iterations, base.seconds if seconds is None else seconds,
-                           base.c if c is None else c)
+        self.level = LEVELS[level]
+        self.iterations = iterations
+        self.seconds = self.level.seconds if seconds is None else seconds
+        self.c = c
+        #: Search settings replaced by name for experiments (``ai.policies.Tuning.with_overrides``).
+        self.overrides = dict(overrides or {})
+        tuning_for("").with_overrides(self.overrides)  # an unknown name fails here, not at the first move
         self.rng = random.Random(seed)
         self.stats = BotStats()
+        #: What the time cap counts: wall-clock seconds, or the process's CPU seconds (experiments on a
+        #: shared machine, see ``meeple arena --cpu-time``).
+        self.clock: Callable[[], float] = time.perf_counter
+
+    def budget(self, game_id: str) -> int:
+        return self.iterations or budget_of(game_id, self.level_name)
 
     def choose(self, game: Game[Any], state: Any, seat: int) -> Move:
-        start = time.perf_counter()
-        result = search(game, state, seat, iterations=self.level.iterations, seconds=self.level.seconds or None,
-                        c=self.level.c, rng=random.Random(self.rng.getrandbits(64)), policy=policy_for(game.id),
-                        split=split_for(game.id))
+        start = self.clock()
+        tuning = tuning_for(game.id).with_overrides(self.overrides)
+        result = search(game, state, seat, iterations=self.budget(game.id), seconds=self.seconds or None,
+                        c=tuning.c if self.c is None else self.c, rng=random.Random(self.rng.getrandbits(64)),
+                        policy=POLICIES[tuning.policy], split=SPLITS[tuning.split], cutoff=CUTOFFS[tuning.cutoff],
+                        decouple=tuning.decouple, clock=self.clock)
         self.stats.moves += 1
         self.stats.iterations += result.iterations
         self.stats.last_iterations = result.iterations
-        self.stats.think_s.append(time.perf_counter() - start)
+        self.stats.think_s.append(self.clock() - start)
         return result.move
 
 

@@ -13,15 +13,19 @@ so that a few hundred placements share what the search learns about their tile a
 
 Seats: rewards are per seat, so any number of seats, teams, automata, decision windows and simultaneous
 steps work alike: at every node the seat that acts picks for itself. In a simultaneous step the pending
-seats act in seat order (the searching seat first at the root); each later seat chooses in a
-determinization where the earlier seats' submissions are whatever ``determinize`` sampled, so no seat
-"sees" another's choice.
+seats act in seat order (the searching seat first at the root). With ``decouple`` (decoupled UCT for
+simultaneous moves) a seat that chooses after another seat's hidden submission in the same step keeps
+its statistics at the node where the step's first hidden submission was chosen, shared by every
+submission it cannot see, so it cannot learn a best reply to a choice it would not know; the tree below
+still follows the joint moves. Without it, the later seat's node hangs under the earlier seat's move.
 
 Reward of a finished game, per seat, in [0, 1]:
 ``0.75 * win_share + 0.25 * (score - min_score) / (max_score - min_score)``, where ``win_share`` is
 ``1 / len(winners)`` for a winner (a shared win is split) and 0 otherwise. The win dominates (a winner
 always gets more than a loser); the normalised score margin keeps lost lines informative and breaks
 ties between equally winning ones. A rollout cut off at ``max_rollout`` moves scores 0.5 for every seat.
+A game may end rollouts early where a position's value is known well enough (``cutoff``: CLASH scores a
+finished game of a best-of-3 match by the chance each seat then has to win the match).
 """
 
 from __future__ import annotations
@@ -58,6 +62,8 @@ class Game(Protocol):
 
 #: A rollout policy picks a legal move of ``seat`` in ``state`` (a determinization).
 Policy = Callable[[Game, Any, int, random.Random], Move]
+#: Per-seat rewards of a position where rollouts may stop early, or None to play on.
+Cutoff = Callable[[Game, Any], "list[float] | None"]
 
 
 def move_key(move: Move) -> bytes:
@@ -75,6 +81,11 @@ def edge_key(actor: int, move: Move) -> bytes:
 def uniform(game: Game, state: Any, seat: int, rng: random.Random) -> Move:
     """The game's own random move (``sample_move``: cheap even where enumerating every move is not)."""
     return game.sample_move(state, seat, rng)
+
+
+def no_cutoff(game: Game, state: Any) -> list[float] | None:
+    """Play every rollout to the end of the game."""
+    return None
 
 
 def rewards(game: Game, state: Any) -> list[float]:
@@ -106,6 +117,7 @@ class SearchResult:
     iterations: int
     seconds: float
     visits: dict[bytes, int]
+    root: Node | None = None  # the search tree (diagnostics and tests)
 
 
 def _actor(to_act: list[int], root_seat: int, at_root: bool) -> int:
@@ -167,15 +179,19 @@ def _choose(node: Node, actor: int, options: Options, c: float, rng: random.Rand
 
 def search(game: Game, state: Any, seat: int, *, iterations: int, seconds: float | None = None,
            c: float = 0.7, rng: random.Random | None = None, policy: Policy = uniform,
-           max_rollout: int = 5000, split: Split = whole) -> SearchResult:
+           max_rollout: int = 5000, split: Split = whole, cutoff: Cutoff = no_cutoff,
+           decouple: bool = False, clock: Callable[[], float] = time.perf_counter) -> SearchResult:
     """The move ``seat`` should play in ``state``, from at most ``iterations`` iterations / ``seconds``.
 
     ``split`` decomposes a move into successive choices (CLASH: tile, field, side, effect), each a level of
     the tree, so that statistics are shared by every move that starts alike: with hundreds of placements a
     flat root gives each move a visit or two, while a tile, then a field for it, gather many.
+    ``cutoff`` may end a rollout early with its own rewards; ``decouple`` keeps a seat's choices in a
+    simultaneous step apart from the hidden submissions made before it in that step (module docstring).
 
     Reproducible for a given ``rng`` seed when the iteration budget, not the clock, ends the search
-    (``seconds=None``); the clock is a safety net for slow positions.
+    (``seconds=None``); the clock is a safety net for slow positions. ``clock`` may be the process's CPU
+    time (``time.process_time``), so that experiments on a shared machine give each side the same work.
     """
     rng = rng or random.Random(0)
     legal_root = game.legal_moves(state, seat)
@@ -190,44 +206,82 @@ def search(game: Game, state: Any, seat: int, *, iterations: int, seconds: float
     # legal_moves or the policy, so the loop calls the engine without the argument checks (base.Unguarded).
     game = unguarded(game)
     root = Node()
-    start = time.perf_counter()
+    tried: dict[bytes, list[float]] = {}  # per complete root move: visits, total reward (see _best)
+    simultaneous = decouple and bool(getattr(game, "simultaneous", False))
+    start = clock()
     deadline = start + seconds if seconds else math.inf
     done = 0
-    while done < iterations and (done == 0 or time.perf_counter() < deadline):
+    while done < iterations and (done == 0 or clock() < deadline):
         det = game.determinize(state, seat, rng)
         node, path, at_root = root, [root], True
-        # Selection and expansion over the moves legal in this determinization.
-        while not game.is_over(det):
-            actor = _actor(game.to_act(det), seat, at_root)
+        # A simultaneous step's first hidden submission was chosen at ``anchor``; each seat that acts
+        # after it in the step walks its own statistics from there (``own``), see the module docstring.
+        anchor: Node | None = None
+        own: dict[int, Node] = {}
+        first: Move | None = None  # the seat's move at the root in this iteration
+        # Selection and expansion over the moves legal in this determinization; a cutoff ends the tree too.
+        reward = cutoff(game, det)
+        while reward is None and not game.is_over(det):
+            pending = game.to_act(det)
+            actor = _actor(pending, seat, at_root)
             if at_root and actor == seat:
                 options = root_options
             else:
                 options = [(split(m), m) for m in game.legal_moves(det, actor)]
+            before = node
+            if anchor is None:
+                move, expanded = _choose(node, actor, options, c, rng, path)
+                node = path[-1]
+            else:
+                move, expanded = _choose(own.get(actor, anchor), actor, options, c, rng, path)
+                own[actor] = path[-1]
+                key = edge_key(actor, move)
+                follow = node.children.get(key)
+                if follow is None:
+                    follow = node.children[key] = Node(actor=actor)
+                    expanded = True
+                path.append(follow)
+                node = follow
+            if at_root and actor == seat:
+                first = move
             at_root = False
-            move, expanded = _choose(node, actor, options, c, rng, path)
-            node = path[-1]
             game.apply_in_place(det, actor, move)
+            if simultaneous:
+                after = game.to_act(det)
+                if actor not in after and len(pending) > 1 and all(p in after for p in pending if p != actor):
+                    if anchor is None:  # a hidden submission: the others still choose without seeing it
+                        anchor = before
+                elif set(after) != set(pending):
+                    anchor = None  # the step resolved (or the game ended): every submission is now known
+                    own.clear()
+            reward = cutoff(game, det)
             if expanded:
                 break
-        # Rollout with the game's light policy.
+        # Rollout with the game's light policy, unless the cutoff knows the value already.
         steps = 0
-        while not game.is_over(det) and steps < max_rollout:
+        while reward is None and not game.is_over(det) and steps < max_rollout:
             actor = min(game.to_act(det))
             game.apply_in_place(det, actor, policy(game, det, actor, rng))
             steps += 1
-        reward = rewards(game, det) if game.is_over(det) else None
+            reward = cutoff(game, det)
+        if reward is None and game.is_over(det):
+            reward = rewards(game, det)
         for visited in path:
             visited.visits += 1
             if visited.actor >= 0:
                 visited.total += reward[visited.actor] if reward is not None else 0.5
+        if first is not None:
+            record = tried.setdefault(move_key(first), [0.0, 0.0])
+            record[0] += 1.0
+            record[1] += reward[seat] if reward is not None else 0.5
         done += 1
-    move = _best(root, seat, root_options)
+    move = _best(root, seat, root_options, tried)
     visits = {}
     for keys, m in root_options:
         leaf = _leaf(root, seat, keys)
         if leaf is not None:
             visits[move_key(m)] = leaf.visits
-    return SearchResult(move, done, time.perf_counter() - start, visits)
+    return SearchResult(move, done, clock() - start, visits, root)
 
 
 def _leaf(root: Node, seat: int, keys: tuple[bytes, ...]) -> Node | None:
@@ -237,8 +291,14 @@ def _leaf(root: Node, seat: int, keys: tuple[bytes, ...]) -> Node | None:
     return node
 
 
-def _best(root: Node, seat: int, options: Options) -> Move:
-    """The most robust choice at each level in turn (most visits, then best mean), down to one move."""
+def _best(root: Node, seat: int, options: Options, tried: dict[bytes, list[float]]) -> Move:
+    """The most robust choice at each level in turn (most visits, then best mean), down to one move.
+
+    A level the tree never reached (the search expanded the choice above it and completed the move at
+    random in its rollouts) is decided by the complete moves the iterations actually played (``tried``:
+    visits and reward per root move), not by the order the moves are listed in: with the first listed
+    option a CLASH bot on a small budget placed every tile for blue, whichever seat it played.
+    """
     node: Node | None = root
     depth = 0
     prefix = bytes((seat,))
@@ -246,11 +306,26 @@ def _best(root: Node, seat: int, options: Options) -> Move:
         groups: dict[bytes, Options] = {}
         for option in options:
             groups.setdefault(prefix + option[0][depth], []).append(option)
-        key = max(groups, key=lambda k: _robustness(node.children.get(k) if node is not None else None))
+        if node is not None and any(k in node.children for k in groups):
+            here = node
+            key = max(groups, key=lambda k: _robustness(here.children.get(k)))
+        else:
+            key = max(groups, key=lambda k: _played(groups[k], tried))
         node = node.children.get(key) if node is not None else None
         options = groups[key]
         depth += 1
     return options[0][1]
+
+
+def _played(group: Options, tried: dict[bytes, list[float]]) -> tuple[float, float]:
+    """Visits and mean reward of the complete moves of ``group`` the iterations played."""
+    visits, total = 0.0, 0.0
+    for _, move in group:
+        record = tried.get(move_key(move))
+        if record is not None:
+            visits += record[0]
+            total += record[1]
+    return (visits, total / visits if visits else 0.0)
 
 
 def _robustness(node: Node | None) -> tuple[int, float]:

@@ -1,11 +1,16 @@
-"""``meeple arena --ladder --game G``: rate the bot levels on the players' scale.
+"""``meeple arena --ladder --game G``: rate the bot levels on the players' scale, with 95% intervals.
 
-The levels (rungs, weakest first as in ``ai/bot.py``) play each other — every pair up to ``--reach`` rungs
-apart (default: all pairs, a round robin), ``--games`` games per pair, played round by round so that no
-pair's games all come last, seats rotated; with more seats than two the pair alternates around the table.
-Each finished game updates openskill Plackett-Luce ratings — the model and defaults the gateway rates
-players with (``services/core/ratings.py``). Budgets are iteration-bound (no time cap), so a ladder is
+The rungs are the uniformly random player (the anchor, rated 0) and the levels of ``ai/bot.py``, weakest
+first. Every pair of rungs at most ``--reach`` apart (default 2) plays ``--games`` games, round by round so
+that no pair's games all come last, seats rotated (with more seats than two the pair alternates around
+the table). Bots play their game's calibrated budget (``ai/budgets.json``) with no time cap, so a ladder is
 reproducible from its seed and describes what the bots play, not how fast the machine was.
+
+The ratings are a Bradley-Terry fit (``ai/rating.py``) on the scale the gateway rates players with: random
+play is 0 in every game, so a level's rating says the same thing in every game. Each rung's ``sigma`` and
+95% interval are its place among the levels (their mean held); the distance to random has its own, wider
+interval (``anchored_ci95``). The report also gives each adjacent pair's difference with its interval and
+each level's think time per move (CPU seconds of this process, mean and p95).
 
 The result goes to Redis (``rating:{bots}``, field ``<game>:<level>``), where the gateway reads it, or with
 ``--out FILE`` into the JSON file the server ships (``services/core/bot_ratings.json``: the gateway's
@@ -16,31 +21,48 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import fcntl
+import itertools
 import os
 import shlex
+import statistics
 import sys
 import time
 from typing import Any
 
 import orjson
-from openskill.models import PlackettLuce
 
 from services import redisconn
 
-from .bot import LEVELS, Bot
+from . import rating
+from .arena import make_player, p95
+from .bot import LEVELS, budget_of
 
 #: The same hash the gateway reads (``services.core.ratings.BOT_RATINGS_KEY``; a test checks they agree).
 BOT_RATINGS_KEY = "rating:{bots}"
+ANCHOR = "random"
 
 
-def play(game: Any, players: int, levels: list[str], seed: int, scale: float = 1.0) -> Any:
-    """One game with ``levels[seat]`` in each seat; the engine's outcome. ``scale`` shrinks every budget."""
+def rung_spec(rung: str, game_id: str, scale: float = 1.0) -> str:
+    """The arena seat spec of a rung: ``random``, a level (its calibrated budget, scaled) or a spec as is."""
+    if rung in LEVELS:
+        return f"mcts:{rung}@it={max(1, int(budget_of(game_id, rung) * scale))}"
+    return rung
+
+
+def play(game: Any, players: int, specs: list[str], seed: int, think: dict[str, list[float]] | None = None) -> Any:
+    """One game with ``specs[seat]`` in each seat, bots uncapped (iteration-bound); the engine's outcome.
+    Each seat's think times (CPU seconds) go to ``think[spec]``."""
     state = game.new_game(players, seed, {})
-    bots = {seat: Bot(level, seed=seed * 1009 + seat, iterations=max(1, int(LEVELS[level].iterations * scale)),
-                      seconds=0) for seat, level in enumerate(levels)}
+    actors = {seat: make_player(spec, seed * 1009 + seat, time.process_time, uncapped=True)
+              for seat, spec in enumerate(specs)}
     while not game.is_over(state):
         seat = min(game.to_act(state))
-        state = game.apply(state, seat, bots[seat].choose(game, state, seat))
+        start = time.process_time()
+        move = actors[seat].choose(game, state, seat)
+        if think is not None and len(game.legal_moves(state, seat)) > 1:
+            think.setdefault(specs[seat], []).append(time.process_time() - start)
+        state = game.apply(state, seat, move)
     return game.outcome(state)
 
 
@@ -51,42 +73,94 @@ def pairings(levels: list[str], reach: int | None = None) -> list[tuple[str, str
 
 
 def ladder(game: Any, players: int, levels: list[str], games: int, seed: int = 0, scale: float = 1.0,
-           progress: bool = False, reach: int | None = None) -> dict[str, dict[str, Any]]:
-    """``games`` rounds of the pairings of ``levels``; their ratings (mu, sigma, matches) after every game."""
-    model = PlackettLuce()
-    ratings = {level: model.rating(name=level) for level in levels}
-    played = dict.fromkeys(levels, 0)
-    pairs = pairings(levels, reach)
+           progress: bool = False, reach: int | None = None, anchor: str | None = None,
+           detail: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """``games`` rounds of the pairings of the rungs (``anchor`` first if given, then ``levels``); the levels'
+    ratings: ``mu``, ``sigma`` (centred standard error), ``ci95``, ``anchored_ci95`` and ``matches``.
+
+    ``detail`` (a dict) receives the pairs' scores, adjacent differences and think times.
+    """
+    rungs = ([anchor] if anchor else []) + levels
+    specs = {r: rung_spec(r, game.id, scale) for r in rungs}
+    pairs = pairings(rungs, reach)
+    played = dict.fromkeys(rungs, 0)
+    score: dict[tuple[int, int], tuple[float, int]] = {}
+    think: dict[str, list[float]] = {}
     for n, (a, b) in enumerate(p for _ in range(games) for p in pairs):
         seating = [(a, b)[(seat + n) % 2] for seat in range(players)]  # rotate who starts
-        outcome = play(game, players, seating, seed + n, scale)
-        # A level on several seats counts once, at its best: did it win, then its best score.
-        key = {level: (any(s in outcome.winners for s, lv in enumerate(seating) if lv == level),
-                       max(outcome.scores[s] for s, lv in enumerate(seating) if lv == level)) for level in (a, b)}
-        ranks = [1.0 if key[a] >= key[b] else 2.0, 1.0 if key[b] >= key[a] else 2.0]
-        (ratings[a],), (ratings[b],) = model.rate([[ratings[a]], [ratings[b]]], ranks=ranks)
+        outcome = play(game, players, [specs[r] for r in seating], seed + n, think)
+        # A rung's result: did it win, then its best score (Fierce Women's automa may beat both rungs; the
+        # scores still say which of the two played better).
+        key = {r: (any(s in outcome.winners for s, rr in enumerate(seating) if rr == r),
+                   max(outcome.scores[s] for s, rr in enumerate(seating) if rr == r)) for r in (a, b)}
+        i, j = rungs.index(a), rungs.index(b)
+        w, m = score.get((i, j), (0.0, 0))
+        score[(i, j)] = (w + (1.0 if key[a] > key[b] else 0.0 if key[b] > key[a] else 0.5), m + 1)
         played[a] += 1
         played[b] += 1
         if progress:
             print(f"\r{n + 1}/{len(pairs) * games} games", end="", file=sys.stderr, flush=True)
     if progress:
         print(file=sys.stderr)
-    return {level: {"mu": r.mu, "sigma": r.sigma, "matches": played[level]} for level, r in ratings.items()}
+    found = rating.fit(len(rungs), score, anchor=0 if anchor else None,
+                       rated=[rungs.index(lv) for lv in levels])
+    out: dict[str, dict[str, Any]] = {}
+    for k, rung in enumerate(rungs):
+        if rung == anchor:
+            continue
+        mu, se = found.ratings[k], found.centred_se[k]
+        out[rung] = {"mu": mu, "sigma": se, "matches": played[rung],
+                     "ci95": [mu - rating.Z95 * se, mu + rating.Z95 * se],
+                     "anchored_ci95": [mu - rating.Z95 * found.anchored_se[k], mu + rating.Z95 * found.anchored_se[k]]}
+    if detail is not None:
+        detail["anchor"] = anchor
+        detail["specs"] = specs
+        detail["pairs"] = [{"pair": [rungs[i], rungs[j]], "score": w, "games": m} for (i, j), (w, m) in score.items()]
+        detail["adjacent"] = adjacent(out, levels)
+        detail["think_ms"] = {r: {"mean": 1000 * statistics.fmean(think[specs[r]]),
+                                  "p95": 1000 * p95(think[specs[r]]), "moves": len(think[specs[r]])}
+                              for r in rungs if think.get(specs[r])}
+    return out
+
+
+def adjacent(ratings: dict[str, dict[str, Any]], levels: list[str]) -> list[dict[str, Any]]:
+    """Each adjacent pair of levels: the rating difference and whether their 95% intervals are apart."""
+    out = []
+    for low, high in itertools.pairwise(levels):
+        a, b = ratings[low], ratings[high]
+        out.append({"pair": [low, high], "difference": b["mu"] - a["mu"],
+                    "separated": a["ci95"][1] < b["ci95"][0],
+                    "win_probability": rating.win_probability(b["mu"] - a["mu"])})
+    return out
 
 
 def write(path: str, game_id: str, players: int, ratings: dict[str, dict[str, Any]], **run: Any) -> None:
-    """Put one game's ladder into the shipped JSON file (other games' entries are kept)."""
+    """Put one game's ladder into the shipped JSON file (other games' entries are kept; ladders of several games
+    may run at once, so the read-modify-write holds a lock on a side file)."""
+    with open(path + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            _write(path, game_id, players, ratings, **run)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _write(path: str, game_id: str, players: int, ratings: dict[str, dict[str, Any]], **run: Any) -> None:
     try:
         with open(path, "rb") as f:
             doc = orjson.loads(f.read())
     except FileNotFoundError:
         doc = {}
-    doc.setdefault("about", "Bot level ratings measured by meeple arena --ladder (ai/ladder.py); the gateway "
-                            "uses them while Redis holds no ladder for the game.")
+    doc["about"] = ("Bot level ratings measured by meeple arena --ladder (ai/ladder.py): a Bradley-Terry fit on the "
+                    "players' scale with the uniformly random player at 0; sigma and ci95 are each level's place "
+                    "among the levels, anchored_ci95 its distance from random play. The gateway uses them while "
+                    "Redis holds no ladder for the game.")
     doc.setdefault("games", {})[game_id] = {
         **run, "players": players, "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "iterations": {level: max(1, int(LEVELS[level].iterations * run.get("scale", 1.0))) for level in ratings},
-        "ratings": {level: {"mu": round(r["mu"], 4), "sigma": round(r["sigma"], 4), "matches": r["matches"]}
+        "iterations": {level: max(1, int(budget_of(game_id, level) * run.get("scale", 1.0))) for level in ratings},
+        "ratings": {level: {"mu": round(r["mu"], 4), "sigma": round(r["sigma"], 4), "matches": r["matches"],
+                            "ci95": [round(v, 3) for v in r["ci95"]],
+                            "anchored_ci95": [round(v, 3) for v in r["anchored_ci95"]]}
                     for level, r in ratings.items()}}
     with open(path, "wb") as f:
         f.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n")
@@ -103,19 +177,27 @@ def store(client: Any, game_id: str, ratings: dict[str, dict[str, Any]]) -> None
 
 
 def hook(parser: argparse.ArgumentParser) -> None:
-    """Add ``--ladder`` (and its options) to the arena's parser: ``--players``/``--seats`` become optional."""
+    """Add ``--ladder`` and ``--calibrate`` (and their options) to the arena's parser: ``--players``/``--seats``
+    become optional."""
     for action in parser._actions:
         if action.dest in ("players", "seats"):
             action.required = False
     parser.add_argument("--ladder", action="store_true", help="rate the bot levels against each other and store "
                                                                "the ratings in Redis (REDIS_URL), or --out FILE")
     parser.add_argument("--levels", default=",".join(LEVELS), help="ladder: the levels to rate")
-    parser.add_argument("--reach", type=int, default=None,
-                        help="ladder: pair only rungs at most this many apart (default: every pair)")
+    parser.add_argument("--reach", type=int, default=2,
+                        help="ladder: pair only rungs at most this many apart (default 2; 0: every pair)")
+    parser.add_argument("--no-anchor", action="store_true",
+                        help="ladder: no random rung; ratings centred on 25 instead of random play at 0")
     parser.add_argument("--out", default=None, help="ladder: write the ratings into this JSON file (merged by "
                                                     "game) instead of Redis, e.g. services/core/bot_ratings.json")
+    parser.add_argument("--report", default=None, help="ladder: also write the full report (pairs, adjacent "
+                                                       "differences, think times) as JSON to this file")
     parser.add_argument("--scale", type=float, default=1.0, help="ladder: multiply every level's budget (quick runs)")
     parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
+    from .calibrate import hook as calibrate_hook
+
+    calibrate_hook(parser)
     arena_run = parser.get_default("func")
     parser.set_defaults(func=lambda args: run(args) if args.ladder else arena_run(args))
 
@@ -134,19 +216,33 @@ def run(args: argparse.Namespace) -> int:
         print(f"meeple arena: --levels needs two or more of {', '.join(LEVELS)}", file=sys.stderr)
         return 2
     players = args.players or max(2, game.min_players)
+    anchor = None if args.no_anchor else ANCHOR
+    reach = args.reach or None
     started = time.time()
+    detail: dict[str, Any] = {}
     ratings = ladder(game, players, levels, args.games, args.seed, args.scale, progress=not args.json,
-                     reach=args.reach)
+                     reach=reach, anchor=anchor, detail=detail)
+    rungs = ([anchor] if anchor else []) + levels
     if args.out:
         write(args.out, game.id, players, ratings, command="meeple " + shlex.join(sys.argv[1:]), seed=args.seed,
-              games_per_pair=args.games, pairs=[list(p) for p in pairings(levels, args.reach)], scale=args.scale,
-              seconds=round(time.time() - started, 1))
-    else:
+              games_per_pair=args.games, pairs=[list(p) for p in pairings(rungs, reach)], scale=args.scale,
+              anchor=anchor, seconds=round(time.time() - started, 1),
+              think_ms={r: {k: round(v, 1) for k, v in doc.items()} for r, doc in detail["think_ms"].items()})
+    elif not args.report:
         store(redisconn.connect(args.redis_url), game.id, ratings)
+    if args.report:
+        with open(args.report, "wb") as f:
+            f.write(orjson.dumps({"game": game.id, "players": players, "ratings": ratings, **detail},
+                                 option=orjson.OPT_INDENT_2))
     if args.json:
-        print(orjson.dumps({"game": game.id, "players": players, "ratings": ratings}).decode())
+        print(orjson.dumps({"game": game.id, "players": players, "ratings": ratings, **detail}).decode())
     else:
         for level, doc in ratings.items():
-            print(f"{level:<8} rating {doc['mu'] - 3 * doc['sigma']:7.2f}  mu {doc['mu']:6.2f}  "
-                  f"sigma {doc['sigma']:5.2f}  games {doc['matches']}")
+            lo, hi = doc["ci95"]
+            print(f"{level:<8} mu {doc['mu']:6.2f}  95% [{lo:6.2f}, {hi:6.2f}]  sigma {doc['sigma']:5.2f}  "
+                  f"games {doc['matches']}")
+        for item in detail["adjacent"]:
+            print(f"{item['pair'][1]} - {item['pair'][0]}: {item['difference']:+.2f} "
+                  f"({item['win_probability']:.2f} to win){'' if item['separated'] else '  intervals overlap'}")
     return 0
+

@@ -96,7 +96,7 @@ def test_the_ladder_rates_the_levels_on_the_scale_the_gateway_reads(own_redis_ur
 
 
 def test_the_shipped_ladder_rates_every_rung_of_every_game_at_the_real_budgets() -> None:
-    from ai.bot import LEVELS
+    from ai.bot import LEVELS, budget_of
     from services.core.matches import BOT_LEVELS
     from services.rules.games import GAMES
 
@@ -107,11 +107,13 @@ def test_the_shipped_ladder_rates_every_rung_of_every_game_at_the_real_budgets()
         assert run["command"].startswith(f"meeple arena --ladder --game {game} ") and "--scale" not in run["command"]
         assert run["scale"] == 1.0 and isinstance(run["seed"], int) and run["games_per_pair"] >= 1
         assert datetime.datetime.fromisoformat(run["date"]).year >= 2026
-        assert run["iterations"] == {level: LEVELS[level].iterations for level in LEVELS}  # unscaled budgets
+        assert run["iterations"] == {level: budget_of(game, level) for level in LEVELS}  # the calibrated budgets
         assert set(run["ratings"]) == set(LEVELS)
-        assert all(a in LEVELS and b in LEVELS for a, b in run["pairs"])
+        anchor = run.get("anchor")  # random play, rated 0 and not shipped as a rung
+        assert all(a in (*LEVELS, anchor) and b in LEVELS for a, b in run["pairs"])
         played = sum(r["matches"] for r in run["ratings"].values())
-        assert played == 2 * len(run["pairs"]) * run["games_per_pair"]  # every game counted, for both sides
+        rated_sides = sum((a in LEVELS) + (b in LEVELS) for a, b in run["pairs"])
+        assert played == rated_sides * run["games_per_pair"]  # every game counted, for each rated side
         for level, r in run["ratings"].items():
             assert 0 < r["sigma"] < ratings.default()["sigma"] and r["matches"] >= run["games_per_pair"], level
         assert run["ratings"]["novice"]["mu"] < run["ratings"]["hard"]["mu"], game

@@ -1,0 +1,105 @@
+"""Levels are strengths: targets on the ladder, per-game budgets from the calibration file, ratings with intervals."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from pathlib import Path
+
+import orjson
+import pytest
+
+from ai import calibrate, rating
+from ai.bot import BUDGETS_PATH, LEVELS, Bot, budget_of
+from ai.ladder import adjacent, ladder
+from tests.ai.conftest import REGISTERED
+from tests.ai.tiny_game import GAME
+
+
+def test_levels_climb_the_ladder_and_their_caps() -> None:
+    """Weakest first: each level aims higher than the one below and may think at least as long."""
+    levels = list(LEVELS.values())
+    assert all(a.target < b.target and a.seconds <= b.seconds for a, b in itertools.pairwise(levels))
+    assert LEVELS["normal"].seconds <= 0.5  # issue 32: normal's p95 think time is at most half a second
+
+
+#: The shipped budgets, and the calibration this branch measured and kept as a record (docs/bots/strength.md).
+CALIBRATIONS = [path for path in (BUDGETS_PATH, Path(__file__).parents[2] / "docs/bots/calibration-2026-11-25.json")
+                if path.exists()]
+
+
+@pytest.mark.parametrize("path", CALIBRATIONS, ids=[p.name for p in CALIBRATIONS])
+def test_a_calibration_covers_every_game_and_level_with_its_command_and_date(path: Path) -> None:
+    doc = orjson.loads(path.read_bytes())
+    assert set(doc["games"]) == set(REGISTERED)
+    for gid, entry in doc["games"].items():
+        assert entry["command"].startswith(f"meeple arena --calibrate --game {gid}")
+        assert entry["date"][:4] >= "2026"
+        assert set(entry["levels"]) == set(LEVELS)
+        budgets = [entry["levels"][level]["iterations"] for level in LEVELS]
+        assert all(b >= 1 for b in budgets) and budgets == sorted(budgets), gid  # stronger levels search more
+        assert [budget_of(gid, level, doc) for level in LEVELS] == budgets
+        for level, doc_level in entry["levels"].items():
+            assert doc_level["expected_p95_ms"] <= doc_level["cap_ms"] + 1e-6, (gid, level)
+            assert doc_level["iterations"] >= LEVELS[level].iterations or doc_level["cap_bound"], (gid, level)
+
+
+def test_a_bot_plays_its_games_calibrated_budget() -> None:
+    """The budget comes from the file by game; a game the file does not list falls back to the level's own."""
+    table = {"games": {"tiny-tricks": {"levels": {"normal": {"iterations": 17}}}}}
+    assert budget_of("tiny-tricks", "normal", table) == 17
+    assert budget_of("tiny-tricks", "hard", table) == LEVELS["hard"].iterations
+    assert budget_of("no-such-game", "easy") == LEVELS["easy"].iterations
+    player = Bot("easy", seed=1, seconds=0)
+    player.choose(GAME, GAME.new_game(2, 3), 0)  # type: ignore[arg-type]
+    assert player.stats.last_iterations == player.budget("tiny-tricks") == budget_of("tiny-tricks", "easy")
+
+
+def test_rating_fit_recovers_known_strengths_with_random_play_at_zero() -> None:
+    true = [0.0, 6.0, 12.0, 20.0]
+    rng = random.Random(4)
+    games = {}
+    for i in range(4):
+        for j in range(i + 1, min(i + 3, 4)):
+            n = 400
+            wins = sum(rng.random() < rating.win_probability(true[j] - true[i]) for _ in range(n))
+            games[(j, i)] = (float(wins), n)
+    found = rating.fit(4, games, anchor=0)
+    assert found.ratings[0] == 0.0
+    for k in range(1, 4):
+        lo, hi = found.ratings[k] - 2.6 * found.anchored_se[k], found.ratings[k] + 2.6 * found.anchored_se[k]
+        assert lo < true[k] < hi, (k, found.ratings[k])
+    assert found.centred_se[3] < found.anchored_se[3]  # the top rung's place among its peers is surer than its
+    # distance from random play, which is reached through every rung below it
+
+
+def test_a_pair_one_rung_always_won_still_gets_a_finite_distance() -> None:
+    found = rating.fit(2, {(1, 0): (50.0, 50)}, anchor=0)
+    assert 15 < found.ratings[1] < 40 and found.anchored_se[1] > 0
+
+
+def test_calibration_picks_each_levels_budget_on_the_curve_within_its_cap() -> None:
+    points = [{"iterations": n, "rating": r, "think_ms_p95": n * 0.5}
+              for n, r in [(4, 5.0), (12, 12.0), (36, 20.0), (108, 27.0), (324, 33.0), (972, 38.0)]]
+    chosen = calibrate.choose(points)
+    budgets = [chosen[level]["iterations"] for level in LEVELS]
+    assert budgets == sorted(budgets)
+    for level, doc in chosen.items():
+        assert doc["expected_p95_ms"] <= LEVELS[level].seconds * 1000 + 1e-6
+        if not doc["cap_bound"] and not doc["beyond_curve"] and not doc["floor_bound"]:
+            assert abs(doc["expected_rating"] - LEVELS[level].target) < 0.6, level
+        if not doc["cap_bound"]:  # never below the level's budget from before levels were strengths
+            assert doc["iterations"] >= LEVELS[level].iterations, level
+    # 0.5 ms per iteration: a 0.5 s cap allows 1000 iterations, and a 0.1 s cap 200
+    assert chosen["normal"]["iterations"] <= 1000 and chosen["novice"]["iterations"] <= 200
+
+
+def test_ladder_rates_rungs_against_random_play_and_reports_intervals() -> None:
+    detail: dict[str, object] = {}
+    found = ladder(GAME, 2, ["mcts:easy@it=2", "mcts:easy@it=40"], games=3, seed=2, anchor="random", detail=detail)
+    assert set(found) == {"mcts:easy@it=2", "mcts:easy@it=40"}
+    for doc in found.values():
+        assert doc["ci95"][0] < doc["mu"] < doc["ci95"][1]
+        assert doc["anchored_ci95"][0] < doc["mu"] < doc["anchored_ci95"][1]
+    assert detail["anchor"] == "random" and len(detail["adjacent"]) == 1  # type: ignore[arg-type]
+    assert adjacent(found, ["mcts:easy@it=2", "mcts:easy@it=40"])[0]["pair"] == ["mcts:easy@it=2", "mcts:easy@it=40"]
