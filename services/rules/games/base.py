@@ -392,6 +392,7 @@ class Unguarded:
     def __init__(self, game: Any) -> None:
         self.game = game
         self.id: str = game.id
+        self.simultaneous: bool = bool(getattr(game, "simultaneous", False))
         self.to_act: Callable[[Any], list[int]] = _unchecked(game, "to_act")
         self.is_over: Callable[[Any], bool] = _unchecked(game, "is_over")
         self.legal_moves: Callable[[Any, int], list[Move]] = _unchecked(game, "legal_moves")
