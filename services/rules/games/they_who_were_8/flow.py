@@ -37,6 +37,7 @@ from .model import (
     k_discard,
     k_draw,
     k_gain,
+    k_load,
     k_passing,
     k_played,
     k_redeal,
@@ -44,7 +45,7 @@ from .model import (
     mask_of,
     result_doc,
     set_owners,
-    trivial_knowledge,
+    trivial_views,
 )
 
 MOVE_TYPES: Final[tuple[str, ...]] = tuple(DATA["move_types"])
@@ -82,7 +83,7 @@ def setup(max_rounds: int, rng: random.Random, gods: list[str], cards: list[str]
     s.keeping = s.dealt = 0
     s.offer_seat, s.offer, s.end_reason = None, [], None
     s.round, s.first_player, s.plays, s.turn_seat, s.phase = 1, 0, 0, 0, "turn_start"
-    s.know = trivial_knowledge([mask_of(h) for h in s.hands])
+    k_load(s, trivial_views([mask_of(h) for h in s.hands]))
     s.log = [{"event": "round_start", "round": 1, "first_player": 0}]
     start_turn(s, 0)
     return s
@@ -177,15 +178,14 @@ def _close_passing(s: State) -> None:
 
 def _close_dealing(s: State) -> None:
     """R7: one R3 draw for each seat not dealt yet, from the new First Player on (as :func:`draw`)."""
-    dealt, log, pile, hands, know = s.dealt, s.log, s.pile, s.hands, s.know
+    dealt, log, pile, hands = s.dealt, s.log, s.pile, s.hands
     rng = s.gen() if s.rng_shared else s.rng
     for seat in CLOCKWISE[s.first_player]:
         if not dealt >> seat & 1:
             card = pile.pop(below(rng, len(pile)))
             bisect.insort(hands[seat], card)
-            know = k_draw(know, seat, CARD_NUMBER[card])
+            k_draw(s, seat, CARD_NUMBER[card])
             log.append({"event": "deal", "seat": seat, "card": card})
-    s.know = know
     s.dealt = 0
     s.round += 1
     s.plays = 0
@@ -233,7 +233,7 @@ def do_passing(s: State) -> None:
     for src, dst, card in gifts:
         hands[dst] = [card]
         log.append({"event": "pass", "from": src, "to": dst, "card": card})
-    s.know = k_passing(s.know, gifts)
+    k_passing(s, gifts)
 
 
 def _passes(keeping: int) -> list[tuple[int, int]]:
@@ -253,7 +253,7 @@ def draw(s: State, seat: int) -> str:
     rng = s.gen() if s.rng_shared else s.rng
     card = pile.pop(below(rng, len(pile)))
     bisect.insort(s.hands[seat], card)
-    s.know = k_draw(s.know, seat, CARD_NUMBER[card])
+    k_draw(s, seat, CARD_NUMBER[card])
     return card
 
 
@@ -261,7 +261,7 @@ def to_pile(s: State, seat: int, card: str) -> None:
     """A card of ``seat``'s hand goes face down into the pile."""
     s.hands[seat].remove(card)
     bisect.insort(s.pile, card)
-    s.know = k_discard(s.know, seat, CARD_NUMBER[card])
+    k_discard(s, seat, CARD_NUMBER[card])
 
 
 # -- Action cards -----------------------------------------------------------------------------------
@@ -487,7 +487,7 @@ class Anatok(Power):
         for i, n in enumerate(sizes):
             s.hands[i] = sorted(cards[pos:pos + n])
             pos += n
-        s.know = k_redeal(s.know, old, [mask_of(h) for h in s.hands])
+        k_redeal(s, old, [mask_of(h) for h in s.hands])
         s.log.append(event)
         s.log.append({"event": "redeal", "seat": seat, "hands": [h[:] for h in s.hands]})
         return False
@@ -575,7 +575,7 @@ class Kymele(Power):
         for c in offer:
             s.pile.remove(c)
         s.offer_seat, s.offer = seat, sorted(offer)
-        s.know = k_gain(s.know, seat, mask_of(offer))
+        k_gain(s, seat, mask_of(offer))
         s.log.append(event)
         s.log.append({"event": "offer", "seat": seat, "cards": s.offer[:]})
         s.phase = "kymele_take"
@@ -883,7 +883,7 @@ def _play(s: State, seat: int, card: str, rule: CardRule, target: str, other: st
         raise IllegalMove("invalid_target", target_error(s, seat, card, first, second) or "bad target")
     hand.remove(card)
     bisect.insort(s.pile, card)
-    s.know = k_played(s.know, CARD_NUMBER[card])
+    k_played(s, CARD_NUMBER[card])
     s.current_play = play
     s.log.append({"event": "play", "seat": seat, "card": card, "target": target, "to": play["to"],
                   "swap_with": play["swap_with"]})
@@ -999,7 +999,7 @@ def do_kymele_take(s: State, seat: int, move: Move) -> None:
     bisect.insort(s.hands[seat], card)
     for c in rest:
         bisect.insort(s.pile, c)
-    s.know = k_take(s.know, seat, mask_of(rest))
+    k_take(s, seat, mask_of(rest))
     s.offer_seat, s.offer = None, []
     s.dealt |= 1 << seat
     s.log.append({"event": "take", "seat": seat, "card": card})
