@@ -352,10 +352,10 @@ def legal_moves(s: State, seat: int) -> list[Move]:
                     if got is None:
                         got = pairs[b] = [{"type": "start", "cards": [a, b], "orientations": [o1, o2]}
                                           for o1 in ORIENTATIONS for o2 in ORIENTATIONS]
-                    moves.extend(got)
+                    moves += got  # +=, not extend: compiled, extend goes through a generic slice assignment
         return moves
     for card in hand:
-        moves.extend(PLACE_MOVES[card])
+        moves += PLACE_MOVES[card]
     if s.exchange[seat] == "unused":
         moves.append(EXCHANGE_MOVE)
     return moves

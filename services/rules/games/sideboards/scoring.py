@@ -27,7 +27,8 @@ from .components import (
     RowRule,
 )
 
-Dresser = Sequence[tuple[str, int]]
+#: Lists, not any sequence: compiled (mypyc), a list is read by index, a sequence through the iterator protocol.
+Dresser = list[tuple[str, int]]
 
 
 def columns_of(dresser: Dresser) -> list[Column]:
@@ -172,7 +173,7 @@ def row_drawers(cols: list[Column], goal: int) -> int:
 # -- Bonuses, totals, ranking -----------------------------------------------------------------------
 
 
-def rank_bonuses(values: Sequence[int]) -> list[int]:
+def rank_bonuses(values: list[int]) -> list[int]:
     """D11: dense ranking of the positive R values; bonuses only for the table's first ranks."""
     table = ROW_RANK_BONUS[len(values)]
     distinct = sorted({v for v in values if v > 0}, reverse=True)
@@ -185,7 +186,11 @@ def rank_bonuses(values: Sequence[int]) -> list[int]:
 
 def solo_bonus(goal: int, r: int) -> int:
     """D12: the highest threshold reached, not a sum."""
-    return max((bonus for threshold, bonus in ROW_RULES[goal].solo_bonus if r >= threshold), default=0)
+    best = 0
+    for threshold, bonus in ROW_RULES[goal].solo_bonus:  # a loop: compiled, max() of a generator is a class
+        if r >= threshold and bonus > best:
+            best = bonus
+    return best
 
 
 def solo_rating(total: int) -> dict[str, str]:
@@ -201,27 +206,43 @@ def dresser_counts(dresser: Dresser, goals: Sequence[int]) -> tuple[int, int, in
     return pattern_count(cols, goals[0]), pattern_count(cols, goals[1]), row_drawers(cols, goals[2])
 
 
-def result_doc(dressers: Sequence[Dresser], exchange: Sequence[str], goals: Sequence[int]) -> dict[str, Any]:
-    """The spec's result document ("Total, ranking, result")."""
+def result_doc(dressers: list[Dresser], exchange: list[str], goals: Sequence[int]) -> dict[str, Any]:
+    """The spec's result document ("Total, ranking, result").
+
+    Plain loops and indexing (no generators, zip or lambda): compiled, this runs once per playout."""
     n = len(dressers)
     counts = [dresser_counts(d, goals) for d in dressers]
     rs = [r for _, _, r in counts]
     bonuses = [solo_bonus(goals[2], rs[0])] if n == 1 else rank_bonuses(rs)
-    p_colour, p_handle, p_row = (GOALS[g]["points"] for g in goals)
+    p_colour: int = GOALS[goals[0]]["points"]
+    p_handle: int = GOALS[goals[1]]["points"]
+    p_row: int = GOALS[goals[2]]["points"]
     scores = []
-    for seat, ((cc, hc, r), bonus) in enumerate(zip(counts, bonuses, strict=True)):
+    totals: list[int] = []
+    for seat in range(n):
+        cc, hc, r = counts[seat]
+        bonus = bonuses[seat]
         exch = EXCHANGE_BONUS if exchange[seat] == "unused" else 0
+        total = cc * p_colour + hc * p_handle + r * p_row + bonus + exch
         scores.append({
             "seat": seat, "colour_count": cc, "colour_points": cc * p_colour, "handle_count": hc,
             "handle_points": hc * p_handle, "row_drawers": r, "row_points": r * p_row, "row_bonus": bonus,
-            "exchange_bonus": exch, "total": cc * p_colour + hc * p_handle + r * p_row + bonus + exch,
+            "exchange_bonus": exch, "total": total,
         })
-    totals = [s["total"] for s in scores]
-    ranks = [1 + sum(1 for t in totals if t > mine) for mine in totals]
+        totals.append(total)
+    ranks: list[int] = []
+    for mine in totals:
+        above = 0
+        for t in totals:
+            if t > mine:
+                above += 1
+        ranks.append(1 + above)
     best = max(totals)
+    # By rank, then seat: a stable sort of the seats in order by rank alone.
+    order = sorted(range(n), key=ranks.__getitem__)
     return {
         "scores": scores,
-        "ranking": [{"seat": s, "rank": ranks[s]} for s in sorted(range(n), key=lambda s: (ranks[s], s))],
+        "ranking": [{"seat": s, "rank": ranks[s]} for s in order],
         "winners": [s for s in range(n) if totals[s] == best],
         "solo_rating": solo_rating(totals[0]) if n == 1 else None,
     }
