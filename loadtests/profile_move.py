@@ -141,10 +141,10 @@ def instrument_rules(rules: RulesClient, timings: Timings, capture: bool) -> Ite
             timings.grpc_calls[name] += 1
 
     def apply_move(game: str, state: bytes, seat: int, move: Any, view_seats: list[int] | None = None,
-                   derive: bool = True) -> Any:
+                   derive: bool = True, **options: Any) -> Any:
         if capture:
             timings.samples.append(Sample(game, state, seat, move))
-        return original_apply(game, state, seat, move, view_seats, derive)
+        return original_apply(game, state, seat, move, view_seats, derive, **options)
 
     rules._call = timed_call  # type: ignore[method-assign]
     rules.apply_move = apply_move  # type: ignore[method-assign,assignment]

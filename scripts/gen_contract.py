@@ -220,10 +220,94 @@ def access_table() -> str:
     return "\n".join(rows)
 
 
+def _bounds(schema: dict[str, Any]) -> str:
+    """A schema's constraints in words (empty: none)."""
+    out = []
+    low = schema.get("minimum", schema.get("exclusiveMinimum"))
+    high = schema.get("maximum", schema.get("exclusiveMaximum"))
+    if low is not None or high is not None:
+        lt = "<" if "exclusiveMinimum" in schema else "≤"
+        ht = "<" if "exclusiveMaximum" in schema else "≤"
+        out.append(f"{_num(low) + f' {lt} ' if low is not None else ''}x"
+                   f"{f' {ht} ' + _num(high) if high is not None else ''}")
+    if "minLength" in schema or "maxLength" in schema:
+        if "minLength" not in schema:
+            out.append(f"at most {schema['maxLength']} characters")
+        else:
+            out.append(f"{schema['minLength']}-{schema['maxLength']} characters" if "maxLength" in schema
+                       else f"at least {schema['minLength']} characters")
+    if "maxItems" in schema:
+        out.append(f"at most {schema['maxItems']} items")
+    if "pattern" in schema:
+        out.append(f"`{schema['pattern']}`")
+    if "enum" in schema:
+        out.append("one of " + ", ".join(f"`{v}`" for v in schema["enum"]))
+    if out and "default" in schema and schema["default"] not in ({}, [], None):
+        default = schema["default"]
+        out.append(f"default {default if isinstance(default, str) else _num(default)}")
+    return "; ".join(out)
+
+
+def _num(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return "2^53" if value == 2**53 else f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def _fields(doc: dict[str, Any], schema: dict[str, Any], prefix: str, seen: frozenset[str]) -> list[tuple[str, str]]:
+    """(field path, bounds) for every bounded field of a body schema, nested objects included."""
+    if "$ref" in schema:
+        name = _name(schema["$ref"])
+        if name in seen:
+            return []
+        return _fields(doc, doc["components"]["schemas"][name], prefix, seen | {name})
+    rows = []
+    for field, sub in schema.get("properties", {}).items():
+        for one in sub.get("anyOf", [sub]):
+            if "$ref" in one or (one.get("type") == "object" and "properties" in one):
+                rows += _fields(doc, one, f"{prefix}{field}.", seen)
+            elif _bounds(one):
+                rows.append((f"{prefix}{field}", _bounds(one)))
+    return rows
+
+
+def competition_limits() -> str:
+    """Every bound the server holds the leaderboard and tournament routes' parameters and bodies to (from the
+    contract's models, so from services/contract/limits.py), then the bounds no field's schema carries."""
+    from services.contract.openapi import document
+    from services.contract.routes import ROUTES
+
+    doc = document()
+    rows = ["| route | field | allowed |", "|---|---|---|"]
+    for route in ROUTES:
+        if route.tag not in ("leaderboards", "tournaments"):
+            continue
+        op = doc["paths"][route.path][route.method.lower()]
+        found = [(f"{p['name']} ({p['in']})", _bounds(p["schema"])) for p in op.get("parameters", [])
+                 if _bounds(p["schema"])]
+        if "requestBody" in op:
+            found += _fields(doc, op["requestBody"]["content"]["application/json"]["schema"], "", frozenset())
+        rows += [f"| `{route.method} {route.path}` | `{field}` | {text} |" for field, text in found]
+    L = limits
+    rows += ["", "And, beyond any one field:", "",
+             f"* a game has at most {L.SEASONS_MAX} seasons (409 `season_limit`), named as above but never `all` or "
+             "`current`; its seasons never overlap (409 `season_overlap`);",
+             f"* a tournament's `starts_at` is from {_num(L.TOURNAMENT_STARTS_PAST_S)} s ago to "
+             f"{_num(L.TOURNAMENT_STARTS_AHEAD_S / 86400)} days ahead (400 `bad_tournament`); `players_per_table` "
+             "is within the game's own range too (400 `invalid_options`); a Swiss format takes only `rounds` and "
+             "`round_s`, an arena only `duration_s`, `grace_s` and `bot_after_s` (400 `bad_tournament`); defaults: "
+             f"`round_s` {_num(L.TOURNAMENT_ROUND_S_DEFAULT)}, `grace_s` {_num(L.TOURNAMENT_GRACE_S_DEFAULT)}, "
+             f"`bot_after_s` {_num(L.TOURNAMENT_BOT_AFTER_S_DEFAULT)};",
+             "* a tournament takes at most its `max_players` registrations (409 `tournament_full`); Swiss "
+             "registers until it starts, an arena until its window ends (409 `registration_closed`)."]
+    return "\n".join(rows)
+
+
 #: docs/ files with generated tables: (file, marker name, text).
 def doc_regions() -> list[tuple[Path, str, str]]:
     return [(ROOT / "docs" / "api.md", "errors", errors_table()),
             (ROOT / "docs" / "api.md", "access", access_table()),
+            (ROOT / "docs" / "api.md", "competition-limits", competition_limits()),
             (ROOT / "docs" / "operators" / "configuration.md", "settings-gateway", settings_table("gateway")),
             (ROOT / "docs" / "operators" / "configuration.md", "settings-webhooks", settings_table("webhooks"))]
 

@@ -15,7 +15,9 @@ takes over (``cluster_retry_s`` in all); after that it raises ``ConnectionError`
 
 from __future__ import annotations
 
+import binascii
 import contextlib
+import functools
 import time
 from collections.abc import Callable
 from typing import Any, TypeAlias
@@ -175,6 +177,62 @@ def spread_tags(prefix: str, count: int) -> tuple[str, ...]:
             i += 1
         tags.append(f"{prefix}{k}.{i}")
     return tuple(tags)
+
+
+#: The length of every tag :func:`slot_tags` gives.
+SLOT_TAG_LEN = 7
+
+
+@functools.cache
+def slot_tags() -> tuple[str, ...]:
+    """A hash tag for every slot: ``slot_tags()[s]`` (``"w<n>"``, n in 6 digits: the first such name, all of
+    :data:`SLOT_TAG_LEN` characters) hashes to slot ``s``.
+
+    For a structure that must sit in the very slot of whatever it indexes (a key ``...{slot_tags()[s]}...``
+    is on the node of every key of slot ``s``, whatever the cluster's layout), one key per slot in use.
+    Computed once per process (about 0.1 s), the same in every process."""
+    tags: list[str | None] = [None] * REDIS_CLUSTER_HASH_SLOTS
+    left, n = REDIS_CLUSTER_HASH_SLOTS, 0
+    while left:
+        slot = binascii.crc_hqx(b"w%06d" % n, 0) % REDIS_CLUSTER_HASH_SLOTS  # (= key_slot: no braces in it)
+        if tags[slot] is None:
+            tags[slot], left = f"w{n:06d}", left - 1
+        n += 1
+    return tuple(t for t in tags if t is not None)
+
+
+def slot_of(key: str) -> int:
+    """The cluster slot of ``key`` (its hash tag's, if it has one)."""
+    return int(key_slot(key.encode()))
+
+
+def slot_ranges(client: Client) -> list[tuple[str, redis.Redis, list[tuple[int, int]]]]:
+    """Each primary the slot table knows (name, a plain client on it) and the slot ranges it serves, first to
+    last inclusive; a single server serves them all (its name: ``"single"``). A slot without a primary now
+    (failing over) is left out."""
+    if not isinstance(client, RedisCluster):
+        return [("single", client, [(0, REDIS_CLUSTER_HASH_SLOTS - 1)])]
+    table = client.nodes_manager.slots_cache  # (a new dict each time the client reads the slot table; a MOVED
+    # edits it in place: a scan on a node that lost slots fails, and its caller reads the table again)
+    known = getattr(client, "_meeple_slot_ranges", None)
+    if known is not None and known[0] is table:
+        return list(known[1])
+    ranges: dict[str, list[list[int]]] = {}
+    nodes: dict[str, Any] = {}
+    for slot, serving in sorted(table.items()):
+        if not serving:
+            continue
+        node = serving[0]
+        nodes[node.name] = node
+        own = ranges.setdefault(node.name, [])
+        if own and own[-1][1] == slot - 1:
+            own[-1][1] = slot
+        else:
+            own.append([slot, slot])
+    found = [(name, client.get_redis_connection(nodes[name]), [(a, b) for a, b in spans])
+             for name, spans in ranges.items()]
+    client._meeple_slot_ranges = (table, found)  # type: ignore[attr-defined]
+    return list(found)
 
 
 def shard_of(name: str, count: int) -> int:

@@ -48,7 +48,7 @@ from redis.retry import Retry
 
 from ai.bot import Bot, choose_move
 from services import redisconn
-from services.core import control, hints, legacy, webhooks
+from services.core import control, hints, legacy
 from services.core.bots_seam import BOT_JOB_STREAMS, bot_jobs_stream
 from services.core.commit import fits_pending_decision
 from services.core.config import Config
@@ -179,7 +179,6 @@ class Worker:
                 or not (match.version == job["version"] or fits_pending_decision(self.store, match, seat,
                                                                                   job["version"]))):
             return "stale"  # the decision the job was for has been made (or is no longer a bot's)
-        self._must_reach(match.id, match.meta)
         game = get_game(match.game)
         state = game.decode(match.state)
         level = control.bot_level(match.meta, seat)
@@ -205,7 +204,7 @@ class Worker:
             job = orjson.loads(fields[b"job"])
             if name != hints.HINTS_STREAM:
                 node = self._node(self.jobs, keys(str(job["match_id"]))[0])
-                self._must_reach(str(job["match_id"]), None)
+                self._must_reach(str(job["match_id"]))
             outcome = self.hint(job) if name == hints.HINTS_STREAM else self.handle(job)
         except NodeDown:  # a node this job needs is down: back for later, untried
             heapq.heappush(self.later, Later(time.monotonic() + RETRY_FIRST_S, name, entry_id, fields, attempts))
@@ -244,18 +243,15 @@ class Worker:
         except (redis.RedisError, LookupError):  # a slot with no primary right now
             return None
 
-    def _must_reach(self, match_id: str, meta: dict[str, Any] | None) -> None:
+    def _must_reach(self, match_id: str) -> None:
         """Raise :class:`NodeDown` if a node that playing this match's job must write to is marked down: the
-        match's own, its job stream's (the next bot job) and, for a tenant's match (``meta``, once loaded),
-        its webhook outbox mark's (a shard of its own: ``services/core/webhooks.py``). Started, such a job would
-        hold the job loop while the patient commit waits out the failover, or commit the move and then fail to
-        enqueue the next bot job, leaving the match with nobody to play its bot seat."""
+        match's own (its webhook outbox mark too: in the match's slot, ``services/core/webhooks.py``) and its
+        job stream's (the next bot job). Started, such a job would hold the job loop while the patient commit
+        waits out the failover, or commit the move and then fail to enqueue the next bot job, leaving the
+        match with nobody to play its bot seat."""
         if not self._down:
             return
-        needed = [keys(match_id)[0], bot_jobs_stream(match_id)]
-        if meta is not None and meta.get("tenant"):
-            needed.append(webhooks.pending_key(webhooks.shard_of(match_id)))
-        for key in needed:
+        for key in (keys(match_id)[0], bot_jobs_stream(match_id)):
             if self._node(self.jobs, key) in self._down:
                 raise NodeDown(key)
 

@@ -43,7 +43,8 @@ PLAYER_ID_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$"
 PLAYER_ID_MAX = 64
 #: Webhooks: events a hook may ask for, hooks per tenant, URL length.
 WEBHOOK_EVENTS = ("match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over",
-                  "seat.reclaimed", "turn")
+                  "seat.reclaimed", "turn", "tournament.started", "round.started", "round.finished",
+                  "tournament.finished")
 MAX_HOOKS = 20
 MAX_URL = 2048
 #: Seat clocks: modes, timeout policies, and the bounds of their settings (seconds).
@@ -58,6 +59,34 @@ WS_HELLO_S = 10
 HEARTBEAT_S = 15
 #: Matchmaking tickets live this long (seconds).
 TICKET_TTL_S = 3600
+#: Leaderboards: a page of a board (``limit``) at most and by default, the deepest ``offset``, the neighbours on each
+#: side (``span``) at most and by default, the largest ``min_matches``, seasons per (tenant, game), a season's name.
+BOARD_LIMIT_MAX = 100
+BOARD_LIMIT_DEFAULT = 10
+BOARD_OFFSET_MAX = 10_000
+BOARD_SPAN_MAX = 25
+BOARD_SPAN_DEFAULT = 5
+MIN_MATCHES_MAX = 10_000
+SEASONS_MAX = 100
+SEASON_NAME_MAX = 32
+SEASON_NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$"
+#: Tournaments: a name's length, seats per table, Swiss rounds, a round's deadline and an arena's window (seconds:
+#: from, to), an arena's grace and wait for bots at most, registrations at most and by default, how far ahead (and
+#: how long ago) ``starts_at`` may be.
+TOURNAMENT_NAME_MAX = 100
+TOURNAMENT_TABLE = (2, 6)
+TOURNAMENT_ROUNDS_MAX = 50
+TOURNAMENT_ROUND_S = (60.0, 7 * 86400.0)
+TOURNAMENT_ROUND_S_DEFAULT = 3600.0
+TOURNAMENT_DURATION_S = (60.0, 7 * 86400.0)
+TOURNAMENT_GRACE_S_MAX = 86400.0
+TOURNAMENT_GRACE_S_DEFAULT = 600.0
+TOURNAMENT_BOT_AFTER_S_MAX = 3600.0
+TOURNAMENT_BOT_AFTER_S_DEFAULT = 60.0
+TOURNAMENT_PLAYERS_MAX = 1024
+TOURNAMENT_PLAYERS_DEFAULT = 256
+TOURNAMENT_STARTS_AHEAD_S = 365 * 86400.0
+TOURNAMENT_STARTS_PAST_S = 60.0
 #: Ratings as the API shows them are rounded: ``rating`` to 3 decimals, ``mu`` and ``sigma`` to 4.
 RATING_DECIMALS = 3
 MU_SIGMA_DECIMALS = 4
@@ -103,6 +132,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("MEEPLE_MM_WINDOW", "2.0", "rating points (openskill mu)", "skill matching's starting window"),
     Setting("MEEPLE_MM_WIDEN_PER_S", "0.5", "rating points a second", "how fast the window widens"),
     Setting("MEEPLE_ANONYMOUS", "1", "0 or 1", "1: create, join and queue without an API key"),
+    Setting("MEEPLE_KEY_CACHE_S", "5.0", "seconds",
+            "a gateway reads an API key's record (and its tenant's quotas) again after this long: a revoked key "
+            "may still work this long; 0 = read on every request"),
+    Setting("MEEPLE_KEY_STALE_S", "60.0", "seconds",
+            "while Redis cannot answer (a primary failing over), a key read before keeps working this long past "
+            "`MEEPLE_KEY_CACHE_S`; 0 = never"),
     Setting("MEEPLE_WEBHOOKS_LEASE_S", "30", "seconds", "a delivery's lease before another worker may take it",
             "webhooks"),
     Setting("MEEPLE_WEBHOOKS_BACKOFF_S", "1", "seconds", "first retry delay (doubles, at most an hour apart)",

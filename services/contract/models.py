@@ -57,11 +57,12 @@ SeatKind = Literal["human", "bot"]
 MatchStatus = Literal["waiting", "active", "finished"]
 ClockMode = Literal["none", "per_move", "fischer", "correspondence"]
 TimeoutPolicy = Literal["bot", "forfeit"]
-EndedBy = Literal["game", "forfeit", "abandoned"]
+EndedBy = Literal["game", "forfeit", "abandoned", "aborted"]
 TicketStatus = Literal["waiting", "matched", "cancelled"]
 Until = Literal["change", "turn"]
 WebhookEvent = Literal["match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over",
-                       "seat.reclaimed", "turn"]
+                       "seat.reclaimed", "turn", "tournament.started", "round.started", "round.finished",
+                       "tournament.finished"]
 PlayerId = Annotated[str, meta("the tenant's own user id (API key only); namespaced by tenant, never shown to "
                                "another tenant", "bad_player", min_length=1, max_length=L.PLAYER_ID_MAX,
                                pattern=L.PLAYER_ID_PATTERN)]
@@ -247,15 +248,18 @@ class RatingChange(Response, kw_only=True):
 
 class Outcome(Response, kw_only=True):
     """game: the engine's winners (a forfeited side excluded); forfeit: the side left; abandoned: no human
-    action for MEEPLE_IDLE_MATCH_TTL (winners [], scores null)."""
+    action for MEEPLE_IDLE_MATCH_TTL (winners [], scores null); aborted: ended without a result by its
+    tournament (a round's deadline, a cancel; winners [], scores null, never rated)."""
 
     ended_by: EndedBy
     winners: list[int]
     forfeited: list[int]
     scores: list[float] | None
     ratings: Annotated[list[RatingChange] | None, meta(
-        "a tenant's rated match (2-6 sides, ended by the game or a forfeit, players named): each named player's "
-        "rating before and after; null for an unrated match (solo matches are never rated)")] = None
+        "a tenant's rated match (2-6 sides, ended by the game or a forfeit, players named, not created unrated): "
+        "each named player's rating before and after (a seat a bot played to the end: see docs/api.md "
+        "\"Ratings\"); null for an unrated match (solo matches are never rated)")] = None
+    reason: Annotated[str, meta("aborted: why (the tournament's words)")] | UnsetType = UNSET
 
 
 class Match(Response, kw_only=True):
@@ -283,7 +287,8 @@ class Match(Response, kw_only=True):
     seat: Annotated[int, meta("the seat taken (join, rematch)")] | UnsetType = UNSET
 
 
-EventKind = Literal["created", "joined", "move", "timeout", "reclaimed", "left", "resigned", "rematch", "abandoned"]
+EventKind = Literal["created", "joined", "move", "timeout", "reclaimed", "left", "resigned", "rematch", "abandoned",
+                   "aborted"]
 
 
 class Event(Response, kw_only=True):
@@ -443,6 +448,254 @@ class Ready(Response, kw_only=True):
 
 
 # -- parameters (path, query, header) ------------------------------------------------------------------------
+# -- leaderboards and tournaments (a tenant's; services/core/competitions.py) -------------------------------------
+SeasonPolicy = Literal["keep", "reset", "decay"]
+SeasonState = Literal["scheduled", "live", "ending", "closed"]
+SeasonName = Annotated[str, meta(f"1-{L.SEASON_NAME_MAX} letters, digits and . _ - (not first), other than `all` and "
+                                 "`current`", "bad_season", min_length=1, max_length=L.SEASON_NAME_MAX,
+                                 pattern=L.SEASON_NAME_PATTERN)]
+UnixTime = Annotated[float, meta("a Unix time (seconds, server clock)", ge=0, le=2.0**53)]
+Decay = Annotated[float, meta("with policy `decay`: the fraction of the way back to the default rating a rating "
+                              "moves at the season's end (0 < decay < 1)", "bad_season", gt=0, lt=1)]
+TournamentStatus = Literal["registering", "running", "finished", "cancelled"]
+FormatKind = Literal["swiss", "arena"]
+TakeoverLevel = Literal["auto", "novice", "easy", "casual", "normal", "strong", "hard"]
+
+
+class BoardSettingsBody(Request, kw_only=True):
+    min_matches: Annotated[int, meta("rated matches a player needs on a board to be listed", "bad_min_matches",
+                                     ge=0, le=L.MIN_MATCHES_MAX)]
+
+
+class CreateSeason(Request, kw_only=True):
+    name: SeasonName
+    starts_at: UnixTime
+    ends_at: Annotated[UnixTime, meta("after starts_at, in the future; a game's seasons never overlap")]
+    policy: Annotated[SeasonPolicy, meta("what the season's end does to the ratings: keep them, reset them to the "
+                                         "default, or decay them toward it", "bad_season")] = "keep"
+    decay: Decay | UnsetType = UNSET
+
+
+class UpdateSeason(Request, kw_only=True):
+    """Any of the fields: a live season's start cannot move; ``ends_at`` may be now (the season ends at once)."""
+
+    starts_at: UnixTime | UnsetType = UNSET
+    ends_at: UnixTime | UnsetType = UNSET
+    policy: Annotated[SeasonPolicy, meta(code="bad_season")] | UnsetType = UNSET
+    decay: Decay | UnsetType = UNSET
+
+
+class TournamentFormatSpec(Request, kw_only=True):
+    """``{"kind": "swiss", "rounds", "round_s"}`` or ``{"kind": "arena", "duration_s", "grace_s", "bot_after_s"}``
+    (the other kind's fields are refused: 400 ``bad_tournament``)."""
+
+    kind: Annotated[FormatKind, meta(code="bad_tournament")]
+    rounds: Annotated[int, meta("Swiss: rounds to play", "bad_tournament", ge=1, le=L.TOURNAMENT_ROUNDS_MAX)] \
+        | UnsetType = UNSET
+    round_s: Annotated[float, meta("Swiss: a round's deadline, seconds after it starts (unfinished tables are then "
+                                   "scored as draws and their matches ended); default "
+                                   f"{L.TOURNAMENT_ROUND_S_DEFAULT:g}", "bad_tournament",
+                                   ge=L.TOURNAMENT_ROUND_S[0], le=L.TOURNAMENT_ROUND_S[1])] | UnsetType = UNSET
+    duration_s: Annotated[float, meta("arena: the window, seconds from starts_at", "bad_tournament",
+                                      ge=L.TOURNAMENT_DURATION_S[0], le=L.TOURNAMENT_DURATION_S[1])] \
+        | UnsetType = UNSET
+    grace_s: Annotated[float, meta("arena: matches still running at the window's end count until this long after "
+                                   "it (then drawn and ended); default "
+                                   f"{L.TOURNAMENT_GRACE_S_DEFAULT:g}", "bad_tournament",
+                                   ge=0, le=L.TOURNAMENT_GRACE_S_MAX)] | UnsetType = UNSET
+    bot_after_s: Annotated[float, meta("arena: a player who waited this long is paired with bots; default "
+                                       f"{L.TOURNAMENT_BOT_AFTER_S_DEFAULT:g}",
+                                       "bad_tournament", ge=0, le=L.TOURNAMENT_BOT_AFTER_S_MAX)] | UnsetType = UNSET
+
+
+class CreateTournament(Request, kw_only=True):
+    name: Annotated[str, meta("shown to players", "bad_tournament", min_length=1, max_length=L.TOURNAMENT_NAME_MAX)]
+    game: Annotated[str, meta("a game id of GET /v1/games", "unknown_game")]
+    players_per_table: Annotated[int, meta("seats per table, within the game's own range", "bad_tournament",
+                                           ge=L.TOURNAMENT_TABLE[0], le=L.TOURNAMENT_TABLE[1])]
+    options: Annotated[dict[str, Any], meta("the game's options for every match")] = {}
+    clock: Annotated[ClockSpec, meta("every match's seat clock (required: a no-show must time out so a bot can "
+                                     "take the seat)", "bad_clock")]
+    takeover_level: Annotated[TakeoverLevel, meta(
+        "the bot that plays a timed-out seat: `auto` (the rung closest to the table's ratings, as for byes) or a "
+        "level", "bad_tournament")] = "auto"
+    rated: Annotated[bool, meta("whether its matches change ratings")] = True
+    starts_at: Annotated[UnixTime, meta(f"from {L.TOURNAMENT_STARTS_PAST_S:g} s ago to "
+                                        f"{L.TOURNAMENT_STARTS_AHEAD_S / 86400:g} days ahead")]
+    max_players: Annotated[int, meta("registrations at most (then 409 tournament_full)", "bad_tournament", ge=2,
+                                     le=L.TOURNAMENT_PLAYERS_MAX)] = L.TOURNAMENT_PLAYERS_DEFAULT
+    format: Annotated[TournamentFormatSpec, meta(code="bad_tournament")]
+
+
+class RegisterPlayer(Request, kw_only=True):
+    player: PlayerId
+
+
+class BoardEntry(Response, kw_only=True):
+    rank: Annotated[int | None, meta("1 the best, equal ratings share a rank; null while below min_matches")]
+    player: str
+    rating: Annotated[float, meta("as the ratings show it: mu - 3 sigma, rounded to 3 decimals")]
+    matches: Annotated[int, meta("rated matches on this board")]
+
+
+class Leaderboard(Response, kw_only=True):
+    game: str
+    season: Annotated[str, meta("the board read: `all` or a season's name (`current` resolved)")]
+    listed: Annotated[int, meta("players listed on the board")]
+    entries: list[BoardEntry]
+
+
+class BoardRank(Response, kw_only=True):
+    game: str
+    season: str
+    listed: int
+    entry: BoardEntry
+
+
+class BoardAround(Response, kw_only=True):
+    game: str
+    season: str
+    entries: Annotated[list[BoardEntry], meta("the player and up to `span` neighbours each side, best first; "
+                                              "empty while the player is unlisted")]
+
+
+class BoardSettings(Response, kw_only=True):
+    game: str
+    min_matches: int
+
+
+class Season(Response, kw_only=True):
+    name: str
+    starts_at: float
+    ends_at: float
+    policy: SeasonPolicy
+    decay: Annotated[float, meta("0 for keep, 1 for reset")]
+    state: Annotated[SeasonState, meta("ending: over, its ratings policy being applied")]
+    closed_at: float | None
+
+
+class Seasons(Response, kw_only=True):
+    game: str
+    seasons: list[Season]
+
+
+class ClockSettings(Response, kw_only=True):
+    mode: ClockMode
+    on_timeout: TimeoutPolicy
+    seconds: float | UnsetType = UNSET
+    base_s: float | UnsetType = UNSET
+    increment_s: float | UnsetType = UNSET
+    hours: float | UnsetType = UNSET
+
+
+class TournamentFormat(Response, kw_only=True):
+    kind: FormatKind
+    rounds: int | UnsetType = UNSET
+    round_s: float | UnsetType = UNSET
+    duration_s: float | UnsetType = UNSET
+    grace_s: float | UnsetType = UNSET
+    bot_after_s: float | UnsetType = UNSET
+
+
+class TableSeat(Response, kw_only=True):
+    player: Annotated[str, meta("a registered player")] | UnsetType = UNSET
+    bot: Annotated[BotLevel, meta("a bot of this level (a bye, or the odd seats of a table)")] | UnsetType = UNSET
+
+
+class TableResult(Response, kw_only=True):
+    points: Annotated[dict[str, float], meta("per player: (n - place) / (n - 1) for n seats; a seat a bot played "
+                                             "to the end 0; a table ended without a result 0.5 each")]
+    no_shows: Annotated[list[str], meta("players who never came (marked absent, not paired again)")]
+    bot_played: Annotated[list[str], meta("players whose seat a bot played to the end")]
+    ended_by: Annotated[str, meta("game, forfeit, aborted, abandoned, deadline, cancelled, gone")]
+
+
+class TournamentTable(Response, kw_only=True):
+    table: Annotated[str, meta("r<round>t<table>")]
+    match_id: Annotated[str | None, meta("the table's match: a tenant match, joined by each player with the "
+                                         "tenant's key and their player id")]
+    seats: list[TableSeat]
+    status: Literal["running", "finished"]
+    result: TableResult | None
+
+
+class Standing(Response, kw_only=True):
+    rank: int
+    player: str
+    points: float
+    played: int
+    tiebreak: Annotated[float, meta("Swiss: Buchholz; arena: points per match")]
+    rating: Annotated[float, meta("rating (mu) at the player's last pairing")]
+    absent: bool
+    withdrawn: bool
+
+
+class TournamentRound(Response, kw_only=True):
+    n: int
+    started_at: float
+    deadline: Annotated[float | None, meta("Swiss: when unfinished tables are ended; arena: null")]
+    finished_at: float | None
+
+
+class Tournament(Response, kw_only=True):
+    id: str
+    name: str
+    game: str
+    players_per_table: int
+    options: Doc
+    clock: ClockSettings
+    takeover_level: TakeoverLevel
+    rated: bool
+    starts_at: float
+    max_players: int
+    format: TournamentFormat
+    status: TournamentStatus
+    created_at: float
+    started_at: float | None
+    ended_at: float | None
+    reason: Annotated[str | None, meta("why it was cancelled")]
+    registered: int
+    rounds_played: int
+    round: Annotated[TournamentRound | None, meta("the current round (an arena: its latest wave)")]
+    tables: Annotated[list[TournamentTable], meta("Swiss: the current round's; arena: those still playing")]
+    standings: list[Standing]
+
+
+class TournamentSummary(Response, kw_only=True):
+    id: str
+    name: str
+    game: str
+    format: FormatKind
+    status: TournamentStatus
+    starts_at: float
+    registered: int
+    created_at: float
+
+
+class Tournaments(Response, kw_only=True):
+    tournaments: list[TournamentSummary]
+    next: Annotated[float | None, meta("the `before` of the next (older) page; null on the last")]
+
+
+class Registration(Response, kw_only=True):
+    player: str
+    registered_at: float
+    withdrawn: bool
+
+
+class Unregistered(Response, kw_only=True):
+    player: str
+    status: Annotated[Literal["removed", "withdrawn"], meta(
+        "removed before the start; withdrawn after it (points kept, not paired again)")]
+
+
+class TournamentPlayer(Response, kw_only=True):
+    player: str
+    standing: Standing
+    table: Annotated[TournamentTable | None, meta("the table the player is at now (its match_id: the way into "
+                                                  "their own match), null between matches")]
+
+
 MatchId = Annotated[str, Meta(max_length=L.ID_MAX)]
 #: The bound is the operator's (``MEEPLE_LONG_POLL_MAX_S``: the gateway checks it); the schema states the default.
 Wait = Annotated[int, meta(f"long-poll up to this many seconds (at most MEEPLE_LONG_POLL_MAX_S, "
@@ -536,3 +789,47 @@ class DeadLettersQuery(Params, kw_only=True):
 
 class RatingsQuery(Params, kw_only=True):
     game: Annotated[str, meta("only this game")] | UnsetType = UNSET
+
+
+BoardName = Annotated[str, meta("the board: `all` (default), `current` (the season live now) or a season's name")]
+
+
+class GamePlayerPath(Params, kw_only=True):
+    game: Annotated[str, Meta(max_length=L.ID_MAX)]
+    player: PlayerId
+
+
+class SeasonPath(Params, kw_only=True):
+    game: Annotated[str, Meta(max_length=L.ID_MAX)]
+    name: str
+
+
+class TournamentPath(Params, kw_only=True):
+    tournament_id: MatchId
+
+
+class TournamentPlayerPath(Params, kw_only=True):
+    tournament_id: MatchId
+    player: PlayerId
+
+
+class SeasonQuery(Params, kw_only=True):
+    season: BoardName | UnsetType = UNSET
+
+
+class LeaderboardQuery(Params, kw_only=True):
+    season: BoardName | UnsetType = UNSET
+    limit: Annotated[int, meta("players per page", ge=1, le=L.BOARD_LIMIT_MAX)] = L.BOARD_LIMIT_DEFAULT
+    offset: Annotated[int, meta("from this board position (0: the best); deeper pages cost more: read around a "
+                                "player instead", ge=0, le=L.BOARD_OFFSET_MAX)] = 0
+
+
+class AroundQuery(Params, kw_only=True):
+    season: BoardName | UnsetType = UNSET
+    span: Annotated[int, meta("neighbours on each side", ge=1, le=L.BOARD_SPAN_MAX)] = L.BOARD_SPAN_DEFAULT
+
+
+class TournamentsQuery(Params, kw_only=True):
+    limit: Annotated[int, meta("tournaments per page", ge=1, le=L.PAGE_MAX)] = L.PAGE_DEFAULT
+    before: Annotated[float, meta("the `next` of the previous page: older ones only", ge=0, le=2.0**53)] \
+        | UnsetType = UNSET

@@ -79,6 +79,9 @@ def _operation(route: Route) -> dict[str, Any]:
         op["description"] = route.description
     params = (_parameters(route.path_params, "path") + _parameters(route.query, "query")
               + _parameters(route.headers, "header"))
+    if route.conditional:
+        params.append({"name": "If-None-Match", "in": "header", "required": False, "schema": {"type": "string"},
+                       "description": "an ETag this call answered before: 304 without a body while it is current"})
     if params:
         op["parameters"] = params
     if route.security:
@@ -104,6 +107,12 @@ def _operation(route: Route) -> dict[str, Any]:
     if route.body is not None:
         statuses |= set(BODY_ERRORS)
     op["responses"] = {str(route.status): ok, **{str(s): _error(s) for s in sorted(statuses)}}
+    if route.conditional:
+        etag = {"ETag": {"description": "the answer's version, for If-None-Match", "schema": {"type": "string"}},
+                "Cache-Control": {"description": "how long caches may keep it", "schema": {"type": "string"}}}
+        ok["headers"] = etag
+        op["responses"]["304"] = {"description": "not modified: If-None-Match names the current ETag (no body)",
+                                  "headers": etag}
     return op
 
 

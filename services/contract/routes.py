@@ -33,6 +33,7 @@ SECURITY: dict[Action | None, list[dict[str, list[str]]]] = {
     Action.ACT: [{"seatToken": []}],
     Action.TICKET: [{}, {"apiKey": []}, {"apiKeyBearer": []}],
     Action.TENANT: [{"apiKey": []}, {"apiKeyBearer": []}],
+    Action.TOURNAMENT: [{"apiKey": []}, {"apiKeyBearer": []}],
 }
 
 #: The areas of the API (Swagger UI's sections), in order, with a line each.
@@ -43,7 +44,9 @@ TAGS: dict[str, str] = {
     "events": "What happened after a version: long-poll, Server-Sent Events, WebSocket",
     "matchmaking": "Queue for a game; humans grouped by rating, bots fill after a wait",
     "backends": "For an app's backend (API key): its matches, its players' history and ratings",
-    "webhooks": "Signed deliveries of match events to a tenant's URL (API key)",
+    "webhooks": "Signed deliveries of match and tournament events to a tenant's URL (API key)",
+    "leaderboards": "A tenant's players ranked per game by rating: top N, around a player, seasons (API key)",
+    "tournaments": "Swiss and arena events of a tenant's players, bots in the byes and the no-shows' seats (API key)",
     "operations": "Probes, metrics and this document",
 }
 
@@ -69,6 +72,8 @@ class Route:
     #: error statuses beyond the ones every call may meet (400 on parameters/bodies, 429, 503)
     errors: tuple[int, ...] = ()
     description: str = ""
+    #: cacheable: the answer carries an ``ETag``; ``If-None-Match`` naming it gets 304 without a body
+    conditional: bool = False
 
     @property
     def action(self) -> Action | None:
@@ -108,12 +113,33 @@ WEBSOCKET = (
     f"\"error\", \"error\": {{\"code\", \"message\"}}}}`. Pings every {L.HEARTBEAT_S} s; messages up to "
     "MEEPLE_MAX_BODY_BYTES (else 1009). " + WAITING)
 
+_LB = "/v1/leaderboards/{game}"
+_T = "/v1/tournaments/{tournament_id}"
+BOARDS = ("A board lists the tenant's players of a game by rating (mu - 3 sigma, as the ratings show it), equal "
+          "ratings sharing a rank; a player is listed once they played `min_matches` rated matches on it (a season "
+          "counts its own). `season`: `all` (the all-time board, default), `current` (the season live now: 404 "
+          "no_live_season without one) or a season's name. Bots are never on a board. An unknown game: 404 "
+          "game_not_found.")
+SEASONS = ("A season is a window [starts_at, ends_at) of server time; a game's seasons never overlap. Rated matches "
+           "finishing inside it write its board too, which is frozen at its end. Then its `policy` applies to the "
+           "ratings themselves: keep, reset (to the default) or decay (move the fraction `decay` of the way back).")
+TOURNAMENTS = (
+    "From starts_at the server runs it (the timekeeper): Swiss rounds paired by score then rating, no repeat "
+    "pairings while avoidable; an arena's waves of waiting players during its window. Each table is a tenant match "
+    "created active, each human seat kept for its player (POST /v1/matches/{id}/join {\"player\"} with the key "
+    "takes it); a bye's or table's spare seats are bots of the rung closest to the table's ratings; a player who "
+    "never comes times out and a bot plays on. A round ends when its last match does, or at its deadline "
+    "(unfinished tables are drawn and ended). A bot's result never counts as a human's win over a human. Events: "
+    "tournament.started, round.started, round.finished, tournament.finished (webhooks). Settings that only the "
+    "rules service can judge (game, options, players_per_table) are checked here: 400 unknown_game, "
+    "invalid_options.")
+
 ROUTES: tuple[Route, ...] = (
     Route("GET", "/v1/games", "games", "games.list_games", "games", "The game catalogue", m.Games, answer="games",
           errors=(401,)),
     Route("GET", "/v1/games/{game}", "game", "games.game_components", "games",
           "One game with its components: every card, tile, god and goal with its rules text", m.GameComponents,
-          answer="the game and its components", path_params=m.GamePath, errors=(401, 404),
+          answer="the game and its components", path_params=m.GamePath, errors=(401, 404), conditional=True,
           description="Cacheable: `Cache-Control: public, max-age=3600` and an `ETag`; a request with "
                       "`If-None-Match` naming it gets 304 without a body."),
     Route("POST", "/v1/matches", "create_match", "matches.create_match", "matches",
@@ -204,6 +230,63 @@ ROUTES: tuple[Route, ...] = (
     Route("DELETE", "/v1/webhooks/{hook_id}", "delete_webhook", "backends.delete_webhook", "webhooks",
           "Stop a webhook (its pending deliveries are dropped)", m.Deleted, answer="deleted",
           path_params=m.HookPath, errors=(401, 404)),
+    # -- leaderboards (docs/guides/leaderboards-tournaments.md)
+    Route("GET", _LB, "leaderboard", "leaderboards.leaderboard", "leaderboards",
+          "A board: listed players best first, from a position", m.Leaderboard, answer="a page of the board",
+          path_params=m.GamePath, query=m.LeaderboardQuery, errors=(401, 404),
+          description=BOARDS),
+    Route("GET", _LB + "/players/{player}", "leaderboard_player", "leaderboards.leaderboard_player", "leaderboards",
+          "A player's rank on a board", m.BoardRank, answer="the player's entry (rank null while below min_matches)",
+          path_params=m.GamePlayerPath, query=m.SeasonQuery, errors=(401, 404)),
+    Route("GET", _LB + "/players/{player}/around", "leaderboard_around", "leaderboards.leaderboard_around",
+          "leaderboards", "A player and their neighbours on a board", m.BoardAround,
+          answer="2 x span + 1 entries with the player as central as the board's ends allow",
+          path_params=m.GamePlayerPath, query=m.AroundQuery, errors=(401, 404)),
+    Route("GET", _LB + "/settings", "leaderboard_settings", "leaderboards.leaderboard_settings", "leaderboards",
+          "The board settings of a game", m.BoardSettings, answer="settings", path_params=m.GamePath,
+          errors=(401, 404)),
+    Route("PUT", _LB + "/settings", "set_leaderboard_settings", "leaderboards.set_leaderboard_settings",
+          "leaderboards", "Set the rated matches a player needs to be listed", m.BoardSettings,
+          answer="settings (the all-time and live boards are relisted before the answer)", body=m.BoardSettingsBody,
+          path_params=m.GamePath, errors=(401, 404, 409, *BODY_ERRORS)),
+    Route("GET", _LB + "/seasons", "seasons", "leaderboards.seasons", "leaderboards", "A game's seasons", m.Seasons,
+          answer="seasons, by start", path_params=m.GamePath, errors=(401, 404)),
+    Route("POST", _LB + "/seasons", "create_season", "leaderboards.create_season", "leaderboards",
+          f"A new season: a window with a board of its own (at most {L.SEASONS_MAX} per game)", m.Season, 201,
+          "created", body=m.CreateSeason, path_params=m.GamePath, errors=(401, 404, 409, *BODY_ERRORS),
+          description=SEASONS),
+    Route("GET", _LB + "/seasons/{name}", "season", "leaderboards.season", "leaderboards", "A season", m.Season,
+          answer="the season", path_params=m.SeasonPath, errors=(401, 404)),
+    Route("PATCH", _LB + "/seasons/{name}", "update_season", "leaderboards.update_season", "leaderboards",
+          "Change a season that has not ended (its end may be now: it ends at once)", m.Season, answer="the season",
+          body=m.UpdateSeason, path_params=m.SeasonPath, errors=(401, 404, 409, *BODY_ERRORS)),
+    Route("DELETE", _LB + "/seasons/{name}", "delete_season", "leaderboards.delete_season", "leaderboards",
+          "Delete a scheduled season, or a closed one with its frozen board", m.Deleted, answer="deleted",
+          path_params=m.SeasonPath, errors=(401, 404, 409)),
+    # -- tournaments
+    Route("POST", "/v1/tournaments", "create_tournament", "tournaments.create_tournament", "tournaments",
+          "A new tournament of the tenant's players", m.Tournament, 201, "created: registering until starts_at",
+          body=m.CreateTournament, errors=(401, *BODY_ERRORS), description=TOURNAMENTS),
+    Route("GET", "/v1/tournaments", "tournaments", "tournaments.list_tournaments", "tournaments",
+          "The tenant's tournaments, newest first", m.Tournaments, answer="a page of tournaments",
+          query=m.TournamentsQuery, errors=(401,)),
+    Route("GET", _T, "tournament", "tournaments.get_tournament", "tournaments",
+          "A tournament: settings, the current round's tables (with their matches) and the standings", m.Tournament,
+          answer="the tournament", path_params=m.TournamentPath, errors=(401, 404)),
+    Route("POST", _T + "/players", "register", "tournaments.register", "tournaments",
+          "Register a player (again: brings back an absent or withdrawn one)", m.Registration, 201, "registered",
+          body=m.RegisterPlayer, path_params=m.TournamentPath, errors=(401, 404, 409, *BODY_ERRORS),
+          description="Swiss: until it starts; arena: until its window ends."),
+    Route("GET", _T + "/players/{player}", "tournament_player", "tournaments.tournament_player", "tournaments",
+          "A player's standing and the table they play at now (its match: the way into theirs)", m.TournamentPlayer,
+          answer="the player's standing and table", path_params=m.TournamentPlayerPath, errors=(401, 404)),
+    Route("DELETE", _T + "/players/{player}", "unregister", "tournaments.unregister", "tournaments",
+          "Unregister a player: removed before the start, withdrawn after it (points kept, not paired again)",
+          m.Unregistered, answer="removed or withdrawn", path_params=m.TournamentPlayerPath, errors=(401, 404, 409)),
+    Route("POST", _T + "/cancel", "cancel_tournament", "tournaments.cancel", "tournaments",
+          "Cancel: the standings so far are final; running matches are ended without a result", m.Tournament,
+          answer="the tournament, cancelled", body=m.Empty, path_params=m.TournamentPath,
+          errors=(401, 404, 409, *BODY_ERRORS)),
     Route("GET", "/healthz", "healthz", "ops.healthz", "operations", "Liveness", m.Health, answer="alive"),
     Route("GET", "/readyz", "readyz", "ops.readyz", "operations", "Readiness (Redis and rules service)", m.Ready,
           answer="ready", errors=(503,)),

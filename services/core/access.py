@@ -19,7 +19,9 @@ checks every route against its own table of expected answers):
   only, never to seat holders or anyone else.
 * **Tickets** follow their match's rule: a tenant's ticket is its key's alone; an anonymous one is read by
   anyone holding its id while anonymous access is on.
-* A **tenant's own data** (history, ratings, webhooks) needs its key.
+* A **tenant's own data** (history, ratings, webhooks, leaderboards and seasons, its list of tournaments) needs its
+  key; each tenant reads and writes its own (another tenant's key reaches that tenant's own, never this one's).
+* A **tenant's tournament** is its key's alone: any other key is told it does not exist (404).
 * With anonymous access **off**, a request without any credential is 401 on every route but the public ones
   (the catalogue, health, metrics, the docs); creating, joining and queueing need a key.
 """
@@ -42,7 +44,8 @@ class Action(enum.Enum):
     READ = "read"                # a match's status, events, stream, WebSocket, replay (as a seat or a spectator)
     ACT = "act"                  # act for one's own seat
     TICKET = "ticket"            # read a ticket (taking its seat token once) or cancel it
-    TENANT = "tenant"            # a tenant's own data: history, ratings, webhooks
+    TENANT = "tenant"            # a tenant's own data: history, ratings, webhooks, leaderboards, seasons
+    TOURNAMENT = "tournament"    # one tournament of a tenant: read, register, cancel
 
 
 #: Who may do each action: the words docs/api.md's table shows (a test keeps them the same).
@@ -56,6 +59,7 @@ RULES: dict[Action, str] = {
     Action.TICKET: "a tenant's ticket: its key; an anonymous ticket: anyone holding its id while anonymous "
                    "access is on",
     Action.TENANT: "the tenant's API key",
+    Action.TOURNAMENT: "the API key of the tournament's tenant (another tenant's key: 404)",
 }
 
 
@@ -103,11 +107,11 @@ def parse_authorization(header: str | None) -> str | None:
 
 
 def authenticate(client: Any, *, authorization: str | None, api_key: str | None, address: str, anonymous: bool,
-                 on_bad_key: Any = None) -> Caller:
+                 on_bad_key: Any = None, keys: tenants.KeyCache | None = None) -> Caller:
     """The caller of a request: ``authorization`` is the bearer credential (see :func:`parse_authorization`),
     ``api_key`` the ``X-API-Key`` header. An API key that is unknown, malformed or revoked is 401
     ``invalid_api_key``; ``on_bad_key()`` runs first (the door counts such requests against the address, so
-    that guessing keys costs requests)."""
+    that guessing keys costs requests). ``keys``: the process's key cache (see :mod:`.tenants`)."""
     key = api_key.strip() if api_key is not None else None
     token = authorization
     if key is None and tenants.is_api_key(token):
@@ -116,7 +120,7 @@ def authenticate(client: Any, *, authorization: str | None, api_key: str | None,
         token = None  # a key in both places: X-API-Key speaks for the tenant
     tenant = None
     if key is not None:
-        tenant = tenants.lookup(client, key) if tenants.is_api_key(key) else None
+        tenant = tenants.lookup(client, key, keys) if tenants.is_api_key(key) else None
         if tenant is None:
             if on_bad_key is not None:
                 on_bad_key()
@@ -143,6 +147,15 @@ def authorize_tenant(caller: Caller) -> tenants.Tenant:
         raise DomainError(Kind.UNAUTHENTICATED, "api_key_required",
                           "this call needs an API key (X-API-Key or Authorization: Bearer mk_...)")
     return caller.tenant
+
+
+def authorize_tournament(caller: Caller, owner: str | None) -> tenants.Tenant:
+    """May ``caller`` act on a tournament of tenant ``owner`` (None: there is no such tournament)? Its tenant's key
+    only; another tenant's key is told it does not exist, as is a caller asking for one that does not."""
+    tenant = authorize_tenant(caller)
+    if owner is None or owner != tenant.name:
+        raise DomainError(Kind.NOT_FOUND, "tournament_not_found", "no such tournament (it may have expired)")
+    return tenant
 
 
 def verified_seat(caller: Caller, match: Match) -> int | None:

@@ -18,6 +18,7 @@ from . import clocks, control, quotas, ratings, webhooks
 from .bots_seam import on_bot_turn
 from .service import Core
 from .store import MATCH_STATS_KEYS, SHARDS, Match, MatchStore, Remember
+from .tournaments import due as tournament_due
 
 #: How often an update is retried on a match that changed under it before the caller is told ``busy``.
 MAX_REBASES = 8
@@ -68,6 +69,7 @@ def commit(core: Core, match: Match, meta: dict[str, Any], state: bytes | None, 
     version = match.version + 1
     if is_human_action(entry):  # what keeps a match alive (see ``services/timekeeper``: idle matches)
         meta = {**meta, "human_at": now}
+        meta = _acted(meta, entry)
     clock = meta.get("clock")
     if clock is not None:
         pending = meta["to_act"] if meta["status"] == "active" else []
@@ -85,12 +87,27 @@ def commit(core: Core, match: Match, meta: dict[str, Any], state: bytes | None, 
     return updated
 
 
+def _acted(meta: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+    """Mark the seat whose human just acted in the match (joined, moved, reclaimed): a seat a bot played to the
+    end is rated, and scored by a tournament, by whether its human ever came (see :mod:`.ratings`)."""
+    seat = entry.get("seat")
+    if entry["kind"] == "rematch" or not isinstance(seat, int) or not 0 <= seat < len(meta["seats"]):
+        return meta
+    if meta["seats"][seat].get("acted"):
+        return meta
+    seats = [dict(s) for s in meta["seats"]]
+    seats[seat]["acted"] = True
+    return {**meta, "seats": seats}
+
+
 def _transition(core: Core, before: str | None, meta: dict[str, Any]) -> None:
-    """Follow a status change: the match counters the metrics read, the owner's quota charges, and who filled
-    the seats of a match that starts. One extra round trip, only when the status changes.
+    """Follow a status change: the match counters the metrics read, the owner's quota charges, who filled the
+    seats of a match that starts, and the wake-up of the tournament a finishing match belongs to (its ``tag``).
+    One extra round trip, only when the status changes.
 
     Outside the compare-and-set (the counters are in another Cluster slot), so a crash in between can leave a
-    count off by one, or a charge that lapses by its own time; the matches themselves are never affected.
+    count off by one, a charge that lapses by its own time, or a tournament that sees the finish at its next
+    poll (``machine.POLL_S``); the matches themselves are never affected.
     """
     after = meta["status"]
     if before == after:
@@ -113,6 +130,9 @@ def _transition(core: Core, before: str | None, meta: dict[str, Any]) -> None:
         pipe.hincrby(stats, f"active:{game}", 1)
     if after == "finished":
         pipe.hincrby(stats, f"finished:{game}", 1)
+        tournament = tournament_due.tournament_of(meta.get("tag"))
+        if tournament is not None:  # the tournament scores the table now (a lost wake-up: its next poll does)
+            tournament_due.wake(pipe, tournament)
     pipe.execute()
     if after == "active":
         for info in meta["seats"]:

@@ -57,6 +57,10 @@ class Config:
     mm_widen_per_s: float = 0.5
     #: Networks (CIDR) webhooks may reach although not public, or ``all``: the SSRF guard's allow-list.
     webhook_allow_private: tuple[str, ...] = field(default_factory=tuple)
+    #: An API key's record (and its tenant's quotas) is read again after this long (a revocation takes effect
+    #: within it), and while Redis cannot answer, the one read before serves for ``key_stale_s`` more.
+    key_cache_s: float = 5.0
+    key_stale_s: float = 60.0
 
     @classmethod
     def from_env(cls) -> Config:
@@ -106,4 +110,6 @@ ENV: dict[str, str] = {
     "anonymous": "MEEPLE_ANONYMOUS",
     "cors_origins": "MEEPLE_CORS_ORIGINS",
     "webhook_allow_private": "MEEPLE_WEBHOOK_ALLOW_PRIVATE",
+    "key_cache_s": "MEEPLE_KEY_CACHE_S",
+    "key_stale_s": "MEEPLE_KEY_STALE_S",
 }

@@ -51,6 +51,8 @@ def non_move_text(entry: dict[str, Any], viewer: int | None) -> str:
         return f"{_capital(who)} took the seat back from the bot."
     if kind == "abandoned":
         return "The match was abandoned: no player acted for too long."
+    if kind == "aborted":
+        return "The match was ended without a result (its tournament round's deadline, or a cancelled tournament)."
     if kind == "rematch":
         return f"{_capital(who)} started a rematch."
     if kind in ("resign", "resigned"):

@@ -68,6 +68,9 @@ CATALOG: dict[tuple[Kind, str], str] = {
     (K.MALFORMED, "webhook_address_refused"): "a webhook URL whose host is (or resolves to) a non-public address",
     (K.MALFORMED, "webhook_unresolvable"): "a webhook URL whose host does not resolve",
     (K.MALFORMED, "bad_message"): "a WebSocket message of an unknown type",
+    (K.MALFORMED, "bad_tournament"): "tournament settings that are wrong (the message names the field)",
+    (K.MALFORMED, "bad_season"): "a season's name, window, policy or decay that is wrong",
+    (K.MALFORMED, "bad_min_matches"): "min_matches is not a whole number from 0 to 10000",
     # unauthenticated
     (K.UNAUTHENTICATED, "missing_token"): "no credential: this call needs a seat token (or the match's tenant's "
                                           "key, where it reads)",
@@ -84,6 +87,11 @@ CATALOG: dict[tuple[Kind, str], str] = {
     (K.NOT_FOUND, "match_not_found"): "unknown or expired match, or one the caller may not see",
     (K.NOT_FOUND, "ticket_not_found"): "unknown or expired ticket, or one the caller may not see",
     (K.NOT_FOUND, "webhook_not_found"): "no such webhook",
+    (K.NOT_FOUND, "tournament_not_found"): "unknown or expired tournament, or another tenant's",
+    (K.NOT_FOUND, "player_not_registered"): "the player is not registered in the tournament",
+    (K.NOT_FOUND, "season_not_found"): "no season of that name for this game",
+    (K.NOT_FOUND, "no_live_season"): "the board `current` was asked for and no season of the game is live",
+    (K.NOT_FOUND, "player_not_ranked"): "the player is not on the board (no rated match of the game on it)",
     (K.NOT_FOUND, "game_not_found"): "no such game in the catalogue (GET /v1/games/{game})",
     (K.NOT_FOUND, "not_found"): "no such path",
     # conflict
@@ -102,6 +110,16 @@ CATALOG: dict[tuple[Kind, str], str] = {
     (K.CONFLICT, "player_seated"): "that player already sits in this match",
     (K.CONFLICT, "webhook_limit"): "the tenant holds the most webhooks it may",
     (K.CONFLICT, "idempotency_key_in_use"): "a request with this Idempotency-Key is still being answered; retry",
+    (K.CONFLICT, "registration_closed"): "the tournament takes no registrations now (Swiss: once it started; "
+                                         "arena: once it ended)",
+    (K.CONFLICT, "tournament_full"): "the tournament has max_players registered",
+    (K.CONFLICT, "tournament_over"): "the tournament is finished or cancelled",
+    (K.CONFLICT, "season_exists"): "a season of that name exists for this game",
+    (K.CONFLICT, "season_overlap"): "the season's window overlaps another season of the game",
+    (K.CONFLICT, "season_limit"): "the game has the most seasons it may (delete an old one)",
+    (K.CONFLICT, "season_started"): "a live season's start cannot move",
+    (K.CONFLICT, "season_over"): "the season ended: its board is frozen",
+    (K.CONFLICT, "season_live"): "a live (or ending) season cannot be deleted",
     # other client errors
     (K.TOO_LARGE, "body_too_large"): "the body is over MEEPLE_MAX_BODY_BYTES",
     (K.UNSUPPORTED_MEDIA, "unsupported_media_type"): "a non-empty body not sent as application/json",

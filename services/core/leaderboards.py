@@ -88,6 +88,8 @@ POLICIES = ("keep", "reset", "decay")
 MAX_LIMIT, MAX_SPAN, MAX_SEASONS = 100, 25, 100
 #: Deepest ``offset`` of a top read (its cost grows with it; a player's neighbourhood is read with ``around``).
 MAX_OFFSET = 10_000
+#: The largest ``min_matches`` a board may ask for.
+MAX_MIN_MATCHES = 10_000
 #: Players a season-end worker rewrites per step (one pipeline), and how long its lease lasts.
 ROLL_PAGE = 500
 #: Season ends due, by shard: (index, leases); the claim script touches one pair, so one slot.
@@ -575,8 +577,9 @@ def resolve(client: Any, tenant: str, game: str, board: str, now: float | None =
 def set_min_matches(client: Any, tenant: str, game: str, minimum: int, now: float | None = None) -> dict[str, Any]:
     """The rated matches a player needs to be listed; the all-time and live boards are relisted at once
     (a page of players per script: a board of a million takes a few seconds). Frozen boards keep theirs."""
-    if not isinstance(minimum, int) or isinstance(minimum, bool) or not 0 <= minimum <= 10_000:
-        raise LeaderboardError(Kind.MALFORMED, "bad_min_matches", "min_matches is a whole number from 0 to 10000")
+    if not isinstance(minimum, int) or isinstance(minimum, bool) or not 0 <= minimum <= MAX_MIN_MATCHES:
+        raise LeaderboardError(Kind.MALFORMED, "bad_min_matches",
+                               f"min_matches is a whole number from 0 to {MAX_MIN_MATCHES}")
     now = time.time() if now is None else now
     doc = _change_conf(client, tenant, game, lambda d: {**d, "min_matches": minimum})
     live = live_season(doc, now)

@@ -234,8 +234,10 @@ def parse_seats(raw: Any, players: int, tenant: tenants.Tenant | None = None) ->
 
 
 def all_seated(seats: list[dict[str, Any]]) -> bool:
-    """Every seat has its player: a bot, a token, a matchmaking ticket that holds it, or a human who left."""
-    return all(s["kind"] == "bot" or s.get("token_hash") or s.get("reserved") or s.get("left") for s in seats)
+    """Every seat has its player: a bot, a token, a matchmaking ticket that holds it, a named player it is kept for
+    (a tournament's table), or a human who left."""
+    return all(s["kind"] == "bot" or s.get("token_hash") or s.get("reserved") or s.get("kept") or s.get("left")
+               for s in seats)
 
 
 def quota_limits(core: Core, tenant: tenants.Tenant | None = None) -> quotas.Limits:
@@ -268,11 +270,17 @@ def charge(core: Core, owner: str, member: str, seats: list[dict[str, Any]], unt
 def new_match(core: Core, game_id: str, players: int, options: dict[str, Any], seed: int | None,
               seats: list[dict[str, Any]], clock: dict[str, Any] | None = None,
               takeover_level: str = control.DEFAULT_TAKEOVER_LEVEL, owner: str | None = None,
-              tenant: tenants.Tenant | None = None, match_id: str | None = None) -> Match:
-    """A new match in the store (the rules service sets it up); shared by create, matchmaking and rematch.
+              tenant: tenants.Tenant | None = None, match_id: str | None = None, rated: bool = True,
+              tag: str | None = None) -> Match:
+    """A new match in the store (the rules service sets it up); shared by create, matchmaking, rematch and
+    tournaments.
 
     ``owner`` (the creator's address) is charged the match and its bot seats until the match finishes; a
     ``tenant``'s match is charged to the tenant instead, with its quotas, and indexed for its history.
+    ``rated``: whether a tenant's match is rated (see :mod:`.ratings`; matches without a tenant never are).
+    ``tag``: what the match belongs to (``tournament:<id>``: the tournament is woken when it finishes).
+    A match whose every seat is seated at once (bots, seats ``kept`` for named players) starts active, clocks
+    running.
     """
     if tenant is not None:
         owner = tenant.owner
@@ -284,6 +292,10 @@ def new_match(core: Core, game_id: str, players: int, options: dict[str, Any], s
         "seat_count": game.seats, "sides": game.sides, "to_act": game.to_act,
         "status": "active" if all_seated(seats) else "waiting", "result": None, "outcome": None,
         "clock": clocks.initial(clock or clocks.parse(None), game.seats), "takeover_level": takeover_level}
+    if not rated:
+        meta["rated"] = False
+    if tag is not None:
+        meta["tag"] = tag
     match_id = match_id or new_match_id()
     if owner is not None:
         charge(core, owner, match_id, seats, core.store.quota_until(meta["status"], time.time()), tenant)
@@ -400,7 +412,12 @@ def take_seat(core: Core, match_id: str, wanted: int | None, player: str | None 
             raise DomainError(Kind.CONFLICT, "match_closed", "the match is over")
         seats = [dict(s) for s in match.meta["seats"]]
         free = [i for i, s in enumerate(seats) if s["kind"] == "human" and not s.get("token_hash")
-                and not s.get("left") and not s.get("reserved")]
+                and not s.get("left") and not s.get("reserved") and (not s.get("kept") or s.get("player") == player)]
+        kept = [i for i in free if player is not None and seats[i].get("player") == player]
+        if player is not None and not kept and any(s.get("player") == player and s.get("token_hash") for s in seats):
+            raise DomainError(Kind.CONFLICT, "player_seated", f"player {player!r} already sits in this match")
+        if wanted is None and kept:  # the seat a tournament keeps for this player
+            wanted = kept[0]
         if wanted is not None:
             if not 0 <= wanted < len(seats):
                 raise DomainError(Kind.MALFORMED, "no_such_seat", f"seat {wanted} does not exist")
@@ -463,6 +480,27 @@ def join(core: Core, caller: Caller, match_id: str, seat: int | None = None, pla
         claim.forget()
         raise
     return claim.complete(answer(*made))
+
+
+def abort(core: Core, match_id: str, reason: str, *, tenant: str | None = None) -> Match | None:
+    """End a running match now, with no winner and unrated: ``outcome = {"ended_by": "aborted", "reason": ...,
+    "winners": [], ...}`` (a tournament round's deadline, a cancelled tournament). Nothing if it is finished
+    already; None if there is no such match (or, with ``tenant``, it is another tenant's)."""
+    for _ in range(MAX_REBASES):
+        match = core.store.load(match_id) if len(match_id) <= MAX_ID else None
+        if match is None or (tenant is not None and match.meta.get("tenant") != tenant):
+            return None
+        meta = match.meta
+        if meta["status"] == "finished":
+            return match
+        outcome = {"ended_by": "aborted", "reason": reason, "winners": [], "forfeited": control.forfeited(meta),
+                   "scores": None, "ratings": None}
+        try:
+            return commit(core, match, {**meta, "status": "finished", "to_act": [], "outcome": outcome}, None,
+                          {"kind": "aborted", "seat": None, "to_act": []})
+        except StaleVersion:
+            continue
+    raise busy()
 
 
 # -- seats that change hands ------------------------------------------------------------------------------------
@@ -578,7 +616,7 @@ def rematch(core: Core, caller: Caller, match_id: str) -> dict[str, Any]:
             tenant = tenants.by_name(core.redis, meta["tenant"]) if meta.get("tenant") else None
             fresh = new_match(core, meta["game"], meta["players"], meta["options"], None, rematch_seats(meta), clock,
                               meta.get("takeover_level", control.DEFAULT_TAKEOVER_LEVEL), owner=caller.owner,
-                              tenant=tenant)
+                              tenant=tenant, rated=meta.get("rated", True))
             try:
                 commit(core, match, {**meta, "rematch": fresh.id},
                        None, {"kind": "rematch", "seat": seat, "to_act": [], "rematch": fresh.id})

@@ -41,6 +41,12 @@ def check_controller(match: Match, seat: int, by_bot: bool) -> None:
                           f"POST /v1/matches/{match.id}/seats/{seat}/reclaim")
 
 
+def bots_own_seats(meta: dict[str, Any]) -> list[int]:
+    """Seats made for a bot: no one holds their token, so no one reads their view, legal moves or words (the bot
+    worker plays from the state). A person's seat a bot plays for a while keeps all three: its owner still reads."""
+    return [i for i, info in enumerate(meta["seats"]) if info["kind"] == "bot"]
+
+
 def _for_attempt(remember: RememberMove | None, applied: Applied) -> Remember | None:
     """``remember`` bound to this attempt's answer from the rules service."""
     if remember is None:
@@ -63,7 +69,8 @@ def apply_move(core: Core, match: Match, seat: int, move: dict[str, Any],
         if version != match.version and not fits_pending_decision(core.store, match, seat, version):
             raise DomainError(Kind.CONFLICT, "stale_version",
                               f"the match is at version {match.version}; reload and decide again")
-        applied = core.rules.apply_move(match.game, match.state, seat, move, describe=True)
+        applied = core.rules.apply_move(match.game, match.state, seat, move, describe=True,
+                                        quiet_seats=bots_own_seats(match.meta))
         meta = {**match.meta, "to_act": applied.to_act, "status": "finished" if applied.finished else "active",
                 "result": applied.result}
         if applied.finished:

@@ -4,7 +4,8 @@ arena ladder (``meeple arena --ladder``, ``ai/ladder.py``) in ``rating:{bots}`` 
 the server ships a ladder measured at the real budgets (``bot_ratings.json`` next to this module), used for a
 game until Redis holds a newer ladder run for it.
 
-A rated match is a tenant's match that ended by the game or a forfeit with at least one named player. When
+A rated match is a tenant's match that ended by the game or a forfeit with at least one named player, unless it
+was created unrated (``meta["rated"]`` false: a tournament that says so; matches are rated by default). When
 it finishes, the update that finishes it carries the rating changes in ``outcome.ratings`` (computed from
 the ratings read just before); the new ratings are written right after that compare-and-set, each only if
 the player's rating is still the one the change was computed from (its ``matches`` count). The webhook
@@ -13,6 +14,17 @@ dies between the two writes loses no rating update (applying twice changes nothi
 player finishing at the same instant: the second's change is not applied (its outcome still shows it).
 Unnamed human seats play at the default rating and are not stored; bot seats at their level's rating
 (not changed by the match).
+
+**Seats a bot played.** A bot's result never counts as a human's win over a human (or loss to one). A named
+human seat is *bot-played* when a bot plays it at the end without a forfeit: taken over after a timeout (policy
+``bot``) and never reclaimed, or left. (A forfeited seat -- resigned, or out of time under ``forfeit`` -- is its
+human's own result: its side placed last whatever the bot did, and it is rated as such.) Then:
+
+* every other named seat is rated against the table *as it was played*: each bot-played seat enters the
+  computation as the bot that played it (the match's takeover level's ladder rating), at the place it reached;
+* a bot-played seat's own player is rated as placing last (below every side, tied with the other bot-played
+  sides), against the same table, if they took part in the match (joined or moved: ``seats[i].acted``): an
+  abandoned game is lost; a player who never came (a no-show) is not rated at all.
 """
 
 from __future__ import annotations
@@ -26,7 +38,7 @@ from typing import Any
 import orjson
 from openskill.models import PlackettLuce
 
-from services.core import leaderboards
+from services.core import control, leaderboards
 
 BOT_RATINGS_KEY = "rating:{bots}"
 #: The ladder shipped with the server (written by ``meeple arena --ladder --out``).
@@ -110,38 +122,71 @@ def ranks(meta: dict[str, Any], outcome: dict[str, Any]) -> list[float]:
     return [float(order.index(k) + 1) for k in keys]
 
 
+def bot_played(info: dict[str, Any]) -> bool:
+    """A human seat a bot plays without a forfeit (taken over after a timeout and not reclaimed, or left): what
+    the seat reaches is the bot's result, not its human's (see the module's docstring)."""
+    return info["kind"] == "human" and info.get("control") == "bot" and not info.get("forfeited")
+
+
 def settle(client: Any, before: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
     """``meta`` with ``outcome.ratings`` when this update finishes a rated match (else unchanged)."""
     outcome = meta.get("outcome")
     if (before.get("status") == "finished" or meta.get("status") != "finished" or not meta.get("tenant")
-            or not outcome or outcome.get("ended_by") not in ("game", "forfeit") or outcome.get("ratings")):
+            or meta.get("rated") is False or not outcome or outcome.get("ended_by") not in ("game", "forfeit")
+            or outcome.get("ratings")):
         return meta
-    seats, tenant = meta["seats"], meta["tenant"]
+    seats, tenant, game = meta["seats"], meta["tenant"], meta["game"]
     named = {i: s["player"] for i, s in enumerate(seats) if s.get("player")}
     sides = [side for side in meta["sides"] if side]
     if not named or len(sides) < 2:
         return meta  # a solo game has nobody to be rated against
-    bots = bot_ratings(client, meta["game"])
-    current: dict[int, dict[str, Any]] = {}
+    bots = bot_ratings(client, game)
+    current: dict[int, dict[str, Any]] = {}  # each seat's own rating
+    played: dict[int, dict[str, Any]] = {}  # the rating of whoever played the seat to the end
     for seat in range(len(seats)):
         if seat in named:
-            current[seat] = of_player(client, tenant, named[seat], meta["game"]).get(meta["game"]) or default()
+            current[seat] = of_player(client, tenant, named[seat], game).get(game) or default()
         elif seats[seat]["kind"] == "bot":
             current[seat] = bots.get(seats[seat].get("level") or "normal") or default()
         else:
             current[seat] = default()
-    teams = [[MODEL.rating(mu=current[s]["mu"], sigma=current[s]["sigma"]) for s in side] for side in sides]
-    rated = MODEL.rate(teams, ranks=ranks({**meta, "sides": sides}, outcome))
+        played[seat] = (bots.get(control.bot_level(meta, seat)) or default()) if bot_played(seats[seat]) \
+            else current[seat]
+    placed = ranks({**meta, "sides": sides}, outcome)
+    new: dict[int, Any] = {}
+    # every seat its human played (or forfeited): against the table as it was played
+    for side, team in zip(sides, _rate(sides, played, placed), strict=True):
+        for seat, rating in zip(side, team, strict=True):
+            if seat in named and not bot_played(seats[seat]):
+                new[seat] = rating
+    # a bot-played seat's player who took part: placed last, against the table as it was played
+    gone = {seat for seat in named if bot_played(seats[seat]) and seats[seat].get("acted")}
+    if gone:
+        last = max(placed) + 1
+        lasts = [last if set(side) & gone else place for side, place in zip(sides, placed, strict=True)]
+        own = {seat: current[seat] if seat in gone else played[seat] for seat in played}
+        for side, team in zip(sides, _rate(sides, own, lasts), strict=True):
+            for seat, rating in zip(side, team, strict=True):
+                if seat in gone:
+                    new[seat] = rating
     changes = []
-    for side, team in zip(sides, rated, strict=True):
-        for seat, new in zip(side, team, strict=True):
-            if seat not in named:
+    for side in sides:
+        for seat in side:
+            if seat not in new:
                 continue
             old = current[seat]
-            after = {"mu": new.mu, "sigma": new.sigma, "matches": old["matches"] + 1}
+            after = {"mu": new[seat].mu, "sigma": new[seat].sigma, "matches": old["matches"] + 1}
             changes.append({"seat": seat, "player": named[seat], "before": public(old), "after": public(after),
                             "change": round(public(after)["rating"] - public(old)["rating"], 3)})
+    if not changes:
+        return meta  # only players who never came: nobody is rated
     return {**meta, "outcome": {**outcome, "ratings": changes}}
+
+
+def _rate(sides: list[list[int]], of: dict[int, dict[str, Any]], placed: list[float]) -> list[list[Any]]:
+    teams = [[MODEL.rating(mu=of[s]["mu"], sigma=of[s]["sigma"]) for s in side] for side in sides]
+    rated: list[list[Any]] = MODEL.rate(teams, ranks=placed)
+    return rated
 
 
 def apply(client: Any, tenant: str, game: str, outcome: dict[str, Any] | None) -> int:

@@ -44,7 +44,8 @@ class Applied:
     winners: list[int]
     #: seat to act -> its legal moves as JSON text (with ``derive``)
     legal: dict[int, str]
-    #: viewer (-1 = spectator) -> the move in words, ``{"text", "summary"}`` (ApplyMove with ``describe``)
+    #: viewer (-1 = spectator) -> the move in words, ``{"text", "summary"}`` (ApplyMove with ``describe``), as
+    #: JSON text (``orjson.Fragment``) that goes into the move's log entry without being decoded and encoded again
     descriptions: dict[int, Any] = field(default_factory=dict)
 
     def derived(self) -> dict[str, str]:
@@ -119,10 +120,11 @@ class RulesClient:
         return _applied(reply)
 
     def apply_move(self, game: str, state: bytes, seat: int, move: Any, view_seats: list[int] | None = None,
-                   derive: bool = True, describe: bool = False) -> Applied:
+                   derive: bool = True, describe: bool = False, quiet_seats: list[int] | None = None) -> Applied:
+        """``quiet_seats``: seats no one reads anything of (a bot's own): no view, legal moves or words for them."""
         reply = self._call(self.stub.ApplyMove, rules_pb2.ApplyMoveRequest(
             game=game, state=state, seat=seat, move_json=orjson.dumps(move).decode(), view_seats=view_seats or [],
-            derive=derive, describe=describe))
+            derive=derive, describe=describe, quiet_seats=quiet_seats or []))
         return _applied(reply)
 
     def game_components(self, game: str) -> dict[str, Any]:
@@ -160,4 +162,4 @@ def _applied(reply: rules_pb2.GameState) -> Applied:
                    views={v.seat: v.view_json for v in reply.views},
                    sides=[list(side.seats) for side in reply.sides], scores=list(reply.scores),
                    winners=list(reply.winners), legal={m.seat: m.moves_json for m in reply.legal},
-                   descriptions={d.seat: orjson.loads(d.description_json) for d in reply.descriptions})
+                   descriptions={d.seat: orjson.Fragment(d.description_json) for d in reply.descriptions})

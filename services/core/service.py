@@ -7,15 +7,18 @@ state except through Redis.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from prometheus_client import CollectorRegistry
+
+from services import redisconn
 
 from .config import Config
 from .metrics import CoreMetrics, timed_redis
 from .rules_client import RulesClient
 from .store import MatchStore
+from .tenants import KeyCache
 
 
 @dataclass
@@ -24,6 +27,12 @@ class Core:
     store: MatchStore
     rules: RulesClient
     metrics: CoreMetrics
+    #: API keys this process has read (see :class:`~services.core.tenants.KeyCache`), per core.
+    keys: KeyCache = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.keys = KeyCache(self.config.key_cache_s, self.config.key_stale_s)
+        redisconn.slot_tags()  # (once per process, about 0.1 s: here rather than in a tenant's first commit)
 
     @classmethod
     def connect(cls, config: Config, registry: CollectorRegistry | None = None, **redis_options: Any) -> Core:

@@ -5,12 +5,21 @@
 (:mod:`services.core.store`): an event exists if and only if its change does, whatever process dies.
 
 **Pending index.** The worker (``meeple serve webhooks``, :mod:`services.webhooks`) finds outboxes with
-something in them through ``{webhooks:<k>}:pending`` (k = one of :data:`SHARDS` sorted sets, member = match
-id, score = when it was last marked). The mark is written *before* the compare-and-set, so a crash in
-between leaves a mark with an empty outbox (the worker drops it), never an outbox nobody will look at. The
-worker unmarks a drained outbox only if the mark is older than :data:`MARK_GRACE_S` and unchanged since it
-looked (one script on the index): an update whose mark came just before the worker drained will have
-appended by then, so its event is never stranded.
+something in them through the pending set of the match's own Cluster slot, ``webhooks:pending:{<tag>}`` (the
+tag :func:`services.redisconn.slot_tags` gives for that slot; member = match id, score = when it was last
+marked): a commit on a healthy primary never needs another one (issue 28; a set per slot in use, which the
+worker scans node by node). The mark is written *before* the compare-and-set, so a crash in between leaves a
+mark with an empty outbox (the worker drops it), never an outbox nobody will look at. The worker unmarks a
+drained outbox only if the mark is older than :data:`MARK_GRACE_S` and unchanged since it looked (one script
+on the set): an update whose mark came just before the worker drained will have appended by then, so its
+event is never stranded. Gateways before this layout marked ``{webhooks:<crc32 % 16>}:pending``
+(:func:`legacy_pending_key`): the worker still drains those.
+
+**Deliveries.** One per (event, subscribed hook): ``whd:{<delivery id>}`` (the request to make, its attempts),
+due in ``{webhooks:<k>}:due`` and leased to a sender in ``{webhooks:<k>}:leases`` (:func:`add_delivery`; the
+worker, :mod:`services.webhooks.worker`, sends them). A match's events become deliveries when the worker pumps
+its outbox; a tournament's when its runner hands them over (:func:`tournament_deliveries`), from the tournament's
+own outbox, saved with the state change that makes them (:mod:`services.core.tournaments.store`).
 
 **Registrations.** ``wh:{<tenant>}:hooks`` (hash: hook id -> JSON url, events, secret, created_at) and the
 tenant's dead letters ``wh:{<tenant>}:dead`` (newest first, at most :data:`DEAD_KEEP`).
@@ -37,9 +46,16 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from services import redisconn
+
 #: Every event a hook may subscribe to. ``turn``: a seat must decide (one per version: chatty, opt-in).
-EVENTS = ("match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over",
-          "seat.reclaimed", "turn")
+MATCH_EVENTS = ("match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over",
+                "seat.reclaimed", "turn")
+#: A tournament's events (:mod:`services.core.tournaments.machine`), delivered by the same worker, the same way.
+TOURNAMENT_EVENTS = ("tournament.started", "round.started", "round.finished", "tournament.finished")
+EVENTS = MATCH_EVENTS + TOURNAMENT_EVENTS
+#: A delivery's record is kept this long at most (the worker gives up on it after its ``retry_for_s``, a day).
+DELIVERY_KEEP_S = 2 * 24 * 3600
 SHARDS = 16
 MARK_GRACE_S = 60.0
 DEAD_KEEP = 1000
@@ -124,11 +140,23 @@ def outbox_key(match_id: str) -> str:
     return f"match:{{{match_id}}}:outbox"
 
 
-def pending_key(shard: int) -> str:
+def pending_key(slot: int) -> str:
+    """The pending set of Cluster slot ``slot`` (in that slot)."""
+    return f"webhooks:pending:{{{redisconn.slot_tags()[slot]}}}"
+
+
+def mark_key(match_id: str) -> str:
+    """Where the match's outbox is marked pending: the set of the match's own slot."""
+    return pending_key(redisconn.slot_of(outbox_key(match_id)))
+
+
+def legacy_pending_key(shard: int) -> str:
+    """Where gateways marked outboxes before the per-slot sets (any primary): drained, no longer written."""
     return f"{{webhooks:{shard}}}:pending"
 
 
 def shard_of(match_id: str) -> int:
+    """The shard of the worker's delivery queues (``{webhooks:<k>}:due``) a match's deliveries go to."""
     return zlib.crc32(match_id.encode()) % SHARDS
 
 
@@ -176,9 +204,52 @@ def outbox_record(match_id: str, version: int, meta: dict[str, Any], events: lis
                          "at": time.time(), "seats": seats, "events": events})
 
 
+def due_key(shard: int) -> str:
+    return f"{{webhooks:{shard}}}:due"
+
+
+def leases_key(shard: int) -> str:
+    return f"{{webhooks:{shard}}}:leases"
+
+
+def delivery_key(delivery_id: str) -> str:
+    return f"whd:{{{delivery_id}}}"
+
+
+def add_delivery(client: Any, delivery_id: str, tenant: str, hook: dict[str, Any], event_type: str,
+                 body: dict[str, Any], first_at: float, shard: int, keep_s: float = DELIVERY_KEEP_S) -> bool:
+    """Make one delivery, due at once: its record (written with NX, so making it again after a crash makes no
+    second one) and its entry in the shard's due set. A record made before a crash that kept it from being due
+    is put in the due set now (unless a sender holds it). Returns whether the record is new."""
+    doc = {"id": delivery_id, "tenant": tenant, "hook": hook["id"], "url": hook["url"], "type": event_type,
+           "body": orjson.dumps(body).decode(), "first_at": first_at, "attempts": 0, "shard": shard}
+    if client.set(delivery_key(delivery_id), orjson.dumps(doc), nx=True, ex=int(keep_s)):
+        client.zadd(due_key(shard), {delivery_id: first_at})
+        return True
+    if client.zscore(leases_key(shard), delivery_id) is None:
+        client.zadd(due_key(shard), {delivery_id: first_at}, nx=True)
+    return False
+
+
+def tournament_deliveries(client: Any, tenant: str, event_id: str, event: dict[str, Any]) -> int:
+    """A tournament's event, one delivery per hook of ``tenant`` subscribed to its type; the same ``event_id``
+    (``<tournament>:<n>``) makes the same deliveries, so handing an event over again sends nothing twice.
+    The body: ``{"id", "type", "created_at", "data": {"tournament_id", "at", ...the event's fields}}``."""
+    made = 0
+    shard = shard_of(str(event["tournament_id"]))
+    for hook in hooks(client, tenant):
+        if event["type"] not in hook["events"]:
+            continue
+        delivery_id = f"{event_id}-{hook['id']}"
+        body = {"id": delivery_id, "type": event["type"], "created_at": event["at"],
+                "data": {k: v for k, v in event.items() if k != "type"}}
+        made += add_delivery(client, delivery_id, tenant, hook, event["type"], body, float(event["at"]), shard)
+    return made
+
+
 def mark(client: Any, match_id: str) -> None:
     """Mark the match's outbox as pending (before the compare-and-set that appends to it)."""
-    client.zadd(pending_key(shard_of(match_id)), {match_id: time.time()})
+    client.zadd(mark_key(match_id), {match_id: time.time()})
 
 
 # -- registrations ---------------------------------------------------------------------------------------------

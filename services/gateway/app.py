@@ -12,7 +12,7 @@ from services.core.metrics import MatchStatsCollector
 from services.core.service import Core
 from services.core.webhooks import allowed_networks
 
-from .api import backends, clients, events, games, matches, matchmaking, ops, seats, ws
+from .api import backends, clients, events, games, leaderboards, matches, matchmaking, ops, seats, tournaments, ws
 from .context import Gateway
 from .errors import register_error_handlers
 from .hub import Hub
@@ -40,7 +40,8 @@ def create_app(config: Config | None = None) -> Flask:
         hub=Hub(config.redis_url, config.waiters_max, config.waiters_per_client, metrics),
     )
     register_error_handlers(app)
-    for blueprint in (games.bp, matches.bp, seats.bp, events.bp, ws.bp, matchmaking.bp, backends.bp, ops.bp):
+    for blueprint in (games.bp, matches.bp, seats.bp, events.bp, ws.bp, matchmaking.bp, backends.bp, leaderboards.bp,
+                      tournaments.bp, ops.bp):
         app.register_blueprint(blueprint)
     clients.register(app)
 
@@ -73,7 +74,7 @@ def create_app(config: Config | None = None) -> Flask:
             response.headers["Access-Control-Allow-Origin"] = origin
             response.headers["Vary"] = "Origin"
             response.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type, Idempotency-Key, X-API-Key"
-            response.headers["Access-Control-Allow-Methods"] = "GET, POST, DELETE, OPTIONS"
+            response.headers["Access-Control-Allow-Methods"] = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
         response.headers.setdefault("Cache-Control", "no-store")
         return response
 

@@ -52,5 +52,5 @@ def caller() -> Caller:
     g.caller = access.authenticate(
         the_core.redis, authorization=access.parse_authorization(request.headers.get("Authorization")),
         api_key=request.headers.get("X-API-Key"), address=address, anonymous=the_core.config.anonymous,
-        on_bad_key=lambda: limits.count_address(the_core, address))
+        on_bad_key=lambda: limits.count_address(the_core, address), keys=the_core.keys)
     return g.caller

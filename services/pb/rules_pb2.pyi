@@ -137,7 +137,7 @@ class LegalMovesResponse(_message.Message):
     def __init__(self, moves_json: _Optional[str] = ...) -> None: ...
 
 class ApplyMoveRequest(_message.Message):
-    __slots__ = ("game", "state", "seat", "move_json", "view_seats", "derive", "describe")
+    __slots__ = ("game", "state", "seat", "move_json", "view_seats", "derive", "describe", "quiet_seats")
     GAME_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
@@ -145,6 +145,7 @@ class ApplyMoveRequest(_message.Message):
     VIEW_SEATS_FIELD_NUMBER: _ClassVar[int]
     DERIVE_FIELD_NUMBER: _ClassVar[int]
     DESCRIBE_FIELD_NUMBER: _ClassVar[int]
+    QUIET_SEATS_FIELD_NUMBER: _ClassVar[int]
     game: str
     state: bytes
     seat: int
@@ -152,7 +153,8 @@ class ApplyMoveRequest(_message.Message):
     view_seats: _containers.RepeatedScalarFieldContainer[int]
     derive: bool
     describe: bool
-    def __init__(self, game: _Optional[str] = ..., state: _Optional[bytes] = ..., seat: _Optional[int] = ..., move_json: _Optional[str] = ..., view_seats: _Optional[_Iterable[int]] = ..., derive: _Optional[bool] = ..., describe: _Optional[bool] = ...) -> None: ...
+    quiet_seats: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, game: _Optional[str] = ..., state: _Optional[bytes] = ..., seat: _Optional[int] = ..., move_json: _Optional[str] = ..., view_seats: _Optional[_Iterable[int]] = ..., derive: _Optional[bool] = ..., describe: _Optional[bool] = ..., quiet_seats: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class GetViewRequest(_message.Message):
     __slots__ = ("game", "state", "seat")

@@ -12,7 +12,7 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from concurrent import futures
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -159,13 +159,15 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
             self._labelled(self.metrics.latency, method, game, code).observe(time.perf_counter() - start)
 
     def _game_state(self, game: Game[Any], state: Any, view_seats: Iterable[int],
-                    derive: bool = False, computed: dict[int, Any] | None = None) -> rules_pb2.GameState:
-        """``computed``: views of this state already made (seat -1 = spectator), not made again."""
+                    derive: bool = False, computed: dict[int, Any] | None = None,
+                    quiet: Collection[int] = ()) -> rules_pb2.GameState:
+        """``computed``: views of this state already made (seat -1 = spectator), not made again. ``quiet``: seats
+        whose view and legal moves ``derive`` leaves out (no one reads them: ApplyMoveRequest.quiet_seats)."""
         finished = game.is_over(state)
         result = words.result_document(game, state) if finished else None
         to_act = game.to_act(state)
         if derive:  # everything a reader may ask for until the next move, computed once here
-            view_seats = [-1, *range(game.seat_count(state))]
+            view_seats = [-1, *(s for s in range(game.seat_count(state)) if s not in quiet)]
         computed = computed or {}
         views = [
             rules_pb2.SeatView(seat=s, view_json=orjson.dumps(
@@ -173,7 +175,7 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
             for s in view_seats
         ]
         legal = [rules_pb2.SeatMoves(seat=s, moves_json=orjson.dumps(game.legal_moves(state, s)).decode())
-                 for s in to_act] if derive else []
+                 for s in to_act if s not in quiet] if derive else []
         encoded = self.sealer.seal(game.id, game.encode(state))
         reply = rules_pb2.GameState(
             game=game.id, state=encoded, to_act=to_act, finished=finished,
@@ -244,19 +246,20 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
                 kind = "conflict" if exc.code in CONFLICT_CODES else "malformed" if exc.code in MALFORMED_CODES else ""
                 raise _Abort(status, exc.message, exc.code, kind) from None
             self._labelled(self.metrics.moves, game.id).inc()
+            quiet = frozenset(request.quiet_seats)
             if before is None:
-                return self._game_state(game, state, request.view_seats, request.derive)
-            return self._described(game, before, seat, move, state, request)
+                return self._game_state(game, state, request.view_seats, request.derive, quiet=quiet)
+            return self._described(game, before, seat, move, state, request, quiet)
 
     def _described(self, game: Game[Any], before: Any, seat: int, move: Any, state: Any,
-                   request: rules_pb2.ApplyMoveRequest) -> rules_pb2.GameState:
-        """The new state with the move's description for the spectator and every seat (the views after the
-        move are made once, for the descriptions and for ``derive``)."""
-        viewers: list[int | None] = [None, *range(game.seat_count(state))]
+                   request: rules_pb2.ApplyMoveRequest, quiet: Collection[int] = ()) -> rules_pb2.GameState:
+        """The new state with the move's description for the spectator and every seat but the ``quiet`` ones (the
+        views after the move are made once, for the descriptions and for ``derive``)."""
+        viewers: list[int | None] = [None, *(s for s in range(game.seat_count(state)) if s not in quiet)]
         after_views = {v: game.view(state, v) for v in viewers}
-        described = words.describe_all(game, before, seat, move, state, after_views)
+        described = {v: words.describe(game, before, seat, move, state, v, after_view=after_views[v]) for v in viewers}
         reply = self._game_state(game, state, request.view_seats, request.derive,
-                                 computed={-1 if v is None else v: doc for v, doc in after_views.items()})
+                                 computed={-1 if v is None else v: doc for v, doc in after_views.items()}, quiet=quiet)
         reply.descriptions.extend(
             rules_pb2.SeatDescription(seat=-1 if v is None else v, description_json=orjson.dumps(doc).decode())
             for v, doc in described.items())

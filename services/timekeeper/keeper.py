@@ -14,6 +14,12 @@ It also gives every match a lifetime: each match is indexed in ``{idle}:matches`
 and an active match with no human action (a join, a human move, a reclaim) for ``MEEPLE_IDLE_MATCH_TTL``
 seconds is finished as abandoned — ``outcome = {"ended_by": "abandoned", "winners": [], ...}`` — and then
 expires like any finished match. A match that is still alive is looked at again when it could be idle.
+
+It also drives the tenants' tournaments and closes their leaderboard seasons (every
+:data:`COMPETITIONS_EVERY_S`): :meth:`TournamentRunner.run_once` claims the tournaments due now (a match of one
+finished, a round's deadline, an arena's next wave, a start time) and brings each up to date; ``close_due_seasons``
+applies the ratings policy of the seasons that ended. Both lease what they take, as the deadlines are leased:
+a timekeeper that dies mid-way leaves leases that run out after ``--lease-s``, and another one goes on.
 """
 
 from __future__ import annotations
@@ -30,15 +36,21 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 from services import redisconn
-from services.core import clocks, control, legacy
+from services.core import clocks, control, leaderboards, legacy
 from services.core.commit import MAX_REBASES, commit
 from services.core.config import Config
+from services.core.errors import DomainError
 from services.core.service import Core
 from services.core.store import DEADLINE_SHARDS, StaleVersion
+from services.core.tournaments.matches import TournamentMatches
+from services.core.tournaments.runner import TournamentRunner
 
 log = logging.getLogger("meeple.timekeeper")
 #: How often the idle-match index is looked at (matches live for days: no need to look every poll).
 IDLE_EVERY_S = 1.0
+#: How often due tournaments and season ends are looked for (a finished match wakes its tournament: it is
+#: driven within this long).
+COMPETITIONS_EVERY_S = 0.25
 LAG_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
@@ -53,6 +65,10 @@ class TimekeeperMetrics:
                                  "action for MEEPLE_IDLE_MATCH_TTL", registry=self.registry)
         self.pending = Gauge("meeple_clock_deadlines_pending", "Deadlines indexed and not yet due or fired",
                              registry=self.registry)
+        self.tournaments = Counter("meeple_tournament_steps_total", "Tournaments driven (claimed when due and "
+                                   "brought up to date)", registry=self.registry)
+        self.seasons = Counter("meeple_leaderboard_seasons_closed_total", "Leaderboard seasons closed (their "
+                               "ratings policy applied)", registry=self.registry)
 
 
 def timed_out(meta: dict[str, Any], seat: int) -> dict[str, Any]:
@@ -75,7 +91,8 @@ def abandoned(meta: dict[str, Any]) -> dict[str, Any]:
 
 class Timekeeper:
     def __init__(self, redis_url: str, lease_s: float = 10.0, poll_s: float = 0.1,
-                 metrics: TimekeeperMetrics | None = None, config: Config | None = None) -> None:
+                 metrics: TimekeeperMetrics | None = None, config: Config | None = None,
+                 competitions_every_s: float = COMPETITIONS_EVERY_S) -> None:
         self.metrics = metrics or TimekeeperMetrics()
         # the gateways' settings (TTLs) on this keeper's Redis; its core's metrics go to the keeper's registry
         config = dataclasses.replace(config or Config.from_env(), redis_url=redis_url)
@@ -84,6 +101,8 @@ class Timekeeper:
         self.lease_s, self.poll_s = lease_s, poll_s
         self.stopping = threading.Event()
         self._idle_at = 0.0
+        self.tournaments = TournamentRunner(self.redis, TournamentMatches(self.core), lease_s=lease_s)
+        self.competitions_every_s, self._competitions_at = competitions_every_s, 0.0
         legacy.migrate(self.store)  # deadlines an older version indexed in one sorted set
 
     def check_idle(self, match_id: str, now: float) -> tuple[str, float | None]:
@@ -165,7 +184,20 @@ class Timekeeper:
         if now >= self._idle_at:
             self._idle_at = now + IDLE_EVERY_S
             self.sweep_idle(now)
+        if now >= self._competitions_at:
+            self._competitions_at = now + self.competitions_every_s
+            self.run_competitions(now)
         return fired
+
+    def run_competitions(self, now: float) -> None:
+        """Drive the tournaments due at ``now`` and close the leaderboard seasons that ended."""
+        self.metrics.tournaments.inc(self.tournaments.run_once(now))
+        try:
+            closed = leaderboards.close_due_seasons(self.redis, now, self.lease_s)
+        except DomainError as err:  # settings changed too often meanwhile: the season is due again
+            log.warning("closing seasons: %s", err.message)
+            return
+        self.metrics.seasons.inc(len(closed))
 
     def run(self) -> None:
         log.info("timekeeper watching %d deadline shards", len(DEADLINE_SHARDS))

@@ -2,7 +2,8 @@
 
 Two steps, each safe to crash in (see :mod:`services.core.webhooks` for the outbox and its index):
 
-1. **Pump.** For every marked match, read its outbox, make one delivery per (event, subscribed hook) —
+1. **Pump.** For every marked match (the pending sets of the slots, read node by node with one script per
+   range of slots, and the legacy shards), read its outbox, make one delivery per (event, subscribed hook) —
    ``whd:{<delivery id>}``, written with NX so a pump repeated after a crash makes no second one — put it
    on the shard's due set ``{webhooks:<k>}:due``, then delete the outbox entry.
 2. **Deliver.** Claim due deliveries (moved to ``{webhooks:<k>}:leases`` for :attr:`lease_s`: a worker
@@ -45,18 +46,45 @@ if score and tonumber(score) == tonumber(ARGV[2]) then redis.call('ZREM', KEYS[1
 return 0
 """
 USER_AGENT = "Meeple-Webhooks/1"
+#: The pending shards of gateways before the per-slot sets (``services/core/webhooks.py``): still drained.
+LEGACY_KEYS = tuple(webhooks.legacy_pending_key(shard) for shard in range(webhooks.SHARDS))
+#: Slots one scan script reads (each a read of an empty or missing key, under 1 us: a script holds its node
+#: for about a millisecond at most); a node's scripts go in one round trip.
+SCAN_SLOTS = 2048
+#: Marks read per pending set and pump (the rest on the next pump).
+MARKS_PER_SET = 200
+#: Every slot's pending set is scanned at most this often (11-15 ms of Redis CPU for the 16384 slots, spread over
+#: the primaries, on a busy 2-core machine: scripts/bench_webhook_scan.py); in between, a pump (every 0.2 s
+#: when idle) reads the sets the last reads found marks in, and the legacy shards (about 0.2 ms).
+#: So a match's first event waits up to this long more; the events after it, while its mark stays
+#: (MARK_GRACE_S after the last), do not.
+SCAN_EVERY_S = 1.0
 
 
-def due_key(shard: int) -> str:
-    return f"{{webhooks:{shard}}}:due"
+def _scan_script() -> str:
+    """The marks in the pending sets of slots ARGV[1]..ARGV[2] (all served by the node it runs on): a flat list
+    of set key, [member, score, ...]. Its keys are not declared (they are many slots' of one node: scripts
+    without flags may do that, on Redis 6 and 7); the slots' tags, all of one length, are one string in it."""
+    tags = "".join(redisconn.slot_tags())
+    width = redisconn.SLOT_TAG_LEN
+    assert len(tags) == width * len(redisconn.slot_tags()) and tags.isalnum()
+    return f"""
+local tags = '{tags}'
+local out = {{}}
+for slot = tonumber(ARGV[1]), tonumber(ARGV[2]) do
+  local at = slot * {width}
+  local key = 'webhooks:pending:{{' .. string.sub(tags, at + 1, at + {width}) .. '}}'
+  local marked = redis.call('ZRANGE', key, 0, {MARKS_PER_SET - 1}, 'WITHSCORES')
+  if #marked > 0 then
+    out[#out + 1] = key
+    out[#out + 1] = marked
+  end
+end
+return out
+"""
 
 
-def leases_key(shard: int) -> str:
-    return f"{{webhooks:{shard}}}:leases"
-
-
-def delivery_key(delivery_id: str) -> str:
-    return f"whd:{{{delivery_id}}}"
+due_key, leases_key, delivery_key = webhooks.due_key, webhooks.leases_key, webhooks.delivery_key
 
 
 def sign(secret: str, timestamp: int, body: bytes) -> str:
@@ -83,8 +111,13 @@ class WebhookWorker:
     def __init__(self, redis_url: str, metrics: WebhookMetrics | None = None, lease_s: float = 30.0,
                  timeout_s: float = 10.0, backoff_s: float = 1.0, backoff_max_s: float = 3600.0,
                  retry_for_s: float = 24 * 3600.0, allow: tuple[webhooks.Network, ...] = (),
-                 resolver: webhooks.Resolver = webhooks.resolve) -> None:
+                 resolver: webhooks.Resolver = webhooks.resolve, scan_every_s: float = SCAN_EVERY_S) -> None:
         self.redis = redisconn.connect(redis_url, socket_timeout=30)
+        self.scan_every_s = scan_every_s
+        #: The slots' pending sets the last reads found marks in (read again on every pump), and when every
+        #: slot's was last scanned (monotonic).
+        self._active: set[str] = set()
+        self._scanned_at: float | None = None
         self.allow, self.resolver = allow, resolver  # the SSRF guard (services/core/webhooks.py)
         self.metrics = metrics or WebhookMetrics()
         self.lease_s, self.backoff_s = lease_s, backoff_s
@@ -92,21 +125,75 @@ class WebhookWorker:
         self.http = httpx.Client(timeout=timeout_s, headers={"User-Agent": USER_AGENT}, follow_redirects=False)
         self.leases = Leases(self.redis)
         self._unmark = self.redis.register_script(_UNMARK)
+        self._scan = _scan_script()
+        self._scan_sha = hashlib.sha1(self._scan.encode()).hexdigest()
         self.stopping = threading.Event()
 
     # -- pump: outboxes -> deliveries ----------------------------------------------------------------------
     def pump(self, now: float) -> int:
         made = 0
-        pipe = self.redis.pipeline(transaction=False)  # every shard's marks in one round trip
-        for shard in range(webhooks.SHARDS):
-            pipe.zrange(webhooks.pending_key(shard), 0, 199, withscores=True)
-        for shard, marked in enumerate(pipe.execute()):
+        clock = time.monotonic()
+        full = self._scanned_at is None or clock - self._scanned_at >= self.scan_every_s
+        found = self.marked(None if full else self._active)
+        if full:
+            self._scanned_at = clock
+        self._active = ({key for key, _ in found} if full else
+                        self._active & {key for key, _ in found}) - set(LEGACY_KEYS)
+        for key, marked in found:
             for member, score in marked:
-                match_id = member.decode()
-                made += self._drain(match_id, shard)
+                match_id = member.decode() if isinstance(member, bytes) else str(member)
+                made += self._drain(match_id, webhooks.shard_of(match_id))
                 if now - score > webhooks.MARK_GRACE_S:
-                    self._unmark(keys=[webhooks.pending_key(shard)], args=[match_id, repr(score)])
+                    self._unmark(keys=[key], args=[match_id, repr(score)])
         return made
+
+    def marked(self, only: set[str] | None = None) -> list[tuple[str, list[tuple[bytes, float]]]]:
+        """Every pending set that holds marks, with (some of) them: the slots' sets, scanned on each primary
+        (``only``: just these of them), and the legacy shards (gateways of an older release mark those until
+        they are replaced), read on the primary serving each. One round trip per primary; one that cannot
+        answer now (failing over) is left for a later pump while the others' marks go on."""
+        found: list[tuple[str, list[tuple[bytes, float]]]] = []
+        for name, node, ranges in redisconn.slot_ranges(self.redis):
+            chunks = [] if only is not None else [
+                (lo, min(hi, lo + SCAN_SLOTS - 1)) for a, hi in ranges for lo in range(a, hi + 1, SCAN_SLOTS)]
+            sets = [key for key in (*LEGACY_KEYS, *sorted(only or ()))
+                    if any(a <= redisconn.slot_of(key) <= b for a, b in ranges)]
+            try:
+                scanned, read = self._read_node(node, chunks, sets)
+            except redisconn.UNAVAILABLE as err:
+                log.warning("pending marks on %s not read this time: %s", name, err)
+                redisconn.refresh(self.redis)
+                continue
+            if any(isinstance(reply, redis.ResponseError) for reply in (*scanned, *read)):
+                log.warning("pending marks on %s partly unread this time (its slots moved?)", name)
+                redisconn.refresh(self.redis)
+            for reply in scanned:
+                if isinstance(reply, redis.ResponseError):
+                    continue
+                for i in range(0, len(reply), 2):
+                    key, flat = reply[i], reply[i + 1]
+                    found.append((key.decode() if isinstance(key, bytes) else str(key),
+                                  [(flat[j], float(flat[j + 1])) for j in range(0, len(flat), 2)]))
+            found += [(key, marks) for key, marks in zip(sets, read, strict=True)
+                      if marks and not isinstance(marks, redis.ResponseError)]
+        return found
+
+    def _read_node(self, node: redis.Redis, chunks: list[tuple[int, int]], sets: list[str]
+                   ) -> tuple[list[Any], list[Any]]:
+        """On ``node``, in one round trip: the scan script over each chunk of slots (loaded first if the node
+        has not run it: new, or just promoted), and the marks of the pending ``sets``. A reply that is an
+        error stands in its place."""
+        for _ in range(2):
+            pipe = node.pipeline(transaction=False)
+            for lo, hi in chunks:
+                pipe.evalsha(self._scan_sha, 0, lo, hi)
+            for key in sets:
+                pipe.zrange(key, 0, MARKS_PER_SET - 1, withscores=True)
+            replies = list(pipe.execute(raise_on_error=False))
+            if not any(isinstance(r, redis.exceptions.NoScriptError) for r in replies):
+                break
+            node.script_load(self._scan)
+        return replies[:len(chunks)], replies[len(chunks):]
 
     def _drain(self, match_id: str, shard: int) -> int:
         made = 0
@@ -135,12 +222,8 @@ class WebhookWorker:
                         "data": {"match_id": record["match_id"], "game": record["game"],
                                  "version": record["version"], "seats": record["seats"],
                                  **{k: v for k, v in event.items() if k != "type"}}}
-                doc = {"id": delivery_id, "tenant": record["tenant"], "hook": hook["id"], "url": hook["url"],
-                       "type": event["type"], "body": orjson.dumps(body).decode(), "first_at": record["at"],
-                       "attempts": 0, "shard": shard}
-                if self.redis.set(delivery_key(delivery_id), orjson.dumps(doc), nx=True, ex=int(self.retry_for_s * 2)):
-                    self.redis.zadd(due_key(shard), {delivery_id: record["at"]})
-                    made += 1
+                made += webhooks.add_delivery(self.redis, delivery_id, record["tenant"], hook, event["type"], body,
+                                              record["at"], shard, keep_s=self.retry_for_s * 2)
         return made
 
     # -- deliver ------------------------------------------------------------------------------------------

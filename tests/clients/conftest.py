@@ -59,7 +59,8 @@ def gunicorn_stack(rules_port: int, **settings: str) -> Iterator[Stack]:
 def plain_stack(rules: RulesProcess) -> Iterator[Stack]:  # noqa: F811  (the imported fixture)
     with redis_server() as redis_url:
         # like `make run`: webhook URLs on loopback (or not resolvable) are accepted (the SSRF guard is off)
-        gw = start_gateway(redis_url, rules.port, bot_fill_s=1, webhook_allow_private=("all",))
+        # (and a revoked key is refused at once: no key cache, MEEPLE_KEY_CACHE_S=0)
+        gw = start_gateway(redis_url, rules.port, bot_fill_s=1, webhook_allow_private=("all",), key_cache_s=0.0)
         try:
             with bot_worker(redis_url, rules.port):
                 yield Stack(gw.url, redis_url)

@@ -4,6 +4,7 @@ ratings and registers webhooks — against the real stack, keys made by ``servic
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -132,3 +133,61 @@ def test_webhooks_are_registered_listed_and_deleted_and_dead_letters_read_in_bot
     with Client(stack.url, api_key=key, retries=0) as revoked, pytest.raises(Unauthorized) as refused:
         revoked.webhooks()
     assert refused.value.code == "invalid_api_key"
+
+
+def _tournament_settings() -> dict[str, Any]:
+    return {"name": "SDK Swiss", "game": "clash", "players_per_table": 2, "clock": {"mode": "per_move", "seconds": 60},
+            "starts_at": time.time() + 3600, "format": {"kind": "swiss", "rounds": 2}}
+
+
+def test_seasons_boards_and_a_tournaments_registrations_through_the_sync_client(stack: Stack) -> None:
+    """Every leaderboard, season and tournament call of the SDK against the real stack; another key sees none."""
+    key, _ = new_key(stack)
+    rival_key, _ = new_key(stack)
+    with Client(stack.url, api_key=key) as backend, Client(stack.url, api_key=rival_key, retries=0) as rival:
+        assert backend.leaderboard("clash", limit=5) == {"game": "clash", "season": "all", "listed": 0, "entries": []}
+        with pytest.raises(NotFound):
+            backend.leaderboard_rank("clash", "ann")
+        assert backend.leaderboard_around("clash", "ann", span=2)["entries"] == []
+        assert backend.set_leaderboard_settings("clash", 3)["min_matches"] == 3
+        assert backend.leaderboard_settings("clash")["min_matches"] == 3
+        season = backend.create_season("clash", "s1", 3e9, 3.1e9, policy="decay", decay=0.25)
+        assert (season["state"], season["policy"], season["decay"]) == ("scheduled", "decay", 0.25)
+        assert backend.update_season("clash", "s1", ends_at=3.2e9)["ends_at"] == 3.2e9
+        assert [s["name"] for s in backend.seasons("clash")] == ["s1"] and backend.season("clash", "s1")["name"] == "s1"
+        with pytest.raises(NotFound):
+            rival.season("clash", "s1")
+        assert backend.delete_season("clash", "s1") == "s1" and backend.seasons("clash") == []
+
+        made = backend.create_tournament(_tournament_settings())
+        tid = made["id"]
+        assert made["status"] == "registering" and made["registered"] == 0
+        assert backend.register_player(tid, "ann")["player"] == "ann"
+        backend.register_player(tid, "ben")
+        assert backend.tournament(tid)["registered"] == 2
+        assert backend.tournament_player(tid, "ann")["table"] is None
+        assert backend.unregister_player(tid, "ben") == {"player": "ben", "status": "removed"}
+        assert [t["id"] for t in backend.tournaments(limit=5)["tournaments"]] == [tid]
+        for refused in (lambda: rival.tournament(tid), lambda: rival.register_player(tid, "eve"),
+                        lambda: rival.cancel_tournament(tid)):
+            with pytest.raises(NotFound):
+                refused()
+        assert rival.tournaments()["tournaments"] == []
+        assert backend.cancel_tournament(tid)["status"] == "cancelled"
+
+
+def test_the_async_client_makes_the_same_tournament_and_season_calls(stack: Stack) -> None:
+    key, _ = new_key(stack)
+
+    async def scenario() -> None:
+        async with AsyncClient(stack.url, api_key=key) as backend:
+            assert (await backend.leaderboard("clash"))["entries"] == []
+            await backend.create_season("clash", "s9", 3e9, 3.1e9)
+            assert [s["name"] for s in await backend.seasons("clash")] == ["s9"]
+            assert await backend.delete_season("clash", "s9") == "s9"
+            tid = (await backend.create_tournament(_tournament_settings()))["id"]
+            await backend.register_player(tid, "ann")
+            assert (await backend.tournament_player(tid, "ann"))["standing"]["player"] == "ann"
+            assert (await backend.cancel_tournament(tid))["status"] == "cancelled"
+
+    run_async(scenario())

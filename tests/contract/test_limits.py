@@ -16,7 +16,7 @@ from services.contract import limits as L
 
 
 def test_the_cores_own_constants_are_the_contracts() -> None:
-    from services.core import backends, clocks, control, history, idempotency, matches, matchmaker, webhooks
+    from services.core import backends, clocks, control, history, idempotency, matches, matchmaker, tenants, webhooks
 
     assert (matches.BOT_LEVELS, matches.MAX_PLAYERS, matches.MAX_ID) == (L.BOT_LEVELS, L.MAX_PLAYERS, L.ID_MAX)
     assert control.DEFAULT_TAKEOVER_LEVEL == L.DEFAULT_TAKEOVER_LEVEL
@@ -26,6 +26,28 @@ def test_the_cores_own_constants_are_the_contracts() -> None:
     assert (clocks.MODES, clocks.TIMEOUT_POLICIES, clocks.MIN_SECONDS, clocks.MAX_SECONDS) == (
         L.CLOCK_MODES, L.TIMEOUT_POLICIES, L.CLOCK_MIN_S, L.CLOCK_MAX_S)
     assert matchmaker.TICKET_TTL_S == L.TICKET_TTL_S and idempotency.TTL_S == L.IDEMPOTENCY_TTL_S
+    cache_s, stale_s = float(L.default("MEEPLE_KEY_CACHE_S")), float(L.default("MEEPLE_KEY_STALE_S"))
+    assert (cache_s, stale_s) == (tenants.KEY_CACHE_S, tenants.KEY_STALE_S)
+
+
+def test_the_leaderboards_and_tournaments_limits_are_the_contracts() -> None:
+    """What the core's leaderboards and tournaments refuse is what the document says (tested in the core)."""
+    from services.core import competitions, leaderboards
+    from services.core.tournaments import machine
+
+    assert (leaderboards.MAX_LIMIT, leaderboards.MAX_OFFSET, leaderboards.MAX_SPAN, leaderboards.MAX_SEASONS) == (
+        L.BOARD_LIMIT_MAX, L.BOARD_OFFSET_MAX, L.BOARD_SPAN_MAX, L.SEASONS_MAX)
+    assert leaderboards.MAX_MIN_MATCHES == L.MIN_MATCHES_MAX
+    assert leaderboards.SEASON_RE.pattern == L.SEASON_NAME_PATTERN and L.SEASON_NAME_MAX == 32
+    assert (competitions.PAGE_MAX, competitions.PAGE_DEFAULT) == (L.PAGE_MAX, L.PAGE_DEFAULT)
+    assert (machine.SEATS, machine.MAX_ROUNDS, machine.MAX_PLAYERS) == (
+        L.TOURNAMENT_TABLE, L.TOURNAMENT_ROUNDS_MAX, L.TOURNAMENT_PLAYERS_MAX)
+    assert {
+        "name": L.TOURNAMENT_NAME_MAX, "round_s": (*L.TOURNAMENT_ROUND_S, L.TOURNAMENT_ROUND_S_DEFAULT),
+        "duration_s": L.TOURNAMENT_DURATION_S, "grace_s": (0.0, L.TOURNAMENT_GRACE_S_MAX, L.TOURNAMENT_GRACE_S_DEFAULT),
+        "bot_after_s": (0.0, L.TOURNAMENT_BOT_AFTER_S_MAX, L.TOURNAMENT_BOT_AFTER_S_DEFAULT),
+        "max_players": (2, L.TOURNAMENT_PLAYERS_MAX, L.TOURNAMENT_PLAYERS_DEFAULT),
+        "starts_at": (L.TOURNAMENT_STARTS_PAST_S, L.TOURNAMENT_STARTS_AHEAD_S)} == machine.LIMITS
 
 
 def test_the_gateway_reads_its_limits_from_the_contract() -> None:

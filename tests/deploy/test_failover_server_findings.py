@@ -1,15 +1,15 @@
-"""What still makes matches on healthy primaries wait while one Redis primary fails over (issue 28), found with
+"""What made matches on healthy primaries wait while one Redis primary fails over (issue 28), found with
 py-spy in the compose stack's gateways during a primary kill: request threads held for the whole failover in
-``tenants.lookup`` (every request with an API key reads the key's record, ``apikey:{<id>}``: one slot, so
-one primary) and in ``webhooks.mark`` (every commit of a tenant's match first marks its outbox pending in
-``{webhooks:<crc32 % 8>}:pending``: a shard unrelated to the match's slot, on any primary). Bot workers
-no longer wait there (they leave such jobs for later), but people's requests do, and a person's move is
+``tenants.lookup`` (every request with an API key read the key's record, ``apikey:{<id>}``: one slot, so
+one primary) and in ``webhooks.mark`` (every commit of a tenant's match first marked its outbox pending in
+``{webhooks:<crc32 % 16>}:pending``: a shard unrelated to the match's slot, on any primary). Bot workers
+no longer wait there (they leave such jobs for later), but people's requests did, and a person's move is
 half of every bot match.
 
-These are the server's (``services/core``), not this branch's to change: each is pinned here as a strict
-expected failure on a real cluster with one primary down (its slots not taken over, so the node stays down
-for as long as the test needs), read with a client that fails at once instead of waiting out the failover.
-When the core no longer needs the dead primary for these, the test passes, and strict xfail says so.
+Both were pinned here as strict expected failures, and are fixed in ``services/core``: a gateway's key cache
+serves a key read before while its primary is down (bounded), and the mark is in the match's own slot. Each
+test runs on a real cluster with one primary down (its slots not taken over, so the node stays down for as
+long as the test needs), read with a client that fails at once instead of waiting out the failover.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from services import redisconn
 from services.core import tenants, webhooks
 from services.core.store import keys
 from services.rediscluster import LocalCluster
+from services.webhooks.worker import WebhookWorker
 
 
 @pytest.fixture(scope="module")
@@ -36,26 +37,46 @@ def cluster() -> Iterator[LocalCluster]:
             cluster.stop()
 
 
-@pytest.mark.xfail(strict=True, raises=redisconn.UNAVAILABLE,
-                   reason="server finding: a tenant's every request reads its API key's record on one primary")
+class Clock:
+    """A key cache's clock, moved by the test (no stopwatch: the record's age is what is set)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def test_a_tenants_requests_do_not_need_the_primary_holding_its_key_record(cluster: LocalCluster) -> None:
+    """With the key's primary down, a gateway that read the key before keeps answering for the tenant: within
+    the cache's TTL without asking Redis, past it from the record read before (the read fails at once, not
+    after the failover), until the staleness bound; past that the error is the caller's (a 503)."""
     client = redisconn.connect(cluster.url, patient=False, socket_timeout=5, socket_connect_timeout=1)
+    clock = Clock()
+    cache = tenants.KeyCache(ttl_s=5.0, stale_s=60.0, clock=clock)
     key, record = tenants.create_key(client, "findings-key")
-    assert tenants.lookup(client, key) is not None
+    assert tenants.lookup(client, key, cache) is not None
     holder = cluster.node_for(tenants.key_record(record["key_id"]))
     cluster.kill(holder)
     try:
         redisconn.refresh(client)
-        assert tenants.lookup(client, key) is not None  # raises while the key's primary is down
+        assert tenants.lookup(client, key, cache) is not None  # fresh: Redis not asked
+        clock.now += 30.0
+        assert tenants.lookup(client, key, cache) is not None and cache.stale_served == 1  # stale, read failed
+        clock.now += 35.0
+        with pytest.raises(redisconn.UNAVAILABLE):  # 65 s old: past 5 s + 60 s, not served any more
+            tenants.lookup(client, key, cache)
+        with pytest.raises(redisconn.UNAVAILABLE):  # and a key never read before still needs its primary
+            tenants.lookup(client, key, tenants.KeyCache(clock=clock))
     finally:
         cluster.restart(holder)
         cluster.wait_healthy()
 
 
-@pytest.mark.xfail(strict=True, raises=redisconn.UNAVAILABLE,
-                   reason="server finding: a tenant match's commit marks an outbox shard on any primary")
 def test_committing_a_tenants_match_on_a_healthy_primary_does_not_need_another_primary(
         cluster: LocalCluster) -> None:
+    """The outbox mark is in the match's own slot: with a primary down, every healthy match's mark is written,
+    and the webhook worker still finds those marks (it leaves the dead primary's for later)."""
     client = redisconn.connect(cluster.url, patient=False, socket_timeout=5, socket_connect_timeout=1)
     victim = cluster.primary_nodes()[0]
 
@@ -63,11 +84,14 @@ def test_committing_a_tenants_match_on_a_healthy_primary_does_not_need_another_p
         return cluster.node_for(key).port == victim.port
 
     healthy = [f"f{i}" for i in range(400) if not on_victim(keys(f"f{i}")[0])]
+    worker = WebhookWorker(cluster.url)
     cluster.kill(victim)
     try:
         redisconn.refresh(client)
         for match_id in healthy:  # what MatchStore._compare_and_set does first for a tenant's match
-            webhooks.mark(client, match_id)  # raises for the matches whose outbox shard is on the dead primary
+            webhooks.mark(client, match_id)
+        found = {member.decode() for _, marks in worker.marked() for member, _ in marks}
+        assert set(healthy) <= found
     finally:
         cluster.restart(victim)
         cluster.wait_healthy()

@@ -14,7 +14,8 @@ anonymous access on (``make run``'s setting) and off (the deploy setting). The c
 * ``other_key`` — another tenant's key (tenant B);
 * ``revoked_key`` — tenant A's key after ``meeple keys revoke``; ``madeup_key`` — a key nobody made.
 
-Match and ticket routes are asked about a tenant's (A's) and an anonymous one (made with anonymous access on).
+Match and ticket routes are asked about a tenant's (A's) and an anonymous one (made with anonymous access on);
+tournament routes about a tournament of A's (a fresh one for each route: a cancel must not decide the others).
 An answer is a *denial* when it is one of the access codes below, else ``ok`` (the request got past the policy:
 a 409 ``match_not_started`` is ok here — the other tests check what the call then does).
 """
@@ -22,6 +23,7 @@ a 409 ``match_not_started`` is ok here — the other tests check what the call t
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,7 +48,7 @@ CALLERS = ("none_on", "none_off", "seat_on", "seat", "other_seat", "owner_key", 
            "madeup_key")
 #: The answers that mean "the policy said no", by code.
 DENIALS = {"missing_token": 401, "wrong_token": 401, "invalid_api_key": 401, "api_key_required": 401,
-           "match_not_found": 404, "ticket_not_found": 404}
+           "match_not_found": 404, "ticket_not_found": 404, "tournament_not_found": 404}
 TENANT, ANON = "tenant", "anon"
 OK = "ok"
 
@@ -63,6 +65,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
                "owner_key": OK, "other_key": OK, "revoked_key": "401", "madeup_key": "401"},
     "tenant": {"none_on": "401", "none_off": "401", "seat_on": "401", "seat": "401", "other_seat": "401",
                "owner_key": OK, "other_key": OK, "revoked_key": "401", "madeup_key": "401"},
+    "tournament": {"none_on": "401", "none_off": "401", "seat_on": "401", "seat": "401", "other_seat": "401",
+                   "owner_key": OK, "other_key": "404", "revoked_key": "401", "madeup_key": "401"},
     "catalogue": {**dict.fromkeys(CALLERS, OK), "revoked_key": "401", "madeup_key": "401"},
     "open": dict.fromkeys(CALLERS, OK),
 }
@@ -96,6 +100,23 @@ PROFILE: dict[tuple[str, str], str] = {
     ("DELETE", "/v1/webhooks/<hook_id>"): "tenant",
     ("GET", "/v1/webhooks/dead-letters"): "tenant",
     ("DELETE", "/v1/webhooks/dead-letters"): "tenant",
+    ("GET", "/v1/leaderboards/<game>"): "tenant",
+    ("GET", "/v1/leaderboards/<game>/players/<player>"): "tenant",
+    ("GET", "/v1/leaderboards/<game>/players/<player>/around"): "tenant",
+    ("GET", "/v1/leaderboards/<game>/settings"): "tenant",
+    ("PUT", "/v1/leaderboards/<game>/settings"): "tenant",
+    ("GET", "/v1/leaderboards/<game>/seasons"): "tenant",
+    ("POST", "/v1/leaderboards/<game>/seasons"): "tenant",
+    ("GET", "/v1/leaderboards/<game>/seasons/<name>"): "tenant",
+    ("PATCH", "/v1/leaderboards/<game>/seasons/<name>"): "tenant",
+    ("DELETE", "/v1/leaderboards/<game>/seasons/<name>"): "tenant",
+    ("POST", "/v1/tournaments"): "tenant",
+    ("GET", "/v1/tournaments"): "tenant",
+    ("GET", "/v1/tournaments/<tournament_id>"): "tournament",
+    ("POST", "/v1/tournaments/<tournament_id>/players"): "tournament",
+    ("GET", "/v1/tournaments/<tournament_id>/players/<player>"): "tournament",
+    ("DELETE", "/v1/tournaments/<tournament_id>/players/<player>"): "tournament",
+    ("POST", "/v1/tournaments/<tournament_id>/cancel"): "tournament",
     ("GET", "/healthz"): "open",
     ("GET", "/readyz"): "open",
     ("GET", "/metrics"): "open",
@@ -112,11 +133,21 @@ BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/v1/matches/<match_id>/moves"): {"move": {"type": "draw"}, "version": 1},
     ("POST", "/v1/matchmaking"): {"game": GAME, "players": 5},
     ("POST", "/v1/webhooks"): {"url": "http://127.0.0.1:9/hook", "events": ["match.finished"]},
+    ("PUT", "/v1/leaderboards/<game>/settings"): {"min_matches": 0},
+    ("POST", "/v1/leaderboards/<game>/seasons"): {"name": "s1", "starts_at": 4e9, "ends_at": 4.1e9},
+    ("PATCH", "/v1/leaderboards/<game>/seasons/<name>"): {"ends_at": 4.2e9},
+    ("POST", "/v1/tournaments/<tournament_id>/players"): {"player": "ann"},
+    ("POST", "/v1/tournaments/<tournament_id>/cancel"): {},
 }
-PATHS = {"<game>": "clash", "<int:seat>": "0", "<player>": "ann", "<hook_id>": "0123456789ab",
+#: A tournament's settings (it starts in a day: nothing of it runs while the matrix asks about it).
+TOURNAMENT = {"name": "matrix", "game": "clash", "players_per_table": 2, "clock": {"mode": "per_move", "seconds": 60},
+              "format": {"kind": "swiss", "rounds": 1}}
+BODIES[("POST", "/v1/tournaments")] = {**TOURNAMENT, "starts_at": time.time() + 86400}
+PATHS = {"<game>": "clash", "<int:seat>": "0", "<player>": "ann", "<hook_id>": "0123456789ab", "<name>": "s1",
          "<path:path>": "index.html", "<path:name>": "app.js"}
 ACTION_PROFILE = {Action.CATALOGUE: "catalogue", Action.CREATE: "create", Action.JOIN: "join", Action.READ: "read",
-                  Action.ACT: "act", Action.TICKET: "ticket", Action.TENANT: "tenant", None: "open"}
+                  Action.ACT: "act", Action.TICKET: "ticket", Action.TENANT: "tenant", Action.TOURNAMENT: "tournament",
+                  None: "open"}
 
 
 @dataclass
@@ -151,6 +182,16 @@ class World:
                          {"game": "they-who-were-8", "players": 4, "options": {"max_rounds": random.randint(100, 200)}})
         assert made.status_code == 201, made.text
         return str(made.json()["ticket"])
+
+    def tournament(self) -> str:
+        """A tournament of A's, registering (it starts in a day), with ``ann`` registered."""
+        headers = {"X-API-Key": self.keys["owner_key"]}
+        made = self.call(self.off, "POST", "/v1/tournaments", headers, {**TOURNAMENT, "starts_at": time.time() + 86400})
+        assert made.status_code == 201, made.text
+        tournament_id = str(made.json()["id"])
+        joined = self.call(self.off, "POST", f"/v1/tournaments/{tournament_id}/players", headers, {"player": "ann"})
+        assert joined.status_code == 201, joined.text
+        return tournament_id
 
     def caller(self, kind: str, token: str, other_token: str) -> tuple[Node, dict[str, str]]:
         """The gateway a kind of caller asks, and the headers it sends."""
@@ -241,8 +282,8 @@ def test_every_route_has_a_row_and_its_profile_is_the_action_the_gateway_declare
     assert set(ACTION_PROFILE) - {None} == set(RULES), "every action has its rule in the policy's words"
 
 
-def _path(rule: str, match_id: str, ticket: str) -> str:
-    path = rule.replace("<match_id>", match_id).replace("<ticket>", ticket)
+def _path(rule: str, match_id: str, ticket: str, tournament_id: str) -> str:
+    path = rule.replace("<match_id>", match_id).replace("<ticket>", ticket).replace("<tournament_id>", tournament_id)
     for placeholder, value in PATHS.items():
         path = path.replace(placeholder, value)
     return path
@@ -253,6 +294,7 @@ def test_the_route_answers_every_kind_of_caller_as_the_matrix_says(world: World,
     profile = EXPECTED[PROFILE[(method, rule)]]
     about_matches = "<match_id>" in rule and PROFILE[(method, rule)] != "open"
     about_tickets = "<ticket>" in rule
+    tournament_id = world.tournament() if "<tournament_id>" in rule else "T0000000000"
     got: dict[str, Any] = {}
     for kind in CALLERS:
         answers = []
@@ -263,7 +305,8 @@ def test_the_route_answers_every_kind_of_caller_as_the_matrix_says(world: World,
             if method == "WS":
                 answers.append(ws_verdict(node, match_id, headers, None))
             else:
-                response = world.call(node, method, _path(rule, match_id, ticket), headers, BODIES.get((method, rule)))
+                path = _path(rule, match_id, ticket, tournament_id)
+                response = world.call(node, method, path, headers, BODIES.get((method, rule)))
                 answers.append(verdict(response))
                 response.close()
         got[kind] = tuple(answers) if about_matches or about_tickets else answers[0]

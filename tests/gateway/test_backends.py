@@ -150,7 +150,10 @@ def test_a_player_id_without_a_key_is_refused_and_a_key_does_not_reach_anonymous
     assert api.post(f"/v1/matches/{anonymous['id']}/join", json={}).status_code == 200
 
 
-def test_a_revoked_key_is_401_at_once(closed_gateway: GatewayServer, own_redis_url: str) -> None:
+@pytest.mark.gateway_config(key_cache_s=0.0)
+def test_a_revoked_key_is_401_at_once_without_a_key_cache(closed_gateway: GatewayServer, own_redis_url: str) -> None:
+    """``MEEPLE_KEY_CACHE_S=0``: the key's record is read on every request (the default, 5 s, is the cache's
+    TTL: tests/core/test_key_cache.py moves its clock past it)."""
     api = Api(closed_gateway.url)
     made = new_key(own_redis_url, "acme")
     assert api.get("/v1/matches", headers=as_key(made["key"])).status_code == 200
@@ -162,6 +165,21 @@ def test_a_revoked_key_is_401_at_once(closed_gateway: GatewayServer, own_redis_u
     assert api.get("/v1/matches", headers=as_key(forged)).json()["error"]["code"] == "invalid_api_key"
     code, listed = meeple_keys(own_redis_url, "list")
     assert code == 0 and "revoked" in listed
+
+
+@pytest.mark.gateway_config(key_cache_s=3600.0)
+def test_a_gateway_reuses_a_keys_record_until_its_key_cache_ttl(closed_gateway: GatewayServer,
+                                                                 own_redis_url: str) -> None:
+    """The gateway's requests go through its key cache (issue 28: a tenant's requests must not each need the
+    primary holding its key's record): within the TTL, a key revoked meanwhile still acts for its tenant, the
+    documented window. A forged secret under the same key id is refused all the same."""
+    api = Api(closed_gateway.url)
+    made = new_key(own_redis_url, "acme")
+    assert api.get("/v1/matches", headers=as_key(made["key"])).status_code == 200
+    assert meeple_keys(own_redis_url, "revoke", made["key_id"])[0] == 0
+    assert api.get("/v1/matches", headers=as_key(made["key"])).status_code == 200
+    forged = made["key"][:-4] + "AAAA"
+    assert api.get("/v1/matches", headers=as_key(forged)).json()["error"]["code"] == "invalid_api_key"
 
 
 @pytest.mark.gateway_config(rate_limit_per_minute=1000)

@@ -15,6 +15,7 @@ import orjson
 import pytest
 import redis
 
+from loadtests.audit import audit_match
 from services import redisconn
 from services.bots.worker import GROUP, Worker
 from services.core.bots_seam import bot_jobs_stream
@@ -23,7 +24,7 @@ from services.core.metrics import CoreMetrics
 from services.core.moves import apply_move
 from services.core.rules_client import RulesClient
 from services.core.service import Core
-from services.core.store import MatchStore
+from services.core.store import MatchStore, keys
 from services.rules.games import GAMES
 
 from .conftest import Api, RulesProcess, start_gateway
@@ -72,6 +73,36 @@ def test_a_human_plays_a_whole_game_against_a_bot(api: Api, worker: Worker) -> N
     log = api.get(f"/v1/matches/{match_id}/replay").json()["log"]
     assert any(e["kind"] == "move" and e["seat"] == 1 for e in log)
     assert worker.metrics.jobs.labels("played")._value.get() > 0
+
+
+def test_a_bots_own_seat_gets_no_cached_view_legal_moves_or_words(api: Api, worker: Worker, redis_url: str) -> None:
+    """No one holds a bot seat's token, so a move makes nothing for it (ApplyMove's ``quiet_seats``): the cache
+    beside the state holds the person's and the spectator's views only, the log's words skip the bot's seat, the
+    person reads everything as before, and the audit still proves the cache is the engine's."""
+    seats = [{"kind": "human"}, {"kind": "bot", "level": "novice"}]
+    created = api.post("/v1/matches", json={"game": GAME, "players": 2, "seats": seats, "join": True,
+                                            "options": {"match": "single"} if GAME == "clash" else {}})
+    assert created.status_code == 201, created.text
+    match_id, token = created.json()["id"], created.json()["token"]
+    client = redisconn.connect(redis_url)
+    rng, status, human_moves = random.Random(4), created.json(), 0
+    while status["status"] == "active" and human_moves < 4:
+        if 0 not in status["to_act"]:
+            status = api.get(f"/v1/matches/{match_id}/events?after={status['version']}&wait=20", token).json()
+            continue
+        moves = api.get(f"/v1/matches/{match_id}/legal-moves", token).json()["moves"]
+        reply = api.post(f"/v1/matches/{match_id}/moves", token,
+                         json={"move": rng.choice(moves), "version": status["version"]})
+        assert reply.status_code == 200, reply.text
+        status, human_moves = reply.json(), human_moves + 1
+        assert status["view"] is not None
+        cached = set(client.hgetall(keys(match_id)[5]))
+        assert {b"view:-1", b"view:0"} <= cached and not {b"view:1", b"legal:1"} & cached
+    assert human_moves > 0
+    log = [orjson.loads(raw) for raw in client.lrange(keys(match_id)[3], 0, -1)]
+    words = [set(e["words"]) for e in log if e["kind"] == "move"]
+    assert words and all(w == {"-1", "0"} for w in words)
+    assert audit_match(client, match_id).ok
 
 
 def test_a_job_of_a_worker_killed_mid_think_is_reclaimed(own_redis_url: str, rules: RulesProcess) -> None:

@@ -232,11 +232,35 @@ def test_a_mark_left_without_an_outbox_is_healed_and_a_fresh_one_is_kept(own_red
     client = redisconn.connect(own_redis_url)
     webhooks.mark(client, "crashed")  # the process died between the mark and the compare-and-set
     worker = WebhookWorker(own_redis_url)
-    shard = webhooks.pending_key(webhooks.shard_of("crashed"))
+    shard = webhooks.mark_key("crashed")
     worker.pump(time.time())
     assert client.zscore(shard, "crashed") is not None  # within the grace: an update may still append
     worker.pump(time.time() + webhooks.MARK_GRACE_S + 1)
     assert client.zscore(shard, "crashed") is None
+
+
+def test_an_outbox_an_older_gateway_marked_in_a_legacy_shard_is_still_delivered(
+        tenant_gateway: GatewayServer, own_redis_url: str, receiver: Receiver) -> None:
+    """During a rolling upgrade, gateways of the release before mark ``{webhooks:<crc32 % 16>}:pending``: the
+    worker still reads those shards, delivers, and unmarks them once drained and past the grace."""
+    api = Api(tenant_gateway.url)
+    key = new_key(own_redis_url, "acme")["key"]
+    hook = api.post("/v1/webhooks", headers=as_key(key), json={"url": f"http://127.0.0.1:{receiver.port}/",
+                                                                "events": ["match.created"]}).json()
+    receiver.secret = hook["secret"]
+    client = redisconn.connect(own_redis_url)
+    match_id = api.post("/v1/matches", headers=as_key(key), json={"game": GAME, "players": 2}).json()["id"]
+    score = client.zscore(webhooks.mark_key(match_id), match_id)
+    assert score is not None  # marked in its own slot's set
+    legacy = webhooks.legacy_pending_key(webhooks.shard_of(match_id))
+    client.zrem(webhooks.mark_key(match_id), match_id)  # as an older gateway would have marked it
+    client.zadd(legacy, {match_id: score})
+    worker = WebhookWorker(own_redis_url, allow=ALLOW)
+    assert worker.run_once(time.time()) == 1
+    assert receiver.events() == ["match.created"] and receiver.got[0]["body"]["data"]["match_id"] == match_id
+    assert client.zscore(legacy, match_id) is not None  # within the grace: kept
+    worker.run_once(time.time() + webhooks.MARK_GRACE_S + 1)
+    assert client.zscore(legacy, match_id) is None and len(receiver.got) == 1
 
 
 def test_webhook_registration_rejects_bad_urls_and_unknown_events(tenant_gateway: GatewayServer,

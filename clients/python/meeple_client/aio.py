@@ -16,7 +16,27 @@ from . import _core
 from ._core import Flow, MatchFlows, T, create_body, parse_sse_update, prepare, ticket_wait_flow
 from .client import DROPPED, base_of
 from .errors import TransportUnavailable
-from .models import DeadLetter, EventsDoc, Game, Hint, HistoryDoc, HistoryMatch, RatingsDoc, ReplayDoc, Webhook
+from .models import (
+    BoardAround,
+    BoardRank,
+    BoardSettings,
+    DeadLetter,
+    EventsDoc,
+    Game,
+    Hint,
+    HistoryDoc,
+    HistoryMatch,
+    Leaderboard,
+    RatingsDoc,
+    Registration,
+    ReplayDoc,
+    Season,
+    Tournament,
+    TournamentPlayer,
+    Tournaments,
+    Unregistered,
+    Webhook,
+)
 
 
 class AsyncClient:
@@ -138,6 +158,73 @@ class AsyncClient:
 
     async def clear_dead_letters(self) -> int:
         return await self.run(_core.clear_dead_letters_flow())
+
+    # Leaderboards, seasons and tournaments (API key required; docs/guides/leaderboards-tournaments.md).
+
+    async def leaderboard(self, game: str, *, season: str | None = None, limit: int | None = None,
+                    offset: int | None = None) -> Leaderboard:
+        """A page of a board, best first (``season``: ``all`` by default, ``current`` or a season's name)."""
+        return await self.run(_core.call_flow("leaderboard", {"game": game},
+                                        {"season": season, "limit": limit, "offset": offset}))
+
+    async def leaderboard_rank(self, game: str, player: str, *, season: str | None = None) -> BoardRank:
+        """The player's entry (``rank`` None while below ``min_matches``); :class:`NotFound` if not on the board."""
+        return await self.run(_core.call_flow("leaderboard_player", {"game": game, "player": player},
+                                              {"season": season}))
+
+    async def leaderboard_around(self, game: str, player: str, *, season: str | None = None,
+                           span: int | None = None) -> BoardAround:
+        return await self.run(_core.call_flow("leaderboard_around", {"game": game, "player": player},
+                                        {"season": season, "span": span}))
+
+    async def leaderboard_settings(self, game: str) -> BoardSettings:
+        return await self.run(_core.call_flow("leaderboard_settings", {"game": game}))
+
+    async def set_leaderboard_settings(self, game: str, min_matches: int) -> BoardSettings:
+        return await self.run(_core.call_flow("set_leaderboard_settings", {"game": game},
+                                              body={"min_matches": min_matches}))
+
+    async def seasons(self, game: str) -> list[Season]:
+        return list((await self.run(_core.call_flow("seasons", {"game": game})))["seasons"])
+
+    async def season(self, game: str, name: str) -> Season:
+        return await self.run(_core.call_flow("season", {"game": game, "name": name}))
+
+    async def create_season(self, game: str, name: str, starts_at: float, ends_at: float, *, policy: str = "keep",
+                      decay: float | None = None) -> Season:
+        return await self.run(_core.call_flow("create_season", {"game": game},
+                                        body=_core.season_body(name, starts_at, ends_at, policy, decay)))
+
+    async def update_season(self, game: str, name: str, **changes: Any) -> Season:
+        """``changes``: any of ``starts_at``, ``ends_at``, ``policy``, ``decay``."""
+        return await self.run(_core.call_flow("update_season", {"game": game, "name": name}, body=changes))
+
+    async def delete_season(self, game: str, name: str) -> str:
+        return str((await self.run(_core.call_flow("delete_season", {"game": game, "name": name})))["deleted"])
+
+    async def create_tournament(self, settings: dict[str, Any]) -> Tournament:
+        """A new tournament (the settings of ``POST /v1/tournaments``), registering until it starts."""
+        return await self.run(_core.call_flow("create_tournament", body=settings))
+
+    async def tournaments(self, *, limit: int | None = None, before: float | None = None) -> Tournaments:
+        return await self.run(_core.call_flow("tournaments", query={"limit": limit, "before": before}))
+
+    async def tournament(self, tournament_id: str) -> Tournament:
+        """Settings, status, the current round's tables (with their matches) and the standings."""
+        return await self.run(_core.call_flow("tournament", {"tournament_id": tournament_id}))
+
+    async def register_player(self, tournament_id: str, player: str) -> Registration:
+        return await self.run(_core.call_flow("register", {"tournament_id": tournament_id}, body={"player": player}))
+
+    async def unregister_player(self, tournament_id: str, player: str) -> Unregistered:
+        return await self.run(_core.call_flow("unregister", {"tournament_id": tournament_id, "player": player}))
+
+    async def tournament_player(self, tournament_id: str, player: str) -> TournamentPlayer:
+        """The player's standing and the table they play at now (its ``match_id``: join it with ``player``)."""
+        return await self.run(_core.call_flow("tournament_player", {"tournament_id": tournament_id, "player": player}))
+
+    async def cancel_tournament(self, tournament_id: str) -> Tournament:
+        return await self.run(_core.call_flow("cancel_tournament", {"tournament_id": tournament_id}, body={}))
 
 
 class AsyncMatch(MatchFlows):

@@ -14,7 +14,27 @@ from websockets.sync.client import connect as ws_connect
 from . import _core
 from ._core import Flow, MatchFlows, T, create_body, parse_sse_update, prepare, ticket_wait_flow
 from .errors import TransportUnavailable
-from .models import DeadLetter, EventsDoc, Game, Hint, HistoryDoc, HistoryMatch, RatingsDoc, ReplayDoc, Webhook
+from .models import (
+    BoardAround,
+    BoardRank,
+    BoardSettings,
+    DeadLetter,
+    EventsDoc,
+    Game,
+    Hint,
+    HistoryDoc,
+    HistoryMatch,
+    Leaderboard,
+    RatingsDoc,
+    Registration,
+    ReplayDoc,
+    Season,
+    Tournament,
+    TournamentPlayer,
+    Tournaments,
+    Unregistered,
+    Webhook,
+)
 
 
 def base_of(url: str) -> str:
@@ -163,6 +183,71 @@ class Client:
     def clear_dead_letters(self) -> int:
         """Empty the dead letters; how many there were."""
         return self.run(_core.clear_dead_letters_flow())
+
+    # Leaderboards, seasons and tournaments (API key required; docs/guides/leaderboards-tournaments.md).
+
+    def leaderboard(self, game: str, *, season: str | None = None, limit: int | None = None,
+                    offset: int | None = None) -> Leaderboard:
+        """A page of a board, best first (``season``: ``all`` by default, ``current`` or a season's name)."""
+        return self.run(_core.call_flow("leaderboard", {"game": game},
+                                        {"season": season, "limit": limit, "offset": offset}))
+
+    def leaderboard_rank(self, game: str, player: str, *, season: str | None = None) -> BoardRank:
+        """The player's entry (``rank`` None while below ``min_matches``); :class:`NotFound` if not on the board."""
+        return self.run(_core.call_flow("leaderboard_player", {"game": game, "player": player}, {"season": season}))
+
+    def leaderboard_around(self, game: str, player: str, *, season: str | None = None,
+                           span: int | None = None) -> BoardAround:
+        return self.run(_core.call_flow("leaderboard_around", {"game": game, "player": player},
+                                        {"season": season, "span": span}))
+
+    def leaderboard_settings(self, game: str) -> BoardSettings:
+        return self.run(_core.call_flow("leaderboard_settings", {"game": game}))
+
+    def set_leaderboard_settings(self, game: str, min_matches: int) -> BoardSettings:
+        return self.run(_core.call_flow("set_leaderboard_settings", {"game": game}, body={"min_matches": min_matches}))
+
+    def seasons(self, game: str) -> list[Season]:
+        return list(self.run(_core.call_flow("seasons", {"game": game}))["seasons"])
+
+    def season(self, game: str, name: str) -> Season:
+        return self.run(_core.call_flow("season", {"game": game, "name": name}))
+
+    def create_season(self, game: str, name: str, starts_at: float, ends_at: float, *, policy: str = "keep",
+                      decay: float | None = None) -> Season:
+        return self.run(_core.call_flow("create_season", {"game": game},
+                                        body=_core.season_body(name, starts_at, ends_at, policy, decay)))
+
+    def update_season(self, game: str, name: str, **changes: Any) -> Season:
+        """``changes``: any of ``starts_at``, ``ends_at``, ``policy``, ``decay``."""
+        return self.run(_core.call_flow("update_season", {"game": game, "name": name}, body=changes))
+
+    def delete_season(self, game: str, name: str) -> str:
+        return str(self.run(_core.call_flow("delete_season", {"game": game, "name": name}))["deleted"])
+
+    def create_tournament(self, settings: dict[str, Any]) -> Tournament:
+        """A new tournament (the settings of ``POST /v1/tournaments``), registering until it starts."""
+        return self.run(_core.call_flow("create_tournament", body=settings))
+
+    def tournaments(self, *, limit: int | None = None, before: float | None = None) -> Tournaments:
+        return self.run(_core.call_flow("tournaments", query={"limit": limit, "before": before}))
+
+    def tournament(self, tournament_id: str) -> Tournament:
+        """Settings, status, the current round's tables (with their matches) and the standings."""
+        return self.run(_core.call_flow("tournament", {"tournament_id": tournament_id}))
+
+    def register_player(self, tournament_id: str, player: str) -> Registration:
+        return self.run(_core.call_flow("register", {"tournament_id": tournament_id}, body={"player": player}))
+
+    def unregister_player(self, tournament_id: str, player: str) -> Unregistered:
+        return self.run(_core.call_flow("unregister", {"tournament_id": tournament_id, "player": player}))
+
+    def tournament_player(self, tournament_id: str, player: str) -> TournamentPlayer:
+        """The player's standing and the table they play at now (its ``match_id``: join it with ``player``)."""
+        return self.run(_core.call_flow("tournament_player", {"tournament_id": tournament_id, "player": player}))
+
+    def cancel_tournament(self, tournament_id: str) -> Tournament:
+        return self.run(_core.call_flow("cancel_tournament", {"tournament_id": tournament_id}, body={}))
 
 
 class Match(MatchFlows):

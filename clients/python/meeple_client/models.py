@@ -128,15 +128,19 @@ class RatingChange(TypedDict):
 
 class Outcome(TypedDict):
     """game: the engine's winners (a forfeited side excluded); forfeit: the side left; abandoned: no human
-    action for MEEPLE_IDLE_MATCH_TTL (winners [], scores null)."""
+    action for MEEPLE_IDLE_MATCH_TTL (winners [], scores null); aborted: ended without a result by its
+    tournament (a round's deadline, a cancel; winners [], scores null, never rated)."""
 
-    ended_by: Literal["game", "forfeit", "abandoned"]
+    ended_by: Literal["game", "forfeit", "abandoned", "aborted"]
     winners: list[int]
     forfeited: list[int]
     scores: list[float] | None
-    #: a tenant's rated match (2-6 sides, ended by the game or a forfeit, players named): each named player's
-    #: rating before and after; null for an unrated match (solo matches are never rated)
+    #: a tenant's rated match (2-6 sides, ended by the game or a forfeit, players named, not created unrated):
+    #: each named player's rating before and after (a seat a bot played to the end: see docs/api.md "Ratings");
+    #: null for an unrated match (solo matches are never rated)
     ratings: NotRequired[list[RatingChange] | None]
+    #: aborted: why (the tournament's words)
+    reason: NotRequired[str]
 
 
 class ClockSeat(TypedDict):
@@ -208,7 +212,7 @@ class SubmitMove(TypedDict):
 
 class LogEntry(TypedDict):
     version: int
-    kind: Literal["created", "joined", "move", "timeout", "reclaimed", "left", "resigned", "rematch", "abandoned"]
+    kind: Literal["created", "joined", "move", "timeout", "reclaimed", "left", "resigned", "rematch", "abandoned", "aborted"]
     seat: int | None
     by: NotRequired[Literal["human", "bot"]]
     move: NotRequired[dict[str, Any]]
@@ -251,7 +255,7 @@ class Empty(TypedDict):
 
 class Event(TypedDict):
     version: int
-    kind: Literal["created", "joined", "move", "timeout", "reclaimed", "left", "resigned", "rematch", "abandoned"]
+    kind: Literal["created", "joined", "move", "timeout", "reclaimed", "left", "resigned", "rematch", "abandoned", "aborted"]
     seat: int | None
     to_act: list[int]
     by: NotRequired[Literal["human", "bot"]]
@@ -343,13 +347,13 @@ class AddWebhook(TypedDict):
     #: the operator allow networks
     url: str
     #: the events to deliver
-    events: list[Literal["match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over", "seat.reclaimed", "turn"]]
+    events: list[Literal["match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over", "seat.reclaimed", "turn", "tournament.started", "round.started", "round.finished", "tournament.finished"]]
 
 
 class Webhook(TypedDict):
     id: str
     url: str
-    events: list[Literal["match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over", "seat.reclaimed", "turn"]]
+    events: list[Literal["match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over", "seat.reclaimed", "turn", "tournament.started", "round.started", "round.finished", "tournament.finished"]]
     #: Unix time
     created_at: float
     #: the signing secret (whsec_...): only in the answer that registers the hook
@@ -384,6 +388,271 @@ class Cleared(TypedDict):
 class Deleted(TypedDict):
     #: the webhook's id
     deleted: str
+
+
+class BoardEntry(TypedDict):
+    #: 1 the best, equal ratings share a rank; null while below min_matches
+    rank: int | None
+    player: str
+    #: as the ratings show it: mu - 3 sigma, rounded to 3 decimals
+    rating: float
+    #: rated matches on this board
+    matches: int
+
+
+class Leaderboard(TypedDict):
+    game: str
+    #: the board read: `all` or a season's name (`current` resolved)
+    season: str
+    #: players listed on the board
+    listed: int
+    entries: list[BoardEntry]
+
+
+class BoardRank(TypedDict):
+    game: str
+    season: str
+    listed: int
+    entry: BoardEntry
+
+
+class BoardAround(TypedDict):
+    game: str
+    season: str
+    #: the player and up to `span` neighbours each side, best first; empty while the player is unlisted
+    entries: list[BoardEntry]
+
+
+class BoardSettings(TypedDict):
+    game: str
+    min_matches: int
+
+
+class BoardSettingsBody(TypedDict):
+    #: rated matches a player needs on a board to be listed
+    min_matches: int
+
+
+class Season(TypedDict):
+    name: str
+    starts_at: float
+    ends_at: float
+    policy: Literal["keep", "reset", "decay"]
+    #: 0 for keep, 1 for reset
+    decay: float
+    #: ending: over, its ratings policy being applied
+    state: Literal["scheduled", "live", "ending", "closed"]
+    closed_at: float | None
+
+
+class Seasons(TypedDict):
+    game: str
+    seasons: list[Season]
+
+
+class CreateSeason(TypedDict):
+    #: 1-32 letters, digits and . _ - (not first), other than `all` and `current`
+    name: str
+    #: a Unix time (seconds, server clock)
+    starts_at: float
+    #: after starts_at, in the future; a game's seasons never overlap
+    ends_at: float
+    #: what the season's end does to the ratings: keep them, reset them to the default, or decay them toward it
+    policy: NotRequired[Literal["keep", "reset", "decay"]]
+    #: with policy `decay`: the fraction of the way back to the default rating a rating moves at the season's end
+    #: (0 < decay < 1)
+    decay: NotRequired[float]
+
+
+class UpdateSeason(TypedDict):
+    """Any of the fields: a live season's start cannot move; ``ends_at`` may be now (the season ends at once)."""
+
+    #: a Unix time (seconds, server clock)
+    starts_at: NotRequired[float]
+    #: a Unix time (seconds, server clock)
+    ends_at: NotRequired[float]
+    policy: NotRequired[Literal["keep", "reset", "decay"]]
+    #: with policy `decay`: the fraction of the way back to the default rating a rating moves at the season's end
+    #: (0 < decay < 1)
+    decay: NotRequired[float]
+
+
+class TournamentFormatSpec(TypedDict):
+    """``{"kind": "swiss", "rounds", "round_s"}`` or ``{"kind": "arena", "duration_s", "grace_s", "bot_after_s"}``
+    (the other kind's fields are refused: 400 ``bad_tournament``)."""
+
+    kind: Literal["swiss", "arena"]
+    #: Swiss: rounds to play
+    rounds: NotRequired[int]
+    #: Swiss: a round's deadline, seconds after it starts (unfinished tables are then scored as draws and their
+    #: matches ended); default 3600
+    round_s: NotRequired[float]
+    #: arena: the window, seconds from starts_at
+    duration_s: NotRequired[float]
+    #: arena: matches still running at the window's end count until this long after it (then drawn and ended);
+    #: default 600
+    grace_s: NotRequired[float]
+    #: arena: a player who waited this long is paired with bots; default 60
+    bot_after_s: NotRequired[float]
+
+
+class CreateTournament(TypedDict):
+    #: shown to players
+    name: str
+    #: a game id of GET /v1/games
+    game: str
+    #: seats per table, within the game's own range
+    players_per_table: int
+    #: the game's options for every match
+    options: NotRequired[dict[str, Any]]
+    #: every match's seat clock (required: a no-show must time out so a bot can take the seat)
+    clock: ClockSpec
+    #: the bot that plays a timed-out seat: `auto` (the rung closest to the table's ratings, as for byes) or a
+    #: level
+    takeover_level: NotRequired[Literal["auto", "novice", "easy", "casual", "normal", "strong", "hard"]]
+    #: whether its matches change ratings
+    rated: NotRequired[bool]
+    #: from 60 s ago to 365 days ahead
+    starts_at: float
+    #: registrations at most (then 409 tournament_full)
+    max_players: NotRequired[int]
+    format: TournamentFormatSpec
+
+
+class ClockSettings(TypedDict):
+    mode: Literal["none", "per_move", "fischer", "correspondence"]
+    on_timeout: Literal["bot", "forfeit"]
+    seconds: NotRequired[float]
+    base_s: NotRequired[float]
+    increment_s: NotRequired[float]
+    hours: NotRequired[float]
+
+
+class TournamentFormat(TypedDict):
+    kind: Literal["swiss", "arena"]
+    rounds: NotRequired[int]
+    round_s: NotRequired[float]
+    duration_s: NotRequired[float]
+    grace_s: NotRequired[float]
+    bot_after_s: NotRequired[float]
+
+
+class TournamentRound(TypedDict):
+    n: int
+    started_at: float
+    #: Swiss: when unfinished tables are ended; arena: null
+    deadline: float | None
+    finished_at: float | None
+
+
+class TableSeat(TypedDict):
+    #: a registered player
+    player: NotRequired[str]
+    #: a bot of this level (a bye, or the odd seats of a table)
+    bot: NotRequired[Literal["novice", "easy", "casual", "normal", "strong", "hard"]]
+
+
+class TableResult(TypedDict):
+    #: per player: (n - place) / (n - 1) for n seats; a seat a bot played to the end 0; a table ended without a
+    #: result 0.5 each
+    points: dict[str, float]
+    #: players who never came (marked absent, not paired again)
+    no_shows: list[str]
+    #: players whose seat a bot played to the end
+    bot_played: list[str]
+    #: game, forfeit, aborted, abandoned, deadline, cancelled, gone
+    ended_by: str
+
+
+class TournamentTable(TypedDict):
+    #: r<round>t<table>
+    table: str
+    #: the table's match: a tenant match, joined by each player with the tenant's key and their player id
+    match_id: str | None
+    seats: list[TableSeat]
+    status: Literal["finished", "running"]
+    result: TableResult | None
+
+
+class Standing(TypedDict):
+    rank: int
+    player: str
+    points: float
+    played: int
+    #: Swiss: Buchholz; arena: points per match
+    tiebreak: float
+    #: rating (mu) at the player's last pairing
+    rating: float
+    absent: bool
+    withdrawn: bool
+
+
+class Tournament(TypedDict):
+    id: str
+    name: str
+    game: str
+    players_per_table: int
+    options: dict[str, Any]
+    clock: ClockSettings
+    takeover_level: Literal["auto", "novice", "easy", "casual", "normal", "strong", "hard"]
+    rated: bool
+    starts_at: float
+    max_players: int
+    format: TournamentFormat
+    status: Literal["registering", "running", "finished", "cancelled"]
+    created_at: float
+    started_at: float | None
+    ended_at: float | None
+    #: why it was cancelled
+    reason: str | None
+    registered: int
+    rounds_played: int
+    #: the current round (an arena: its latest wave)
+    round: TournamentRound | None
+    #: Swiss: the current round's; arena: those still playing
+    tables: list[TournamentTable]
+    standings: list[Standing]
+
+
+class TournamentSummary(TypedDict):
+    id: str
+    name: str
+    game: str
+    format: Literal["swiss", "arena"]
+    status: Literal["registering", "running", "finished", "cancelled"]
+    starts_at: float
+    registered: int
+    created_at: float
+
+
+class Tournaments(TypedDict):
+    tournaments: list[TournamentSummary]
+    #: the `before` of the next (older) page; null on the last
+    next: float | None
+
+
+class RegisterPlayer(TypedDict):
+    #: the tenant's own user id (API key only); namespaced by tenant, never shown to another tenant
+    player: str
+
+
+class Registration(TypedDict):
+    player: str
+    registered_at: float
+    withdrawn: bool
+
+
+class TournamentPlayer(TypedDict):
+    player: str
+    standing: Standing
+    #: the table the player is at now (its match_id: the way into their own match), null between matches
+    table: TournamentTable | None
+
+
+class Unregistered(TypedDict):
+    player: str
+    #: removed before the start; withdrawn after it (points kept, not paired again)
+    status: Literal["removed", "withdrawn"]
 
 
 class Health(TypedDict):

@@ -31,7 +31,7 @@ class Operation:
 
 OPERATIONS: dict[str, Operation] = {
     'games': Operation('GET', '/v1/games', (), body=False, auth='none', idempotent=True, headers=(), key=True, token=False),
-    'game': Operation('GET', '/v1/games/{game}', (), body=False, auth='none', idempotent=True, headers=(), key=True, token=False),
+    'game': Operation('GET', '/v1/games/{game}', (), body=False, auth='none', idempotent=True, headers=('If-None-Match',), key=True, token=False),
     'create_match': Operation('POST', '/v1/matches', (), body=True, auth='optional', idempotent=True, headers=('Idempotency-Key',), key=True, token=False),
     'tenant_matches': Operation('GET', '/v1/matches', ('limit', 'before'), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
     'get_match': Operation('GET', '/v1/matches/{match_id}', ('include',), body=False, auth='optional', idempotent=True, headers=(), key=False, token=True),
@@ -57,6 +57,23 @@ OPERATIONS: dict[str, Operation] = {
     'dead_letters': Operation('GET', '/v1/webhooks/dead-letters', ('limit',), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
     'clear_dead_letters': Operation('DELETE', '/v1/webhooks/dead-letters', (), body=False, auth='required', idempotent=False, headers=(), key=True, token=False),
     'delete_webhook': Operation('DELETE', '/v1/webhooks/{hook_id}', (), body=False, auth='required', idempotent=False, headers=(), key=True, token=False),
+    'leaderboard': Operation('GET', '/v1/leaderboards/{game}', ('season', 'limit', 'offset'), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
+    'leaderboard_player': Operation('GET', '/v1/leaderboards/{game}/players/{player}', ('season',), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
+    'leaderboard_around': Operation('GET', '/v1/leaderboards/{game}/players/{player}/around', ('season', 'span'), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
+    'leaderboard_settings': Operation('GET', '/v1/leaderboards/{game}/settings', (), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
+    'set_leaderboard_settings': Operation('PUT', '/v1/leaderboards/{game}/settings', (), body=True, auth='required', idempotent=False, headers=(), key=True, token=False),
+    'seasons': Operation('GET', '/v1/leaderboards/{game}/seasons', (), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
+    'create_season': Operation('POST', '/v1/leaderboards/{game}/seasons', (), body=True, auth='required', idempotent=False, headers=(), key=True, token=False),
+    'season': Operation('GET', '/v1/leaderboards/{game}/seasons/{name}', (), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
+    'update_season': Operation('PATCH', '/v1/leaderboards/{game}/seasons/{name}', (), body=True, auth='required', idempotent=False, headers=(), key=True, token=False),
+    'delete_season': Operation('DELETE', '/v1/leaderboards/{game}/seasons/{name}', (), body=False, auth='required', idempotent=False, headers=(), key=True, token=False),
+    'create_tournament': Operation('POST', '/v1/tournaments', (), body=True, auth='required', idempotent=False, headers=(), key=True, token=False),
+    'tournaments': Operation('GET', '/v1/tournaments', ('limit', 'before'), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
+    'tournament': Operation('GET', '/v1/tournaments/{tournament_id}', (), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
+    'register': Operation('POST', '/v1/tournaments/{tournament_id}/players', (), body=True, auth='required', idempotent=False, headers=(), key=True, token=False),
+    'tournament_player': Operation('GET', '/v1/tournaments/{tournament_id}/players/{player}', (), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
+    'unregister': Operation('DELETE', '/v1/tournaments/{tournament_id}/players/{player}', (), body=False, auth='required', idempotent=False, headers=(), key=True, token=False),
+    'cancel_tournament': Operation('POST', '/v1/tournaments/{tournament_id}/cancel', (), body=True, auth='required', idempotent=False, headers=(), key=True, token=False),
 }
 
 LONG_POLL_MAX_S = 30

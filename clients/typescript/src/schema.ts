@@ -423,6 +423,211 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/leaderboards/{game}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A board: listed players best first, from a position
+         * @description A board lists the tenant's players of a game by rating (mu - 3 sigma, as the ratings show it), equal ratings sharing a rank; a player is listed once they played `min_matches` rated matches on it (a season counts its own). `season`: `all` (the all-time board, default), `current` (the season live now: 404 no_live_season without one) or a season's name. Bots are never on a board. An unknown game: 404 game_not_found.
+         */
+        get: operations["leaderboard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/leaderboards/{game}/players/{player}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A player's rank on a board */
+        get: operations["leaderboard_player"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/leaderboards/{game}/players/{player}/around": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A player and their neighbours on a board */
+        get: operations["leaderboard_around"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/leaderboards/{game}/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The board settings of a game */
+        get: operations["leaderboard_settings"];
+        /** Set the rated matches a player needs to be listed */
+        put: operations["set_leaderboard_settings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/leaderboards/{game}/seasons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A game's seasons */
+        get: operations["seasons"];
+        put?: never;
+        /**
+         * A new season: a window with a board of its own (at most 100 per game)
+         * @description A season is a window [starts_at, ends_at) of server time; a game's seasons never overlap. Rated matches finishing inside it write its board too, which is frozen at its end. Then its `policy` applies to the ratings themselves: keep, reset (to the default) or decay (move the fraction `decay` of the way back).
+         */
+        post: operations["create_season"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/leaderboards/{game}/seasons/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A season */
+        get: operations["season"];
+        put?: never;
+        post?: never;
+        /** Delete a scheduled season, or a closed one with its frozen board */
+        delete: operations["delete_season"];
+        options?: never;
+        head?: never;
+        /** Change a season that has not ended (its end may be now: it ends at once) */
+        patch: operations["update_season"];
+        trace?: never;
+    };
+    "/v1/tournaments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's tournaments, newest first */
+        get: operations["tournaments"];
+        put?: never;
+        /**
+         * A new tournament of the tenant's players
+         * @description From starts_at the server runs it (the timekeeper): Swiss rounds paired by score then rating, no repeat pairings while avoidable; an arena's waves of waiting players during its window. Each table is a tenant match created active, each human seat kept for its player (POST /v1/matches/{id}/join {"player"} with the key takes it); a bye's or table's spare seats are bots of the rung closest to the table's ratings; a player who never comes times out and a bot plays on. A round ends when its last match does, or at its deadline (unfinished tables are drawn and ended). A bot's result never counts as a human's win over a human. Events: tournament.started, round.started, round.finished, tournament.finished (webhooks). Settings that only the rules service can judge (game, options, players_per_table) are checked here: 400 unknown_game, invalid_options.
+         */
+        post: operations["create_tournament"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tournaments/{tournament_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A tournament: settings, the current round's tables (with their matches) and the standings */
+        get: operations["tournament"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tournaments/{tournament_id}/players": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register a player (again: brings back an absent or withdrawn one)
+         * @description Swiss: until it starts; arena: until its window ends.
+         */
+        post: operations["register"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tournaments/{tournament_id}/players/{player}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A player's standing and the table they play at now (its match: the way into theirs) */
+        get: operations["tournament_player"];
+        put?: never;
+        post?: never;
+        /** Unregister a player: removed before the start, withdrawn after it (points kept, not paired again) */
+        delete: operations["unregister"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tournaments/{tournament_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel: the standings so far are final; running matches are ended without a result */
+        post: operations["cancel_tournament"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -701,19 +906,22 @@ export interface components {
         /**
          * Outcome
          * @description game: the engine's winners (a forfeited side excluded); forfeit: the side left; abandoned: no human
-         *         action for MEEPLE_IDLE_MATCH_TTL (winners [], scores null).
+         *         action for MEEPLE_IDLE_MATCH_TTL (winners [], scores null); aborted: ended without a result by its
+         *         tournament (a round's deadline, a cancel; winners [], scores null, never rated).
          */
         Outcome: {
             /** @enum {string} */
-            ended_by: "game" | "forfeit" | "abandoned";
+            ended_by: "game" | "forfeit" | "abandoned" | "aborted";
             winners: number[];
             forfeited: number[];
             scores: number[] | null;
             /**
-             * @description a tenant's rated match (2-6 sides, ended by the game or a forfeit, players named): each named player's rating before and after; null for an unrated match (solo matches are never rated)
+             * @description a tenant's rated match (2-6 sides, ended by the game or a forfeit, players named, not created unrated): each named player's rating before and after (a seat a bot played to the end: see docs/api.md "Ratings"); null for an unrated match (solo matches are never rated)
              * @default null
              */
             ratings: components["schemas"]["RatingChange"][] | null;
+            /** @description aborted: why (the tournament's words) */
+            reason?: string;
         };
         /** RatingChange */
         RatingChange: {
@@ -807,7 +1015,7 @@ export interface components {
         LogEntry: {
             version: number;
             /** @enum {string} */
-            kind: "created" | "joined" | "move" | "timeout" | "reclaimed" | "left" | "resigned" | "rematch" | "abandoned";
+            kind: "created" | "joined" | "move" | "timeout" | "reclaimed" | "left" | "resigned" | "rematch" | "abandoned" | "aborted";
             seat: number | null;
             /** @enum {string} */
             by?: "human" | "bot";
@@ -863,7 +1071,7 @@ export interface components {
         Event: {
             version: number;
             /** @enum {string} */
-            kind: "created" | "joined" | "move" | "timeout" | "reclaimed" | "left" | "resigned" | "rematch" | "abandoned";
+            kind: "created" | "joined" | "move" | "timeout" | "reclaimed" | "left" | "resigned" | "rematch" | "abandoned" | "aborted";
             seat: number | null;
             to_act: number[];
             /** @enum {string} */
@@ -953,13 +1161,13 @@ export interface components {
             /** @description http(s) URL whose host resolves to public addresses only: loopback, private, shared, link-local, multicast, reserved and unspecified addresses (IPv4, IPv6, and IPv4 inside IPv6) are refused with 400 webhook_address_refused, a host that does not resolve with 400 webhook_unresolvable, and every delivery checks again and connects to the checked address; MEEPLE_WEBHOOK_ALLOW_PRIVATE (CIDR list, or all) lets the operator allow networks */
             url: string;
             /** @description the events to deliver */
-            events: ("match.created" | "match.started" | "match.finished" | "seat.timeout" | "seat.taken_over" | "seat.reclaimed" | "turn")[];
+            events: ("match.created" | "match.started" | "match.finished" | "seat.timeout" | "seat.taken_over" | "seat.reclaimed" | "turn" | "tournament.started" | "round.started" | "round.finished" | "tournament.finished")[];
         };
         /** Webhook */
         Webhook: {
             id: string;
             url: string;
-            events: ("match.created" | "match.started" | "match.finished" | "seat.timeout" | "seat.taken_over" | "seat.reclaimed" | "turn")[];
+            events: ("match.created" | "match.started" | "match.finished" | "seat.timeout" | "seat.taken_over" | "seat.reclaimed" | "turn" | "tournament.started" | "round.started" | "round.finished" | "tournament.finished")[];
             /** @description Unix time */
             created_at: number;
             /** @description the signing secret (whsec_...): only in the answer that registers the hook */
@@ -996,6 +1204,310 @@ export interface components {
         Deleted: {
             /** @description the webhook's id */
             deleted: string;
+        };
+        /** Leaderboard */
+        Leaderboard: {
+            game: string;
+            /** @description the board read: `all` or a season's name (`current` resolved) */
+            season: string;
+            /** @description players listed on the board */
+            listed: number;
+            entries: components["schemas"]["BoardEntry"][];
+        };
+        /** BoardEntry */
+        BoardEntry: {
+            /** @description 1 the best, equal ratings share a rank; null while below min_matches */
+            rank: number | null;
+            player: string;
+            /** @description as the ratings show it: mu - 3 sigma, rounded to 3 decimals */
+            rating: number;
+            /** @description rated matches on this board */
+            matches: number;
+        };
+        /** BoardRank */
+        BoardRank: {
+            game: string;
+            season: string;
+            listed: number;
+            entry: components["schemas"]["BoardEntry"];
+        };
+        /** BoardAround */
+        BoardAround: {
+            game: string;
+            season: string;
+            /** @description the player and up to `span` neighbours each side, best first; empty while the player is unlisted */
+            entries: components["schemas"]["BoardEntry"][];
+        };
+        /** BoardSettings */
+        BoardSettings: {
+            game: string;
+            min_matches: number;
+        };
+        /** BoardSettingsBody */
+        BoardSettingsBody: {
+            /** @description rated matches a player needs on a board to be listed */
+            min_matches: number;
+        };
+        /** Seasons */
+        Seasons: {
+            game: string;
+            seasons: components["schemas"]["Season"][];
+        };
+        /** Season */
+        Season: {
+            name: string;
+            starts_at: number;
+            ends_at: number;
+            /** @enum {string} */
+            policy: "keep" | "reset" | "decay";
+            /** @description 0 for keep, 1 for reset */
+            decay: number;
+            /**
+             * @description ending: over, its ratings policy being applied
+             * @enum {string}
+             */
+            state: "scheduled" | "live" | "ending" | "closed";
+            closed_at: number | null;
+        };
+        /** CreateSeason */
+        CreateSeason: {
+            /** @description 1-32 letters, digits and . _ - (not first), other than `all` and `current` */
+            name: string;
+            /** @description a Unix time (seconds, server clock) */
+            starts_at: number;
+            /** @description after starts_at, in the future; a game's seasons never overlap */
+            ends_at: number;
+            /**
+             * @description what the season's end does to the ratings: keep them, reset them to the default, or decay them toward it
+             * @default keep
+             * @enum {string}
+             */
+            policy: "keep" | "reset" | "decay";
+            /** @description with policy `decay`: the fraction of the way back to the default rating a rating moves at the season's end (0 < decay < 1) */
+            decay?: number;
+        };
+        /**
+         * UpdateSeason
+         * @description Any of the fields: a live season's start cannot move; ``ends_at`` may be now (the season ends at once).
+         */
+        UpdateSeason: {
+            /** @description a Unix time (seconds, server clock) */
+            starts_at?: number;
+            /** @description a Unix time (seconds, server clock) */
+            ends_at?: number;
+            /** @enum {string} */
+            policy?: "keep" | "reset" | "decay";
+            /** @description with policy `decay`: the fraction of the way back to the default rating a rating moves at the season's end (0 < decay < 1) */
+            decay?: number;
+        };
+        /** CreateTournament */
+        CreateTournament: {
+            /** @description shown to players */
+            name: string;
+            /** @description a game id of GET /v1/games */
+            game: string;
+            /** @description seats per table, within the game's own range */
+            players_per_table: number;
+            /**
+             * @description the game's options for every match
+             * @default {}
+             */
+            options: {
+                [key: string]: unknown;
+            };
+            /** @description every match's seat clock (required: a no-show must time out so a bot can take the seat) */
+            clock: components["schemas"]["ClockSpec"];
+            /**
+             * @description the bot that plays a timed-out seat: `auto` (the rung closest to the table's ratings, as for byes) or a level
+             * @default auto
+             * @enum {string}
+             */
+            takeover_level: "auto" | "novice" | "easy" | "casual" | "normal" | "strong" | "hard";
+            /**
+             * @description whether its matches change ratings
+             * @default true
+             */
+            rated: boolean;
+            /** @description from 60 s ago to 365 days ahead */
+            starts_at: number;
+            /**
+             * @description registrations at most (then 409 tournament_full)
+             * @default 256
+             */
+            max_players: number;
+            format: components["schemas"]["TournamentFormatSpec"];
+        };
+        /**
+         * TournamentFormatSpec
+         * @description ``{"kind": "swiss", "rounds", "round_s"}`` or ``{"kind": "arena", "duration_s", "grace_s", "bot_after_s"}``
+         *         (the other kind's fields are refused: 400 ``bad_tournament``).
+         */
+        TournamentFormatSpec: {
+            /** @enum {string} */
+            kind: "swiss" | "arena";
+            /** @description Swiss: rounds to play */
+            rounds?: number;
+            /** @description Swiss: a round's deadline, seconds after it starts (unfinished tables are then scored as draws and their matches ended); default 3600 */
+            round_s?: number;
+            /** @description arena: the window, seconds from starts_at */
+            duration_s?: number;
+            /** @description arena: matches still running at the window's end count until this long after it (then drawn and ended); default 600 */
+            grace_s?: number;
+            /** @description arena: a player who waited this long is paired with bots; default 60 */
+            bot_after_s?: number;
+        };
+        /** Tournament */
+        Tournament: {
+            id: string;
+            name: string;
+            game: string;
+            players_per_table: number;
+            options: {
+                [key: string]: unknown;
+            };
+            clock: components["schemas"]["ClockSettings"];
+            /** @enum {string} */
+            takeover_level: "auto" | "novice" | "easy" | "casual" | "normal" | "strong" | "hard";
+            rated: boolean;
+            starts_at: number;
+            max_players: number;
+            format: components["schemas"]["TournamentFormat"];
+            /** @enum {string} */
+            status: "registering" | "running" | "finished" | "cancelled";
+            created_at: number;
+            started_at: number | null;
+            ended_at: number | null;
+            /** @description why it was cancelled */
+            reason: string | null;
+            registered: number;
+            rounds_played: number;
+            /** @description the current round (an arena: its latest wave) */
+            round: components["schemas"]["TournamentRound"] | null;
+            /** @description Swiss: the current round's; arena: those still playing */
+            tables: components["schemas"]["TournamentTable"][];
+            standings: components["schemas"]["Standing"][];
+        };
+        /** ClockSettings */
+        ClockSettings: {
+            /** @enum {string} */
+            mode: "none" | "per_move" | "fischer" | "correspondence";
+            /** @enum {string} */
+            on_timeout: "bot" | "forfeit";
+            seconds?: number;
+            base_s?: number;
+            increment_s?: number;
+            hours?: number;
+        };
+        /** TournamentFormat */
+        TournamentFormat: {
+            /** @enum {string} */
+            kind: "swiss" | "arena";
+            rounds?: number;
+            round_s?: number;
+            duration_s?: number;
+            grace_s?: number;
+            bot_after_s?: number;
+        };
+        /** TournamentRound */
+        TournamentRound: {
+            n: number;
+            started_at: number;
+            /** @description Swiss: when unfinished tables are ended; arena: null */
+            deadline: number | null;
+            finished_at: number | null;
+        };
+        /** TournamentTable */
+        TournamentTable: {
+            /** @description r<round>t<table> */
+            table: string;
+            /** @description the table's match: a tenant match, joined by each player with the tenant's key and their player id */
+            match_id: string | null;
+            seats: components["schemas"]["TableSeat"][];
+            /** @enum {string} */
+            status: "finished" | "running";
+            result: components["schemas"]["TableResult"] | null;
+        };
+        /** TableSeat */
+        TableSeat: {
+            /** @description a registered player */
+            player?: string;
+            /**
+             * @description a bot of this level (a bye, or the odd seats of a table)
+             * @enum {string}
+             */
+            bot?: "novice" | "easy" | "casual" | "normal" | "strong" | "hard";
+        };
+        /** TableResult */
+        TableResult: {
+            /** @description per player: (n - place) / (n - 1) for n seats; a seat a bot played to the end 0; a table ended without a result 0.5 each */
+            points: {
+                [key: string]: number;
+            };
+            /** @description players who never came (marked absent, not paired again) */
+            no_shows: string[];
+            /** @description players whose seat a bot played to the end */
+            bot_played: string[];
+            /** @description game, forfeit, aborted, abandoned, deadline, cancelled, gone */
+            ended_by: string;
+        };
+        /** Standing */
+        Standing: {
+            rank: number;
+            player: string;
+            points: number;
+            played: number;
+            /** @description Swiss: Buchholz; arena: points per match */
+            tiebreak: number;
+            /** @description rating (mu) at the player's last pairing */
+            rating: number;
+            absent: boolean;
+            withdrawn: boolean;
+        };
+        /** Tournaments */
+        Tournaments: {
+            tournaments: components["schemas"]["TournamentSummary"][];
+            /** @description the `before` of the next (older) page; null on the last */
+            next: number | null;
+        };
+        /** TournamentSummary */
+        TournamentSummary: {
+            id: string;
+            name: string;
+            game: string;
+            /** @enum {string} */
+            format: "swiss" | "arena";
+            /** @enum {string} */
+            status: "registering" | "running" | "finished" | "cancelled";
+            starts_at: number;
+            registered: number;
+            created_at: number;
+        };
+        /** RegisterPlayer */
+        RegisterPlayer: {
+            /** @description the tenant's own user id (API key only); namespaced by tenant, never shown to another tenant */
+            player: string;
+        };
+        /** Registration */
+        Registration: {
+            player: string;
+            registered_at: number;
+            withdrawn: boolean;
+        };
+        /** TournamentPlayer */
+        TournamentPlayer: {
+            player: string;
+            standing: components["schemas"]["Standing"];
+            /** @description the table the player is at now (its match_id: the way into their own match), null between matches */
+            table: components["schemas"]["TournamentTable"] | null;
+        };
+        /** Unregistered */
+        Unregistered: {
+            player: string;
+            /**
+             * @description removed before the start; withdrawn after it (points kept, not paired again)
+             * @enum {string}
+             */
+            status: "removed" | "withdrawn";
         };
         /** Health */
         Health: {
@@ -1037,7 +1549,7 @@ export interface operations {
                     "application/json": components["schemas"]["Games"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1084,7 +1596,10 @@ export interface operations {
     game: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description an ETag this call answered before: 304 without a body while it is current */
+                "If-None-Match"?: string;
+            };
             path: {
                 game: string;
             };
@@ -1095,13 +1610,28 @@ export interface operations {
             /** @description the game and its components */
             200: {
                 headers: {
+                    /** @description the answer's version, for If-None-Match */
+                    ETag?: string;
+                    /** @description how long caches may keep it */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["GameComponents"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description not modified: If-None-Match names the current ETag (no body) */
+            304: {
+                headers: {
+                    /** @description the answer's version, for If-None-Match */
+                    ETag?: string;
+                    /** @description how long caches may keep it */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1121,7 +1651,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1177,7 +1707,7 @@ export interface operations {
                     "application/json": components["schemas"]["History"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1247,7 +1777,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1267,7 +1797,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1350,7 +1880,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1370,7 +1900,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1423,7 +1953,7 @@ export interface operations {
                     "application/json": components["schemas"]["LegalMoves"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1443,7 +1973,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1496,7 +2026,7 @@ export interface operations {
                     "application/json": components["schemas"]["Hint"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1516,7 +2046,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1525,7 +2055,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1589,7 +2119,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1609,7 +2139,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1618,7 +2148,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1701,7 +2231,7 @@ export interface operations {
                     "application/json": components["schemas"]["Replay"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1721,7 +2251,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1730,7 +2260,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1791,7 +2321,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1811,7 +2341,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1820,7 +2350,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1905,7 +2435,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1925,7 +2455,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1934,7 +2464,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2010,7 +2540,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2030,7 +2560,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2039,7 +2569,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2116,7 +2646,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2145,7 +2675,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2154,7 +2684,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2230,7 +2760,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2250,7 +2780,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2259,7 +2789,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2339,7 +2869,7 @@ export interface operations {
                     "application/json": components["schemas"]["Events"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2359,7 +2889,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2420,7 +2950,7 @@ export interface operations {
                     "text/event-stream": components["schemas"]["Events"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2440,7 +2970,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2491,7 +3021,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2511,7 +3041,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2588,7 +3118,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ticket"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2608,7 +3138,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2691,7 +3221,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ticket"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2711,7 +3241,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2764,7 +3294,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ticket"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2784,7 +3314,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2793,7 +3323,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2852,7 +3382,7 @@ export interface operations {
                     "application/json": components["schemas"]["History"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2920,7 +3450,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ratings"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2982,7 +3512,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhooks"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3049,7 +3579,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3069,7 +3599,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3141,7 +3671,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetters"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3203,7 +3733,7 @@ export interface operations {
                     "application/json": components["schemas"]["Cleared"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3267,7 +3797,7 @@ export interface operations {
                     "application/json": components["schemas"]["Deleted"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3287,8 +3817,1459 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    leaderboard: {
+        parameters: {
+            query?: {
+                /** @description the board: `all` (default), `current` (the season live now) or a season's name */
+                season?: string;
+                /** @description players per page */
+                limit?: number;
+                /** @description from this board position (0: the best); deeper pages cost more: read around a player instead */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                game: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of the board */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Leaderboard"];
+                };
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    leaderboard_player: {
+        parameters: {
+            query?: {
+                /** @description the board: `all` (default), `current` (the season live now) or a season's name */
+                season?: string;
+            };
+            header?: never;
+            path: {
+                game: string;
+                /** @description the tenant's own user id (API key only); namespaced by tenant, never shown to another tenant */
+                player: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the player's entry (rank null while below min_matches) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BoardRank"];
+                };
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    leaderboard_around: {
+        parameters: {
+            query?: {
+                /** @description the board: `all` (default), `current` (the season live now) or a season's name */
+                season?: string;
+                /** @description neighbours on each side */
+                span?: number;
+            };
+            header?: never;
+            path: {
+                game: string;
+                /** @description the tenant's own user id (API key only); namespaced by tenant, never shown to another tenant */
+                player: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description 2 x span + 1 entries with the player as central as the board's ends allow */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BoardAround"];
+                };
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    leaderboard_settings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                game: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description settings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BoardSettings"];
+                };
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    set_leaderboard_settings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                game: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BoardSettingsBody"];
+            };
+        };
+        responses: {
+            /** @description settings (the all-time and live boards are relisted before the answer) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BoardSettings"];
+                };
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    seasons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                game: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description seasons, by start */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Seasons"];
+                };
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    create_season: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                game: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSeason"];
+            };
+        };
+        responses: {
+            /** @description created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Season"];
+                };
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    season: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                game: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the season */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Season"];
+                };
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_season: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                game: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deleted"];
+                };
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    update_season: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                game: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateSeason"];
+            };
+        };
+        responses: {
+            /** @description the season */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Season"];
+                };
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    tournaments: {
+        parameters: {
+            query?: {
+                /** @description tournaments per page */
+                limit?: number;
+                /** @description the `next` of the previous page: older ones only */
+                before?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of tournaments */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tournaments"];
+                };
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    create_tournament: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateTournament"];
+            };
+        };
+        responses: {
+            /** @description created: registering until starts_at */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tournament"];
+                };
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    tournament: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the tournament */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tournament"];
+                };
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    register: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegisterPlayer"];
+            };
+        };
+        responses: {
+            /** @description registered */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Registration"];
+                };
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    tournament_player: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tournament_id: string;
+                /** @description the tenant's own user id (API key only); namespaced by tenant, never shown to another tenant */
+                player: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the player's standing and table */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TournamentPlayer"];
+                };
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    unregister: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tournament_id: string;
+                /** @description the tenant's own user id (API key only); namespaced by tenant, never shown to another tenant */
+                player: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed or withdrawn */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unregistered"];
+                };
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancel_tournament: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["Empty"];
+            };
+        };
+        responses: {
+            /** @description the tournament, cancelled */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tournament"];
+                };
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

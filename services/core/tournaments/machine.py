@@ -30,7 +30,9 @@ cancelled).
 
 from __future__ import annotations
 
+import base64
 import copy
+import hashlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -49,6 +51,11 @@ ARENA_WAVE_S = 5.0
 MAX_PLAYERS = 1024
 MAX_ROUNDS = 50
 SEATS = (2, 6)
+#: The other bounds of the settings: (low, high[, default]); ``starts_at``: how long ago, how far ahead (seconds).
+LIMITS: dict[str, Any] = {
+    "name": 100, "round_s": (60.0, 7 * 86400.0, 3600.0), "duration_s": (60.0, 7 * 86400.0),
+    "grace_s": (0.0, 86400.0, 600.0), "bot_after_s": (0.0, 3600.0, 60.0), "max_players": (2, MAX_PLAYERS, 256),
+    "starts_at": (60.0, 365 * 86400.0)}
 BOT_LEVELS = ("novice", "easy", "casual", "normal", "strong", "hard")
 #: A match's takeover level of ``auto``: the rung closest to the table's ratings, as for byes.
 AUTO = "auto"
@@ -80,8 +87,8 @@ def settings(body: Mapping[str, Any], now: float) -> dict[str, Any]:
     if unknown:
         raise _bad(f"unknown field(s): {', '.join(unknown)}")
     name = body.get("name")
-    if not isinstance(name, str) or not 1 <= len(name) <= 100:
-        raise _bad("name is 1-100 characters")
+    if not isinstance(name, str) or not 1 <= len(name) <= LIMITS["name"]:
+        raise _bad(f"name is 1-{LIMITS['name']} characters")
     game = body.get("game")
     if not isinstance(game, str) or not tenants.NAME_RE.match(game):
         raise _bad("game is a game id (GET /v1/games)")
@@ -96,7 +103,8 @@ def settings(body: Mapping[str, Any], now: float) -> dict[str, Any]:
     rated = body.get("rated", True)
     if not isinstance(options, dict) or not isinstance(rated, bool):
         raise _bad("options is an object and rated a boolean")
-    starts_at = _number(body, "starts_at", now - 60, now + 365 * 86400)
+    past, ahead = LIMITS["starts_at"]
+    starts_at = _number(body, "starts_at", now - past, now + ahead)
     fmt = body.get("format")
     if not isinstance(fmt, dict) or fmt.get("kind") not in ("swiss", "arena"):
         raise _bad("format is {\"kind\": \"swiss\", \"rounds\": N, \"round_s\": S} or {\"kind\": \"arena\", "
@@ -105,16 +113,16 @@ def settings(body: Mapping[str, Any], now: float) -> dict[str, Any]:
         if set(fmt) - {"kind", "rounds", "round_s"}:
             raise _bad("a swiss format has rounds and round_s")
         fmt = {"kind": "swiss", "rounds": int(_number(fmt, "rounds", 1, MAX_ROUNDS)),
-               "round_s": _number(fmt, "round_s", 60, 7 * 86400, 3600)}
+               "round_s": _number(fmt, "round_s", *LIMITS["round_s"])}
     else:
         if set(fmt) - {"kind", "duration_s", "grace_s", "bot_after_s"}:
             raise _bad("an arena format has duration_s, grace_s and bot_after_s")
-        fmt = {"kind": "arena", "duration_s": _number(fmt, "duration_s", 60, 7 * 86400),
-               "grace_s": _number(fmt, "grace_s", 0, 86400, 600), "bot_after_s": _number(fmt, "bot_after_s", 0,
-                                                                                          3600, 60)}
+        fmt = {"kind": "arena", "duration_s": _number(fmt, "duration_s", *LIMITS["duration_s"]),
+               "grace_s": _number(fmt, "grace_s", *LIMITS["grace_s"]),
+               "bot_after_s": _number(fmt, "bot_after_s", *LIMITS["bot_after_s"])}
     return {"name": name, "game": game, "players_per_table": per_table, "options": options, "clock": clock,
             "takeover_level": takeover, "rated": rated, "starts_at": starts_at,
-            "max_players": int(_number(body, "max_players", 2, MAX_PLAYERS, 256)), "format": fmt}
+            "max_players": int(_number(body, "max_players", *LIMITS["max_players"])), "format": fmt}
 
 
 def new(tournament_id: str, tenant: str, checked: Mapping[str, Any], now: float) -> dict[str, Any]:
@@ -144,6 +152,18 @@ def active(doc: Mapping[str, Any], players: Mapping[str, Mapping[str, Any]]) -> 
                   and doc["absent"].get(p, -math.inf) < float(info.get("registered_at", 0.0)))
 
 
+def match_id_of(tournament_id: str, table_key: str) -> str:
+    """The id of a table's match, fixed when the round is paired (so ``round.started`` names it) and made from the
+    tournament's id, which only its tenant knows: 12 URL-safe characters, as any match id."""
+    digest = base64.urlsafe_b64encode(hashlib.sha256(f"meeple:{tournament_id}:{table_key}".encode()).digest())
+    return digest[:12].decode().replace("-", "a").replace("_", "b")
+
+
+def has_match(table: Mapping[str, Any]) -> bool:
+    """Whether the table's match has been made (a table of an older state: whether it names one)."""
+    return bool(table.get("made", table["match_id"] is not None))
+
+
 def tables(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [t for r in doc["rounds"] for t in r["tables"]]
 
@@ -166,7 +186,7 @@ def _score(doc: dict[str, Any], results: Mapping[str, MatchResult], now: float) 
     """Score every running table whose match ended; returns the tables scored now."""
     scored = []
     for table in tables(doc):
-        if table.get("result") or not table["match_id"]:
+        if table.get("result") or not has_match(table):
             continue
         result = results.get(table["match_id"])
         if result is None or result.status == "active":
@@ -186,7 +206,7 @@ def _end_tables(doc: dict[str, Any], results: Mapping[str, MatchResult], now: fl
     for table in tables(doc):
         if table.get("result"):
             continue
-        known = results.get(table["match_id"]) if table["match_id"] else None
+        known = results.get(table["match_id"]) if has_match(table) else None
         humans = [s["player"] for s in table["seats"] if s.get("player")]
         if known is not None and known.seats:
             result = scoring.table_result(MatchResult(known.match_id, "active", seats=known.seats))
@@ -236,8 +256,9 @@ def _open_round(doc: dict[str, Any], plan: list[pairing.Table], ladder: Mapping[
     made = []
     for i, table in enumerate(plan, 1):
         level = pairing.bot_level(ladder, [doc["ratings"][p] for p in table.players])
-        made.append({"key": f"r{n}t{i}", "seats": table.seats(), "level": level, "match_id": None,
-                     "created_at": now, "result": None})
+        key = f"r{n}t{i}"
+        made.append({"key": key, "seats": table.seats(), "level": level,
+                     "match_id": match_id_of(doc["id"], key), "made": False, "created_at": now, "result": None})
     doc["rounds"].append({"n": n, "started_at": now, "deadline": deadline, "finished_at": None, "tables": made})
     _emit(doc, out, "round.started", now, round=n, deadline=deadline, tables=[_public_table(t) for t in made])
 
@@ -346,7 +367,7 @@ def cancel(doc: Mapping[str, Any], players: Mapping[str, Mapping[str, Any]], res
 # -- what the runner does with a state ---------------------------------------------------------------------------
 def pending_creates(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Tables whose match is still to be created."""
-    return [t for t in tables(doc) if t["match_id"] is None and not t.get("result")]
+    return [t for t in tables(doc) if not has_match(t) and not t.get("result")]
 
 
 def pending_aborts(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -355,7 +376,7 @@ def pending_aborts(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def running_matches(doc: Mapping[str, Any]) -> list[str]:
-    return [t["match_id"] for t in tables(doc) if t["match_id"] and not t.get("result")]
+    return [t["match_id"] for t in tables(doc) if has_match(t) and not t.get("result")]
 
 
 def spec(doc: Mapping[str, Any], table: Mapping[str, Any]) -> MatchSpec:
@@ -365,15 +386,15 @@ def spec(doc: Mapping[str, Any], table: Mapping[str, Any]) -> MatchSpec:
     takeover = table["level"] if doc["takeover_level"] == AUTO else doc["takeover_level"]
     return MatchSpec(key=f"{doc['id']}:{table['key']}", tenant=doc["tenant"], game=doc["game"], seats=seats,
                      options=doc["options"], clock=doc["clock"], takeover_level=takeover, rated=doc["rated"],
-                     tag=f"tournament:{doc['id']}")
+                     tag=f"tournament:{doc['id']}", match_id=table["match_id"])
 
 
 def with_matches(doc: Mapping[str, Any], made: Mapping[str, str]) -> dict[str, Any]:
-    """``doc`` with the match ids of the tables ``made`` (table key -> match id)."""
+    """``doc`` with the tables ``made`` (table key -> the id of its match, now made)."""
     new_doc = copy.deepcopy(dict(doc))
     for table in tables(new_doc):
-        if table["key"] in made and table["match_id"] is None:
-            table["match_id"] = made[table["key"]]
+        if table["key"] in made and not has_match(table):
+            table["match_id"], table["made"] = made[table["key"]], True
     return new_doc
 
 

@@ -43,6 +43,9 @@ class MatchSpec:
     takeover_level: str
     rated: bool
     tag: str
+    #: The id to make the match under (chosen when the round was paired, so its events name it); None: the core
+    #: chooses one, once per ``key``.
+    match_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -37,11 +37,11 @@ from services.core import tenants
 from services.core.errors import Kind
 from services.core.leases import Leases
 
+from .due import DUE_SHARDS, SHARDS, due_keys, schedule, wake
 from .machine import TournamentError, new, settings
 
-SHARDS = 8
-DUE_SHARDS = tuple((f"tourdue:{{{tag}}}:due", f"tourdue:{{{tag}}}:leases")
-                   for tag in redisconn.spread_tags("tr", SHARDS))
+__all__ = ["DUE_SHARDS", "SHARDS", "due_keys", "schedule", "wake"]  # the due index, kept in .due
+
 #: A finished tournament is kept this long, then its keys expire.
 KEEP_FINISHED_S = 90 * 86400
 
@@ -98,10 +98,6 @@ def tenant_index(tenant: str) -> str:
     return f"tours:{{{tenant}}}"
 
 
-def due_keys(tournament_id: str) -> tuple[str, str]:
-    return DUE_SHARDS[redisconn.shard_of(tournament_id, SHARDS)]
-
-
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -134,13 +130,14 @@ def load(client: Any, tournament_id: str) -> tuple[int, dict[str, Any], dict[str
 
 def get(client: Any, tenant: str, tournament_id: str) -> tuple[int, dict[str, Any], dict[str, dict[str, Any]]]:
     """The tenant's tournament; another tenant's, or none: not_found (the same answer)."""
-    found = load(client, tournament_id) if _plausible(tournament_id) else None
+    found = load(client, tournament_id) if plausible(tournament_id) else None
     if found is None or found[1]["tenant"] != tenant:
         raise TournamentError(Kind.NOT_FOUND, "tournament_not_found", "no such tournament")
     return found
 
 
-def _plausible(tournament_id: str) -> bool:
+def plausible(tournament_id: str) -> bool:
+    """Could this be a tournament id (else it is unknown without a lookup)?"""
     return 1 <= len(tournament_id) <= 64 and bool(tenants.NAME_RE.match(tournament_id))
 
 
@@ -236,16 +233,6 @@ def ack(client: Any, tournament_id: str, entries: list[str]) -> None:
 
 
 # -- due work ---------------------------------------------------------------------------------------------------
-def schedule(client: Any, tournament_id: str, due: float) -> None:
-    """Look at the tournament at ``due`` at the latest (an earlier due time already set is kept)."""
-    client.zadd(due_keys(tournament_id)[0], {tournament_id: due}, lt=True)
-
-
-def wake(client: Any, tournament_id: str, now: float | None = None) -> None:
-    """Look at the tournament now (a match of it finished, a player registered)."""
-    schedule(client, tournament_id, time.time() if now is None else now)
-
-
 def claim(client: Any, now: float, lease_s: float, count: int = 20) -> list[str]:
     """Tournaments due at ``now``, leased for ``lease_s`` (one script per shard: one slot)."""
     taken: list[str] = []

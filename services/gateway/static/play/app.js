@@ -1,9 +1,11 @@
 // The browser client: lobby, a live board per game drawn from the game's components, moves chosen step by step
 // in words, the log in words, clocks that tick, a result screen, replays. No build step, no framework.
 // Routes live in the URL hash so an invite is a plain link and a reload resumes: #/  #/m/ID  #/join/ID  #/replay/ID
+// (and a tenant's tournaments, tournament.js: #/tournaments  #/tournament/ID)
 import { ApiError, call, fetchText, forgetMatch, loadSeat, myMatches, saveSeat, socketSession } from "./api.js";
 import { SEAT_COLOURS, card, esc, indexComponents, renderBoard } from "./boards.js";
 import { moveWords, renderChooser, stepBack } from "./chooser.js";
+import { tournamentPage, tournamentsPage } from "./tournament.js";
 
 const app = document.getElementById("app");
 const errorBox = document.getElementById("error");
@@ -523,10 +525,12 @@ async function route() {
   showError(null);
   const info = document.getElementById("card-info");
   if (info) info.hidden = true;
-  const [, kind, id] = location.hash.match(/^#\/(m|join|replay)\/([^/?#]+)/) || [];
+  const [, kind, id] = location.hash.match(/^#\/(m|join|replay|tournament)\/([^/?#]+)/) || [];
   try {
     await catalogue();
-    if (kind === "m") await matchPage(decodeURIComponent(id));
+    if (kind === "tournament") page = await tournamentPage(app, decodeURIComponent(id), showError);
+    else if (/^#\/tournaments\b/.test(location.hash)) page = await tournamentsPage(app, showError);
+    else if (kind === "m") await matchPage(decodeURIComponent(id));
     else if (kind === "join") await joinPage(decodeURIComponent(id));
     else if (kind === "replay") await replayPage(decodeURIComponent(id));
     else await lobby();

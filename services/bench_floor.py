@@ -1,0 +1,379 @@
+"""``meeple bench floor``: a human move's latency at low load against a bare Flask route, side by side.
+
+Everything runs as deployed, on loopback and free ports: a real ``redis-server`` (append-only file on, as
+``meeple run``), the rules service (``python -m services.rules.server``, sealing with a fresh key) and the
+gateway under gunicorn with its own config (``services.gateway.gunicorn_conf``: the same worker class).
+Beside it, under the same gunicorn config and worker count, a bare Flask app (:func:`bare_app`): one
+``POST /bare`` route that parses a JSON body and answers a small JSON document. That route is the floor: what
+gunicorn, Flask and the loopback round trip cost with no work at all.
+
+One driver, one request at a time (low load): human-vs-human matches of every game in turn (all seats joined
+by the driver, random legal moves with the version the seat saw). For each move it reads the seat's legal
+moves (not timed), then sends the timed requests in an order that alternates: ``POST /bare`` with the same
+body, and ``POST /v1/matches/{id}/moves`` with an ``Idempotency-Key`` (with ``--baseline DIR``, also the move
+on the stack of the checkout in ``DIR``: its own Redis, rules service and gateway, run by ``DIR/.venv``'s
+Python when it has one). The client is ``http.client`` on a kept-alive connection per server, so the
+client's own cost stays small beside the servers'.
+
+Figures: p50/p95 (and mean) of each timed request's wall time, the ratio of the move's p50 to the bare
+route's (the issue's target: <= 2), and CPU per timed request from ``/proc``, read just around those
+requests: the gateway worker, the rules service and Redis for a move, the bare app's worker for the bare
+route (each thread's own run time, to the nanosecond). A loaded machine slows all of them alike within a run:
+compare ratios, not absolute times.
+Everything started is stopped before the command returns (the JSON lists the pids it started).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from services.rules.seal import ENV_VAR as SEAL_ENV_VAR
+from services.rules.seal import new_key_spec
+from services.stack import (
+    GUNICORN_CONF,
+    ROOT,
+    free_port,
+    grpc_serving,
+    http_ok,
+    port_open,
+    redis_server_binary,
+    wait_until,
+)
+
+#: The gateway's per-address quotas and rate limit stay on the deployed code path, set out of reach: one driver
+#: plays every seat of many matches from one address.
+GATEWAY_ENV = {"MEEPLE_RATE_LIMIT_PER_MINUTE": "100000000", "MEEPLE_MAX_ACTIVE_MATCHES_PER_IP": "0",
+               "MEEPLE_MAX_BOT_SEATS_PER_IP": "0", "MEEPLE_MAX_HARD_BOTS_PER_IP": "0"}
+
+
+def bare_app() -> Any:
+    """The floor: a Flask app with one route that parses a JSON body and answers JSON (gunicorn factory)."""
+    from flask import Flask, request
+
+    app = Flask("meeple-floor")
+
+    @app.post("/bare")
+    def bare() -> Any:
+        body = request.get_json()
+        return {"ok": True, "version": body.get("version") if isinstance(body, dict) else None}
+
+    @app.get("/healthz")
+    def healthz() -> Any:
+        return {"ok": True}
+
+    return app
+
+
+def cpu_s(pid: int) -> float:
+    """CPU seconds of process ``pid``'s live threads, to the nanosecond (``/proc/<pid>/task/*/schedstat``).
+
+    ``/proc/<pid>/stat`` counts in clock ticks (10 ms): read around one request of a millisecond, its error is
+    as large as the figure. A thread that ends between two readings takes its time with it (the servers here
+    keep theirs)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # the thread ended meanwhile
+    return total / 1e9
+
+
+def only_child(pid: int) -> int:
+    """The one worker of a gunicorn master."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    if len(children) != 1:
+        raise RuntimeError(f"expected one gunicorn worker under {pid}, found {children}")
+    return int(children[0])
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Procs:
+    """The processes this bench starts, each in a session of its own; all stopped on :meth:`stop`."""
+
+    def __init__(self) -> None:
+        self.started: list[subprocess.Popen[bytes]] = []
+        #: gunicorn workers (their master stops them)
+        self.workers: list[int] = []
+
+    def spawn(self, argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        self.started.append(proc)
+        return proc
+
+    def pids(self) -> list[int]:
+        return [proc.pid for proc in self.started] + self.workers
+
+    def stop(self) -> None:
+        for proc in reversed(self.started):
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in reversed(self.started):
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)  # its own session: the gunicorn worker goes with it
+                proc.wait()
+
+
+class Http:
+    """One kept-alive HTTP/1.1 connection to a server; JSON in, JSON out."""
+
+    def __init__(self, port: int) -> None:
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+
+    def call(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> Any:
+        data = orjson.dumps(body) if body is not None else None
+        sent = {**(headers or {}), **({"Content-Type": "application/json"} if data is not None else {})}
+        self.conn.request(method, path, body=data, headers=sent)
+        reply = self.conn.getresponse()
+        raw = reply.read()
+        if reply.status >= 300:
+            raise RuntimeError(f"{method} {path}: {reply.status} {raw[:300]!r}")
+        return orjson.loads(raw)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+@dataclass
+class Stack:
+    """Redis, the rules service and the gateway of one checkout."""
+
+    name: str
+    root: Path
+    redis: subprocess.Popen[bytes]
+    rules: subprocess.Popen[bytes]
+    gateway_worker: int
+    http: Http
+
+    def cpu(self) -> tuple[float, float, float]:
+        return cpu_s(self.gateway_worker), cpu_s(self.rules.pid), cpu_s(self.redis.pid)
+
+
+def python_of(root: Path) -> str:
+    venv = root / ".venv" / "bin" / "python"
+    return str(venv) if venv.exists() else sys.executable
+
+
+def gunicorn(procs: Procs, root: Path, app: str, env: dict[str, str], tmp: Path) -> tuple[int, int]:
+    """A gunicorn master serving ``app`` with the gateway's config and one worker; (its port, the worker's pid)."""
+    port = free_port()
+    prom = Path(tempfile.mkdtemp(prefix="prom-", dir=tmp))
+    master = procs.spawn([python_of(root), "-m", "gunicorn", "-c", GUNICORN_CONF, "--workers", "1",
+                          "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "5", app], root,
+                         {**os.environ, **env, "PROMETHEUS_MULTIPROC_DIR": str(prom)})
+    wait_until(lambda: http_ok(f"http://127.0.0.1:{port}/healthz"), f"gunicorn {app} ({root})", master, 60)
+    worker = only_child(master.pid)
+    procs.workers.append(worker)
+    return port, worker
+
+
+def start_stack(procs: Procs, name: str, root: Path, tmp: Path) -> Stack:
+    data = tmp / name
+    data.mkdir()
+    redis_port, rules_port = free_port(), free_port()
+    redis = procs.spawn([redis_server_binary(), "--bind", "127.0.0.1", "--port", str(redis_port), "--dir", str(data),
+                         "--appendonly", "yes", "--save", "", "--maxmemory", "512mb",
+                         "--maxmemory-policy", "noeviction"], root, dict(os.environ))
+    wait_until(lambda: port_open(redis_port), "redis", redis)
+    env = {**os.environ, SEAL_ENV_VAR: new_key_spec("floor")}
+    rules = procs.spawn([python_of(root), "-m", "services.rules.server", "--host", "127.0.0.1", "--port",
+                         str(rules_port), "--metrics-port", str(free_port())], root, env)
+    wait_until(lambda: grpc_serving(f"127.0.0.1:{rules_port}"), f"rules service ({root})", rules, 60)
+    port, worker = gunicorn(procs, root, "services.gateway.wsgi:app",
+                            {**GATEWAY_ENV, "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
+                             "MEEPLE_RULES_ADDR": f"127.0.0.1:{rules_port}"}, tmp)
+    return Stack(name, root, redis, rules, worker, Http(port))
+
+
+@dataclass
+class Series:
+    """Wall times (s) of one kind of timed request, and the CPU (s) of the processes behind it."""
+
+    wall: list[float] = field(default_factory=list)
+    cpu: dict[str, float] = field(default_factory=dict)
+    per_game: dict[str, list[float]] = field(default_factory=dict)
+
+    def add(self, wall: float, cpu: dict[str, float], game: str | None = None) -> None:
+        self.wall.append(wall)
+        for part, seconds in cpu.items():
+            self.cpu[part] = self.cpu.get(part, 0.0) + seconds
+        if game is not None:
+            self.per_game.setdefault(game, []).append(wall)
+
+    def figures(self) -> dict[str, Any]:
+        n = max(len(self.wall), 1)
+        return {"requests": len(self.wall), "p50_ms": ms(percentile(self.wall, 50)),
+                "p95_ms": ms(percentile(self.wall, 95)), "mean_ms": ms(statistics.fmean(self.wall or [0.0])),
+                "cpu_ms": {part: round(seconds * 1000 / n, 3) for part, seconds in self.cpu.items()},
+                **({"p50_ms_by_game": {g: ms(percentile(w, 50)) for g, w in self.per_game.items()}}
+                   if self.per_game else {})}
+
+
+def ms(seconds: float) -> float:
+    return round(seconds * 1000, 3)
+
+
+def percentile(values: list[float], pct: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1)))]
+
+
+class Player:
+    """Human-vs-human matches of every game in turn on one stack, one seat's move at a time."""
+
+    def __init__(self, stack: Stack, seed: int) -> None:
+        from services.rules.games import GAMES
+
+        self.stack, self.rng = stack, random.Random(seed)
+        self.games = [(g.id, max(g.min_players, 2)) for g in GAMES.values()]
+        self.played = 0
+        self.match: dict[str, Any] | None = None
+
+    def _new_match(self) -> dict[str, Any]:
+        gid, players = self.games[self.played % len(self.games)]
+        self.played += 1
+        http = self.stack.http
+        made = http.call("POST", "/v1/matches", {"game": gid, "players": players, "join": True,
+                                                 "seed": self.rng.randrange(2**31)})
+        tokens = [made["token"]] + [http.call("POST", f"/v1/matches/{made['id']}/join", {})["token"]
+                                    for _ in range(players - 1)]
+        return {"id": made["id"], "game": gid, "tokens": tokens, "to_act": made["to_act"], "status": made["status"]}
+
+    def prepare(self) -> tuple[str, Callable[[], Any]]:
+        """(game, the timed move request) of the next move: the seat's legal moves are read here, untimed."""
+        if self.match is None or self.match["status"] != "active":
+            self.match = self._new_match()
+        match = self.match
+        seat = self.rng.choice(match["to_act"])
+        auth = {"Authorization": f"Bearer {match['tokens'][seat]}"}
+        path = f"/v1/matches/{match['id']}"
+        legal = self.stack.http.call("GET", path + "/legal-moves", headers=auth)
+        body = {"move": self.rng.choice(legal["moves"]), "version": legal["version"]}
+        headers = {**auth, "Idempotency-Key": uuid.UUID(int=self.rng.getrandbits(128)).hex}
+
+        def move() -> Any:
+            doc = self.stack.http.call("POST", path + "/moves", body, headers)
+            match["to_act"], match["status"] = doc["to_act"], doc["status"]
+            return doc
+
+        return match["game"], move
+
+
+def timed(call: Callable[[], Any], pids: dict[str, int]) -> tuple[float, dict[str, float]]:
+    """Wall seconds of ``call`` and the CPU seconds each of ``pids`` spent meanwhile."""
+    before = {part: cpu_s(pid) for part, pid in pids.items()}
+    start = time.perf_counter()
+    call()
+    wall = time.perf_counter() - start
+    return wall, {part: cpu_s(pid) - before[part] for part, pid in pids.items()}
+
+
+def run_bench(moves: int, warmup: int = 20, baseline: Path | None = None, seed: int = 1) -> dict[str, Any]:
+    """Start everything, play ``moves`` timed moves per stack (and as many bare requests), stop everything."""
+    procs = Procs()
+    report: dict[str, Any] = {}
+    with ExitStack() as cleanup, tempfile.TemporaryDirectory(prefix="meeple-floor-") as tmp_dir:
+        tmp = Path(tmp_dir)
+        cleanup.callback(procs.stop)
+        roots = {"move": ROOT, **({"baseline_move": baseline.resolve()} if baseline else {})}
+        stacks = {name: start_stack(procs, name, root, tmp) for name, root in roots.items()}
+        bare_port, bare_worker = gunicorn(procs, ROOT, "services.bench_floor:bare_app()", {}, tmp)
+        bare = Http(bare_port)
+        players = {name: Player(stack, seed) for name, stack in stacks.items()}
+        series = {name: Series() for name in ("bare", *stacks)}
+        for n in range(warmup + moves):
+            jobs: list[tuple[str, Callable[[], Any], dict[str, int], str | None]] = []
+            for name, player in players.items():
+                game, move = player.prepare()
+                stack = stacks[name]
+                jobs.append((name, move, {"gateway": stack.gateway_worker, "rules": stack.rules.pid,
+                                          "redis": stack.redis.pid}, game))
+            body = {"move": {"n": n}, "version": n}
+            jobs.append(("bare", lambda b=body: bare.call("POST", "/bare", b), {"gateway": bare_worker}, None))  # type: ignore[misc]
+            shift = n % len(jobs)
+            for kind, call, pids, played in jobs[shift:] + jobs[:shift]:  # each kind goes first in turn
+                wall, cpu = timed(call, pids)
+                if n >= warmup:
+                    series[kind].add(wall, cpu, played)
+        for stack in stacks.values():
+            stack.http.close()
+        bare.close()
+        report = {name: s.figures() for name, s in series.items()}
+        report["ratio_move_to_bare_p50"] = round(report["move"]["p50_ms"] / report["bare"]["p50_ms"], 3)
+        if baseline:
+            report["ratio_baseline_move_to_bare_p50"] = round(
+                report["baseline_move"]["p50_ms"] / report["bare"]["p50_ms"], 3)
+            report["ratio_move_to_baseline_move_p50"] = round(
+                report["move"]["p50_ms"] / report["baseline_move"]["p50_ms"], 3)
+            report["baseline"] = str(baseline.resolve())
+        report["moves"], report["warmup"] = moves, warmup
+        report["started_pids"] = procs.pids()
+    report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    return report
+
+
+def add_parser(sub: Any) -> None:
+    parser = sub.add_parser("floor", help="a move's low-load latency against a bare Flask route, side by side",
+                            description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--moves", type=int, default=400, help="timed moves (and bare requests)")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed rounds first (imports, connections)")
+    parser.add_argument("--baseline", type=Path, metavar="DIR",
+                        help="also time the move on the stack of the checkout in DIR (before/after in one run)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    report = run_bench(args.moves, args.warmup, args.baseline, args.seed)
+    if args.json:
+        print(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
+        return 0
+    print(f"{'request':<16} {'n':>5} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8}  CPU ms per request")
+    for name in ("bare", "move", "baseline_move"):
+        if name in report:
+            f = report[name]
+            cpu = "  ".join(f"{part} {v:.3f}" for part, v in f["cpu_ms"].items())
+            print(f"{name:<16} {f['requests']:>5} {f['p50_ms']:>8.3f} {f['p95_ms']:>8.3f} {f['mean_ms']:>8.3f}  {cpu}")
+    print(f"move p50 / bare p50: {report['ratio_move_to_bare_p50']:.2f}  (target <= 2)")
+    if "baseline" in report:
+        print(f"baseline move p50 / bare p50: {report['ratio_baseline_move_to_bare_p50']:.2f}; "
+              f"move / baseline move p50: {report['ratio_move_to_baseline_move_p50']:.3f}  ({report['baseline']})")
+    for name in ("move", "baseline_move"):
+        if name in report:
+            games = ", ".join(f"{g} {v:.2f}" for g, v in report[name]["p50_ms_by_game"].items())
+            print(f"{name} p50 ms by game: {games}")
+    print(f"load average after: {report['load_average_after'][0]:.1f} (a shared machine: compare the ratios)")
+    return 0

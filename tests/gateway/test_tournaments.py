@@ -1,0 +1,429 @@
+"""Tournaments end to end, over real HTTP and a real Redis (one server and a cluster: ``own_redis_url``), with the
+real rules service, a real bot worker, the timekeeper driving the tournaments and the real webhook worker.
+
+The players are played by the test as an app's users would be: the backend (the tenant's key) takes each
+player's seat with ``POST /v1/matches/{id}/join {"player"}``, and the player plays with the seat's token. Time is
+moved with the timekeeper's ``run_once(now=...)`` (a no-show's clock, an arena's window), never slept out; no
+assertion is about how long anything took.
+
+Games: one CLASH game (``match: single``, beginner tiles, 20 placements at most: about a dozen moves), bots at
+``novice`` (the rung closest to a new player's rating on the shipped ladder, and the takeover level set here).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from services.bots.worker import Worker
+from services.core.config import Config
+from services.stack import ROOT
+from services.timekeeper.keeper import Timekeeper
+from services.webhooks.worker import WebhookWorker
+
+from .conftest import Api, GatewayServer, RulesProcess, start_gateway
+from .test_backends import as_key, new_key
+from .test_webhooks import ALLOW, LOCAL, Receiver
+
+GAME = "clash"
+OPTIONS = {"match": "single", "beginner": True, "max_moves": 20}
+#: A human's move is never slept out: this clock runs out only when the test moves time past it.
+PER_MOVE_S = 120
+CLOCK = {"mode": "per_move", "seconds": PER_MOVE_S, "on_timeout": "bot"}
+TOURNAMENT_EVENTS = ["tournament.started", "round.started", "round.finished", "tournament.finished"]
+
+
+@dataclass
+class Site:
+    """A tenant's backend and its players on one gateway, with the workers a deployment runs."""
+
+    api: Api
+    key: str
+    redis_url: str
+    keeper: Timekeeper | None = None
+    rng: random.Random = field(default_factory=lambda: random.Random(7))
+    tokens: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return as_key(self.key)
+
+    def create(self, **settings: Any) -> dict[str, Any]:
+        body = {"name": "Friday CLASH", "game": GAME, "players_per_table": 2, "options": OPTIONS, "clock": CLOCK,
+                "takeover_level": "novice", "rated": True, "starts_at": time.time(), **settings}
+        made = self.api.post("/v1/tournaments", headers=self.headers, json=body)
+        assert made.status_code == 201, made.text
+        return dict(made.json())
+
+    def register(self, tournament_id: str, players: list[str]) -> None:
+        for player in players:
+            reply = self.api.post(f"/v1/tournaments/{tournament_id}/players", headers=self.headers,
+                                  json={"player": player})
+            assert reply.status_code == 201, reply.text
+
+    def view(self, tournament_id: str) -> dict[str, Any]:
+        reply = self.api.get(f"/v1/tournaments/{tournament_id}", headers=self.headers)
+        assert reply.status_code == 200, reply.text
+        return dict(reply.json())
+
+    def token(self, match_id: str, player: str) -> str | None:
+        """The player's seat token: the backend takes the seat kept for them with its key, once. None while the
+        match is not made yet (a table's id is named when its round is paired; the runner then makes it)."""
+        if (match_id, player) not in self.tokens:
+            joined = self.api.post(f"/v1/matches/{match_id}/join", headers=self.headers, json={"player": player})
+            if joined.status_code == 404 and joined.json()["error"]["code"] == "match_not_found":
+                return None
+            assert joined.status_code == 200, joined.text
+            self.tokens[(match_id, player)] = joined.json()["token"]
+        return self.tokens[(match_id, player)]
+
+    def play(self, match_id: str, player: str) -> bool:
+        """One move of ``player`` in their match if they have a decision (a random legal one); whether they did.
+        A seat a bot took over is reclaimed first (it never is here: the clocks only run out when moved)."""
+        token = self.token(match_id, player)
+        if token is None:
+            return False
+        status = self.api.get(f"/v1/matches/{match_id}?include=legal_moves", token).json()
+        seat = status["you"]
+        if status["status"] != "active" or seat not in status["to_act"] or not status["legal_moves"]:
+            return False
+        moved = self.api.post(f"/v1/matches/{match_id}/moves", token,
+                              json={"move": self.rng.choice(status["legal_moves"]), "version": status["version"]})
+        assert moved.status_code in (200, 409), moved.text  # 409: a bot or a clock moved the match meanwhile
+        return True
+
+    def play_round(self, tournament_id: str, absent: set[str], drive: Callable[[], None],
+                   until: Callable[[dict[str, Any]], bool], limit: int = 3000) -> dict[str, Any]:
+        """Play every present player's decisions, driving the tournament between passes, until ``until(view)``.
+        A table waiting only on an absent player (all else quiet) gets the no-show's clock run out."""
+        for _ in range(limit):
+            drive()
+            view = self.view(tournament_id)
+            if until(view):
+                return view
+            moved = False
+            waiting_on_absent = []
+            for table in view["tables"]:
+                if table["status"] != "running" or not table["match_id"]:
+                    continue
+                for seat in table["seats"]:
+                    player = seat.get("player")
+                    if player is None:
+                        continue
+                    if player in absent:
+                        waiting_on_absent.append(table["match_id"])
+                    elif self.play(table["match_id"], player):
+                        moved = True
+            running = [t for t in view["tables"] if t["status"] == "running"]
+            if not moved and waiting_on_absent and len(running) == len(set(waiting_on_absent)):
+                # only the no-shows' tables are left, and nobody else has a decision: their clocks run out
+                assert self.keeper is not None
+                self.keeper.run_once(now=time.time() + PER_MOVE_S + 1)
+            elif not moved:
+                time.sleep(0.05)  # a bot is thinking
+        raise AssertionError(f"the tournament did not get there: {self.view(tournament_id)}")
+
+
+@pytest.fixture()
+def gateway(own_redis_url: str, rules: RulesProcess) -> Iterator[GatewayServer]:
+    server = start_gateway(own_redis_url, rules.port, anonymous=False, webhook_allow_private=LOCAL)
+    yield server
+    server.stop()
+
+
+@pytest.fixture()
+def bots(own_redis_url: str, rules: RulesProcess) -> Iterator[Worker]:
+    worker = Worker(own_redis_url, f"127.0.0.1:{rules.port}", name="tournament-bots", claim_idle_ms=60_000)
+    thread = threading.Thread(target=worker.run, daemon=True)
+    thread.start()
+    yield worker
+    worker.stopping.set()
+    thread.join(10)
+
+
+def keeper_of(redis_url: str, rules: RulesProcess) -> Timekeeper:
+    """A timekeeper that drives the tournaments at every ``run_once`` (no pause between looks)."""
+    return Timekeeper(redis_url, lease_s=5, competitions_every_s=0,
+                      config=Config(redis_url=redis_url, rules_addr=f"127.0.0.1:{rules.port}"))
+
+
+@pytest.fixture()
+def receiver() -> Iterator[Receiver]:
+    from services.stack import free_port
+
+    rec = Receiver(free_port())
+    rec.start()
+    yield rec
+    rec.stop()
+
+
+def test_a_swiss_of_nine_runs_three_rounds_with_a_bot_in_the_bye_and_a_no_show_taken_over(
+        gateway: GatewayServer, own_redis_url: str, rules: RulesProcess, bots: Worker, receiver: Receiver) -> None:
+    site = Site(Api(gateway.url), new_key(own_redis_url, "acme")["key"], own_redis_url)
+    site.keeper = keeper_of(own_redis_url, rules)
+    hook = site.api.post("/v1/webhooks", headers=site.headers, json={
+        "url": f"http://127.0.0.1:{receiver.port}/", "events": TOURNAMENT_EVENTS}).json()
+    receiver.secret = hook["secret"]
+    tournament = site.create(format={"kind": "swiss", "rounds": 3, "round_s": 3600})
+    tid = tournament["id"]
+    players = [f"u{i}" for i in range(1, 10)]
+    site.register(tid, players)
+
+    site.keeper.run_once()
+    first = site.view(tid)
+    assert first["status"] == "running" and first["round"]["n"] == 1 and len(first["tables"]) == 5
+    byes = [t for t in first["tables"] if any("bot" in s for s in t["seats"])]
+    assert len(byes) == 1 and byes[0]["seats"][1] == {"bot": "novice"}  # one bot fills the odd seat
+    # the no-show: a player of a table of two humans
+    pair = next(t for t in first["tables"] if all("player" in s for s in t["seats"]))
+    no_show = pair["seats"][0]["player"]
+    no_show_match = pair["match_id"]
+
+    def drive() -> None:
+        assert site.keeper is not None
+        site.keeper.run_once()
+
+    final = site.play_round(tid, {no_show}, drive, lambda v: v["status"] == "finished")
+    assert final["rounds_played"] == 3 and final["round"]["n"] == 3
+    rows = {s["player"]: s for s in final["standings"]}
+    assert sorted(rows) == players
+    assert rows[no_show]["absent"] and rows[no_show]["points"] == 0 and rows[no_show]["played"] == 1
+    assert all(rows[p]["played"] == 3 and not rows[p]["absent"] for p in players if p != no_show)
+    ranked = [(s["points"], s["tiebreak"]) for s in final["standings"]]
+    assert ranked == sorted(ranked, reverse=True) and final["standings"][0]["rank"] == 1
+
+    # the no-show's seat: timed out and played by a bot to the end; the match was rated, the no-show was not
+    match = site.api.get(f"/v1/matches/{no_show_match}", headers=site.headers).json()
+    seat = next(s for s in match["seats"] if s.get("player") == no_show)
+    assert match["status"] == "finished" and seat["control"] == "bot"
+    replay = site.api.get(f"/v1/matches/{no_show_match}/replay", headers=site.headers).json()
+    assert any(e["kind"] == "timeout" and e["seat"] == seat["seat"] for e in replay["log"])
+    assert [r["player"] for r in match["outcome"]["ratings"]] != [] and no_show not in {
+        r["player"] for r in match["outcome"]["ratings"]}
+    assert site.api.get(f"/v1/players/{no_show}/ratings", headers=site.headers).json()["ratings"] == {}
+    board = site.api.get(f"/v1/leaderboards/{GAME}", headers=site.headers, params={"limit": 20}).json()
+    assert sorted(e["player"] for e in board["entries"]) == sorted(p for p in players if p != no_show)
+
+    # the tournament's webhooks, delivered by the webhook worker, signed, in order
+    worker = WebhookWorker(own_redis_url, allow=ALLOW, backoff_s=0.1)
+    for _ in range(100):
+        worker.run_once()
+        if len(receiver.delivered()) >= 8:
+            break
+        time.sleep(0.05)
+    got = sorted(receiver.delivered().values(), key=lambda d: int(d["body"]["id"].split("-")[0].split(":")[1]))
+    assert [d["event"] for d in got] == ["tournament.started", "round.started", "round.finished", "round.started",
+                                         "round.finished", "round.started", "round.finished", "tournament.finished"]
+    assert {d["body"]["data"]["tournament_id"] for d in got} == {tid}
+    assert got[-1]["body"]["data"]["standings"] == final["standings"]
+    assert [t["match_id"] for t in got[1]["body"]["data"]["tables"]] == [t["match_id"] for t in first["tables"]]
+
+    # the pairings (round.started names each round's tables): no two humans met twice; one bye in round 1 (9
+    # players), none after the no-show was marked absent (8 left); the no-show was never paired again
+    rounds = [d["body"]["data"]["tables"] for d in got if d["event"] == "round.started"]
+    met = [frozenset(s["player"] for s in t["seats"] if "player" in s) for r in rounds for t in r]
+    assert len([m for m in met if len(m) == 2]) == len({m for m in met if len(m) == 2})
+    assert [sum(any("bot" in s for s in t["seats"]) for t in r) for r in rounds] == [1, 0, 0]
+    assert all(no_show not in m for m in met[len(rounds[0]):])
+    # the tie-break is Buchholz as the guide says: per round, the mean final points of the player's human
+    # opponents, or (a round against bots only: the bye) the player's own final points
+    final_points = {s["player"]: s["points"] for s in final["standings"]}
+    for player in players:
+        buchholz = 0.0
+        for tables in rounds:
+            table = next((t for t in tables if any(s.get("player") == player for s in t["seats"])), None)
+            if table is None:
+                continue
+            others = [s["player"] for s in table["seats"] if s.get("player") not in (None, player)]
+            buchholz += sum(final_points[o] for o in others) / len(others) if others else final_points[player]
+        assert rows[player]["tiebreak"] == pytest.approx(buchholz), player
+
+    # another tenant's key sees none of it: its board of the game is its own (empty), acme's players unranked
+    rival = as_key(new_key(own_redis_url, "rival")["key"])
+    assert site.api.get(f"/v1/leaderboards/{GAME}", headers=rival).json()["entries"] == []
+    ranked_player = board["entries"][0]["player"]
+    for path in (f"/v1/leaderboards/{GAME}/players/{ranked_player}", f"/v1/tournaments/{tid}",
+                 f"/v1/tournaments/{tid}/players/{ranked_player}"):
+        assert site.api.get(path, headers=rival).status_code == 404, path
+    assert site.api.get(f"/v1/leaderboards/{GAME}/players/{ranked_player}/around",
+                        headers=rival).json()["entries"] == []
+    assert site.api.get(f"/v1/players/{ranked_player}/ratings", headers=rival).json()["ratings"] == {}
+
+
+def test_a_cancelled_tournament_aborts_its_running_tables_and_rates_nothing(
+        gateway: GatewayServer, own_redis_url: str, rules: RulesProcess, bots: Worker, receiver: Receiver) -> None:
+    site = Site(Api(gateway.url), new_key(own_redis_url, "acme")["key"], own_redis_url)
+    keeper = site.keeper = keeper_of(own_redis_url, rules)
+    hook = site.api.post("/v1/webhooks", headers=site.headers, json={
+        "url": f"http://127.0.0.1:{receiver.port}/", "events": ["tournament.finished"]}).json()
+    receiver.secret = hook["secret"]
+    tid = site.create(format={"kind": "swiss", "rounds": 3, "round_s": 3600})["id"]
+    players = ["ann", "ben", "cat", "dan", "eve"]
+    site.register(tid, players)
+    keeper.run_once()
+    paired = site.play_round(tid, set(), keeper.run_once, lambda v: all(t["match_id"] for t in v["tables"]), limit=200)
+    # a move or so by each present player, the matches still running
+    for table in paired["tables"]:
+        for seat in table["seats"]:
+            if "player" in seat:
+                site.play(table["match_id"], seat["player"])
+    matches = [t["match_id"] for t in paired["tables"]]
+    assert len(matches) == 3  # two tables of two and the bye
+
+    cancelled = site.api.post(f"/v1/tournaments/{tid}/cancel", headers=site.headers, json={})
+    assert cancelled.status_code == 200, cancelled.text
+    view = cancelled.json()
+    assert view["status"] == "cancelled" and view["reason"] and view["ended_at"] is not None
+    again = site.api.post(f"/v1/tournaments/{tid}/cancel", headers=site.headers, json={})
+    assert again.status_code == 409 and again.json()["error"]["code"] == "tournament_over"
+    keeper.run_once()  # nothing more happens to a cancelled tournament
+    assert site.view(tid)["status"] == "cancelled" and site.view(tid)["rounds_played"] <= 1
+
+    for match_id in matches:  # each table's match ended without a result, never rated
+        match = site.api.get(f"/v1/matches/{match_id}", headers=site.headers).json()
+        assert match["status"] == "finished" and match["outcome"]["ended_by"] == "aborted", match
+        assert match["outcome"]["ratings"] is None and match["outcome"]["winners"] == []
+    # the unfinished tables are drawn: 0.5 to each player playing their own seat
+    assert {s["player"]: s["points"] for s in view["standings"]} == dict.fromkeys(players, 0.5)
+    for player in players:
+        assert site.api.get(f"/v1/players/{player}/ratings", headers=site.headers).json()["ratings"] == {}
+    assert site.api.get(f"/v1/leaderboards/{GAME}", headers=site.headers).json()["entries"] == []
+    # a cancelled tournament takes no registration either
+    late = site.api.post(f"/v1/tournaments/{tid}/players", headers=site.headers, json={"player": "fay"})
+    assert late.status_code == 409, late.text
+
+    worker = WebhookWorker(own_redis_url, allow=ALLOW, backoff_s=0.1)
+    for _ in range(100):
+        worker.run_once()
+        if receiver.delivered():
+            break
+        time.sleep(0.05)
+    [finished] = receiver.delivered().values()
+    assert finished["event"] == "tournament.finished" and finished["body"]["data"]["cancelled"] is True
+
+
+def test_an_arena_pairs_waves_during_its_window_and_ends_the_tables_still_playing_after_it(
+        gateway: GatewayServer, own_redis_url: str, rules: RulesProcess, bots: Worker) -> None:
+    site = Site(Api(gateway.url), new_key(own_redis_url, "acme")["key"], own_redis_url)
+    keeper = site.keeper = keeper_of(own_redis_url, rules)
+    start = time.time()
+    tid = site.create(format={"kind": "arena", "duration_s": 600, "grace_s": 0, "bot_after_s": 60})["id"]
+    players = ["ann", "ben", "cat", "dan"]
+    site.register(tid, players)
+    now = [start]
+
+    def drive() -> None:
+        now[0] = max(now[0], time.time())
+        keeper.run_once(now=now[0])
+
+    first = site.play_round(tid, set(), drive, lambda v: v["round"] is not None and len(v["tables"]) == 2)
+    first_tables = {frozenset(s["player"] for s in t["seats"]) for t in first["tables"]}
+    first_matches = [t["match_id"] for t in first["tables"]]
+
+    def first_wave_over(_: dict[str, Any]) -> bool:
+        return all(site.api.get(f"/v1/matches/{m}", headers=site.headers).json()["status"] == "finished"
+                   for m in first_matches)
+
+    # every table of the first wave finishes (nobody drives the arena meanwhile, so all four wait together) ...
+    site.play_round(tid, set(), lambda: None, first_wave_over)
+    # ... and the next wave pairs them again at once, none against the opponent of their last table
+    second = site.play_round(tid, set(), drive, lambda v: v["round"]["n"] >= 2 and v["tables"]
+                             and all(t["match_id"] for t in v["tables"]))
+    again = {frozenset(s["player"] for s in t["seats"]) for t in second["tables"] if t["status"] == "running"}
+    assert again and not again & first_tables  # never straight back against the last table
+    running = [t["match_id"] for t in second["tables"] if t["status"] == "running"]
+
+    now[0] = start + 601  # the window is over (no grace): tables still playing are ended, the arena is over
+    drive()
+    final = site.view(tid)
+    assert final["status"] == "finished" and final["tables"] == []
+    assert {s["player"] for s in final["standings"]} == set(players)
+    assert all(s["played"] >= 1 for s in final["standings"])
+    for match_id in running:  # ended without a result: unrated, a draw for the players playing their seats
+        match = site.api.get(f"/v1/matches/{match_id}", headers=site.headers).json()
+        assert match["status"] == "finished" and match["outcome"]["ended_by"] == "aborted", match
+        assert match["outcome"]["ratings"] is None
+
+
+def test_a_timekeeper_killed_mid_round_loses_nothing(
+        gateway: GatewayServer, own_redis_url: str, rules: RulesProcess, bots: Worker) -> None:
+    site = Site(Api(gateway.url), new_key(own_redis_url, "acme")["key"], own_redis_url)
+
+    def timekeeper() -> subprocess.Popen[bytes]:
+        return subprocess.Popen([sys.executable, "-m", "services.timekeeper.keeper", "--metrics-port", "0",
+                                 "--lease-s", "1", "--poll-s", "0.05"], cwd=ROOT,
+                                env={**os.environ, "REDIS_URL": own_redis_url,
+                                     "MEEPLE_RULES_ADDR": f"127.0.0.1:{rules.port}"},
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    tid = site.create(format={"kind": "swiss", "rounds": 2, "round_s": 3600})["id"]
+    players = ["ann", "ben", "cat", "dan"]
+    site.register(tid, players)
+    first = timekeeper()
+    try:
+        for _ in range(600):  # the running timekeeper pairs round 1
+            paired = site.view(tid)
+            if paired["round"] is not None and all(t["match_id"] for t in paired["tables"]):
+                break
+            time.sleep(0.05)
+        # one table is played to its end while the other's players hold (so round 1 cannot end meanwhile)
+        held = {s["player"] for s in paired["tables"][1]["seats"]}
+        mid_round = site.play_round(tid, held, lambda: None, lambda v: any(
+            t["status"] == "finished" for t in v["tables"]))
+        first.send_signal(signal.SIGKILL)  # mid-round: one table finished, the other still playing
+        first.wait(10)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert mid_round["round"]["n"] == 1
+    # the rest of round 1 is played with no timekeeper at all: the finished match wakes nobody yet
+    site.play_round(tid, set(), lambda: None, lambda v: all(
+        site.api.get(f"/v1/matches/{t['match_id']}", headers=site.headers).json()["status"] == "finished"
+        for t in v["tables"]))
+    second = timekeeper()
+    try:
+        final = site.play_round(tid, set(), lambda: None, lambda v: v["status"] == "finished")
+    finally:
+        second.terminate()
+        second.wait(10)
+    assert final["rounds_played"] == 2
+    assert sorted(s["player"] for s in final["standings"]) == players
+    assert all(s["played"] == 2 for s in final["standings"])
+    assert sum(s["points"] for s in final["standings"]) == 4  # 2 tables x 2 rounds, a point each: nothing lost
+    # no match was made twice: the tenant's matches are exactly the four tables'
+    made = site.api.get("/v1/matches", headers=site.headers, params={"limit": 100}).json()["matches"]
+    assert len(made) == 4
+
+
+def test_another_tenant_sees_none_of_it(gateway: GatewayServer, own_redis_url: str, rules: RulesProcess) -> None:
+    site = Site(Api(gateway.url), new_key(own_redis_url, "acme")["key"], own_redis_url)
+    other = as_key(new_key(own_redis_url, "rival")["key"])
+    tid = site.create(starts_at=time.time() + 3600, format={"kind": "swiss", "rounds": 3, "round_s": 3600})["id"]
+    site.register(tid, ["ann", "ben"])
+    for method, path, body in (("GET", f"/v1/tournaments/{tid}", None),
+                               ("POST", f"/v1/tournaments/{tid}/players", {"player": "eve"}),
+                               ("DELETE", f"/v1/tournaments/{tid}/players/ann", None),
+                               ("GET", f"/v1/tournaments/{tid}/players/ann", None),
+                               ("POST", f"/v1/tournaments/{tid}/cancel", None)):
+        reply = site.api.call(method, path, headers=other, **({"json": body} if body is not None else {}))
+        assert reply.status_code == 404 and reply.json()["error"]["code"] == "tournament_not_found", (path, reply.text)
+    assert site.api.get("/v1/tournaments", headers=other).json()["tournaments"] == []
+    # the owner's tournament is untouched by all that
+    view = site.view(tid)
+    assert view["status"] == "registering" and view["registered"] == 2
+    # a board is the tenant's own: the rival's season and settings change nothing of acme's
+    created = site.api.post(f"/v1/leaderboards/{GAME}/seasons", headers=other, json={
+        "name": "s1", "starts_at": time.time(), "ends_at": time.time() + 3600})
+    assert created.status_code == 201, created.text
+    assert site.api.get(f"/v1/leaderboards/{GAME}/seasons", headers=site.headers).json()["seasons"] == []
+    assert site.api.get(f"/v1/leaderboards/{GAME}/seasons/s1", headers=site.headers).status_code == 404
