@@ -39,7 +39,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from services.rules.games.base import below  # rng.randrange's draw, compiled
+from services.rules.games.base import below, unguarded  # below: rng.randrange's draw, compiled
 
 Move = dict[str, Any]
 
@@ -202,9 +202,12 @@ def search(game: Game, state: Any, seat: int, *, iterations: int, seconds: float
     # Every determinization leaves the seat its own legal moves (the conformance suite checks it), so
     # the root's list, usually the widest, is enumerated and split once, not once per iteration.
     root_options = [(split(m), m) for m in legal_root]
+    # The seat was checked by legal_moves above; from here on every seat comes from to_act and every move from
+    # legal_moves or the policy, so the loop calls the engine without the argument checks (base.Unguarded).
+    simultaneous = decouple and bool(getattr(game, "simultaneous", False))
+    game = unguarded(game)
     root = Node()
     tried: dict[bytes, list[float]] = {}  # per complete root move: visits, total reward (see _best)
-    simultaneous = decouple and bool(getattr(game, "simultaneous", False))
     start = clock()
     deadline = start + seconds if seconds else math.inf
     done = 0

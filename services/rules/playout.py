@@ -10,7 +10,7 @@ import random
 import time
 from typing import Any, Final
 
-from services.rules.games.base import Game, below
+from services.rules.games.base import Game, below, unguarded
 
 #: No game of ours needs more decisions than this; hitting it means a game does not terminate.
 MAX_DECISIONS: Final = 20_000
@@ -46,7 +46,8 @@ def random_playout(game: Game[Any], state: Any, rng: random.Random, in_place: bo
 
 def timed_playouts(game: Game[Any], players: int, options: dict[str, Any], seconds: float) -> dict[str, float]:
     """Whole random games (seeds 0, 1, ...; moves drawn from one generator seeded 0) on the search's fast
-    path for ``seconds`` of this process's CPU time, at least one game.
+    path (``apply_in_place``, the protocol methods bound without their argument checks, as in
+    ``ai.ismcts.search``) for ``seconds`` of this process's CPU time, at least one game.
 
     Games and moves per CPU second, and the widest position seen (``max_branching``). CPU time, not wall
     time: on a shared machine the wall clock also counts the time other processes hold the core.
@@ -54,8 +55,11 @@ def timed_playouts(game: Game[Any], players: int, options: dict[str, Any], secon
     rng = random.Random(0)
     games = moves = branching = 0
     seed = 0
-    # The engine's methods, bound once: a search holds on to them the same way.
-    is_over, to_act_of, legal_moves, apply_in_place = game.is_over, game.to_act, game.legal_moves, game.apply_in_place
+    # The engine's methods, bound once and without the argument checks, as the search holds them (every seat
+    # comes from to_act and every move from legal_moves: see base.Unguarded); new_game keeps its checks.
+    engine = unguarded(game)
+    is_over, to_act_of, legal_moves, apply_in_place = engine.is_over, engine.to_act, engine.legal_moves, \
+        engine.apply_in_place
     clock = time.process_time
     start = clock()
     deadline = start + seconds

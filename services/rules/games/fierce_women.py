@@ -124,11 +124,11 @@ class State:
 def clone_state(s: State) -> State:
     t = State.__new__(State)
     t.players, t.options, t.phase, t.current, t.turn = s.players, s.options, s.phase, s.current, s.turn
-    # map(list.copy) rather than comprehensions: no per-call frame, and bots clone constantly.
-    t.piles = list(map(list.copy, s.piles))
-    t.hands = list(map(list.copy, s.hands))
-    t.known = list(map(list.copy, s.known))
-    t.tables = [list(map(list.copy, table)) for table in s.tables]
+    # Comprehensions of slices: compiled, plain loops of list copies (map(list.copy) is a generic call there).
+    t.piles = [p[:] for p in s.piles]
+    t.hands = [h[:] for h in s.hands]
+    t.known = [k[:] for k in s.known]
+    t.tables = [[col[:] for col in table] for table in s.tables]
     t.discard = s.discard[:]
     t.out_of_game = s.out_of_game  # never changes after setup
     t.overrides = dict(s.overrides)
@@ -174,13 +174,14 @@ def setup(players: int, options: dict[str, Any], deck: list[str], rng: random.Ra
 
 
 def start_turn(s: State, seat: int) -> None:
+    automa = 2 if s.players == 2 else -1  # s.automa, as an int
     while True:
-        if not any(s.piles):
+        if not any(pile for pile in s.piles):  # compiled, any() of a generator is a loop
             s.phase = "game_over"
             s.pending = None
             return
         s.turn += 1
-        if seat == s.automa:
+        if seat == automa:
             automa_turn(s)
             seat = (seat + 1) % s.seats
             continue
@@ -596,8 +597,16 @@ def score(s: State) -> JSONDict:
 # -- Parameterised moves and legal_moves ------------------------------------------------------------
 
 
+#: The draw moves, shared read-only as the place moves are.
+_DRAW: Final = [{"type": "draw", "pile": i} for i in range(3)]
+
+
 def _legal_draw(s: State, seat: int) -> list[Move]:
-    return [{"type": "draw", "pile": i} for i, p in enumerate(s.piles) if p]
+    moves: list[Move] = []
+    for i, p in enumerate(s.piles):
+        if p:
+            moves.append(_DRAW[i])
+    return moves
 
 
 def _legal_play(s: State, seat: int) -> list[Move]:
@@ -645,15 +654,155 @@ def _legal_rearrange(s: State, seat: int) -> list[Move]:
     return [{"type": "rearrange", "columns": keep}] + ([] if best == keep else [{"type": "rearrange", "columns": best}])
 
 
-#: The spec's table "Parameterised moves and legal_moves", one function per phase.
-LEGAL_MOVES: Final = {
-    "draw": _legal_draw,
-    "play": _legal_play,
-    "remove_column": _legal_remove_column,
-    "remove_cards": _legal_remove_cards,
-    "rearrange": _legal_rearrange,
-    "game_over": lambda s, seat: [],
-}
+def legal_moves_of(s: State, seat: int) -> list[Move]:
+    """The spec's table "Parameterised moves and legal_moves", one function per phase."""
+    if actor(s) != seat:
+        return []
+    phase = s.phase
+    if phase == "play":
+        return _legal_play(s, seat)
+    if phase == "draw":
+        return _legal_draw(s, seat)
+    if phase == "remove_column":
+        return _legal_remove_column(s, seat)
+    if phase == "remove_cards":
+        return _legal_remove_cards(s, seat)
+    if phase == "rearrange":
+        return _legal_rearrange(s, seat)
+    return []
+
+
+# -- Moves: validation steps 2 and on, one function per move type -------------------------------------
+
+
+def play_move(state: State, seat: int, move: Move) -> None:
+    """Validate (in the spec's order) and play ``move`` on ``state``; dispatched by plain comparisons, so
+    that compiled, every step is a direct call."""
+    if not _plain_place_or_draw(move):  # the common moves, well formed: checked at once
+        check_shape(move_type(move, MOVE_TYPES), move)
+    kind: str = move["type"]
+    s = state
+    if s.phase == "game_over":
+        raise IllegalMove("game_over", "the game is over")
+    if actor(s) != seat:
+        raise IllegalMove("not_your_turn", f"it is not seat {seat}'s turn (waiting for seat {actor(s)})")
+    if kind not in PHASE_MOVES[s.phase]:
+        raise IllegalMove("wrong_phase", f"{kind} is not allowed now: the phase is {s.phase}")
+    if kind == "place":
+        _place(s, seat, move)
+    elif kind == "draw":
+        _draw(s, seat, move)
+    elif kind == "play_action":
+        _play_action(s, seat, move)
+    elif kind == "discard":
+        _discard(s, seat, move)
+    elif kind == "remove_column":
+        _remove_column(s, seat, move)
+    elif kind == "remove_cards":
+        _remove_cards(s, seat, move)
+    else:
+        _rearrange(s, seat, move)
+
+
+def _action_column_error(s: State, seat: int, card: str, column: int) -> tuple[str, str] | None:
+    table = s.tables[seat]
+    if column >= len(table):
+        return ("no_such_column", f"you have no column {column}")
+    k = common(table[column])
+    if not single(k):
+        return ("column_not_defined", f"{card} needs a defined column; column {column} is not defined "
+                                      f"(common categories: {', '.join(cats_of(k))})")
+    if ACTIONS[card] == "solo_max":
+        others = [o for o in range(s.seats) if o != seat and defined_categories(s.tables[o]) & k]
+        if others:
+            return ("category_not_solo", f"{card} needs a category no one else collects; column {column} "
+                                         f"collects {cats_of(k)[0]}, which seat {others[0]} collects too")
+    return None
+
+def _draw(s: State, seat: int, move: Move) -> None:
+    pile = s.piles[move["pile"]]
+    if not pile:
+        raise IllegalMove("empty_pile", f"pile {move['pile']} is empty")
+    card = pile.pop(0)
+    s.hands[seat].append(card)
+    s.known[seat].append(card)
+    s.phase = "play"
+
+def _place(s: State, seat: int, move: Move) -> None:
+    card, column = move["card"], move["column"]
+    if card in ACTIONS:
+        raise IllegalMove("not_a_woman_card", f"{card} is an action card: play it with play_action")
+    if card not in s.hands[seat]:
+        raise IllegalMove("card_not_in_hand", f"{card} is not in your hand")
+    table = s.tables[seat]
+    if column != "new" and column >= len(table):
+        raise IllegalMove("no_such_column", f"you have no column {column}")
+    error = placement_error(table, card, column)
+    if error:
+        raise IllegalMove(*error)
+    take_from_hand(s, seat, card)
+    if column == "new":
+        table.append([card])
+    else:
+        table[column].append(card)
+    end_turn(s)
+
+def _play_action(s: State, seat: int, move: Move) -> None:
+    card = move["card"]
+    if card in WOMEN:
+        raise IllegalMove("not_an_action_card", f"{card} is a woman card: place it in a column")
+    if card not in s.hands[seat]:
+        raise IllegalMove("card_not_in_hand", f"{card} is not in your hand")
+    column = move.get("column")
+    if card in COLUMN_ACTIONS:
+        assert column is not None
+        error = _action_column_error(s, seat, card, column)
+        if error:
+            raise IllegalMove(*error)
+    take_from_hand(s, seat, card)
+    EFFECTS[ACTIONS[card]](s, seat, card, column)
+
+def _discard(s: State, seat: int, move: Move) -> None:
+    card = move["card"]
+    if card in WOMEN:
+        raise IllegalMove("not_an_action_card", f"{card} is a woman card: only action cards can be discarded")
+    if card not in s.hands[seat]:
+        raise IllegalMove("card_not_in_hand", f"{card} is not in your hand")
+    if any(m["type"] != "discard" for m in legal_moves_of(s, seat)):
+        raise IllegalMove("discard_not_allowed", f"{card} cannot be discarded: you have a card you can play")
+    take_from_hand(s, seat, card)
+    s.discard.append(card)
+    end_turn(s)
+
+def _remove_column(s: State, seat: int, move: Move) -> None:
+    if move["column"] >= len(s.tables[seat]):
+        raise IllegalMove("no_such_column", f"you have no column {move['column']}")
+    remove_column(s, seat, move["column"])
+    assert s.pending is not None
+    s.pending["queue"].pop(0)
+    advance_queue(s)
+
+def _remove_cards(s: State, seat: int, move: Move) -> None:
+    cards = move["cards"]
+    mine = {c for col in s.tables[seat] for c in col if c in WOMEN}
+    need = min(2, len(mine))
+    if len(cards) != need:
+        raise IllegalMove("bad_removal", f"remove exactly {need} woman card{'s' if need != 1 else ''}")
+    for card in cards:
+        if card not in mine:
+            raise IllegalMove("bad_removal", f"{card} is not a woman card on your table")
+    remove_cards(s, seat, cards)
+    assert s.pending is not None
+    s.pending["queue"].pop(0)
+    advance_queue(s)
+
+def _rearrange(s: State, seat: int, move: Move) -> None:
+    table = s.tables[seat]
+    error = arrangement_error(table, move["columns"])
+    if error:
+        raise IllegalMove("bad_arrangement", error)
+    s.tables[seat] = [col for col in table if locked(col)] + [col[:] for col in move["columns"]]
+    end_turn(s)
 
 
 # -- The game ----------------------------------------------------------------------------------------
@@ -698,121 +847,10 @@ class FierceWomen(Game[State]):
     # -- Moves --------------------------------------------------------------------------------------
 
     def legal_moves(self, state: State, seat: int) -> list[Move]:
-        if actor(state) != seat:
-            return []
-        return LEGAL_MOVES[state.phase](state, seat)
-
-    def _action_column_error(self, s: State, seat: int, card: str, column: int) -> tuple[str, str] | None:
-        table = s.tables[seat]
-        if column >= len(table):
-            return ("no_such_column", f"you have no column {column}")
-        k = common(table[column])
-        if not single(k):
-            return ("column_not_defined", f"{card} needs a defined column; column {column} is not defined "
-                                          f"(common categories: {', '.join(cats_of(k))})")
-        if ACTIONS[card] == "solo_max":
-            others = [o for o in range(s.seats) if o != seat and defined_categories(s.tables[o]) & k]
-            if others:
-                return ("category_not_solo", f"{card} needs a category no one else collects; column {column} "
-                                             f"collects {cats_of(k)[0]}, which seat {others[0]} collects too")
-        return None
+        return legal_moves_of(state, seat)
 
     def apply_in_place(self, state: State, seat: int, move: Move) -> None:
-        kind = move_type(move, MOVE_TYPES)
-        SHAPES[kind](move)
-        s = state
-        if s.phase == "game_over":
-            raise IllegalMove("game_over", "the game is over")
-        if actor(s) != seat:
-            raise IllegalMove("not_your_turn", f"it is not seat {seat}'s turn (waiting for seat {actor(s)})")
-        if kind not in PHASE_MOVES[s.phase]:
-            raise IllegalMove("wrong_phase", f"{kind} is not allowed now: the phase is {s.phase}")
-        MOVES[kind](self, s, seat, move)
-
-    def _draw(self, s: State, seat: int, move: Move) -> None:
-        pile = s.piles[move["pile"]]
-        if not pile:
-            raise IllegalMove("empty_pile", f"pile {move['pile']} is empty")
-        card = pile.pop(0)
-        s.hands[seat].append(card)
-        s.known[seat].append(card)
-        s.phase = "play"
-
-    def _place(self, s: State, seat: int, move: Move) -> None:
-        card, column = move["card"], move["column"]
-        if card in ACTIONS:
-            raise IllegalMove("not_a_woman_card", f"{card} is an action card: play it with play_action")
-        if card not in s.hands[seat]:
-            raise IllegalMove("card_not_in_hand", f"{card} is not in your hand")
-        table = s.tables[seat]
-        if column != "new" and column >= len(table):
-            raise IllegalMove("no_such_column", f"you have no column {column}")
-        error = placement_error(table, card, column)
-        if error:
-            raise IllegalMove(*error)
-        take_from_hand(s, seat, card)
-        if column == "new":
-            table.append([card])
-        else:
-            table[column].append(card)
-        end_turn(s)
-
-    def _play_action(self, s: State, seat: int, move: Move) -> None:
-        card = move["card"]
-        if card in WOMEN:
-            raise IllegalMove("not_an_action_card", f"{card} is a woman card: place it in a column")
-        if card not in s.hands[seat]:
-            raise IllegalMove("card_not_in_hand", f"{card} is not in your hand")
-        column = move.get("column")
-        if card in COLUMN_ACTIONS:
-            assert column is not None
-            error = self._action_column_error(s, seat, card, column)
-            if error:
-                raise IllegalMove(*error)
-        take_from_hand(s, seat, card)
-        EFFECTS[ACTIONS[card]](s, seat, card, column)
-
-    def _discard(self, s: State, seat: int, move: Move) -> None:
-        card = move["card"]
-        if card in WOMEN:
-            raise IllegalMove("not_an_action_card", f"{card} is a woman card: only action cards can be discarded")
-        if card not in s.hands[seat]:
-            raise IllegalMove("card_not_in_hand", f"{card} is not in your hand")
-        if any(m["type"] != "discard" for m in self.legal_moves(s, seat)):
-            raise IllegalMove("discard_not_allowed", f"{card} cannot be discarded: you have a card you can play")
-        take_from_hand(s, seat, card)
-        s.discard.append(card)
-        end_turn(s)
-
-    def _remove_column(self, s: State, seat: int, move: Move) -> None:
-        if move["column"] >= len(s.tables[seat]):
-            raise IllegalMove("no_such_column", f"you have no column {move['column']}")
-        remove_column(s, seat, move["column"])
-        assert s.pending is not None
-        s.pending["queue"].pop(0)
-        advance_queue(s)
-
-    def _remove_cards(self, s: State, seat: int, move: Move) -> None:
-        cards = move["cards"]
-        mine = {c for col in s.tables[seat] for c in col if c in WOMEN}
-        need = min(2, len(mine))
-        if len(cards) != need:
-            raise IllegalMove("bad_removal", f"remove exactly {need} woman card{'s' if need != 1 else ''}")
-        for card in cards:
-            if card not in mine:
-                raise IllegalMove("bad_removal", f"{card} is not a woman card on your table")
-        remove_cards(s, seat, cards)
-        assert s.pending is not None
-        s.pending["queue"].pop(0)
-        advance_queue(s)
-
-    def _rearrange(self, s: State, seat: int, move: Move) -> None:
-        table = s.tables[seat]
-        error = arrangement_error(table, move["columns"])
-        if error:
-            raise IllegalMove("bad_arrangement", error)
-        s.tables[seat] = [col for col in table if locked(col)] + [col[:] for col in move["columns"]]
-        end_turn(s)
+        play_move(state, seat, move)
 
     # -- Hidden information ----------------------------------------------------------------------
 
@@ -1100,7 +1138,7 @@ def _check_reachable(s: State) -> None:
                     "automa_last names a card that is not where the automa put it")
     if not over:
         deciding = actor(s)
-        require(deciding is not None and bool(LEGAL_MOVES[s.phase](s, deciding)), "the seat to act has no legal move")
+        require(deciding is not None and bool(legal_moves_of(s, deciding)), "the seat to act has no legal move")
 
 
 # -- Moves: validation step 1 (malformed regardless of state) ----------------------------------------
@@ -1170,26 +1208,37 @@ def _shape_rearrange(move: Move) -> None:
     _card_list([c for col in cols for c in col])
 
 
-SHAPES: Final = {
-    "draw": _shape_draw,
-    "place": _shape_place,
-    "play_action": _shape_play_action,
-    "discard": _shape_discard,
-    "remove_column": _shape_remove_column,
-    "remove_cards": _shape_remove_cards,
-    "rearrange": _shape_rearrange,
-}
+def _plain_place_or_draw(move: Any) -> bool:
+    """A well-formed ``place`` or ``draw`` (what :func:`check_shape` accepts of them), told in a few comparisons."""
+    if type(move) is not dict:
+        return False
+    kind = move.get("type")
+    if kind == "place":
+        card, column = move.get("card"), move.get("column")
+        return (len(move) == 3 and type(card) is str and card in ALL_IDS
+                and ((type(column) is int and column >= 0) or column == "new"))
+    if kind == "draw":
+        pile = move.get("pile")
+        return len(move) == 2 and type(pile) is int and 0 <= pile <= 2
+    return False
 
 
-MOVES: Final = {
-    "draw": FierceWomen._draw,
-    "place": FierceWomen._place,
-    "play_action": FierceWomen._play_action,
-    "discard": FierceWomen._discard,
-    "remove_column": FierceWomen._remove_column,
-    "remove_cards": FierceWomen._remove_cards,
-    "rearrange": FierceWomen._rearrange,
-}
+def check_shape(kind: str, move: Move) -> None:
+    """Validation step 1 of a move of a known ``kind``: its fields (malformed_move)."""
+    if kind == "place":
+        _shape_place(move)
+    elif kind == "draw":
+        _shape_draw(move)
+    elif kind == "play_action":
+        _shape_play_action(move)
+    elif kind == "discard":
+        _shape_discard(move)
+    elif kind == "remove_column":
+        _shape_remove_column(move)
+    elif kind == "remove_cards":
+        _shape_remove_cards(move)
+    else:
+        _shape_rearrange(move)
 
 GAME: Final = FierceWomen()
 

@@ -18,6 +18,7 @@ DATA: Final[JSONDict] = json.loads(  # not __file__: a compiled module's __file_
 
 TILES: Final[dict[str, JSONDict]] = {t["id"]: t for t in DATA["tiles"]}
 ORDER: Final[dict[str, int]] = {t["id"]: i for i, t in enumerate(DATA["tiles"])}
+TILE_IDS: Final[list[str]] = [t["id"] for t in DATA["tiles"]]  # by catalogue number, ORDER's inverse
 NEUTRALS: Final[list[str]] = [t["id"] for t in DATA["tiles"] if t["side"] == "neutral"]
 BLUE_TILES: Final[list[str]] = [t["id"] for t in DATA["tiles"] if t["side"] == "blue"]
 GREEN_TILES: Final[list[str]] = [t["id"] for t in DATA["tiles"] if t["side"] == "green"]
@@ -69,8 +70,15 @@ def _ray(i: int, d: str) -> list[int]:
 
 RAYS: Final[list[list[list[int]]]] = [[_ray(i, d) for d in DIRECTIONS] for i in range(9)]
 SIDES: Final = NEIGH["sides"][0]
+#: The effect objects legal_moves offers, built once and shared read-only, as the place moves holding them are
+#: (match.py, ``place_move``): the same effect is the same object, so a move can be found by its effect's id.
 TARGET_EFF: Final[list[dict[str, Any]]] = [{"target": f} for f in FIELDS]
 EMPTY_EFF: Final[dict[str, Any]] = {}
+#: N11 Bribe: ``MOVE_EFF[i * 9 + j]`` moves the tile of field i to field j.
+MOVE_EFF: Final[list[dict[str, Any]]] = [{"target": FIELDS[i], "to": FIELDS[j]} for i in range(9) for j in range(9)]
+#: N06 Agent and N07 Hacker name a tile; Agent names a hidden tile by its slot.
+TILE_EFF: Final[dict[str, dict[str, Any]]] = {t: {"tile": t} for t in ORDER}
+HIDDEN_EFF: Final[list[dict[str, Any]]] = [{"hidden": k} for k in range(len(ORDER))]
 EFFECT_KEYSETS: Final = [frozenset(k) for k in ((), ("target",), ("direction",), ("pattern",), ("target", "to"),
                                          ("tile",), ("hidden",), ("target", "effect"))]
 
@@ -134,8 +142,8 @@ class ClashState:
     points: list[int]
     log: list[JSONDict]
     result: JSONDict | None
-    #: Scratch for legal_moves only: fields holding an affectable tile (placed tile included).
-    aff: set[int]
+    #: Scratch for legal_moves only: fields holding an affectable tile (placed tile included), bit i for field i.
+    aff: int
 
 
 def canon(ids: list[str]) -> list[str]:
@@ -190,8 +198,8 @@ def unaffectable_reason(st: ClashState, i: int, src: int) -> str:
     return "it has Security"
 
 
-def fast_aff(st: ClashState, src: int) -> set[int]:
-    """Affectable fields (``src`` included!) precomputed by legal_moves: placing changes no Security.
+def fast_aff(st: ClashState, src: int) -> int:
+    """Affectable fields as a bit mask (``src`` included!) precomputed by legal_moves: placing changes no Security.
 
     Neighbour sets and rays never contain their own centre; board-wide users drop ``src`` themselves.
     """

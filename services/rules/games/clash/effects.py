@@ -1,8 +1,12 @@
 """CLASH effects E2-E11: one handler class per effect shape, dispatched from ``HANDLERS``.
 
 ``HANDLER_KINDS`` is keyed by the data file's effect kind and scope (``destroy:one_of``, ``flip:ray``,
-``zone_transfer:zone:removed`` ...). Each handler enumerates its legal effect objects (for
-``legal_moves``), checks a submitted one and executes it.
+``zone_transfer:zone:removed`` ...). Each handler enumerates its legal effects (for ``legal_moves``), checks a
+submitted one and executes it.
+
+A handler enumerates its effects as small ints, its *effect numbers* (a target field, a direction ...), and
+:meth:`Handler.effect_of` turns a number into its effect object, built once and shared: ``legal_moves`` finds
+the place move of a number in a list (``match.PLACE_ROWS``) instead of building hundreds of objects.
 """
 
 from __future__ import annotations
@@ -21,15 +25,19 @@ from .board import (
     EMPTY_EFF,
     FIELDS,
     GREEN_TILES,
+    HIDDEN_EFF,
     IMMEDIATE,
+    MOVE_EFF,
     NAMES,
     NEIGH,
+    ORDER,
     PATTERNS,
     RAYS,
     TARGET_EFF,
+    TILE_EFF,
+    TILE_IDS,
     TILES,
     ClashState,
-    Effects,
     affectable,
     bad_effect,
     canon,
@@ -54,11 +62,21 @@ class Handler:
     destroys = False
     #: enum reads the placed tile itself (empty fields, its support), so legal_moves must place it first.
     reads_source = False
+    #: The effect numbers are 0 .. size - 1 (Repeat: numbers are handed out as its effects are first met).
+    size = 1
+    #: This handler's place in ``HANDLER_LIST`` (the blue and green tile of a pair share one handler).
+    uid = -1
 
     def __init__(self, tile: str) -> None:
         self.effect = TILES[tile]["effect"]
 
-    def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> Effects:
+    def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> list[int]:
+        """The legal effects' numbers, in the spec's order. ``st.aff`` holds the affectable fields (bit mask,
+        the source's field included: see ``board.fast_aff``)."""
+        raise NotImplementedError
+
+    def effect_of(self, k: int) -> dict[str, Any]:
+        """The shared effect object of effect number ``k``."""
         raise NotImplementedError
 
     def check(self, st: ClashState, src: int, mover: int, eff: dict[str, Any], chain: list[int]) -> bool:
@@ -104,13 +122,19 @@ class OneOf(Handler):
             return i != src and st.tile[i] is not None and st.down[i] < 0 and secured(st, i)
         return affectable(st, i, src)
 
-    def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> Effects:
+    size = 9
+
+    def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> list[int]:
         if no_destroy and self.destroys:
             return []
+        fields = NEIGH[self.set][st.sup[src]][src]
         if self.secured_only:
-            return [TARGET_EFF[i] for i in NEIGH[self.set][st.sup[src]][src] if self.ok(st, i, src)]
+            return [i for i in fields if self.ok(st, i, src)]
         aff = fast_aff(st, src)
-        return [TARGET_EFF[i] for i in NEIGH[self.set][st.sup[src]][src] if i in aff]
+        return [i for i in fields if aff >> i & 1]
+
+    def effect_of(self, k: int) -> dict[str, Any]:
+        return TARGET_EFF[k]
 
     def check(self, st: ClashState, src: int, mover: int, eff: dict[str, Any], chain: list[int]) -> bool:
         i = field_index(eff["target"])
@@ -139,9 +163,11 @@ class AllOf(Handler):
     def scope(self, st: ClashState, src: int) -> list[int]:
         return [i for i in NEIGH[self.set][st.sup[src]][src] if affectable(st, i, src)]
 
-    def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> Effects:
-        aff = fast_aff(st, src)
-        return [EMPTY_EFF] if any(i in aff for i in NEIGH[self.set][st.sup[src]][src]) else []
+    def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> list[int]:
+        return [0] if any_in(fast_aff(st, src), NEIGH[self.set][st.sup[src]][src]) else []
+
+    def effect_of(self, k: int) -> dict[str, Any]:
+        return EMPTY_EFF
 
     def check(self, st: ClashState, src: int, mover: int, eff: dict[str, Any], chain: list[int]) -> bool:
         if not self.scope(st, src):
@@ -163,9 +189,14 @@ class Pattern(Handler):
     def scope(self, st: ClashState, src: int, p: str) -> list[int]:
         return [i for i in NEIGH[p][0][src] if affectable(st, i, src)]
 
-    def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> Effects:
+    size = 2
+
+    def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> list[int]:
         aff = fast_aff(st, src)
-        return [e for e in self.EFFS if any(i in aff for i in NEIGH[e["pattern"]][0][src])]
+        return [p for p in range(2) if any_in(aff, NEIGH[PATTERNS[p]][0][src])]
+
+    def effect_of(self, k: int) -> dict[str, Any]:
+        return self.EFFS[k]
 
     def check(self, st: ClashState, src: int, mover: int, eff: dict[str, Any], chain: list[int]) -> bool:
         if not self.scope(st, src, eff["pattern"]):
@@ -187,9 +218,15 @@ class Ray(Handler):
     def scope(self, st: ClashState, src: int, d: int) -> list[int]:
         return [i for i in RAYS[src][d] if affectable(st, i, src)]
 
-    def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> Effects:
+    size = 4
+
+    def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> list[int]:
         aff = fast_aff(st, src)
-        return [self.EFFS[d] for d in range(4) if any(i in aff for i in RAYS[src][d])]
+        rays = RAYS[src]
+        return [d for d in range(4) if any_in(aff, rays[d])]
+
+    def effect_of(self, k: int) -> dict[str, Any]:
+        return self.EFFS[k]
 
     def check(self, st: ClashState, src: int, mover: int, eff: dict[str, Any], chain: list[int]) -> bool:
         if not self.scope(st, src, DIRECTIONS.index(eff["direction"])):
@@ -208,12 +245,17 @@ class Bribe(Handler):
     keys = frozenset({"target", "to"})
     reads_source = True
 
-    def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> Effects:
+    size = 81
+
+    def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> list[int]:
         empty = [j for j in range(9) if st.tile[j] is None]
         if not empty:
             return []
-        return [{"target": FIELDS[i], "to": FIELDS[j]} for i in sorted(fast_aff(st, src)) if i != src
-                for j in empty]
+        aff = fast_aff(st, src)
+        return [i * 9 + j for i in range(9) if aff >> i & 1 and i != src for j in empty]
+
+    def effect_of(self, k: int) -> dict[str, Any]:
+        return MOVE_EFF[k]
 
     def check(self, st: ClashState, src: int, mover: int, eff: dict[str, Any], chain: list[int]) -> bool:
         i, j = field_index(eff["target"]), field_index(eff["to"])
@@ -236,9 +278,14 @@ class Crisis(Handler):
     keys = frozenset({"target"})
     reads_source = True
 
-    def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> Effects:
-        return [TARGET_EFF[i] for i in sorted(fast_aff(st, src))
-                if i != src and st.sup[i] == mover]
+    size = 9
+
+    def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> list[int]:
+        aff = fast_aff(st, src)
+        return [i for i in range(9) if aff >> i & 1 and i != src and st.sup[i] == mover]
+
+    def effect_of(self, k: int) -> dict[str, Any]:
+        return TARGET_EFF[k]
 
     def check(self, st: ClashState, src: int, mover: int, eff: dict[str, Any], chain: list[int]) -> bool:
         i = field_index(eff["target"])
@@ -262,9 +309,16 @@ class Agent(Handler):
     keys = frozenset({"tile"})
     KEYSETS: ClassVar[tuple[frozenset[str], ...]] = (frozenset({"tile"}), frozenset({"hidden"}))
 
-    def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> Effects:
+    size = 2 * len(ORDER)  # a tile by its catalogue number; a hidden slot k as len(ORDER) + k
+
+    def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> list[int]:
         opp = 1 - mover
-        return [{"tile": t} for t in st.open[opp]] + [{"hidden": k} for k in range(len(st.hidden[opp]))]
+        n = len(ORDER)
+        return [ORDER[t] for t in st.open[opp]] + [n + k for k in range(len(st.hidden[opp]))]
+
+    def effect_of(self, k: int) -> dict[str, Any]:
+        n = len(ORDER)
+        return TILE_EFF[TILE_IDS[k]] if k < n else HIDDEN_EFF[k - n]
 
     def check(self, st: ClashState, src: int, mover: int, eff: dict[str, Any], chain: list[int]) -> bool:
         opp = 1 - mover
@@ -298,8 +352,13 @@ class Hacker(Handler):
 
     keys = frozenset({"tile"})
 
-    def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> Effects:
-        return [{"tile": t} for t in canon(st.removed)]
+    size = len(ORDER)
+
+    def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> list[int]:
+        return [ORDER[t] for t in canon(st.removed)]
+
+    def effect_of(self, k: int) -> dict[str, Any]:
+        return TILE_EFF[TILE_IDS[k]]
 
     def check(self, st: ClashState, src: int, mover: int, eff: dict[str, Any], chain: list[int]) -> bool:
         if eff["tile"] not in st.removed:
@@ -315,8 +374,11 @@ class Hacker(Handler):
 class Elections(Handler):
     """N16: draw 1 tile from the pool into the mover's open zone (public)."""
 
-    def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> Effects:
-        return [EMPTY_EFF] if st.pool else []
+    def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> list[int]:
+        return [0] if st.pool else []
+
+    def effect_of(self, k: int) -> dict[str, Any]:
+        return EMPTY_EFF
 
     def check(self, st: ClashState, src: int, mover: int, eff: dict[str, Any], chain: list[int]) -> bool:
         if not st.pool:
@@ -345,14 +407,24 @@ class Repeat(Handler):
         t = st.tile[i]
         return t in IMMEDIATE and st.down[i] < 0 and st.cov[i] is None and i not in chain
 
-    def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> Effects:
-        out: Effects = []
+    size = 0
+
+    def enum(self, st: ClashState, src: int, mover: int, chain: list[int], no_destroy: bool) -> list[int]:
+        out: list[int] = []
         for i in NEIGH[self.set][0][src]:
             if self.ok(st, i, chain):
                 h = HANDLERS[st.tile[i]]  # type: ignore[index]
-                f = FIELDS[i]
-                out += [{"target": f, "effect": e} for e in h.enum(st, i, mover, [*chain, i], no_destroy)]
+                for k in h.enum(st, i, mover, [*chain, i], no_destroy):
+                    key = (i * len(HANDLER_LIST) + h.uid) << 32 | k
+                    number = REPEAT_NUMBER.get(key)
+                    if number is None:
+                        number = REPEAT_NUMBER[key] = len(REPEATED)
+                        REPEATED.append({"target": FIELDS[i], "effect": h.effect_of(k)})
+                    out.append(number)
         return out
+
+    def effect_of(self, k: int) -> dict[str, Any]:
+        return REPEATED[k]
 
     def check(self, st: ClashState, src: int, mover: int, eff: dict[str, Any], chain: list[int]) -> bool:
         i = field_index(eff["target"])
@@ -366,6 +438,17 @@ class Repeat(Handler):
         i = field_index(eff["target"])
         st.log.append({"event": "repeat", "field": FIELDS[i], "tile": st.tile[i]})
         HANDLERS[st.tile[i]].run(st, i, mover, eff["effect"])  # type: ignore[index]
+
+
+#: N04/N05's effects, numbered as they are first met and shared: ``REPEATED[k]``, and the number of a repeat of
+#: the neighbour on field i with its handler's effect number e: ``REPEAT_NUMBER[(i * handlers + uid) << 32 | e]``.
+REPEATED: Final[list[dict[str, Any]]] = []
+REPEAT_NUMBER: Final[dict[int, int]] = {}
+
+
+def any_in(mask: int, fields: list[int]) -> bool:
+    """Whether one of ``fields`` is in the field bit mask ``mask`` (compiled, ``any`` of a generator is a loop)."""
+    return any(mask >> i & 1 for i in fields)
 
 
 HANDLER_KINDS: Final[dict[str, type[Handler]]] = {
@@ -397,6 +480,12 @@ HANDLERS: Final[dict[str, Handler]] = {
 for _b, _g in zip(BLUE_TILES, GREEN_TILES, strict=True):
     if _g in HANDLERS:
         HANDLERS[_g] = HANDLERS[_b]
+#: Every distinct handler, ``HANDLER_LIST[h.uid] is h``.
+HANDLER_LIST: Final[list[Handler]] = []
+for _h in HANDLERS.values():
+    if _h.uid < 0:
+        _h.uid = len(HANDLER_LIST)
+        HANDLER_LIST.append(_h)
 
 
 def check_effect(st: ClashState, src: int, mover: int, eff: dict[str, Any], chain: list[int]) -> bool:

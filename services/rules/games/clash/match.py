@@ -46,6 +46,7 @@ from .board import (
 )
 from .effects import (
     HANDLERS,
+    Handler,
     check_effect,
 )
 
@@ -433,23 +434,31 @@ class _Scope:
         self.st = st
         self.empty = [i for i in range(9) if st.tile[i] is None]
         self.eight = face_up_count(st) == 8
-        self._occupied: set[int] | None = None
-        self._blocked: dict[int, bool] = {}
-        self._reach: dict[int, set[int]] = {}
+        self._occupied = -1  # bit mask of the fields holding an affectable tile; -1: not computed yet
+        self._blocked = [-1] * 9  # per field: 1 blocked, 0 not, -1 not computed yet
+        self._reach = [-1] * 9  # per field: bit mask, -1 not computed yet
 
     def blocked(self, i: int) -> bool:
-        if i not in self._blocked:
-            self._blocked[i] = blocked_by(self.st, i) >= 0 and not stabilised(self.st, i)
-        return self._blocked[i]
+        known = self._blocked[i]
+        if known < 0:
+            known = self._blocked[i] = 1 if blocked_by(self.st, i) >= 0 and not stabilised(self.st, i) else 0
+        return known == 1
 
-    def reach(self, i: int) -> set[int]:
-        if i not in self._reach:
-            if self._occupied is None:
+    def reach(self, i: int) -> int:
+        """The fields an effect of a tile placed on ``i`` may affect, as a bit mask (``i`` itself included
+        unless a UN beside it stabilises it)."""
+        mask = self._reach[i]
+        if mask < 0:
+            occupied = self._occupied
+            if occupied < 0:
                 st = self.st
-                self._occupied = {j for j in range(9)
-                                  if st.tile[j] is not None and st.down[j] < 0 and not secured(st, j)}
-            self._reach[i] = self._occupied | {i} if not stabilised(self.st, i) else self._occupied
-        return self._reach[i]
+                occupied = 0
+                for j in range(9):
+                    if st.tile[j] is not None and st.down[j] < 0 and not secured(st, j):
+                        occupied |= 1 << j
+                self._occupied = occupied
+            mask = self._reach[i] = occupied if stabilised(self.st, i) else occupied | 1 << i
+        return mask
 
 
 def _available(st: ClashState, m: int) -> list[tuple[str, str]]:
@@ -464,31 +473,60 @@ def _nobel_fields(st: ClashState, m: int) -> list[int]:
     return [i for i in range(9) if st.tile[i] is not None and st.down[i] < 0 and st.sup[i] == m and not secured(st, i)]
 
 
-def _effects(st: ClashState, scope: _Scope, t: str, i: int, m: int) -> tuple[list[Any], list[Any]]:
-    """Every effect choice of tile ``t`` placed on empty field ``i``, supporting blue and supporting green."""
-    h = HANDLERS[t]
+def _effects(st: ClashState, scope: _Scope, h: Handler, t: str, i: int, m: int) -> tuple[list[int], list[int]]:
+    """Every effect choice of tile ``t`` (its handler ``h``) placed on empty field ``i``, supporting blue and
+    supporting green, as effect numbers (-1: effect null)."""
     if scope.blocked(i):
-        return [None], [None]
+        return [-1], [-1]
     tile, sup, down, cov = st.tile, st.sup, st.down, st.cov
     st.aff = scope.reach(i)
     if h.orient or h.reads_source:
         old_sup = sup[i]
         tile[i], sup[i], down[i], cov[i] = t, 0, -1, None
-        effs = [None, *h.enum(st, i, m, [i], scope.eight)]
+        effs = [-1, *h.enum(st, i, m, [i], scope.eight)]
         if h.orient:
             sup[i] = 1
-            effs1 = [None, *h.enum(st, i, m, [i], scope.eight)]
+            effs1 = [-1, *h.enum(st, i, m, [i], scope.eight)]
         else:
             effs1 = effs
         tile[i], sup[i] = None, old_sup
     else:  # symmetric scope around an empty centre: the tile need not be placed to enumerate
-        effs = effs1 = [None, *h.enum(st, i, m, [i], scope.eight)]
+        effs = effs1 = [-1, *h.enum(st, i, m, [i], scope.eight)]
     return effs, effs1
 
 
+#: Every place move, built on first use and shared read-only (``legal_moves`` returns fresh lists of them, as
+#: the other games do; ``apply`` never changes a move): a position offers hundreds of placements, and building
+#: each as a new object was most of ``legal_moves``. ``PLACE_ROWS[tile][source * 18 + field * 2 + side][e + 1]``
+#: is the move with the tile's effect number e (-1: effect null; see effects.Handler), or None until first made.
+PLACE_ROWS: Final[dict[str, list[list[Move | None]]]] = {
+    t: [[None] * (1 + (HANDLERS[t].size if t in HANDLERS else 0)) for _ in range(3 * 9 * 2)] for t in ORDER}
+
+
+def place_move(t: str, frm: str, i: int, side: int, e: int) -> Move:
+    """The shared place move of tile ``t`` from ``frm`` on field ``i`` supporting ``side`` with effect number
+    ``e`` of the tile's handler (-1: effect null)."""
+    return _shared(PLACE_ROWS[t][(0 if frm == "own" else 1 if frm == "neutral" else 2) * 18 + i * 2 + side],
+                   t, frm, i, side, e)
+
+
+def _shared(row: list[Move | None], t: str, frm: str, i: int, side: int, e: int) -> Move:
+    """:func:`place_move` from its row of ``PLACE_ROWS``."""
+    k = e + 1
+    if k < len(row):
+        move = row[k]
+        if move is not None:
+            return move
+    else:  # Repeat's effect numbers grow as new repeats are met
+        row.extend([None] * (k + 1 - len(row)))
+    move = {"type": "place", "tile": t, "from": frm, "field": FIELDS[i], "supports": COLOURS[side],
+            "effect": None if e < 0 else HANDLERS[t].effect_of(e)}
+    row[k] = move
+    return move
+
+
 def _start_places() -> list[Move]:
-    return [{"type": "place", "tile": START, "from": "start", "field": FIELDS[i], "supports": c, "effect": None}
-            for i in range(9) for c in COLOURS]
+    return [place_move(START, "start", i, side, -1) for i in range(9) for side in (0, 1)]
 
 
 def legal_places(st: ClashState, m: int) -> list[Move]:
@@ -497,22 +535,26 @@ def legal_places(st: ClashState, m: int) -> list[Move]:
     scope = _Scope(st)
     out: list[Move] = []
     for t, frm in _available(st, m):
+        rows = PLACE_ROWS[t]
+        base = 0 if frm == "own" else 1 if frm == "neutral" else 2
+        base *= 18
         if t == NOBEL:
-            col = COLOURS[m]
-            out.extend({"type": "place", "tile": t, "from": frm, "field": FIELDS[i], "supports": col, "effect": None}
-                       for i in _nobel_fields(st, m))
+            for i in _nobel_fields(st, m):
+                out.append(_shared(rows[base + i * 2 + m], t, frm, i, m, -1))
             continue
-        if t not in HANDLERS:
-            out += [{"type": "place", "tile": t, "from": frm, "field": FIELDS[i], "supports": c, "effect": None}
-                    for i in scope.empty for c in COLOURS]
+        h = HANDLERS.get(t)
+        if h is None:
+            for i in scope.empty:
+                out.append(_shared(rows[base + i * 2], t, frm, i, 0, -1))
+                out.append(_shared(rows[base + i * 2 + 1], t, frm, i, 1, -1))
             continue
         for i in scope.empty:
-            effs, effs1 = _effects(st, scope, t, i, m)
-            f = FIELDS[i]
-            out += [{"type": "place", "tile": t, "from": frm, "field": f, "supports": "blue", "effect": e}
-                    for e in effs]
-            out += [{"type": "place", "tile": t, "from": frm, "field": f, "supports": "green", "effect": e}
-                    for e in effs1]
+            effs, effs1 = _effects(st, scope, h, t, i, m)
+            blue, green = rows[base + i * 2], rows[base + i * 2 + 1]
+            for e in effs:
+                out.append(_shared(blue, t, frm, i, 0, e))
+            for e in effs1:
+                out.append(_shared(green, t, frm, i, 1, e))
     return out
 
 
@@ -532,17 +574,17 @@ def sample_place(st: ClashState, m: int, rng: random.Random) -> Move:
             if not targets:
                 continue  # nowhere to put it: another tile
             i = targets[below(rng, len(targets))]
-            return {"type": "place", "tile": t, "from": frm, "field": FIELDS[i], "supports": COLOURS[m], "effect": None}
+            return place_move(t, frm, i, m, -1)
         if not scope.empty:
             continue
         i = scope.empty[below(rng, len(scope.empty))]
         side = below(rng, 2)
-        effect = None
-        if t in HANDLERS:
-            choices = _effects(st, scope, t, i, m)[side]
+        effect = -1
+        h = HANDLERS.get(t)
+        if h is not None:
+            choices = _effects(st, scope, h, t, i, m)[side]
             effect = choices[below(rng, len(choices))]
-        return {"type": "place", "tile": t, "from": frm, "field": FIELDS[i], "supports": COLOURS[side],
-                "effect": effect}
+        return place_move(t, frm, i, side, effect)
     raise AssertionError("a seat to act always has a placement")  # legal_places would be empty too
 
 

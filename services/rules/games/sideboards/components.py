@@ -62,6 +62,9 @@ for _card in DATA["cards"]:
     COLUMNS[(_card["id"], 0)] = _column(len(COLUMNS), _card["drawers"])
     COLUMNS[(_card["id"], 180)] = _column(len(COLUMNS), _card["drawers"][::-1])
 _BY_INDEX: Final = sorted(COLUMNS.values(), key=lambda c: c.index)
+#: ``CARD_COLUMNS[card]``: its columns at orientation 0 and at 180 (as COLUMNS, without hashing a pair).
+CARD_COLUMNS: Final[dict[str, tuple[Column, Column]]] = {
+    card["id"]: (COLUMNS[(card["id"], 0)], COLUMNS[(card["id"], 180)]) for card in DATA["cards"]}
 
 
 def _pair_table(positions: list[tuple[int, ...]]) -> list[list[tuple[int, ...]]]:
@@ -84,6 +87,12 @@ def _pair_table(positions: list[tuple[int, ...]]) -> list[list[tuple[int, ...]]]
 
 COLOUR_PAIRS: Final = _pair_table([c.cpos for c in _BY_INDEX])
 HANDLE_PAIRS: Final = _pair_table([c.hpos for c in _BY_INDEX])
+#: The pair tables flattened for the scoring's inner loop: ``T[a][b][k]`` is ``FLAT[a * PAIR_ROW + b * 9 + k]``
+#: (one list of plain ints, one indexing per cell, instead of three).
+#: ``bytes``, as every mask fits in a byte: compiled, an index into bytes reads a plain int (no object).
+PAIR_ROW: Final = len(_BY_INDEX) * 9
+COLOUR_PAIRS_FLAT: Final = bytes(mask for row in COLOUR_PAIRS for diffs in row for mask in diffs)
+HANDLE_PAIRS_FLAT: Final = bytes(mask for row in HANDLE_PAIRS for diffs in row for mask in diffs)
 
 # -- Goal cards -------------------------------------------------------------------------------------
 
@@ -138,6 +147,24 @@ def _placements(goal_id: int, width: int) -> list[Placement]:
 PLACEMENTS: Final[dict[int, list[list[Placement]]]] = {
     g: [_placements(g, m) for m in range(DRESSER_WIDTH + 1)] for g in (*COLOUR_GOALS, *HANDLE_GOALS)
 }
+
+
+def _placement_code(placements: list[Placement]) -> bytes:
+    """The placements as one string of small ints (bytes: each fits in one): per placement its column mask,
+    first column, number of other cells, then (column, row offset + 4) per other cell. The scoring walks it
+    with plain int arithmetic."""
+    code: list[int] = []
+    for mask, first, rest in placements:
+        code += [mask, first, len(rest)]
+        for col, k in rest:
+            code += [col, k]
+    return bytes(code)
+
+
+#: ``PLACEMENT_CODE[goal][width]``: :data:`PLACEMENTS` as :func:`_placement_code`, goals 1-14 (index 0 unused).
+PLACEMENT_CODE: Final[list[list[bytes]]] = [
+    [_placement_code(PLACEMENTS[g][m]) for m in range(DRESSER_WIDTH + 1)] if g in PLACEMENTS else []
+    for g in range(max(HANDLE_GOALS) + 1)]
 
 
 @dataclass(frozen=True, slots=True)

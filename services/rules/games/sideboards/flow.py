@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any, Final
 
-from ..base import IllegalMove, Move, check_move_shape, move_type, rng_copy, shuffle
+from ..base import IllegalMove, Move, below, check_move_shape, move_type, rng_copy, shuffle
 from .components import CARD_IDS, CARD_SET, ORIENTATIONS, SIDES
 from .scoring import result_doc
 
@@ -90,21 +90,19 @@ def setup(players: int, options: dict[str, Any], rng: random.Random) -> State:
     """Setup steps 2-5; the RNG is used for the random goals first (D20), then for the deck."""
     s = State.__new__(State)
     s.players, s.options, s.rng = players, options, rng
-    if options["goals"] == "random":
-        colour = rng.choice(range(1, 8))
-        handle = rng.choice(range(8, 15))
-        row = rng.choice(range(15, 31))
+    if options["goals"] == "random":  # rng.choice(range(1, 8)) etc., the same draws (base.below), compiled
+        colour = 1 + below(rng, 7)
+        handle = 8 + below(rng, 7)
+        row = 15 + below(rng, 16)
         s.goals = (colour, handle, row)
     else:
         c, h, r = options["goals"]
         s.goals = (c, h, r)
     deck = list(CARD_IDS)
     shuffle(rng, deck)
-    s.hands = [[] for _ in range(players)]
-    for _ in range(deal_size(s.four)):
-        for seat in range(players):
-            s.hands[seat].append(deck.pop(0))
-    s.deck = deck
+    dealt = deal_size(s.four) * players  # one card at a time to each seat in turn, from the top (deck[0])
+    s.hands = [deck[seat:dealt:players] for seat in range(players)]
+    s.deck = deck[dealt:]
     s.discard = []
     s.dressers = [[] for _ in range(players)]
     s.exchange = ["none" if s.four else "unused"] * players
@@ -239,11 +237,22 @@ def _orientation(value: Any) -> int:
 
 
 def well_formed(move: Any) -> Move:
-    """Step (1) of the validation order: the move's shape, returned as a fresh normalised copy."""
+    """Step (1) of the validation order: the move's shape, returned as a normalised copy (a fresh one, or the
+    shared read-only move of :data:`PLACE_MOVES` that is equal to it)."""
     if type(move) is dict and len(move) == 4 and move.get("type") == "place":  # the search's hot path
         card, side, orientation = move.get("card"), move.get("side"), move.get("orientation")
         if type(card) is str and card in CARD_SET and type(side) is str and type(orientation) is int:
+            if orientation in ORIENTATIONS and side in SIDES:  # the shared move of legal_moves, equal to it
+                return PLACE_MOVES[card][(0 if side == "left" else 2) + (0 if orientation == 0 else 1)]
             return {"type": "place", "card": card, "side": side, "orientation": orientation}
+    if type(move) is dict and len(move) == 3 and move.get("type") == "start":  # well formed: one check each
+        cards, orientations = move.get("cards"), move.get("orientations")
+        if type(cards) is list and type(orientations) is list and len(cards) == 2 and len(orientations) == 2:
+            a, b = cards[0], cards[1]
+            o1, o2 = orientations[0], orientations[1]
+            if (type(a) is str and a in CARD_SET and type(b) is str and b in CARD_SET and type(o1) is int
+                    and type(o2) is int):
+                return {"type": "start", "cards": [a, b], "orientations": [o1, o2]}
     kind = move_type(move, MOVE_TYPES)
     if kind == "start":
         check_move_shape(move, {"cards": list, "orientations": list}, "start")
@@ -309,7 +318,10 @@ def play(s: State, seat: int, move: Any) -> None:
         return
     s.submitted[seat] = normal
     if None not in s.submitted:
-        (resolve_start if s.phase == "start" else resolve_place)(s)
+        if s.phase == "start":
+            resolve_start(s)
+        else:
+            resolve_place(s)
 
 
 #: Every card's place moves in the spec's order (side, then orientation), built once and shared: ``legal_moves``
@@ -319,17 +331,31 @@ PLACE_MOVES: Final[dict[str, list[Move]]] = {
     for card in CARD_IDS}
 
 
+EXCHANGE_MOVE: Final[Move] = {"type": "exchange"}
+#: The start moves of every ordered pair of cards (a, b), by orientations, built on first use and shared as the
+#: place moves are: ``START_MOVES[a][b]``.
+START_MOVES: Final[dict[str, dict[str, list[Move]]]] = {card: {} for card in CARD_IDS}
+
+
 def legal_moves(s: State, seat: int) -> list[Move]:
     """The spec's order: start pairs (a, b, o1, o2); place (card, side, orientation), then exchange."""
     if s.phase == "game_over" or s.submitted[seat] is not None:
         return []
     hand = s.hands[seat]
-    if s.phase == "start":
-        return [{"type": "start", "cards": [a, b], "orientations": [o1, o2]}
-                for a in hand for b in hand if b != a for o1 in ORIENTATIONS for o2 in ORIENTATIONS]
     moves: list[Move] = []
+    if s.phase == "start":
+        for a in hand:
+            pairs = START_MOVES[a]
+            for b in hand:
+                if b != a:
+                    got = pairs.get(b)
+                    if got is None:
+                        got = pairs[b] = [{"type": "start", "cards": [a, b], "orientations": [o1, o2]}
+                                          for o1 in ORIENTATIONS for o2 in ORIENTATIONS]
+                    moves += got  # +=, not extend: compiled, extend goes through a generic slice assignment
+        return moves
     for card in hand:
-        moves.extend(PLACE_MOVES[card])
+        moves += PLACE_MOVES[card]
     if s.exchange[seat] == "unused":
-        moves.append({"type": "exchange"})
+        moves.append(EXCHANGE_MOVE)
     return moves

@@ -13,12 +13,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from .components import (
-    COLOUR_PAIRS,
-    COLUMNS,
+    CARD_COLUMNS,
+    COLOUR_PAIRS_FLAT,
     EXCHANGE_BONUS,
     GOALS,
-    HANDLE_PAIRS,
-    PLACEMENTS,
+    HANDLE_PAIRS_FLAT,
+    PAIR_ROW,
+    PLACEMENT_CODE,
     ROW_RANK_BONUS,
     ROW_RULES,
     SOLO_RATINGS,
@@ -26,11 +27,12 @@ from .components import (
     RowRule,
 )
 
-Dresser = Sequence[tuple[str, int]]
+#: Lists, not any sequence: compiled (mypyc), a list is read by index, a sequence through the iterator protocol.
+Dresser = list[tuple[str, int]]
 
 
 def columns_of(dresser: Dresser) -> list[Column]:
-    return [COLUMNS[placed] for placed in dresser]
+    return [CARD_COLUMNS[card][0 if orientation == 0 else 1] for card, orientation in dresser]
 
 
 # -- Pattern goals (1-14) ---------------------------------------------------------------------------
@@ -50,54 +52,80 @@ def max_packing(masks: list[int]) -> int:
     by_low: dict[int, list[int]] = {}
     union = 0
     for mask in set(masks):
-        by_low.setdefault(mask & -mask, []).append(mask)
+        low = mask & -mask
+        same = by_low.get(low)
+        if same is None:
+            by_low[low] = [mask]
+        else:
+            same.append(mask)
         union |= mask
-    memo: dict[int, int] = {}
+    return _packing(union, by_low, {})
 
-    def f(avail: int) -> int:
-        if not avail:
-            return 0
-        got = memo.get(avail)
-        if got is not None:
-            return got
-        low = avail & -avail
-        best = f(avail ^ low)
-        for mask in by_low.get(low, ()):
+
+def _packing(avail: int, by_low: dict[int, list[int]], memo: dict[int, int]) -> int:
+    """The most disjoint masks within ``avail`` (``by_low``: the masks by their lowest bit): the lowest free
+    column is either left empty or covered by a mask that starts there."""
+    if not avail:
+        return 0
+    got = memo.get(avail)
+    if got is not None:
+        return got
+    low = avail & -avail
+    best = _packing(avail ^ low, by_low, memo)
+    starting = by_low.get(low)
+    if starting is not None:
+        for mask in starting:
             if mask & avail == mask:
-                value = 1 + f(avail & ~mask)
+                value = 1 + _packing(avail & ~mask, by_low, memo)
                 if value > best:
                     best = value
-        memo[avail] = best
-        return best
-
-    return f(union)
+    memo[avail] = best
+    return best
 
 
-def pattern_count(cols: Sequence[Column], goal: int) -> int:
+def pattern_count(cols: list[Column], goal: int) -> int:
     """The spec's ``count``: maximum number of drawer-disjoint occurrences of pattern goal ``goal``.
 
-    Each placement is checked for every value at once (``COLOUR_PAIRS``/``HANDLE_PAIRS``); the matching
-    column masks are then packed per value.
+    Each placement is checked for every value at once (``COLOUR_PAIRS``/``HANDLE_PAIRS``, flattened): one
+    lookup and an AND per extra cell; the matching column masks are then packed per value. Plain int loops
+    over :data:`PLACEMENT_CODE`: this is the whole cost of final scoring, once per seat of every playout.
     """
-    table = COLOUR_PAIRS if goal <= 7 else HANDLE_PAIRS
-    idx = [c.index for c in cols]
-    per_value: dict[int, list[int]] = {}
-    for mask, first, rest in PLACEMENTS[goal][len(idx)]:
-        pairs = table[idx[first]]
-        bits = -1
-        for col, k in rest:
-            bits &= pairs[idx[col]][k]
-        while bits:
-            low = bits & -bits
-            per_value.setdefault(low, []).append(mask)
-            bits ^= low
-    return sum(max_packing(masks) for masks in per_value.values())
+    colour = goal <= 7
+    pairs = COLOUR_PAIRS_FLAT if colour else HANDLE_PAIRS_FLAT
+    values = 5 if colour else 3
+    rows: list[int] = []  # per column of the dresser: its offset as column a (rows) and as column b (cells)
+    cells: list[int] = []
+    for c in cols:
+        rows.append(c.index * PAIR_ROW)
+        cells.append(c.index * 9)
+    per_value: list[list[int]] = [[] for _ in range(values)]
+    code = PLACEMENT_CODE[goal][len(cols)]
+    p = 0
+    end = len(code)
+    while p < end:
+        mask = code[p]
+        row = rows[code[p + 1]]
+        n = code[p + 2]
+        p += 3
+        bits = 31
+        for _ in range(n):
+            bits &= pairs[row + cells[code[p]] + code[p + 1]]
+            p += 2
+        if bits:
+            for v in range(values):
+                if bits >> v & 1:
+                    per_value[v].append(mask)
+    total = 0
+    for masks in per_value:
+        if masks:
+            total += max_packing(masks)
+    return total
 
 
 # -- Row goals (15-30) ------------------------------------------------------------------------------
 
 
-def run_lengths(cols: Sequence[Column], row: int, rule: RowRule) -> list[int]:
+def run_lengths(cols: list[Column], row: int, rule: RowRule) -> list[int]:
     """Lengths of the maximal runs in ``row`` that the rule keeps (D7: no handle breaks handle runs)."""
     out: list[int] = []
     prev, length = -2, 0
@@ -114,21 +142,38 @@ def run_lengths(cols: Sequence[Column], row: int, rule: RowRule) -> list[int]:
     return out
 
 
-def row_drawers(cols: Sequence[Column], goal: int) -> int:
+def row_drawers(cols: list[Column], goal: int) -> int:
     """R, the number of counted drawers of row goal ``goal`` (modes in "Row goals")."""
     rule = ROW_RULES[goal]
-    if rule.mode == "longest":
-        return max((max(r) for row in rule.rows if (r := run_lengths(cols, row, rule))), default=0)
-    if rule.mode == "longest_per_row":
-        return sum(max(run_lengths(cols, row, rule), default=0) for row in rule.rows)
-    lengths = sorted((n for row in rule.rows for n in run_lengths(cols, row, rule)), reverse=True)
+    mode = rule.mode
+    best = total = 0
+    lengths: list[int] = []
+    for row in rule.rows:
+        runs = run_lengths(cols, row, rule)
+        if mode == "longest":
+            for n in runs:
+                if n > best:
+                    best = n
+        elif mode == "longest_per_row":
+            most = 0
+            for n in runs:
+                if n > most:
+                    most = n
+            total += most
+        else:
+            lengths += runs
+    if mode == "longest":
+        return best
+    if mode == "longest_per_row":
+        return total
+    lengths.sort(reverse=True)
     return sum(lengths[:2])
 
 
 # -- Bonuses, totals, ranking -----------------------------------------------------------------------
 
 
-def rank_bonuses(values: Sequence[int]) -> list[int]:
+def rank_bonuses(values: list[int]) -> list[int]:
     """D11: dense ranking of the positive R values; bonuses only for the table's first ranks."""
     table = ROW_RANK_BONUS[len(values)]
     distinct = sorted({v for v in values if v > 0}, reverse=True)
@@ -141,7 +186,11 @@ def rank_bonuses(values: Sequence[int]) -> list[int]:
 
 def solo_bonus(goal: int, r: int) -> int:
     """D12: the highest threshold reached, not a sum."""
-    return max((bonus for threshold, bonus in ROW_RULES[goal].solo_bonus if r >= threshold), default=0)
+    best = 0
+    for threshold, bonus in ROW_RULES[goal].solo_bonus:  # a loop: compiled, max() of a generator is a class
+        if r >= threshold and bonus > best:
+            best = bonus
+    return best
 
 
 def solo_rating(total: int) -> dict[str, str]:
@@ -157,27 +206,43 @@ def dresser_counts(dresser: Dresser, goals: Sequence[int]) -> tuple[int, int, in
     return pattern_count(cols, goals[0]), pattern_count(cols, goals[1]), row_drawers(cols, goals[2])
 
 
-def result_doc(dressers: Sequence[Dresser], exchange: Sequence[str], goals: Sequence[int]) -> dict[str, Any]:
-    """The spec's result document ("Total, ranking, result")."""
+def result_doc(dressers: list[Dresser], exchange: list[str], goals: Sequence[int]) -> dict[str, Any]:
+    """The spec's result document ("Total, ranking, result").
+
+    Plain loops and indexing (no generators, zip or lambda): compiled, this runs once per playout."""
     n = len(dressers)
     counts = [dresser_counts(d, goals) for d in dressers]
     rs = [r for _, _, r in counts]
     bonuses = [solo_bonus(goals[2], rs[0])] if n == 1 else rank_bonuses(rs)
-    p_colour, p_handle, p_row = (GOALS[g]["points"] for g in goals)
+    p_colour: int = GOALS[goals[0]]["points"]
+    p_handle: int = GOALS[goals[1]]["points"]
+    p_row: int = GOALS[goals[2]]["points"]
     scores = []
-    for seat, ((cc, hc, r), bonus) in enumerate(zip(counts, bonuses, strict=True)):
+    totals: list[int] = []
+    for seat in range(n):
+        cc, hc, r = counts[seat]
+        bonus = bonuses[seat]
         exch = EXCHANGE_BONUS if exchange[seat] == "unused" else 0
+        total = cc * p_colour + hc * p_handle + r * p_row + bonus + exch
         scores.append({
             "seat": seat, "colour_count": cc, "colour_points": cc * p_colour, "handle_count": hc,
             "handle_points": hc * p_handle, "row_drawers": r, "row_points": r * p_row, "row_bonus": bonus,
-            "exchange_bonus": exch, "total": cc * p_colour + hc * p_handle + r * p_row + bonus + exch,
+            "exchange_bonus": exch, "total": total,
         })
-    totals = [s["total"] for s in scores]
-    ranks = [1 + sum(1 for t in totals if t > mine) for mine in totals]
+        totals.append(total)
+    ranks: list[int] = []
+    for mine in totals:
+        above = 0
+        for t in totals:
+            if t > mine:
+                above += 1
+        ranks.append(1 + above)
     best = max(totals)
+    # By rank, then seat: a stable sort of the seats in order by rank alone.
+    order = sorted(range(n), key=ranks.__getitem__)
     return {
         "scores": scores,
-        "ranking": [{"seat": s, "rank": ranks[s]} for s in sorted(range(n), key=lambda s: (ranks[s], s))],
+        "ranking": [{"seat": s, "rank": ranks[s]} for s in order],
         "winners": [s for s in range(n) if totals[s] == best],
         "solo_rating": solo_rating(totals[0]) if n == 1 else None,
     }

@@ -48,22 +48,22 @@ from .model import (
     GOD_INDEX,
     INFAMY,
     LOCS,
-    ONES_SEAT,
     PILE,
     RULES,
     SEATS,
-    SLOT_MASK,
     SUPPLY_START,
     TEAMS,
     State,
     cards_of,
     clone_state,
-    k_from_lists,
     k_lists,
+    k_load,
+    k_load_lists,
+    k_view,
     mask_of,
     result_doc,
     set_owners,
-    trivial_knowledge,
+    trivial_views,
 )
 
 _OPTION: Final = DATA["options"][0]
@@ -189,7 +189,7 @@ class TheyWhoWere8(Game[State]):
         slots.extend([PILE] * len(s.pile))
         if s.offer_seat is not None and not own_offer:
             slots.extend([LOCS] * len(s.offer))  # another seat's offer came out of the pile
-        know = k_lists(s.know)[v]
+        know = k_lists(s)[v]
         allowed = [[know[min(loc, PILE)] & CARD_BIT[c] != 0 for loc in range(LOCS + 1)] for c in hidden]
         placed = _sample_assignment(allowed, slots, rng)
         where: dict[int, list[str]] = {loc: [] for loc in range(LOCS + 1)}
@@ -202,8 +202,9 @@ class TheyWhoWere8(Game[State]):
         if s.offer_seat is not None and not own_offer:
             s.offer = sorted(where[LOCS])
         own = [mask_of(s.hands[u]) | (mask_of(s.offer) if s.offer_seat == u else 0) for u in range(SEATS)]
-        mine_block = ONES_SEAT[v] * SLOT_MASK  # seat v's five slots
-        s.know = trivial_knowledge(own) & ~mine_block | state.know & mine_block
+        views = trivial_views(own)
+        views[v] = k_view(state, v)  # seat v's own picture is kept
+        k_load(s, views)
         s.log = [_redact(e, v, for_view=False) for e in s.log]
         s.rng, s.rng_shared = random.Random(rng.getrandbits(64)), False
         return s
@@ -234,7 +235,7 @@ class TheyWhoWere8(Game[State]):
             "keeping": _seats(s.keeping), "dealt": _seats(s.dealt),
             "offer": None if s.offer_seat is None else {"seat": s.offer_seat, "cards": s.offer},
             "end_reason": s.end_reason, "log": s.log,
-            "knowledge": k_lists(s.know),
+            "knowledge": k_lists(s),
             "rng": rng_dump(s.rng), "history_digest": _digest(s.log),
         })
 
@@ -560,7 +561,7 @@ def _load_knowledge(s: State, k: Any) -> None:
         require(masks[u] == 0 and not any(m & own for m in masks), "knowledge of own cards")
         for c in cards_of(ALL_CARDS & ~own):
             require(masks[where.get(c, PILE)] & CARD_BIT[c] != 0, "knowledge contradicts the cards")
-    s.know = k_from_lists(k)
+    k_load_lists(s, k)
 
 
 # -- determinize: a random assignment of hidden cards to the places they may be ---------------------
@@ -639,7 +640,7 @@ def position(owners: Mapping[int, list[str]] | None = None, *, tokens: Mapping[s
     s.round, s.plays, s.phase = round, plays, phase
     s.first_player = (round - 1) % SEATS if first_player is None else first_player
     s.turn_seat = None if phase in ("passing", "dealing", "game_over") else turn_seat
-    s.know = trivial_knowledge([mask_of(h) for h in s.hands])
+    k_load(s, trivial_views([mask_of(h) for h in s.hands]))
     s.log = []
     if phase == "turn_start":
         flow.start_turn(s, turn_seat)

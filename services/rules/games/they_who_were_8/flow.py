@@ -1,6 +1,6 @@
 """They Who Were 8: Setup, Flow (turns, decision windows, passing, dealing), Moves and Effects.
 
-Action cards resolve through ``ACTION_EFFECTS`` (keyed by the data file's effect ``op``) and god powers
+Action cards resolve through :func:`resolve_effect` (by the data file's effect ``op``) and god powers
 through ``POWERS`` (keyed by ``power_key``): each power says in which window it lives, when a seat may
 use it there (the spec's eligibility table), its legal parameters, how to check submitted ones and how
 it resolves. Piton is the generic "any other power, used as if you owned it".
@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import bisect
 import random
-from collections.abc import Callable, Iterable
-from itertools import compress
-from operator import ne
 from typing import Any, ClassVar, Final
 
 from ..base import IllegalMove, JSONDict, Move, below, check_move_shape, move_type, shuffle
 from .model import (
     CARD_BIT,
     CARD_IDS,
+    CARD_NUMBER,
     CARDS,
     DATA,
     GLORY,
@@ -39,6 +37,7 @@ from .model import (
     k_discard,
     k_draw,
     k_gain,
+    k_load,
     k_passing,
     k_played,
     k_redeal,
@@ -46,7 +45,7 @@ from .model import (
     mask_of,
     result_doc,
     set_owners,
-    trivial_knowledge,
+    trivial_views,
 )
 
 MOVE_TYPES: Final[tuple[str, ...]] = tuple(DATA["move_types"])
@@ -84,7 +83,7 @@ def setup(max_rounds: int, rng: random.Random, gods: list[str], cards: list[str]
     s.keeping = s.dealt = 0
     s.offer_seat, s.offer, s.end_reason = None, [], None
     s.round, s.first_player, s.plays, s.turn_seat, s.phase = 1, 0, 0, 0, "turn_start"
-    s.know = trivial_knowledge([mask_of(h) for h in s.hands])
+    k_load(s, trivial_views([mask_of(h) for h in s.hands]))
     s.log = [{"event": "round_start", "round": 1, "first_player": 0}]
     start_turn(s, 0)
     return s
@@ -114,7 +113,7 @@ def open_window(s: State, kind: str, active: int) -> None:
                     s.pending, s.phase = seat, kind
                     return
     s.window = None
-    CLOSE[kind](s)
+    close_window(s, kind)
 
 
 def ask_from(s: State, first: int) -> None:
@@ -128,7 +127,7 @@ def ask_from(s: State, first: int) -> None:
                 s.pending, s.phase = seat, kind
                 return
     s.window = None
-    CLOSE[kind](s)
+    close_window(s, kind)
 
 
 CLOCKWISE: Final = [tuple((first + k) % SEATS for k in range(SEATS)) for first in range(SEATS)]
@@ -143,17 +142,18 @@ def eligible_seats(s: State, kind: str) -> int:
     used, owner = s.used, s.owner
     seats = 0
     piton = -1 if used & PITON_BIT else owner[PITON]
-    for g, bit, row, any_seat in WINDOW_ENTRIES[kind]:
-        if used & bit:
+    for g in WINDOW_GODS[kind]:
+        if used >> g & 1:
             continue
         seat = owner[g]
-        if any_seat:
-            if row(s, seat):
+        power = POWER_OF[g]
+        if power.any_seat:
+            if power.row(s, seat):
                 seats |= 1 << seat if piton < 0 else 1 << seat | 1 << piton
             continue
-        if not seats >> seat & 1 and row(s, seat):
+        if not seats >> seat & 1 and power.row(s, seat):
             seats |= 1 << seat
-        if piton >= 0 and not seats >> piton & 1 and row(s, piton):
+        if piton >= 0 and not seats >> piton & 1 and power.row(s, piton):
             seats |= 1 << piton
     return seats
 
@@ -178,15 +178,14 @@ def _close_passing(s: State) -> None:
 
 def _close_dealing(s: State) -> None:
     """R7: one R3 draw for each seat not dealt yet, from the new First Player on (as :func:`draw`)."""
-    dealt, log, pile, hands, know = s.dealt, s.log, s.pile, s.hands, s.know
+    dealt, log, pile, hands = s.dealt, s.log, s.pile, s.hands
     rng = s.gen() if s.rng_shared else s.rng
     for seat in CLOCKWISE[s.first_player]:
         if not dealt >> seat & 1:
             card = pile.pop(below(rng, len(pile)))
             bisect.insort(hands[seat], card)
-            know = k_draw(know, seat, CARD_BIT[card])
+            k_draw(s, seat, CARD_NUMBER[card])
             log.append({"event": "deal", "seat": seat, "card": card})
-    s.know = know
     s.dealt = 0
     s.round += 1
     s.plays = 0
@@ -234,7 +233,7 @@ def do_passing(s: State) -> None:
     for src, dst, card in gifts:
         hands[dst] = [card]
         log.append({"event": "pass", "from": src, "to": dst, "card": card})
-    s.know = k_passing(s.know, gifts)
+    k_passing(s, gifts)
 
 
 def _passes(keeping: int) -> list[tuple[int, int]]:
@@ -254,7 +253,7 @@ def draw(s: State, seat: int) -> str:
     rng = s.gen() if s.rng_shared else s.rng
     card = pile.pop(below(rng, len(pile)))
     bisect.insort(s.hands[seat], card)
-    s.know = k_draw(s.know, seat, CARD_BIT[card])
+    k_draw(s, seat, CARD_NUMBER[card])
     return card
 
 
@@ -262,31 +261,27 @@ def to_pile(s: State, seat: int, card: str) -> None:
     """A card of ``seat``'s hand goes face down into the pile."""
     s.hands[seat].remove(card)
     bisect.insort(s.pile, card)
-    s.know = k_discard(s.know, seat, CARD_BIT[card])
+    k_discard(s, seat, CARD_NUMBER[card])
 
 
 # -- Action cards -----------------------------------------------------------------------------------
 
 
-def first_choices(s: State, player: int, rule: CardRule) -> Iterable[int]:
-    need = rule.first_needs
-    gods = s.apart[player * 5]
-    return gods if need < 0 else filter(s.tok[need].__getitem__, gods)
-
-
-def second_choices(s: State, player: int, rule: CardRule, first: int) -> Iterable[int]:
-    need = rule.second_needs
-    gods = s.apart[player * 4 + s.owner[first]]
-    return gods if need < 0 else filter(s.tok[need].__getitem__, gods)
-
-
 def playable(s: State, player: int, card: str) -> bool:
-    """D19: a legal combination of fields exists."""
+    """D19: a legal combination of fields exists: a first god of another player holding the token the card
+    needs (if any), and for a two-god card a second one of a third player, holding its token (if any)."""
     rule = RULES[card]
-    firsts = first_choices(s, player, rule)
-    if rule.second is None or rule.second_needs < 0:
-        return any(True for _ in firsts)  # a destination of one of the two remaining players always exists
-    return any(any(True for _ in second_choices(s, player, rule, x)) for x in firsts)
+    need, need2 = rule.first_needs, rule.second_needs
+    apart, owner = s.apart, s.owner
+    for x in apart[player * 5]:
+        if need >= 0 and not s.tok[need][x]:
+            continue
+        if rule.second is None or need2 < 0:
+            return True  # a destination of one of the two remaining players always exists
+        for y in apart[player * 4 + owner[x]]:
+            if s.tok[need2][y]:
+                return True
+    return False
 
 
 def _play_table(card: str) -> list[list[Move]]:
@@ -347,83 +342,72 @@ def target_error(s: State, player: int, card: str, first: int, second: int | Non
     return None
 
 
-Resolver = Callable[[State, JSONDict], list[JSONDict]]
-
-
 def _change(g: int, glory: int, infamy: int) -> JSONDict:
     return {"god": GOD_IDS[g], "glory": glory, "infamy": infamy}
 
 
-def _add(effect: JSONDict, fields: tuple[str, ...]) -> Resolver:
-    add_g, add_i = (effect[name] for name in TOKENS)
-
-    def apply(s: State, play: JSONDict) -> list[JSONDict]:
-        """Up to the supply: a partial effect when it runs short (D19)."""
-        g = GOD_INDEX[play["target"]]
-        supply = s.supply
-        sg, si = supply
-        ng = add_g if add_g <= sg else sg
-        ni = add_i if add_i <= si else si
-        if not ng and not ni:
-            return []
-        supply[0], supply[1] = sg - ng, si - ni
-        s.tok[0][g] += ng
-        s.tok[1][g] += ni
-        return [_change(g, ng, ni)]
-    return apply
+def _add(s: State, rule: CardRule, play: JSONDict) -> list[JSONDict]:
+    """Up to the supply: a partial effect when it runs short (D19)."""
+    g = GOD_INDEX[play["target"]]
+    supply = s.supply
+    sg, si = supply[0], supply[1]
+    add_g, add_i = rule.add_glory, rule.add_infamy
+    ng = add_g if add_g <= sg else sg
+    ni = add_i if add_i <= si else si
+    if not ng and not ni:
+        return []
+    supply[0], supply[1] = sg - ng, si - ni
+    s.tok[0][g] += ng
+    s.tok[1][g] += ni
+    return [_change(g, ng, ni)]
 
 
-def _remove(effect: JSONDict, fields: tuple[str, ...]) -> Resolver:
-    kind = TOKENS.index(effect["token"])
-
-    def apply(s: State, play: JSONDict) -> list[JSONDict]:
-        g = GOD_INDEX[play["target"]]
-        tok = s.tok[kind]
-        if not tok[g]:
-            return []
-        tok[g] -= 1
-        s.supply[kind] += 1
-        return [_change(g, -1, 0) if kind == GLORY else _change(g, 0, -1)]
-    return apply
+def _remove(s: State, rule: CardRule, play: JSONDict) -> list[JSONDict]:
+    kind = rule.token
+    g = GOD_INDEX[play["target"]]
+    tok = s.tok[kind]
+    if not tok[g]:
+        return []
+    tok[g] -= 1
+    s.supply[kind] += 1
+    return [_change(g, -1, 0) if kind == GLORY else _change(g, 0, -1)]
 
 
-def _move(effect: JSONDict, fields: tuple[str, ...]) -> Resolver:
-    kind = TOKENS.index(effect["token"])
-
-    def apply(s: State, play: JSONDict) -> list[JSONDict]:
-        a, b = GOD_INDEX[play["target"]], GOD_INDEX[play["to"]]
-        tok = s.tok[kind]
-        if not tok[a]:
-            return []
-        tok[a] -= 1
-        tok[b] += 1
-        return [_change(a, -1, 0), _change(b, 1, 0)] if kind == GLORY else [_change(a, 0, -1), _change(b, 0, 1)]
-    return apply
+def _move(s: State, rule: CardRule, play: JSONDict) -> list[JSONDict]:
+    kind = rule.token
+    a, b = GOD_INDEX[play["target"]], GOD_INDEX[play["to"]]
+    tok = s.tok[kind]
+    if not tok[a]:
+        return []
+    tok[a] -= 1
+    tok[b] += 1
+    return [_change(a, -1, 0), _change(b, 1, 0)] if kind == GLORY else [_change(a, 0, -1), _change(b, 0, 1)]
 
 
-def _swap(effect: JSONDict, fields: tuple[str, ...]) -> Resolver:
-    transfers = [(TOKENS.index(t["token"]), t["from"], t["to"]) for t in effect["transfers"]]
-
-    def apply(s: State, play: JSONDict) -> list[JSONDict]:
-        """Independent transfers, each judged on the state before the effect (D19)."""
-        moves = [(kind, GOD_INDEX[play[a]], GOD_INDEX[play[b]]) for kind, a, b in transfers]
-        moves = [(kind, a, b) for kind, a, b in moves if s.tok[kind][a] >= 1]
-        delta: dict[int, list[int]] = {GOD_INDEX[play[f]]: [0, 0] for f in fields}
-        for kind, a, b in moves:
-            s.tok[kind][a] -= 1
-            s.tok[kind][b] += 1
-            delta[a][kind] -= 1
-            delta[b][kind] += 1
-        return [_change(g, d[0], d[1]) for g, d in delta.items() if d[0] or d[1]]
-    return apply
+def _swap(s: State, rule: CardRule, play: JSONDict) -> list[JSONDict]:
+    """Independent transfers, each judged on the state before the effect (D19)."""
+    moves = [(kind, GOD_INDEX[play[a]], GOD_INDEX[play[b]]) for kind, a, b in rule.transfers]
+    moves = [(kind, a, b) for kind, a, b in moves if s.tok[kind][a] >= 1]
+    delta: dict[int, list[int]] = {GOD_INDEX[play[f]]: [0, 0] for f in rule.fields}
+    for kind, a, b in moves:
+        s.tok[kind][a] -= 1
+        s.tok[kind][b] += 1
+        delta[a][kind] -= 1
+        delta[b][kind] += 1
+    return [_change(g, d[0], d[1]) for g, d in delta.items() if d[0] or d[1]]
 
 
-#: Effects: how each kind of action card acts on its final gods, by the data file's ``op``; each
-#: resolver returns the token changes for the log.
-ACTION_EFFECTS: Final[dict[str, Callable[[JSONDict, tuple[str, ...]], Resolver]]] = {
-    "add": _add, "remove": _remove, "move": _move, "swap": _swap,
-}
-RESOLVE: Final = {c: ACTION_EFFECTS[RULES[c].op](RULES[c].effect, RULES[c].fields) for c in CARD_IDS}
+def resolve_effect(s: State, rule: CardRule, play: JSONDict) -> list[JSONDict]:
+    """Effects: how each kind of action card acts on its final gods, by the data file's ``op``; returns the
+    token changes for the log."""
+    op = rule.op
+    if op == "add":
+        return _add(s, rule, play)
+    if op == "remove":
+        return _remove(s, rule, play)
+    if op == "move":
+        return _move(s, rule, play)
+    return _swap(s, rule, play)
 
 
 def resolve_card(s: State) -> None:
@@ -431,7 +415,7 @@ def resolve_card(s: State) -> None:
     play = s.current_play
     assert play is not None
     card = play["card"]
-    changes = RESOLVE[card](s, play)
+    changes = resolve_effect(s, RULES[card], play)
     g, i = s.supply
     s.log.append({"event": "resolve", "card": card, "changes": changes, "supply": {"glory": g, "infamy": i}})
     s.current_play = None
@@ -441,11 +425,16 @@ def resolve_card(s: State) -> None:
         end_check(s)
 
 
-#: What happens when a window closes (the continuations named in the spec's Procedure).
-CLOSE: Final[dict[str, Callable[[State], None]]] = {
-    "turn_start": _close_turn_start, "targeted": resolve_card, "passing": _close_passing,
-    "dealing": _close_dealing,
-}
+def close_window(s: State, kind: str) -> None:
+    """What happens when a window closes (the continuations named in the spec's Procedure)."""
+    if kind == "turn_start":
+        _close_turn_start(s)
+    elif kind == "targeted":
+        resolve_card(s)
+    elif kind == "passing":
+        _close_passing(s)
+    else:
+        _close_dealing(s)
 
 
 # -- Powers -----------------------------------------------------------------------------------------
@@ -498,7 +487,7 @@ class Anatok(Power):
         for i, n in enumerate(sizes):
             s.hands[i] = sorted(cards[pos:pos + n])
             pos += n
-        s.know = k_redeal(s.know, old, [mask_of(h) for h in s.hands])
+        k_redeal(s, old, [mask_of(h) for h in s.hands])
         s.log.append(event)
         s.log.append({"event": "redeal", "seat": seat, "hands": [h[:] for h in s.hands]})
         return False
@@ -520,8 +509,8 @@ class Arystyfan(Power):
 
     def options(self, s: State, seat: int) -> list[Any]:
         g, i = s.tok
-        held = [x << 8 | y for x, y in zip(g, i, strict=True)]  # (glory, infamy) as one number per god
-        return list(compress(PAIRS, map(ne, map(held.__getitem__, PAIR_A), map(held.__getitem__, PAIR_B))))
+        held = [g[x] << 8 | i[x] for x in range(8)]  # (glory, infamy) as one number per god
+        return [PAIRS[k] for k in range(len(PAIRS)) if held[PAIR_A[k]] != held[PAIR_B[k]]]
 
     def spells(self) -> list[tuple[Any, JSONDict]]:
         return [((a, b), {"gods": [GOD_IDS[a], GOD_IDS[b]]}) for a, b in PAIRS]
@@ -545,14 +534,18 @@ class Arystyfan(Power):
         return False
 
 
+KASANA_AT_LEAST: Final[int] = GODS["G3"]["condition"]["value"]
+
+
 class Kasana(Power):
     window = "turn_start"
     any_seat = True
     fields = {"target": dict}
-    at_least: ClassVar[int] = GODS["G3"]["condition"]["value"]
+    at_least: ClassVar[int] = KASANA_AT_LEAST
 
     def row(self, s: State, seat: int) -> bool:
-        return max(s.tok[GLORY]) >= self.at_least
+        at_least = KASANA_AT_LEAST
+        return any(n >= at_least for n in s.tok[GLORY])
 
     def options(self, s: State, seat: int) -> list[Any]:
         return ALL_GODS
@@ -582,7 +575,7 @@ class Kymele(Power):
         for c in offer:
             s.pile.remove(c)
         s.offer_seat, s.offer = seat, sorted(offer)
-        s.know = k_gain(s.know, seat, mask_of(offer))
+        k_gain(s, seat, mask_of(offer))
         s.log.append(event)
         s.log.append({"event": "offer", "seat": seat, "cards": s.offer[:]})
         s.phase = "kymele_take"
@@ -694,17 +687,12 @@ assert all(set(POWERS[POWER_KEY[g]].fields) == {p["name"] for p in GODS[GOD_IDS[
            for g in range(8) if g != PITON)
 
 POWER_OF: Final = [POWERS[POWER_KEY[g]] for g in range(8)]
-POWER_ROW: Final = [p.row for p in POWER_OF]
-ANY_SEAT: Final = [p.any_seat for p in POWER_OF]
 #: The fields of a ``use_power`` of each god, and of Piton copying each god.
 USE_KEYS: Final = [frozenset({"type", "god", *POWER_OF[g].fields}) for g in range(8)]
 PITON_KEYS: Final = [frozenset({"type", "god", "as", *POWER_OF[g].fields}) for g in range(8)]
 #: Per window: the gods (Piton aside) whose power is used there.
 WINDOW_GODS: Final[dict[str, list[int]]] = {w: [g for g in range(8) if POWER_OF[g].window == w] for w in WINDOWS}
 
-
-#: Per window: (god, its ``used`` bit, its eligibility row, whether the row ignores the seat).
-WINDOW_ENTRIES: Final = {w: [(g, 1 << g, POWER_ROW[g], ANY_SEAT[g]) for g in gods] for w, gods in WINDOW_GODS.items()}
 PITON_BIT: Final = 1 << PITON
 #: Per window: the ``used`` bits that, all set, mean nothing can be used there any more (Piton included:
 #: once the window's own gods are used, it has nothing to copy).
@@ -738,7 +726,9 @@ def power_moves(s: State, seat: int) -> list[Move]:
         for x in (unused if g == PITON else (g,)):
             power = POWER_OF[x]
             if power.row(s, seat):
-                moves.extend(map(table[x].__getitem__, power.options(s, seat)))
+                spelt = table[x]
+                for key in power.options(s, seat):
+                    moves.append(spelt[key])
     return moves
 
 
@@ -780,15 +770,17 @@ def _parse_play(move: Any) -> tuple[str, CardRule, str, str | None] | None:
     """
     card = move.get("card")
     rule = RULES.get(card) if type(card) is str else None
-    if rule is None or move.keys() != rule.keys:
+    # Exactly the card's fields (type and card are there): as many keys, and the god fields among them.
+    if rule is None or len(move) != len(rule.keys):
         return None
-    ref = move["target"]  # exactly {"god": <a god id>}
-    if type(ref) is not dict or type(target := ref.get("god")) is not str or GOD_REFS.get(target) != ref:
+    ref = move.get("target")  # exactly {"god": <a god id>}
+    if type(ref) is not dict or len(ref) != 1 or type(target := ref.get("god")) is not str or target not in GOD_INDEX:
         return None
-    if rule.second is None:
+    second = rule.second
+    if second is None:
         return card, rule, target, None
-    ref = move[rule.second]
-    if type(ref) is not dict or type(other := ref.get("god")) is not str or GOD_REFS.get(other) != ref:
+    ref = move.get(second)
+    if type(ref) is not dict or len(ref) != 1 or type(other := ref.get("god")) is not str or other not in GOD_INDEX:
         return None
     return card, rule, target, other
 
@@ -891,7 +883,7 @@ def _play(s: State, seat: int, card: str, rule: CardRule, target: str, other: st
         raise IllegalMove("invalid_target", target_error(s, seat, card, first, second) or "bad target")
     hand.remove(card)
     bisect.insort(s.pile, card)
-    s.know = k_played(s.know, CARD_BIT[card])
+    k_played(s, CARD_NUMBER[card])
     s.current_play = play
     s.log.append({"event": "play", "seat": seat, "card": card, "target": target, "to": play["to"],
                   "swap_with": play["swap_with"]})
@@ -1007,24 +999,18 @@ def do_kymele_take(s: State, seat: int, move: Move) -> None:
     bisect.insort(s.hands[seat], card)
     for c in rest:
         bisect.insort(s.pile, c)
-    s.know = k_take(s.know, seat, mask_of(rest))
+    k_take(s, seat, mask_of(rest))
     s.offer_seat, s.offer = None, []
     s.dealt |= 1 << seat
     s.log.append({"event": "take", "seat": seat, "card": card})
     after_power(s, seat)
 
 
-MOVES: Final[dict[str, Callable[[State, int, Move], None]]] = {
-    "play": do_play, "discard_and_draw": do_discard_and_draw, "discard": do_discard,
-    "use_power": do_use_power, "decline": do_decline, "endymina_discard": do_endymina_discard,
-    "kymele_take": do_kymele_take,
-}
-
-
 def apply_move(s: State, seat: int, move: Move) -> None:
     """The spec's check order: malformed_move, game_over, not_your_turn, wrong_phase, then the move's own.
 
     A well-formed play by the seat to act, the most common move, is recognised first and goes straight on.
+    The moves are dispatched by plain comparisons (compiled, direct calls), one function per move type.
     """
     if type(move) is dict and move.get("type") == "play" and seat == s.pending and s.phase in PLAY_PHASES:
         parsed = _parse_play(move)
@@ -1034,7 +1020,20 @@ def apply_move(s: State, seat: int, move: Move) -> None:
             return
     kind = check_shape(move)
     _check_turn(s, seat, kind)
-    MOVES[kind](s, seat, move)
+    if kind == "play":
+        do_play(s, seat, move)
+    elif kind == "use_power":
+        do_use_power(s, seat, move)
+    elif kind == "decline":
+        do_decline(s, seat, move)
+    elif kind == "discard_and_draw":
+        do_discard_and_draw(s, seat, move)
+    elif kind == "discard":
+        do_discard(s, seat, move)
+    elif kind == "endymina_discard":
+        do_endymina_discard(s, seat, move)
+    else:
+        do_kymele_take(s, seat, move)
 
 
 def _check_turn(s: State, seat: int, kind: str) -> None:
@@ -1074,17 +1073,20 @@ def _legal_kymele(s: State, seat: int) -> list[Move]:
     return [{"type": "kymele_take", "card": c} for c in s.offer]
 
 
-LEGAL: Final[dict[str, Callable[[State, int], list[Move]]]] = {
-    "play": _legal_play, "play_after_redraw": _legal_play, "endymina_discard": _legal_endymina,
-    "kymele_take": _legal_kymele, **{w: _legal_window for w in WINDOWS},
-}
-
-
 def legal_moves(s: State, seat: int) -> list[Move]:
-    if seat != s.pending or s.phase == "game_over":
+    """By phase: plays (or the discards of a hand without a playable card), a window's powers and decline, a
+    follow-up's choices."""
+    phase = s.phase
+    if seat != s.pending or phase == "game_over":
         return []
-    return LEGAL[s.phase](s, seat)
+    if phase == "play" or phase == "play_after_redraw":
+        return _legal_play(s, seat)
+    if phase == "endymina_discard":
+        return _legal_endymina(s, seat)
+    if phase == "kymele_take":
+        return _legal_kymele(s, seat)
+    return _legal_window(s, seat)
 
 
-__all__ = ["CARDS", "END_REASONS", "MOVES", "PHASES", "WINDOWS", "apply_move", "eligible", "legal_moves",
+__all__ = ["CARDS", "END_REASONS", "PHASES", "WINDOWS", "apply_move", "eligible", "legal_moves",
            "setup", "to_act"]

@@ -46,12 +46,21 @@ TITLE: Final = {c: CARDS[c]["title"] for c in CARD_IDS}
 class CardRule:
     """A card's fields as data: the move fields, each field's token minimum, the effect."""
 
-    __slots__ = ("effect", "fields", "first_needs", "keys", "op", "second", "second_needs")
+    __slots__ = ("add_glory", "add_infamy", "effect", "fields", "first_needs", "keys", "op", "second",
+                 "second_needs", "token", "transfers")
 
     def __init__(self, doc: JSONDict) -> None:
-        self.effect: JSONDict = doc["effect"]
-        self.op: str = doc["effect"]["op"]
+        effect = doc["effect"]
+        self.effect: JSONDict = effect
+        self.op: str = effect["op"]
         self.fields: tuple[str, ...] = tuple(f["name"] for f in doc["fields"])
+        # The effect's parameters, by op (flow.resolve_effect): add: glory and infamy added; remove and move:
+        # the token kind; swap: (token kind, from field, to field) per transfer.
+        self.add_glory: int = effect["glory"] if self.op == "add" else 0
+        self.add_infamy: int = effect["infamy"] if self.op == "add" else 0
+        self.token: int = TOKENS.index(effect["token"]) if self.op in ("remove", "move") else -1
+        self.transfers: list[tuple[int, str, str]] = [
+            (TOKENS.index(t["token"]), t["from"], t["to"]) for t in effect["transfers"]] if self.op == "swap" else []
         self.keys = frozenset({"type", "card", *self.fields})  # of a play move
         first, *rest = doc["fields"]
         assert first["name"] == "target" and first["owner"] == "not_player" and len(rest) <= 1
@@ -88,14 +97,15 @@ class State:
     ``tok[k][g]`` tokens of kind k on god g; ``supply[k]``; ``used`` is a god bitmask (bit g: turned);
     ``keeping``/``dealt``/``declined`` are seat bitmasks; ``current_play`` is replaced, never changed
     in place, so clones may share it.
-    ``know`` packs, per seat ``u`` and location (hands 0-3, pile 4), the cards ``u`` does not hold that
-    may be there (see :func:`k_mask`): a sound over-approximation built from the events ``u`` has
-    seen, which ``determinize`` respects.
+    ``know0``..``know3`` pack, for seat ``u`` (``know<u>``) and each location (hands 0-3, pile 4), the cards
+    ``u`` does not hold that may be there (see :func:`k_mask`): a sound over-approximation built from the
+    events ``u`` has seen, which ``determinize`` respects.
     """
 
     __slots__ = ("active", "apart", "current_play", "dealt", "declined", "end_reason", "first_player", "hands",
-                 "keeping", "know", "log", "max_rounds", "offer", "offer_seat", "owner", "pending", "phase", "pile",
-                 "plays", "rng", "rng_shared", "round", "supply", "tok", "turn_seat", "used", "window")
+                 "keeping", "know0", "know1", "know2", "know3", "log", "max_rounds", "offer", "offer_seat", "owner",
+                 "pending", "phase", "pile", "plays", "rng", "rng_shared", "round", "supply", "tok", "turn_seat",
+                 "used", "window")
 
     max_rounds: int
     phase: str
@@ -120,7 +130,10 @@ class State:
     offer: list[str]
     end_reason: str | None
     log: list[JSONDict]
-    know: int
+    know0: int
+    know1: int
+    know2: int
+    know3: int
     rng: random.Random
     #: True when another state may hold the same generator object: copy it before the next draw.
     rng_shared: bool
@@ -165,7 +178,7 @@ def clone_state(s: State) -> State:
     t.offer_seat, t.offer = s.offer_seat, s.offer  # the offer list is replaced, never changed in place
     t.end_reason = s.end_reason
     t.log = s.log[:]
-    t.know = s.know
+    t.know0, t.know1, t.know2, t.know3 = s.know0, s.know1, s.know2, s.know3
     t.rng = s.rng
     t.rng_shared = s.rng_shared = True
     return t
@@ -184,108 +197,142 @@ def cards_of(mask: int) -> list[str]:
 
 # -- Card knowledge (what each seat can infer; used by determinize) ---------------------------------
 #
-# Seat u's picture of location loc (hands 0-3, pile 4) is a 10-bit card mask at bit offset
-# (u*5 + loc) * 10 of one integer: updates are a few integer operations and copying is free.
+# Seat u's picture of location loc (hands 0-3, pile 4) is a 10-bit card mask at bit offset loc * 10 of
+# ``s.know<u>``: 50 bits per seat, so once compiled each picture is a machine integer held in the state
+# itself, and an update is a few integer operations that allocate nothing (one 200-bit integer for all four
+# made a new big integer per operation). Copying is free.
 
 W: Final = len(CARD_IDS)
 SLOT_MASK: Final = (1 << W) - 1
-
-
-def _slot(u: int, loc: int) -> int:
-    return (u * LOCS + loc) * W
-
-
-ONES_ALL: Final = sum(1 << _slot(u, loc) for u in range(SEATS) for loc in range(LOCS))
-ONES_PILE: Final = sum(1 << _slot(u, PILE) for u in range(SEATS))
-ONES_SEAT: Final = [sum(1 << _slot(u, loc) for loc in range(LOCS)) for u in range(SEATS)]
-#: All viewers' pictures of location loc.
-LOC_SLOTS: Final = [sum(SLOT_MASK << _slot(u, loc) for u in range(SEATS)) for loc in range(LOCS)]
-OWN_SLOT: Final = [SLOT_MASK << _slot(u, u) for u in range(SEATS)]
-#: Shift from every viewer's pile slot to its slot of seat s; bit offset of seat s's own pile slot.
+#: Each of a picture's five slots' lowest bit: ``cb * ONES`` is card bits cb in every slot.
+ONES: Final = sum(1 << loc * W for loc in range(LOCS))
+PILE_BITS: Final = SLOT_MASK << PILE * W
+#: The bits of the slot of location loc; ``~`` of it.
+SLOT_BITS: Final = [SLOT_MASK << loc * W for loc in range(LOCS)]
+NOT_SLOT: Final = [~(SLOT_MASK << loc * W) for loc in range(LOCS)]
+HAND_SLOTS_012: Final = SLOT_BITS[0] | SLOT_BITS[1] | SLOT_BITS[2]
+#: Shift from the pile slot down to the slot of seat s.
 PILE_SHIFT: Final = [(PILE - s) * W for s in range(SEATS)]
-PILE_AT: Final = [_slot(s, PILE) for s in range(SEATS)]
-SLOT: Final = [[_slot(u, loc) for loc in range(LOCS)] for u in range(SEATS)]
-HAND_SLOTS_012: Final = LOC_SLOTS[0] | LOC_SLOTS[1] | LOC_SLOTS[2]
-HAND_SLOTS: Final = HAND_SLOTS_012 | LOC_SLOTS[3]
-ALL_OWN_SLOTS: Final = OWN_SLOT[0] | OWN_SLOT[1] | OWN_SLOT[2] | OWN_SLOT[3]
-#: (left, right) shifts taking every viewer's slot of location a to its slot of location b.
-SHIFT: Final = [[(max(b - a, 0) * W, max(a - b, 0) * W) for b in range(LOCS)] for a in range(LOCS)]
+#: By card number (card number i for bit 1 << i): ``~(cb * ONES)`` (the seat knows where card cb is) and
+#: ``cb << PILE * W`` (card cb may be in the pile).
+FORGET: Final = [~((1 << i) * ONES) for i in range(W)]
+TO_PILE: Final = [(1 << i) << PILE * W for i in range(W)]
+CARD_NUMBER: Final = {c: i for i, c in enumerate(CARD_IDS)}
 
 
-def k_mask(k: int, u: int, loc: int) -> int:
-    """Where seat ``u`` thinks cards may be at ``loc``: a card bitmask."""
-    return k >> _slot(u, loc) & SLOT_MASK
+def k_view(s: State, u: int) -> int:
+    """Seat ``u``'s picture."""
+    return s.know0 if u == 0 else s.know1 if u == 1 else s.know2 if u == 2 else s.know3
 
 
-def k_lists(k: int) -> list[list[int]]:
-    return [[k_mask(k, u, loc) for loc in range(LOCS)] for u in range(SEATS)]
+def k_views(s: State) -> list[int]:
+    return [s.know0, s.know1, s.know2, s.know3]
 
 
-def k_from_lists(masks: list[list[int]]) -> int:
-    return sum(m << _slot(u, loc) for u, row in enumerate(masks) for loc, m in enumerate(row))
+def k_load(s: State, views: list[int]) -> None:
+    s.know0, s.know1, s.know2, s.know3 = views
 
 
-def k_gain(k: int, u: int, cb: int) -> int:
+def k_mask(view: int, loc: int) -> int:
+    """Where the seat of picture ``view`` thinks cards may be at ``loc``: a card bitmask."""
+    return view >> loc * W & SLOT_MASK
+
+
+def k_lists(s: State) -> list[list[int]]:
+    return [[k_mask(view, loc) for loc in range(LOCS)] for view in k_views(s)]
+
+
+def k_load_lists(s: State, masks: list[list[int]]) -> None:
+    k_load(s, [sum(m << loc * W for loc, m in enumerate(row)) for row in masks])
+
+
+def k_gain(s: State, u: int, cb: int) -> None:
     """Seat ``u`` now holds (or is offered) the cards ``cb``: it knows exactly where they are."""
-    return k & ~(cb * ONES_SEAT[u])
+    views = k_views(s)
+    views[u] &= ~(cb * ONES)
+    k_load(s, views)
 
 
-def k_draw(k: int, s: int, cb: int) -> int:
-    """``s`` draws ``cb`` face down: the others learn only that one of the pile's cards went to ``s``."""
-    return (k | ((k & LOC_SLOTS[PILE]) >> PILE_SHIFT[s] & ~OWN_SLOT[s])) & ~(cb * ONES_SEAT[s])
+def k_draw(s: State, seat: int, card: int) -> None:
+    """``seat`` draws card number ``card`` face down: the others learn only that one of the pile's cards went
+    to ``seat``; ``seat`` knows where that card is."""
+    down, forget = PILE_SHIFT[seat], FORGET[card]
+    a, b, c, d = s.know0, s.know1, s.know2, s.know3
+    s.know0 = a & forget if seat == 0 else a | (a & PILE_BITS) >> down
+    s.know1 = b & forget if seat == 1 else b | (b & PILE_BITS) >> down
+    s.know2 = c & forget if seat == 2 else c | (c & PILE_BITS) >> down
+    s.know3 = d & forget if seat == 3 else d | (d & PILE_BITS) >> down
 
 
-def k_discard(k: int, s: int, cb: int) -> int:
-    """``s`` puts ``cb`` face down into the pile: to the others, any card of ``s`` may now be there."""
-    return k | (k & LOC_SLOTS[s]) << PILE_SHIFT[s] | cb << PILE_AT[s]
+def k_discard(s: State, seat: int, card: int) -> None:
+    """``seat`` puts card number ``card`` face down into the pile: to the others, any card of ``seat`` may now
+    be there; ``seat`` knows it is."""
+    up, hand, pile = PILE_SHIFT[seat], SLOT_BITS[seat], TO_PILE[card]
+    a, b, c, d = s.know0, s.know1, s.know2, s.know3
+    s.know0 = a | (a & hand) << up | (pile if seat == 0 else 0)
+    s.know1 = b | (b & hand) << up | (pile if seat == 1 else 0)
+    s.know2 = c | (c & hand) << up | (pile if seat == 2 else 0)
+    s.know3 = d | (d & hand) << up | (pile if seat == 3 else 0)
 
 
-def k_played(k: int, cb: int) -> int:
-    """A played card is shown to everyone and goes into the pile."""
-    return (k & ~(cb * ONES_ALL)) | cb * ONES_PILE
+def k_played(s: State, card: int) -> None:
+    """Card number ``card``, played, is shown to everyone and goes into the pile."""
+    forget, pile = FORGET[card], TO_PILE[card]
+    s.know0 = s.know0 & forget | pile
+    s.know1 = s.know1 & forget | pile
+    s.know2 = s.know2 & forget | pile
+    s.know3 = s.know3 & forget | pile
 
 
-def k_take(k: int, s: int, rest: int) -> int:
-    """Kymele: ``s`` took one offered card (a face-down draw to the others); ``rest`` went back."""
-    return k | ((k & LOC_SLOTS[PILE]) >> PILE_SHIFT[s] & ~OWN_SLOT[s]) | rest << PILE_AT[s]
+def k_take(s: State, seat: int, rest: int) -> None:
+    """Kymele: ``seat`` took one offered card (a face-down draw to the others); ``rest`` went back."""
+    down = PILE_SHIFT[seat]
+    views = [view if u == seat else view | (view & PILE_BITS) >> down for u, view in enumerate(k_views(s))]
+    views[seat] |= rest << PILE * W
+    k_load(s, views)
 
 
-def k_passing(k: int, gifts: list[tuple[int, int, str]]) -> int:
+def _moved(view: int, gifts: list[tuple[int, int, str]]) -> int:
+    """A picture's slots of the givers' hands, moved to the slots of their receivers' hands."""
+    moved = 0
+    for src, dst, _ in gifts:
+        bits = view & SLOT_BITS[src]
+        moved |= bits << (dst - src) * W if dst >= src else bits >> (src - dst) * W
+    return moved
+
+
+def k_passing(s: State, gifts: list[tuple[int, int, str]]) -> None:
     """All gifts at once: every seat's picture of a giver's hand becomes its picture of the receiver's;
     the giver knows where its card went, the receiver knows its new hand."""
+    views = k_views(s)
     if len(gifts) == SEATS:  # nobody keeps: every hand moves one seat on, in a couple of shifts
-        cleared = HAND_SLOTS
-        moved = (k & HAND_SLOTS_012) << W | (k & LOC_SLOTS[3]) >> 3 * W
-        own = ALL_OWN_SLOTS
-        for src, dst, card in gifts:
-            bit = CARD_BIT[card]
-            moved |= bit << SLOT[src][dst]
-            own |= bit * ONES_SEAT[dst]
-        return (k & ~cleared | moved) & ~own
-    cleared = moved = own = 0
-    for src, dst, card in gifts:
-        left, right = SHIFT[src][dst]
-        cleared |= LOC_SLOTS[dst]
-        moved |= (k & LOC_SLOTS[src]) << left >> right | CARD_BIT[card] << SLOT[src][dst]
-        own |= OWN_SLOT[dst] | CARD_BIT[card] * ONES_SEAT[dst]
-    return (k & ~cleared | moved) & ~own
+        views = [(v & HAND_SLOTS_012) << W | (v & SLOT_BITS[3]) >> 3 * W | v & PILE_BITS for v in views]
+    else:
+        kept = ~0
+        for _, dst, _ in gifts:
+            kept &= NOT_SLOT[dst]
+        views = [v & kept | _moved(v, gifts) for v in views]
+    for src, dst, card in gifts:  # the givers' news first, then what the receivers know (it wins)
+        views[src] |= CARD_BIT[card] << dst * W
+    for _, dst, card in gifts:
+        views[dst] &= NOT_SLOT[dst] & ~(CARD_BIT[card] * ONES)
+    k_load(s, views)
 
 
-def k_redeal(k: int, old_hands: list[int], new_hands: list[int]) -> int:
+def k_redeal(s: State, old_hands: list[int], new_hands: list[int]) -> None:
     """Anatok: every seat knows its new hand; any card that was in a hand may now be in any other."""
-    out = 0
+    views = k_views(s)
     for u in range(SEATS):
-        mine = new_hands[u]
-        view = k >> SLOT[u][0]
+        mine, view = new_hands[u], views[u]
         in_hands = (old_hands[u] | view | view >> W | view >> 2 * W | view >> 3 * W) & SLOT_MASK & ~mine
-        out |= (in_hands * ONES_SEAT[u] & ~(SLOT_MASK << SLOT[u][u]) & ~(SLOT_MASK << SLOT[u][PILE])
-                | (view >> PILE * W & SLOT_MASK & ~mine) << SLOT[u][PILE])
-    return out
+        views[u] = (in_hands * ONES & NOT_SLOT[u] & NOT_SLOT[PILE]
+                    | (view >> PILE * W & SLOT_MASK & ~mine) << PILE * W)
+    k_load(s, views)
 
 
-def trivial_knowledge(own: list[int]) -> int:
-    """Knowledge of seats that have seen nothing but their own cards (``own[u]``: hand and offer)."""
-    return sum((ALL_CARDS & ~own[u]) * ONES_SEAT[u] & ~OWN_SLOT[u] for u in range(SEATS))
+def trivial_views(own: list[int]) -> list[int]:
+    """Pictures of seats that have seen nothing but their own cards (``own[u]``: hand and offer)."""
+    return [(ALL_CARDS & ~own[u]) * ONES & NOT_SLOT[u] for u in range(SEATS)]
 
 
 # -- End and scoring --------------------------------------------------------------------------------
