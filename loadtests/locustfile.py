@@ -98,6 +98,17 @@ def record_acknowledged(match_id: str, seat: int | None, move: Any, version: Any
         _ACKS.write(orjson.dumps(doc).decode() + "\n")
 
 
+#: The id of every match a person started against bots, one a line (``MEEPLE_LOAD_BOT_MATCHES``): the chaos
+#: run's observer follows their versions in the store (``loadtests/botstall.py``).
+_BOT_MATCHES = (open(os.environ["MEEPLE_LOAD_BOT_MATCHES"], "a", buffering=1)  # noqa: SIM115
+                if os.environ.get("MEEPLE_LOAD_BOT_MATCHES") else None)
+
+
+def record_bot_match(match_id: str) -> None:
+    if _BOT_MATCHES is not None:
+        _BOT_MATCHES.write(match_id + "\n")
+
+
 #: Every error an SDK call met, retried or final, one JSON line each (``MEEPLE_LOAD_ERRORS``).
 _ERRORS = open(os.environ["MEEPLE_LOAD_ERRORS"], "a", buffering=1) if os.environ.get("MEEPLE_LOAD_ERRORS") else None  # noqa: SIM115
 
@@ -235,6 +246,8 @@ class BotMatchPlayer(MeepleUser):
         created = self.timed("create match", "POST", self.api.call, "create_match", None, None,
                              {"game": game["id"], "players": players, "options": self.options_for(game),
                               "seats": seats, "join": True})
+        if created is not None:
+            record_bot_match(created["id"])
         n, share = next(_bot_matches), SETTINGS["ws_share"]
         if created is not None and int((n + 1) * share) > int(n * share):  # every 1/share-th match, not the first
             self.play_ws(created["id"], created["token"])

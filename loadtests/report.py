@@ -73,7 +73,9 @@ def write_report(out: Path, summary: dict[str, Any], info: dict[str, Any], stats
               "Locust's raw figures (the history has one row per second and request name)",
               "* `metrics/<process>.prom`: every process's /metrics at the end of the run",
               "* `plot.png`: move latency percentiles and throughput over time", "* `logs/`: every process's output",
-              "* `summary.json`: the `--json` summary", ""]
+              "* `summary.json`: the `--json` summary",
+              "* `bot_matches.txt`, `bot_samples.jsonl` (`--chaos`): the matches started against bots, and what the "
+              "observer read of them (slot tables and samples, `loadtests/botstall.py`)", ""]
     (out / "report.md").write_text("\n".join(lines))
     plot(history, out / "plot.png")
 
@@ -120,7 +122,21 @@ def _summary(summary: dict[str, Any], deltas: dict[str, promtext.Samples], elaps
                           [(f["what"], f["failed"], f["retried"],
                             f"{f['first_error_s']} to {f['last_error_s']}" if "window_s" in f else "-",
                             ", ".join(f"{k}: {n}" for k, n in f["kinds"].items()) or "-", _stalled(f))
-                           for f in chaos.get("faults", [])])]
+                           for f in chaos.get("faults", [])]),
+                  "", "Bot matches per fault (loadtests/botstall.py: versions and status read from the store every "
+                  "0.5 s; each match classed by the primary that held its slot, and its job stream's, just before "
+                  "the fault): the versions the class made per second in the 10 s before, the seconds after the "
+                  "fault in which it made fewer than half of that (counted in bins of `bin` s when the class makes "
+                  "few), and the longest "
+                  "a match active at the fault went without a new version, and waited on a bot (a bot seat to act, "
+                  "no new version), in the 10 s after the fault / the 10 s before it.", "",
+                  *_table(["fault", "bot matches", "active at the fault", "versions/s before", "stalled",
+                           "longest idle after / before s", "longest wait on a bot after / before s"],
+                          [(f["what"], cls.replace("_", " "), b["matches"], _num(b["versions_per_s_before"]),
+                            _stalled(b) + (f" (bin {b['bin_s']} s)" if b.get("bin_s", 1) > 1 else ""),
+                            f"{b.get('longest_idle_s', '-')} / {b.get('longest_idle_before_s', '-')}",
+                            f"{b.get('longest_bot_wait_s', '-')} / {b.get('longest_bot_wait_before_s', '-')}")
+                           for f in chaos.get("faults", []) for cls, b in f.get("bot_matches", {}).items()])]
     if summary.get("sdk_retries"):
         lines += ["", "Errors the SDK absorbed by retrying (by request and error): "
                   + ", ".join(f"{k}: {n}" for k, n in summary["sdk_retries"].items())]
@@ -128,7 +144,7 @@ def _summary(summary: dict[str, Any], deltas: dict[str, promtext.Samples], elaps
 
 
 def _stalled(fault: dict[str, Any]) -> str:
-    if "stalled_s" not in fault:
+    if fault.get("stalled_s") is None:
         return "-"
     if not fault["stalled_s"]:
         return "none"

@@ -12,7 +12,10 @@ every move a Locust user saw acknowledged is in the store (``lost_acknowledged_m
 during the run, a Redis primary (``kill -9``; it is started again 15 s later and rejoins as a replica), a
 rules replica, a bot worker and a gateway worker (``kill -9``, a crash), then stops another gateway worker
 the way an operator does (``SIGTERM``: a graceful restart), and the summary shows, per fault, the errors
-that followed it: how many users saw and how many the SDK's retries absorbed, their kinds and their window.
+that followed it: how many users saw and how many the SDK's retries absorbed, their kinds and their window;
+the seconds human moves stalled; and, from an observer that reads every bot match's version in the store every
+0.5 s (``loadtests/botstall.py``), the seconds bot matches stalled, per class: on healthy primaries, on the
+killed primary, with only their job stream on it.
 """
 
 from __future__ import annotations
@@ -39,10 +42,12 @@ from services import redisconn
 from services.bench import parse_option
 from services.stack import ROOT, Stack, StackConfig, http_ok, wait_until
 
-from . import promtext
+from . import botstall, promtext
 from .audit import Audit, audit_store, lost_acknowledged, stored_match_ids
 
 LOCUSTFILE = Path(__file__).with_name("locustfile.py")
+#: The ids of the matches Locust's people started against bots (one a line), in the report directory.
+BOT_MATCHES = "bot_matches.txt"
 MOVE = "move"
 BASELINE = "baseline"
 
@@ -271,13 +276,25 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
         cpu_before = cpu_now(stack)
         children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         chaos = Chaos(stack, cfg.duration_s) if cfg.chaos else None
+        if chaos is not None:  # bot matches' versions, read from the store every 0.5 s (see botstall)
+            chaos.observer = botstall.Observer(botstall.connect(stack.redis_url),
+                                               discover=LineTail(out / BOT_MATCHES)).start()
         if cfg.preload:
             cfg = dataclasses.replace(cfg, duration_s=max(10, cfg.duration_s // 2))
             drive_locust(cfg, stack, out, prefix="empty_locust")
             halves = [(before, cpu_before), (scrape_all(stack.metrics), cpu_now(stack))]
             info["preload"] = preload(redisconn.connect(stack.redis_url), cfg.preload)
             halves.append((scrape_all(stack.metrics), cpu_now(stack)))
-        elapsed, stop_reason, progress = drive_locust(cfg, stack, out, chaos)
+        try:
+            elapsed, stop_reason, progress = drive_locust(cfg, stack, out, chaos)
+        finally:
+            if chaos is not None and chaos.observer is not None:
+                chaos.observer.stop()
+                with (out / "bot_samples.jsonl").open("wb") as handle:  # for a second look at the figures
+                    for at, table in chaos.observer.tables:
+                        handle.write(botstall.encode_table(at, table) + b"\n")
+                    for sample in chaos.observer.samples:
+                        handle.write(botstall.encode_sample(sample) + b"\n")
         children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
         texts = raw_metrics(stack.metrics)
         for name, text in texts.items():
@@ -405,6 +422,25 @@ STALLED_BELOW = 0.5
 
 
 @dataclass
+class LineTail:
+    """The lines added to a file since the last call (a complete line only: one being written waits)."""
+
+    path: Path
+    offset: int = 0
+
+    def __call__(self) -> list[str]:
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(self.offset)
+                chunk = handle.read()
+        except FileNotFoundError:
+            return []
+        done = chunk.rfind(b"\n") + 1
+        self.offset += done
+        return [line.decode() for line in chunk[:done].splitlines() if line.strip()]
+
+
+@dataclass
 class Chaos:
     """Kills (``kill -9``), once each, a Redis primary, a rules replica, a bot worker and a gateway worker, then
     stops a gateway worker gracefully (``SIGTERM``, what an operator's restart does), spread over the run (at
@@ -415,6 +451,9 @@ class Chaos:
     events: list[tuple[float, str]] = field(default_factory=list)
     _done: set[str] = field(default_factory=set)
     _dead_primary: Any = None
+    #: the port of the primary the chaos killed (its bot matches are told apart from the others')
+    killed_port: int | None = None
+    observer: botstall.Observer | None = None
 
     def tick(self, elapsed: float) -> None:
         plan = (("redis", 0.30), ("rules", 0.45), ("bots", 0.60), ("gateway", 0.75), ("gateway_gracefully", 0.85))
@@ -446,6 +485,7 @@ class Chaos:
             self.stack.expected_exits.add(node.proc.pid)
         cluster.kill(node)
         self._dead_primary = node
+        self.killed_port = node.port
         return f"kill -9 redis primary :{node.port}"
 
     def _kill_rules(self) -> str | None:
@@ -516,8 +556,25 @@ class Chaos:
                 fault.update(first_error_s=round(first - at, 1), last_error_s=round(last - at, 1),
                              window_s=round(last - first, 1))
             fault.update(_stall(moves or [], at, until))
+            bots = self.bot_matches(at, until, killed=what.startswith("kill -9 redis primary"))
+            if bots:
+                fault["bot_matches"] = bots
             out.append(fault)
         return out
+
+    def bot_matches(self, at: float, until: float, killed: bool) -> dict[str, dict[str, Any]]:
+        """The bot matches' stall after a fault, per class (see :mod:`loadtests.botstall`): by the primary that
+        held each match's slot and its job stream's just before it, when the fault killed a primary."""
+        observer = self.observer
+        if observer is None or not observer.samples:
+            return {}
+        samples, tables = list(observer.samples), list(observer.tables)
+        table = botstall.table_at(tables, at)
+        port = self.killed_port
+        name = (botstall.node_named(table, lambda node: node.rsplit(":", 1)[-1] == str(port))
+                if killed and port is not None else None)
+        # (after the observer's last round nothing is known: no stall is read into the silence)
+        return botstall.fault_figures(samples, tables, at, min(until, samples[-1].at), name)
 
 
 def _stall(moves: list[tuple[float, int]], at: float, until: float) -> dict[str, Any]:
@@ -618,7 +675,8 @@ def drive_locust(cfg: LoadConfig, stack: Stack, out: Path, chaos: Chaos | None =
            "MEEPLE_LOAD_THINK_S": orjson.dumps(list(cfg.think_s)).decode(),
            "MEEPLE_LOAD_WEIGHTS": orjson.dumps(cfg.weights).decode(),
            "MEEPLE_LOAD_ACKS": str(out / "acknowledged.jsonl"),
-           "MEEPLE_LOAD_ERRORS": str(out / "errors.jsonl")}
+           "MEEPLE_LOAD_ERRORS": str(out / "errors.jsonl"),
+           "MEEPLE_LOAD_BOT_MATCHES": str(out / BOT_MATCHES)}
     argv = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless", "--only-summary",
             "-u", str(cfg.users), "-r", str(cfg.spawn_rate), "-t", f"{cfg.duration_s}s",
             "--host", str(stack.gateway_url), "--csv", str(out / prefix), "--csv-full-history",

@@ -11,9 +11,15 @@ Responses: the status document a move answers (a real CLASH view and legal moves
 bytes) and an events document, built and serialised by
 * ``today``: a dict with ``orjson.Fragment`` for the stored JSON, ``orjson.dumps``,
 * ``msgspec``: the contract's ``Match``/``Events`` with the stored JSON as ``msgspec.Raw``, ``dump``,
+* ``gateway``: what the gateway does since phase 2: the core's dict (its ``orjson.Fragment``s included) through
+  ``validation.answer(model, doc)`` (``msgspec.convert`` into the model, then the encoder),
 * ``pydantic``: twin models; pydantic has no raw-JSON type, so the stored view is decoded and validated
   (``validated``), or the model is built unvalidated with ``model_construct`` and dumped to a dict that orjson
   serialises with the fragments (``construct``).
+The move view (``move view``): parsing a move request (its Idempotency-Key header, ``include`` and body) and
+answering the core's status document, inside a Flask request context, as the gateway at 0a5fd17 did it
+(``today``: ``json_body``'s checks, ``jsonify`` through orjson) and as it does now (``gateway``: ``headers``,
+``query``, ``body`` and ``answer`` of ``services/gateway/api/common.py``).
 Each figure is the median over ``--rounds`` rounds (variants interleaved within a round) of the mean time per
 call; compare ratios within one run (absolute times drift on a shared machine).
 """
@@ -33,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from services.contract import models as m
 from services.contract.limits import MAX_JSON_DEPTH, PLAYER_ID_PATTERN
-from services.contract.validation import dump, json_depth_exceeds, parse
+from services.contract.validation import answer, dump, json_depth_exceeds, parse
 from services.rules.games import get_game
 
 
@@ -231,6 +237,13 @@ def build_cases() -> dict[str, dict[str, Callable[[], Any]]]:
                "view": orjson.Fragment(view), "legal_moves": orjson.Fragment(legal)}
         return orjson.dumps(doc, option=nonstr)
 
+    def gateway_status() -> bytes:  # the core's dict (status_doc), answered through the route's model
+        f = fields
+        doc = {**f, "seats": [dict(s) for s in f["seats"]],
+               "clock": {**f["clock"], "seats": [dict(s) for s in f["clock"]["seats"]]},
+               "view": orjson.Fragment(view), "legal_moves": orjson.Fragment(legal)}
+        return answer(m.Match, doc)
+
     def msgspec_status() -> bytes:
         f = fields
         doc = m.Match(id=f["id"], game=f["game"], players=f["players"], options=f["options"], status=f["status"],
@@ -259,6 +272,10 @@ def build_cases() -> dict[str, dict[str, Callable[[], Any]]]:
                              "events": [dict(e) for e in events],
                              "view": orjson.Fragment(view), "result": None}, option=nonstr)
 
+    def gateway_events() -> bytes:
+        return answer(m.Events, {"version": 14, "status": "active", "to_act": [1 - seat],
+                                 "events": [dict(e) for e in events], "view": orjson.Fragment(view), "result": None})
+
     def msgspec_events() -> bytes:
         return dump(m.Events(version=14, status="active", to_act=[1 - seat], events=[m.Event(**e) for e in events],
                              view=m.fragment(view), result=None))
@@ -274,8 +291,11 @@ def build_cases() -> dict[str, dict[str, Callable[[], Any]]]:
                                       view=orjson.Fragment(view), result=None)
         return orjson.dumps(doc.model_dump(exclude_unset=True), option=nonstr)
 
+    today_view, gateway_view = move_views(move_raw, fields, view, legal)
+
     # Every variant must say the same thing: the documents are equal once decoded.
     for a, b in ((today_status, msgspec_status), (today_status, pydantic_status_validated),
+                 (today_status, gateway_status), (today_events, gateway_events), (today_view, gateway_view),
                  (today_events, msgspec_events), (today_events, pydantic_events_validated)):
         assert orjson.loads(a()) == orjson.loads(b()), (a.__name__, b.__name__)
     assert parse(m.SubmitMove, move_raw).move == move == PSubmitMove.model_validate_json(move_raw).move
@@ -299,12 +319,61 @@ def build_cases() -> dict[str, dict[str, Callable[[], Any]]]:
             "msgspec": lambda: parse(m.Enqueue, mm_raw),
             "pydantic": lambda: pydantic_body(PEnqueue, mm_raw, ("options",))},
         f"status document with view and legal moves ({len(view) + len(legal)} B of stored JSON)": {
-            "today": today_status, "msgspec": msgspec_status,
+            "today": today_status, "msgspec": msgspec_status, "gateway": gateway_status,
             "pydantic validated": pydantic_status_validated, "pydantic construct": pydantic_status_construct},
+        "move view (request context: parse the request, answer the status document)": {
+            "today": today_view, "gateway": gateway_view},
         "events document with view": {
-            "today": today_events, "msgspec": msgspec_events,
+            "today": today_events, "msgspec": msgspec_events, "gateway": gateway_events,
             "pydantic validated": pydantic_events_validated, "pydantic construct": pydantic_events_construct},
     }
+
+
+def move_views(move_raw: bytes, fields: dict[str, Any], view: bytes, legal: bytes
+               ) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """The move view's own work before (0a5fd17: ``json_body`` + ``jsonify``) and now (the contract's models),
+    in one pushed request context of the real app (no Redis is reached)."""
+    from flask import jsonify, request
+
+    from services.core.config import Config
+    from services.gateway.api.common import answer as answer_view
+    from services.gateway.api.common import body, headers, query
+    from services.gateway.app import create_app
+
+    app = create_app(Config(redis_url="redis://127.0.0.1:1/0"))
+    ctx = app.test_request_context(
+        "/v1/matches/Qx3fT0aB9c/moves?include=legal_moves", method="POST", data=move_raw,
+        headers={"Authorization": "Bearer 0.abcdefghijklmnopqrstuvwxyz", "Idempotency-Key": "7f1c-8",
+                 "Content-Type": "application/json", "Accept": "*/*", "User-Agent": "python-httpx/0.28"})
+    ctx.push()  # for the whole run
+    request.url_rule = app.url_map._rules_by_endpoint["matches.submit_move"][0]
+
+    def core_doc() -> dict[str, Any]:
+        return {**fields, "seats": [dict(s) for s in fields["seats"]],
+                "clock": {**fields["clock"], "seats": [dict(s) for s in fields["clock"]["seats"]]},
+                "view": orjson.Fragment(view), "legal_moves": orjson.Fragment(legal)}
+
+    def today() -> bytes:
+        key = request.headers.get("Idempotency-Key")
+        if key is not None and not 1 <= len(key) <= 128:
+            raise ValueError("bad_idempotency_key")
+        include = request.args.get("include", "")
+        parts = {part.strip() for part in include.split(",") if part.strip()}
+        if parts - {"legal_moves"}:
+            raise ValueError("bad_parameter")
+        raw = request.get_data(cache=True)
+        if len(raw) > app.extensions["meeple"].config.max_body_bytes or request.mimetype != "application/json":
+            raise ValueError("413/415")
+        today_body(raw, {"move": dict, "version": int}, ("move", "version"))
+        return bytes(jsonify(core_doc()).get_data())
+
+    def gateway() -> bytes:
+        headers(m.IdempotencyHeaders)
+        query(m.IncludeQuery)
+        body(m.SubmitMove)
+        return bytes(answer_view(core_doc()).get_data())
+
+    return today, gateway
 
 
 def measure(fn: Callable[[], Any], seconds: float) -> float:
@@ -345,6 +414,7 @@ def main() -> None:
     per_move = {
         "today": results[move_case]["today"] + results[status_case]["today"],
         "msgspec": results[move_case]["msgspec"] + results[status_case]["msgspec"],
+        "gateway": results[move_case]["msgspec"] + results[status_case]["gateway"],
         "pydantic validated": results[move_case]["pydantic"] + results[status_case]["pydantic validated"],
         "pydantic construct": results[move_case]["pydantic"] + results[status_case]["pydantic construct"]}
     per_move = {name: round(us, 3) for name, us in per_move.items()}

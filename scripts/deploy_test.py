@@ -55,6 +55,8 @@ sys.path.insert(0, str(ROOT))
 
 from meeple_client import Client, Match, MeepleError, StaleVersion  # noqa: E402
 
+from loadtests import botstall  # noqa: E402
+
 WORK = ROOT / "var" / "deploy-test"
 DOCKER_CONFIG = WORK / "docker"
 TOOLS_VENV = WORK / "tools"
@@ -229,7 +231,15 @@ def build_project(image: str, python_base: str, notes: list[str]) -> None:
     if bundle:
         notes.append(f"TLS to PyPI is intercepted here: pip in the build got {bundle} as a build secret")
         argv += ["--secret", f"id=ca,src={bundle}"]
+    before = image_id(image)
     run([*argv, str(ROOT)], timeout=1800)
+    if before and before != image_id(image):  # the image it replaced, now untagged: not left to pile up
+        run([docker_bin(), "rmi", before], check=False, timeout=120)
+
+
+def image_id(tag: str) -> str | None:
+    found = run([docker_bin(), "image", "inspect", "--format", "{{.Id}}", tag], check=False, timeout=60)
+    return found.stdout.strip() or None if found.returncode == 0 else None
 
 
 # -- one compose project ----------------------------------------------------------------------------------------
@@ -373,13 +383,17 @@ def play_every_game(project: Project, key: str) -> list[dict[str, Any]]:
 
 
 class Users:
-    """SDK users playing while faults happen: pairs (two human seats in one thread) and players against a bot."""
+    """SDK users playing while faults happen: pairs (two human seats in one thread) and players against bots
+    (every other one of ``count``, and ``bot_users`` more), whose matches ``on_bot_match`` hears of."""
 
-    def __init__(self, project: Project, key: str, games: list[dict[str, Any]], count: int) -> None:
+    def __init__(self, project: Project, key: str, games: list[dict[str, Any]], count: int, bot_users: int = 0,
+                 on_bot_match: Any = None) -> None:
         self.project, self.key, self.games = project, key, games
         self.ledger = Ledger()
         self.stopping = threading.Event()
-        self.threads = [threading.Thread(target=self.user, args=(i,), daemon=True) for i in range(count)]
+        self.on_bot_match = on_bot_match
+        self.threads = [threading.Thread(target=self.user, args=(i, i % 2 == 1 or i >= count), daemon=True)
+                        for i in range(count + bot_users)]
 
     def start(self) -> Users:
         for thread in self.threads:
@@ -391,12 +405,12 @@ class Users:
         for thread in self.threads:
             thread.join(60)
 
-    def user(self, number: int) -> None:
+    def user(self, number: int, vs_bot: bool) -> None:
         rng = random.Random(number)
-        vs_bot = number % 2 == 1
         with Client(self.project.url, api_key=self.key, timeout=30, on_retry=self.ledger.on_retry) as client:
             while not self.stopping.is_set():
-                game = self.games[rng.randrange(len(self.games))]
+                games = [g for g in self.games if int(g["max_players"]) >= 2] if vs_bot else self.games
+                game = games[rng.randrange(len(games))]
                 try:
                     self.one_match(client, game, rng, vs_bot)
                 except MeepleError as exc:
@@ -409,8 +423,11 @@ class Users:
     def one_match(self, client: Client, game: dict[str, Any], rng: random.Random, vs_bot: bool) -> None:
         players = int(game["min_players"])
         if vs_bot:
+            players = max(2, players)  # (a solo game against bots would have none)
             seats_spec = [{"kind": "human"}] + [{"kind": "bot", "level": "easy"}] * (players - 1)
             seats = [client.create_match(game["id"], players, seats=seats_spec)]
+            if self.on_bot_match is not None:
+                self.on_bot_match(seats[0].id)
         else:
             host = client.create_match(game["id"], players, seats=[{"kind": "human"}] * players)
             seats = [host] + [client.join(host.id) for _ in range(players - 1)]
@@ -426,7 +443,8 @@ class Users:
                 return
             for seat in seats:
                 if seat.my_turn and seat.legal_moves:
-                    time.sleep(rng.uniform(0.0, 0.05))
+                    # against bots a person thinks a little (the bot workers keep up: a stall is the fault's)
+                    time.sleep(rng.uniform(0.3, 1.0) if vs_bot else rng.uniform(0.0, 0.05))
                     try:
                         seat.move(rng.choice(seat.legal_moves))
                     except StaleVersion:  # a bot acted at the same step first: decide again (a game event)
@@ -446,6 +464,64 @@ class Users:
                 present = {int(e["version"]) for e in log if e.get("kind") == "move"}
                 lost += [{"match": match_id, "version": v} for v in sorted(versions - present)]
         return lost
+
+
+class RemoteObserver:
+    """``loadtests/botstall.py``'s observer inside the stack's network (the Redis nodes announce their service
+    names, which resolve only there): a one-off container of the app image (``docker compose run --rm``, so the
+    project's ``down`` removes it too) reads the bot matches' versions from the store every 0.5 s; match ids go
+    in on its stdin, samples and slot tables come back as JSON lines."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.samples: list[botstall.Sample] = []
+        self.tables: list[tuple[float, botstall.SlotTable]] = []
+        self.name = f"{project.name}-observer"
+        profile = ["--profile", "cluster"] if project.profile == "cluster" else []
+        self.log = (WORK / f"observer-{project.profile}.log").open("ab")
+        self.proc = subprocess.Popen(
+            [docker_bin(), "compose", "-p", project.name, "-f", str(COMPOSE_FILE), *profile, "run", "--rm", "--no-deps",
+             "-T", "--name", self.name, "gateway", "python3", "-m", "loadtests.botstall", "watch"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=project.env())
+        self.lock = threading.Lock()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            with contextlib.suppress(ValueError, KeyError):
+                kind, value = botstall.decode(line)
+                (self.samples if kind == "sample" else self.tables).append(value)
+
+    def watch(self, match_id: str) -> None:
+        with self.lock, contextlib.suppress(OSError):
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(match_id.encode() + b"\n")
+            self.proc.stdin.flush()
+
+    def stop(self) -> None:
+        with self.lock, contextlib.suppress(OSError):
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()  # the observer's end of input: it stops, its container goes (--rm)
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        run([docker_bin(), "rm", "-f", self.name], check=False, timeout=60)  # (gone already, unless it hung)
+        self.reader.join(10)
+        self.log.close()
+
+    def figures(self, fault: Fault) -> dict[str, Any]:
+        """The bot matches' stall per class after ``fault`` (classes by the primary it killed, if any)."""
+        samples, tables = list(self.samples), list(self.tables)
+        if not samples:
+            return {}
+        host = fault.extra.get("killed_node")
+        killed = (botstall.node_named(botstall.table_at(tables, fault.at), lambda n: n.split(":")[0] == host)
+                  if host else None)
+        return botstall.fault_figures(samples, tables, fault.at, min(fault.until, samples[-1].at), killed)
 
 
 # -- faults -----------------------------------------------------------------------------------------------------
@@ -474,8 +550,11 @@ class Fault:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def kill_and_restart(project: Project, container: str, what: str, back_after_s: float, window_s: float) -> Fault:
+def kill_and_restart(project: Project, container: str, what: str, back_after_s: float, window_s: float,
+                     killed_node: str | None = None) -> Fault:
     fault = Fault(what, time.time())
+    if killed_node is not None:  # a Redis primary: its bot matches are told apart from the others'
+        fault.extra["killed_node"] = killed_node
     docker("kill", container)
     time.sleep(back_after_s)
     docker("start", container)
@@ -583,7 +662,8 @@ def run_profile(project: Project, args: argparse.Namespace, deadline: float) -> 
             f"{out['dashboard_names_missing_live'] or 'none'}")
         with Client(project.url, api_key=key) as client:
             games = client.games()
-        users = Users(project, key, games, args.users).start()
+        observer = RemoteObserver(project)
+        users = Users(project, key, games, args.users, args.bot_users, observer.watch).start()
         faults: list[Fault] = []
         try:
             time.sleep(args.warmup)
@@ -605,9 +685,10 @@ def run_profile(project: Project, args: argparse.Namespace, deadline: float) -> 
                 def kill_primary() -> Fault:
                     container = redis_primary(project)
                     short = container.removeprefix(project.name + "-")
-                    return kill_and_restart(project, container, f"docker kill {short}"
-                                            " (a Redis primary; started again 15 s later, rejoins as a replica)",
-                                            15, max(args.window, 25))
+                    fault = kill_and_restart(project, container, f"docker kill {short}"
+                                             " (a Redis primary; started again 15 s later, rejoins as a replica)",
+                                             15, max(args.window, 25), killed_node=short.rsplit("-", 1)[0])
+                    return fault
                 plan.append(("kill a Redis primary", kill_primary))
             runs = args.rolling_runs if project.profile == "default" else args.rolling_runs_cluster
             for n in range(1, runs + 1):
@@ -621,10 +702,17 @@ def run_profile(project: Project, args: argparse.Namespace, deadline: float) -> 
                 time.sleep(2)
         finally:
             users.stop()
+            observer.stop()
         ledger = users.ledger
         lost = users.lost_moves()
         ack_time = {(m, v): t for t, m, _s, v, _tok in ledger.acks}
-        out["faults"] = [figures(f, ledger, lost, ack_time) for f in faults]
+        out["faults"] = [{**figures(f, ledger, lost, ack_time), "bot_matches": observer.figures(f)} for f in faults]
+        out["bot_matches_watched"] = len({s.match_id for s in observer.samples})
+        with (WORK / f"bot-samples-{project.profile}.jsonl").open("wb") as handle:  # what the figures came from
+            for at, table in observer.tables:
+                handle.write(botstall.encode_table(at, table) + b"\n")
+            for sample in observer.samples:
+                handle.write(botstall.encode_sample(sample) + b"\n")
         out["acknowledged_moves"] = len(ledger.acks)
         out["lost_acknowledged_moves"] = len(lost)
         out["failures_total"] = len(ledger.failures)
@@ -634,12 +722,18 @@ def run_profile(project: Project, args: argparse.Namespace, deadline: float) -> 
                 f"retried {fault['sdk_retries']}, lost {fault['lost_acknowledged_moves']}, "
                 f"stalled {fault['stalled_s']} s (of {fault['seconds']} s, "
                 f"{fault['moves_per_s_before']} moves/s before)")
+            for cls, bots in fault["bot_matches"].items():
+                say(f"    bot matches, {cls}: {bots['matches']} active, stalled {bots['stalled_s']} s "
+                    f"({bots['versions_per_s_before']} versions/s before), longest wait on a bot "
+                    f"{bots.get('longest_bot_wait_s')} s ({bots.get('longest_bot_wait_before_s')} s before), "
+                    f"longest idle {bots.get('longest_idle_s')} s ({bots.get('longest_idle_before_s')} s before)")
     except Exception as exc:
         out["error"] = f"{type(exc).__name__}: {exc}"
         say(f"{project.name}: FAILED: {out['error']}")
-        logs = project.compose("logs", "--no-color", "--tail", "40", check=False, timeout=120)
-        (WORK / f"logs-{project.profile}.txt").write_text(logs.stdout + logs.stderr)
     finally:
+        # every service's log, kept for a second look (the project and its containers go now)
+        logs = project.compose("logs", "--no-color", "--timestamps", check=False, timeout=120)
+        (WORK / f"logs-{project.profile}.txt").write_text(logs.stdout + logs.stderr)
         out["left_behind"] = project.down()
         out["seconds"] = round(time.monotonic() - began, 1)
         say(f"{project.name}: removed (left behind: {out['left_behind'] or 'nothing'}) after {out['seconds']} s")
@@ -672,7 +766,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tag-prefix", default=PREFIX,
                         help="images: name prefix (e.g. meeple: meeple-python:bookworm ... as compose expects)")
     parser.add_argument("--profiles", default=",".join(PROFILES))
-    parser.add_argument("--users", type=int, default=4, help="SDK users playing during the faults")
+    parser.add_argument("--users", type=int, default=4, help="SDK users playing during the faults (every other "
+                        "one against bots, the others in pairs of human seats)")
+    parser.add_argument("--bot-users", type=int, default=6,
+                        help="more SDK users, each playing against bots (their matches' stall is measured per fault)")
     parser.add_argument("--warmup", type=float, default=10.0, help="seconds of play before the first fault")
     parser.add_argument("--window", type=float, default=20.0, help="seconds each fault is watched")
     parser.add_argument("--rolling-runs", type=int, default=3, help="rolling restarts (default profile)")

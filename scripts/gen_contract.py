@@ -153,39 +153,43 @@ def python_operations(doc: dict[str, Any]) -> str:
             schemes = {name for req in op.get("security", []) for name in req}
             key = ("apiKey" in schemes and "seatToken" not in schemes) or "x-meeple-api-key" in op
             idempotent = method == "get" or "Idempotency-Key" in headers
+            token = "seatToken" in schemes
             ops.append(f"    {op['operationId']!r}: Operation({method.upper()!r}, {path!r}, {query!r}, "
                        f"body={'requestBody' in op}, auth={_auth(op)!r}, idempotent={idempotent}, "
-                       f"headers={headers!r}, key={key}),")
+                       f"headers={headers!r}, key={key}, token={token}),")
     x_limits = doc["info"]["x-limits"]
     wanted = ("LONG_POLL_MAX_S", "IDEMPOTENCY_KEY_MAX", "PAGE_MAX", "MAX_BODY_BYTES", "MAX_JSON_DEPTH")
     out = [HEADER, '"""Every call of the API the SDK makes, from /v1/openapi.json: method, path template, the query',
            "parameters and headers it may send, whether it takes a body, who may authenticate it (``none``,",
-           "``optional``, ``required``), whether a retry is safe (reads, and moves with their Idempotency-Key) and",
-           'whether a tenant\'s API key goes with it (``key``: X-API-Key)."""', "",
+           "``optional``, ``required``), whether a retry is safe (reads, and the writes that take an Idempotency-Key),",
+           "whether a tenant's API key goes with it (``key``: X-API-Key) and whether a seat token does (``token``:",
+           'the bearer)."""', "",
            "from __future__ import annotations", "", "from dataclasses import dataclass",
            "from typing import Literal", "",
            'Auth = Literal["none", "optional", "required"]', "", "",
            "@dataclass(frozen=True)", "class Operation:", "    method: str", "    path: str",
            "    query: tuple[str, ...] = ()", "    body: bool = False", '    auth: Auth = "none"',
-           "    #: safe to send again after a lost answer: reads, and moves (which carry an Idempotency-Key)",
+           "    #: safe to send again after a lost answer: reads, and the writes that carry an Idempotency-Key",
            "    idempotent: bool = False", "    headers: tuple[str, ...] = ()",
-           "    #: the client's API key goes with the call (X-API-Key)", "    key: bool = False", "", "",
+           "    #: the client's API key goes with the call (X-API-Key)", "    key: bool = False",
+           "    #: a seat token goes with the call (Authorization: Bearer), where the document lists one",
+           "    token: bool = False", "", "",
            "OPERATIONS: dict[str, Operation] = {", *ops, "}", ""]
     out += [f"{name} = {x_limits[name]!r}" for name in wanted]
     return "\n".join(out) + "\n"
 
 
 def errors_table() -> str:
+    """Each status with its codes, then each code with its meaning: from the core's catalogue and the gateway's
+    status tables (``services/contract/errors.py`` derives them), never written by hand."""
     rows = ["| status | codes | meaning |", "|---|---|---|"]
-    for kind in errors.KINDS:
-        codes = ", ".join(f"`{c}`" for c in kind.codes)
-        if kind.status == 422:
-            codes = "the game's codes (`card_not_in_hand`, `no_common_category`, `game_over`, …; `illegal_move` " \
-                    "when the game names none), `idempotency_key_reused`"
-        meaning = "illegal in this state" if kind.status == 422 else kind.meaning
-        if kind.status == 429:
-            meaning += "; " + "; ".join(f"`{c}`: {what}" for c, what in errors.LIMITED_CODES.items())
-        rows.append(f"| {kind.status} | {codes} | {meaning} |")
+    for status in errors.STATUSES:
+        codes = ", ".join(f"`{c}`" for c in errors.codes_of(status))
+        if status == 422:
+            codes = "each game's own, " + codes
+        rows.append(f"| {status} | {codes} | {errors.STATUS_MEANING[status]} |")
+    rows += ["", "| code | status | meaning |", "|---|---|---|"]
+    rows += [f"| `{c.code}` | {c.status} | {errors.describe(c)} |" for c in errors.CODES]
     return "\n".join(rows)
 
 

@@ -92,7 +92,8 @@ def test_the_build_context_leaves_out_the_venv_git_and_caches() -> None:
              if line.strip() and not line.startswith("#")]
     assert lines[0] == "*"  # everything out, then what pip install needs back in
     allowed = {line[1:].rstrip("/") for line in lines if line.startswith("!")}
-    assert allowed == {"pyproject.toml", "README.md", "proto", "services", "ai", "loadtests", "deploy/probe.py"}
+    assert allowed == {"pyproject.toml", "setup.py", "README.md", "proto", "services", "ai", "loadtests",
+                       "deploy/probe.py"}
 
 
 def test_cluster_workers_wait_for_the_formed_cluster_and_restart() -> None:

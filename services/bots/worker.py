@@ -9,10 +9,16 @@ took but never acknowledged (the worker crashed mid-think) is re-claimed by anot
 ``claim_idle_ms``; so is a job whose worker lost Redis while handling it (it stays unacknowledged).
 
 A Redis Cluster primary that is failing over never holds a worker: the worker reads the job streams and loads
-a job's match *impatiently* (a node that is down fails at once instead of being waited out), puts a job it
-could not start back on a local retry-later list (it stays pending in the group, so a worker that dies with
-it still loses nothing), rests a stream whose node is down for a moment, and takes other matches' jobs
-meanwhile. Committing a move and enqueueing the next job stay patient: what a commit writes must land.
+a job's match *impatiently* (a node that is down fails at once instead of being waited out; connecting gives up
+after ``CONNECT_TIMEOUT_S``: a dead container's or pod's address drops packets rather than refusing them), puts
+a job it could not start back on a local retry-later list (it stays pending in the group, so a worker that dies
+with it still loses nothing), and takes other matches' jobs meanwhile. The first failure marks the node down:
+from then on the job loop leaves it alone (every job stream it serves, every job of a match on it, untried),
+and a watcher thread, off the job loop, reads the slot tables again and pings the node until a promoted replica
+serves its slots or it answers again. (Each try at a dead node cost seconds in the job loop: a connect that
+times out, a name lookup that does, the cluster client's re-read of its slot table; py-spy showed both workers
+spending a failover there while healthy matches waited.) Committing a move and enqueueing the next job stay
+patient: what a commit writes must land.
 
 Workers also answer ``/hint`` (``services/core/hints.py``): jobs on ``bots:hints`` run the easy bot
 for the asking seat with the job's own small time budget, and are taken before bot moves (a person is
@@ -22,6 +28,7 @@ waiting on them). A hint job is never re-claimed: its gateway has stopped waitin
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import hashlib
 import heapq
@@ -36,17 +43,20 @@ from typing import Any
 import orjson
 import redis
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from ai.bot import Bot, choose_move
 from services import redisconn
-from services.core import control, hints, legacy
-from services.core.bots_seam import BOT_JOB_STREAMS
+from services.core import control, hints, legacy, webhooks
+from services.core.bots_seam import BOT_JOB_STREAMS, bot_jobs_stream
 from services.core.commit import fits_pending_decision
 from services.core.config import Config
 from services.core.errors import DomainError, Kind
 from services.core.metrics import timed_redis
 from services.core.moves import apply_move
 from services.core.service import Core
+from services.core.store import MatchStore, keys
 from services.rules.games import get_game
 
 log = logging.getLogger("meeple.bots")
@@ -59,8 +69,11 @@ DEPTH_CAP = 10_000
 #: then the worker sweeps every stream again.
 CLUSTER_BLOCK_MS = 100
 #: A job that could not start (its match's primary is down) is tried again after this long, doubling each
-#: time up to the cap; a stream whose node is down is left alone this long.
-RETRY_FIRST_S, RETRY_CAP_S, STREAM_REST_S = 0.5, 5.0, 1.0
+#: time up to the cap (a failover takes a few seconds: its matches go on soon after it); a node that is down
+#: is left alone this long (its streams, its matches' jobs).
+RETRY_FIRST_S, RETRY_CAP_S, STREAM_REST_S = 0.5, 2.0, 1.0
+#: The impatient clients' connect timeout; how often the watcher looks at the nodes marked down.
+CONNECT_TIMEOUT_S, WATCH_EVERY_S = 1.0, 0.5
 
 
 @dataclasses.dataclass(order=True)
@@ -72,6 +85,10 @@ class Later:
     entry_id: bytes = dataclasses.field(compare=False)
     fields: dict[bytes, bytes] = dataclasses.field(compare=False)
     attempts: int = dataclasses.field(default=1, compare=False)
+
+
+class NodeDown(Exception):
+    """A node a job needs is marked down: the job goes back for later without being tried."""
 
 
 class BotMetrics:
@@ -98,10 +115,16 @@ class Worker:
         config = dataclasses.replace(Config.from_env(), redis_url=redis_url, rules_addr=rules_addr)
         self.core = Core.connect(config, self.metrics.registry, socket_timeout=30)
         self.redis, self.store = self.core.redis, self.core.store
-        #: the job streams, read without waiting out a failover (see the module docstring)
-        self.jobs = timed_redis(redis_url, self.core.metrics.redis, patient=False, socket_timeout=30)
+        #: the job streams, read without waiting out a failover (see the module docstring), and the matches of
+        #: the jobs, loaded the same way (``quick``); one try each (the job loop has other work)
+        self.jobs = timed_redis(redis_url, self.core.metrics.redis, patient=False, socket_timeout=30,
+                                socket_connect_timeout=CONNECT_TIMEOUT_S)
+        if redisconn.is_cluster(self.jobs):
+            self.jobs.set_retry(Retry(NoBackoff(), 0))
+        self.quick = MatchStore.from_config(self.jobs, config)
         self.later: list[Later] = []  # a heap: jobs to try again, soonest first
         self._resting: dict[str, float] = {}  # stream -> until when it is left alone
+        self._down: dict[str, float] = {}  # node ("host:port") -> when it was found down (the watcher clears it)
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.claim_idle_ms = claim_idle_ms
         self._depth_at = self._claimed_at = 0.0
@@ -117,13 +140,16 @@ class Worker:
         """Make the stream's consumer group if it may not exist yet; False if its node is down (rest it)."""
         if stream not in self._groupless:
             return True
+        node = self._node(self.jobs, stream)
+        if node in self._down:
+            return False
         try:
             self.jobs.xgroup_create(stream, GROUP, id="0", mkstream=True)
         except redis.ResponseError as err:
             if "BUSYGROUP" not in str(err):
                 raise
         except redisconn.UNAVAILABLE:  # a worker that starts while a primary is down starts all the same
-            self._rest(stream)
+            self._rest(stream, node)
             return False
         self._groupless.discard(stream)
         return True
@@ -132,7 +158,7 @@ class Worker:
         """Answer a hint job if its gateway still waits and the seat's decision is still the one asked about."""
         if time.time() > float(job["deadline"]):
             return "hint_expired"
-        match, seat = self.store.load(job["match_id"], patient=False), job["seat"]
+        match, seat = self.quick.load(job["match_id"], patient=False), job["seat"]
         if (match is None or match.version != job["version"] or match.meta["status"] != "active"
                 or seat not in match.meta["to_act"]):
             hints.answer(self.redis, job, {"stale": True})
@@ -145,7 +171,7 @@ class Worker:
 
     def handle(self, job: dict[str, Any]) -> str:
         """Play the job's move if it is still due; returns the outcome for metrics."""
-        match = self.store.load(job["match_id"], patient=False)  # a primary failing over: put back at once
+        match = self.quick.load(job["match_id"], patient=False)  # a primary failing over: put back at once
         if match is None:
             return "expired"
         seat = job["seat"]
@@ -153,6 +179,7 @@ class Worker:
                 or not (match.version == job["version"] or fits_pending_decision(self.store, match, seat,
                                                                                   job["version"]))):
             return "stale"  # the decision the job was for has been made (or is no longer a bot's)
+        self._must_reach(match.id, match.meta)
         game = get_game(match.game)
         state = game.decode(match.state)
         level = control.bot_level(match.meta, seat)
@@ -173,14 +200,23 @@ class Worker:
 
     def _process(self, stream: Any, entry_id: bytes, fields: dict[bytes, bytes], attempts: int = 0) -> None:
         name = stream.decode() if isinstance(stream, bytes) else str(stream)
+        node = None
         try:
             job = orjson.loads(fields[b"job"])
+            if name != hints.HINTS_STREAM:
+                node = self._node(self.jobs, keys(str(job["match_id"]))[0])
+                self._must_reach(str(job["match_id"]), None)
             outcome = self.hint(job) if name == hints.HINTS_STREAM else self.handle(job)
+        except NodeDown:  # a node this job needs is down: back for later, untried
+            heapq.heappush(self.later, Later(time.monotonic() + RETRY_FIRST_S, name, entry_id, fields, attempts))
+            return
         except (DomainError, *redisconn.UNAVAILABLE) as err:
             # a dependency is down (rules, or the match's primary failing over): try again later, meanwhile
             # the other matches' jobs (it stays pending: a worker that dies with it loses nothing)
             log.warning("job %s postponed: %s", entry_id, getattr(err, "message", err))
             self.metrics.jobs.labels("postponed").inc()
+            if node is not None and isinstance(err, redisconn.UNAVAILABLE):
+                self._rest_node(node)
             if name != hints.HINTS_STREAM:  # (a hint's asker stops waiting long before)
                 wait = min(RETRY_CAP_S, RETRY_FIRST_S * 2 ** attempts)
                 heapq.heappush(self.later, Later(time.monotonic() + wait, name, entry_id, fields, attempts + 1))
@@ -192,17 +228,118 @@ class Worker:
         self.metrics.jobs.labels(outcome).inc()
 
     def _ack(self, stream: str, entry_id: bytes) -> None:
+        node = self._node(self.jobs, stream)
         try:
             self.jobs.xack(stream, GROUP, entry_id)
         except redisconn.UNAVAILABLE:  # the stream's node is down: its next reader sees the job and skips it
-            self._rest(stream)
+            self._rest(stream, node)
 
-    def _rest(self, stream: str) -> None:
+    @staticmethod
+    def _node(client: Any, key: str) -> str | None:
+        """The node serving ``key`` in ``client``'s slot table ("single" on one server; None if none is known)."""
+        if not redisconn.is_cluster(client):
+            return "single"
+        try:
+            return str(client.get_node_from_key(key).name)
+        except (redis.RedisError, LookupError):  # a slot with no primary right now
+            return None
+
+    def _must_reach(self, match_id: str, meta: dict[str, Any] | None) -> None:
+        """Raise :class:`NodeDown` if a node that playing this match's job must write to is marked down: the
+        match's own, its job stream's (the next bot job) and, for a tenant's match (``meta``, once loaded),
+        its webhook outbox mark's (a shard of its own: ``services/core/webhooks.py``). Started, such a job would
+        hold the job loop while the patient commit waits out the failover, or commit the move and then fail to
+        enqueue the next bot job, leaving the match with nobody to play its bot seat."""
+        if not self._down:
+            return
+        needed = [keys(match_id)[0], bot_jobs_stream(match_id)]
+        if meta is not None and meta.get("tenant"):
+            needed.append(webhooks.pending_key(webhooks.shard_of(match_id)))
+        for key in needed:
+            if self._node(self.jobs, key) in self._down:
+                raise NodeDown(key)
+
+    def _rest(self, stream: str, node: str | None) -> None:
+        """Leave ``stream`` alone for a moment, and the node that served it (``node``, as the slot table said
+        before the failed command: the cluster client reads the table again on every failure)."""
         self._resting[stream] = time.monotonic() + STREAM_REST_S
-        redisconn.refresh(self.jobs)
+        if node is not None:
+            self._rest_node(node)
+
+    def _rest_node(self, node: str) -> None:
+        """Mark ``node`` down: the job loop leaves every stream it serves and every job of a match on it alone
+        until the watcher (:meth:`watch`) finds its slots served by another node, or the node answering."""
+        now = time.monotonic()
+        self._down.setdefault(node, now)
+        for stream in (hints.HINTS_STREAM, *BOT_JOB_STREAMS):
+            if self._node(self.jobs, stream) == node:
+                self._resting[stream] = now + STREAM_REST_S
+
+    def watch(self) -> None:
+        """Off the job loop, while a node is marked down: read both clients' slot tables again (the longest-down
+        node asked last) and ping the nodes still serving slots, every ``WATCH_EVERY_S``; a node that serves no
+        slot any more (a replica took them over) or answers is up. Each ping runs in a thread of its own, waited
+        on ``CONNECT_TIMEOUT_S`` at most: a dead node's name lookup can take seconds, and must not delay the
+        news that its slots moved, nor the other nodes' pings."""
+        pings: dict[str, threading.Thread] = {}
+        answered: set[str] = set()
+        while not self.stopping.wait(WATCH_EVERY_S):
+            down = list(self._down)
+            if not down:
+                continue
+            for client in (self.jobs, self.redis):
+                if redisconn.is_cluster(client):
+                    with contextlib.suppress(redis.RedisError):
+                        client.nodes_manager.initialize(last_failed_node_name=down[0])
+            serving = self._serving()
+            for node in down:
+                if serving is not None and node not in serving:
+                    self._up(node, "no primary any more (its slots moved)")
+                elif node not in pings or not pings[node].is_alive():
+                    pings[node] = threading.Thread(target=self._ping, args=(node, answered), name=f"ping {node}",
+                                                   daemon=True)
+                    pings[node].start()
+            deadline = time.monotonic() + CONNECT_TIMEOUT_S
+            for node, ping in list(pings.items()):
+                ping.join(max(0.0, deadline - time.monotonic()))
+                if node in answered:
+                    answered.discard(node)
+                    self._up(node, "up again")
+
+    def _ping(self, node: str, answered: set[str]) -> None:
+        if self._answers(node):
+            answered.add(node)
+
+    def _up(self, node: str, why: str) -> None:
+        if self._down.pop(node, None) is not None:
+            log.info("redis node %s is %s", node, why)
+
+    def _serving(self) -> set[str] | None:
+        """The nodes that serve slots in the job client's table (None on one server)."""
+        if not redisconn.is_cluster(self.jobs):
+            return None
+        cache = self.jobs.nodes_manager.slots_cache
+        return {str(nodes[0].name) for nodes in list(cache.values()) if nodes}
+
+    def _answers(self, node: str) -> bool:
+        """Does ``node`` answer a PING (a client of its own, short timeouts: this runs off the job loop)?"""
+        if node == "single":
+            with contextlib.suppress(redis.RedisError, OSError):
+                return bool(self.jobs.ping())
+            return False
+        host, _, port = node.rpartition(":")
+        client = redis.Redis(host=host, port=int(port), socket_timeout=CONNECT_TIMEOUT_S,
+                             socket_connect_timeout=CONNECT_TIMEOUT_S)
+        try:
+            return bool(client.ping())
+        except (redis.RedisError, OSError):
+            return False
+        finally:
+            client.close()
 
     def _awake(self, stream: str, now: float) -> bool:
-        return self._resting.get(stream, 0.0) <= now and self._has_group(stream)
+        return (self._resting.get(stream, 0.0) <= now and self._node(self.jobs, stream) not in self._down
+                and self._has_group(stream))
 
     def run_once(self, block_ms: int = 2000) -> int:
         """Jobs put back for later that are due, re-claimed jobs of silent workers, then new ones; returns how
@@ -219,11 +356,12 @@ class Worker:
             for stream in BOT_JOB_STREAMS:
                 if not self._awake(stream, now):
                     continue
+                node = self._node(self.jobs, stream)
                 try:
                     reply: Any = self.jobs.xautoclaim(stream, GROUP, self.name, self.claim_idle_ms,
                                                       start_id="0-0", count=10)
                 except redisconn.UNAVAILABLE:
-                    self._rest(stream)
+                    self._rest(stream, node)
                     continue
                 for entry_id, fields in reply[1]:
                     if fields and entry_id not in waiting:  # (this worker's own postponed jobs idle too)
@@ -234,7 +372,9 @@ class Worker:
             for entry_id, fields in entries:
                 self._process(stream, entry_id, fields)
                 handled += 1
-        if time.monotonic() - self._depth_at >= DEPTH_EVERY_S:
+        # (the gauges wait while a node is down, and until every stream has its group: XPENDING needs it)
+        resting = bool(self._down) or any(until > time.monotonic() for until in self._resting.values())
+        if time.monotonic() - self._depth_at >= DEPTH_EVERY_S and not resting and not self._groupless:
             self._depth_at = time.monotonic()
             try:
                 pipe = self.jobs.pipeline(transaction=False)
@@ -248,11 +388,12 @@ class Worker:
 
     def _read(self, watched: dict[str, str], block_ms: int | None = None) -> list[Any]:
         """One XREADGROUP of ``watched`` (one job at most); a stream whose node is down rests instead."""
+        nodes = {stream: self._node(self.jobs, stream) for stream in watched}
         try:
             found: Any = self.jobs.xreadgroup(GROUP, self.name, watched, count=1, block=block_ms)
         except redisconn.UNAVAILABLE:
             for stream in watched:
-                self._rest(stream)
+                self._rest(stream, nodes[stream])
             return []
         return list(found or [])
 
@@ -307,6 +448,7 @@ class Worker:
 
     def run(self) -> None:
         log.info("bot worker %s taking jobs from %s", self.name, ", ".join(BOT_JOB_STREAMS))
+        threading.Thread(target=self.watch, name="down-nodes", daemon=True).start()
         while not self.stopping.is_set():
             try:
                 self.run_once()

@@ -1,14 +1,16 @@
 """The HTTP contract, written once: typed request/response models, their validation and serialisation, the error
-codes and limits, and the OpenAPI 3.1 document generated from them. Imports neither Flask nor the gateway.
+codes and limits, and the OpenAPI 3.1 document generated from them. Imports no Flask.
 
 * ``models.py``: every body (``Request``/``Response`` structs) and parameter set (``Params``);
-* ``validation.py``: ``parse(Model, raw) -> Model`` (or ``ContractError(code, message)``, kind ``invalid``),
-  ``parse_params(Model, mapping)`` for query strings and headers, ``dump(model) -> bytes``;
-* ``errors.py``: each error code's kind, each kind's status (``KIND_STATUS``: the gateway's one table);
+* ``validation.py``: ``parse(Model, raw) -> Model`` and ``parse_value`` (a decoded WebSocket message) raise the
+  core's ``DomainError(MALFORMED, code, message)``; ``parse_params(Model, mapping)`` for query strings and
+  headers; ``answer(Model, doc) -> bytes`` serialises a core document through its model;
+* ``errors.py``: every code of every status, derived from the core's catalogue and the gateway's status tables;
 * ``limits.py``: limits, enums, documented defaults;
-* ``routes.py``: every operation (path, auth, models, errors); ``openapi.py``: ``document()``/``document_bytes()``.
+* ``routes.py``: every operation (path, endpoint, models, errors; who may call it is the gateway's ``ACCESS``);
+  ``openapi.py``: ``document()``/``document_bytes()``, what ``GET /v1/openapi.json`` serves.
 
-A new route: its models in ``models.py``, one ``Route`` in ``routes.py``, then ``make contract`` (the SDKs' types
-and the docs' tables follow). Its thin view: ``body = parse(route.body, request.get_data())``,
-``query = parse_params(route.query, request.args)``, ``return Response(dump(Answer(...)), mimetype=JSON)``.
+A new route: its models in ``models.py``, one ``Route`` in ``routes.py``, its action in the gateway's ``ACCESS``,
+then ``make contract`` (the SDKs' types and the docs' tables follow). Its thin view (``services/gateway/api``):
+``b = body(m.X)``, ``q = query(m.Y)``, ``return answer(core_function(core(), caller(), ...))``.
 """

@@ -1,87 +1,99 @@
-"""The API's error contract: every error is ``{"error": {"code", "message"}}``; each code has a *kind*, and each
-kind one HTTP status. The match core raises errors with a code and a kind (never a status); the gateway's one
-table from kind to status is :data:`KIND_STATUS`. The OpenAPI document and docs/api.md's "Errors" table are
-generated from :data:`KINDS`.
+"""The API's error contract, derived — never written a second time: every error is ``{"error": {"code",
+"message"}}``, and which codes each HTTP status carries comes from the tables the server answers with:
+
+* the match core's catalogue of refusals (``services.core.errors.CATALOG``: each code's kind and meaning) and
+  the gateway's one table from kind to status (``services.gateway.statuses.STATUS``);
+* the codes of the requests the HTTP layer answers itself, before a view runs (``HTTP_CODES``: routing, the
+  body limit; ``GUNICORN_CODES``: the gunicorn worker's parser);
+* the codes a game names for a move that came too late (``services.rules.games.base.CONFLICT_CODES``, passed on
+  by the rules service as conflicts); illegal moves carry each game's own codes (422).
+
+The OpenAPI document's error responses and docs/api.md's "Errors" table are generated from :data:`CODES`.
+What stays here is prose about a status as a whole (:data:`STATUS_MEANING`) and the settings behind some codes
+(:data:`DETAILS`); a test holds both to the derived codes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from services.core.errors import CATALOG, Kind
+from services.gateway.statuses import GUNICORN_CODES, HTTP_CODES, STATUS, TRANSPORT_MEANINGS
+from services.rules.games.base import CONFLICT_CODES
+
 
 @dataclass(frozen=True)
-class Kind:
-    name: str
+class Code:
     status: int
+    code: str
     meaning: str
-    codes: tuple[str, ...]
+    #: who answers it: ``core`` (a domain refusal), ``http`` (the HTTP layer, before a view) or ``game``
+    source: str
 
 
-KINDS: tuple[Kind, ...] = (
-    Kind("invalid", 400, "the request can never succeed as sent", (
-        "malformed_json", "too_deep", "unknown_field", "missing_field", "wrong_type", "malformed_move",
-        "unknown_game", "invalid_options", "bad_seats", "bad_clock", "bad_parameter", "no_such_seat",
-        "bad_idempotency_key", "malformed_request", "bad_handshake", "bad_player", "player_needs_api_key",
-        "bad_webhook", "webhook_address_refused", "webhook_unresolvable", "bad_message")),
-    Kind("unauthenticated", 401, "no usable credential (with `WWW-Authenticate: Bearer`)", (
-        "missing_token", "bad_authorization", "wrong_token", "invalid_api_key", "api_key_required")),
-    Kind("forbidden", 403, "the token is valid but holds another seat", ("not_your_seat", "forbidden")),
-    Kind("not_found", 404, "unknown or expired (or another tenant's match, asked with an API key)", (
-        "match_not_found", "ticket_not_found", "not_found", "webhook_not_found", "game_not_found")),
-    Kind("method_not_allowed", 405, "the path exists, the method does not; `Allow` lists the methods",
-         ("method_not_allowed",)),
-    Kind("conflict", 409, "your picture of the match is out of date, or the match's state forbids it", (
-        "stale_version", "not_your_turn", "already_submitted", "match_not_started", "seat_taken", "match_full",
-        "match_closed", "seat_under_bot_control", "seat_reclaimed", "seat_forfeited", "match_not_finished",
-        "ticket_matched", "busy", "player_seated", "webhook_limit", "idempotency_key_in_use")),
-    Kind("too_large", 413, "the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too",
-         ("body_too_large",)),
-    Kind("uri_too_long", 414, "the request line is over 4094 bytes", ("uri_too_long",)),
-    Kind("unsupported_media_type", 415, "a non-empty body not sent as `Content-Type: application/json`",
-         ("unsupported_media_type",)),
-    Kind("expectation_failed", 417, "an `Expect` header other than `100-continue`", ("expectation_failed",)),
-    Kind("illegal", 422, "illegal in this state: the game's own codes (`card_not_in_hand`, `game_over`, ...; "
-         "`illegal_move` when the game names none), or an `Idempotency-Key` reused with another body",
-         ("illegal_move", "idempotency_key_reused")),
-    Kind("upgrade_required", 426, "`/ws` asked for without `Upgrade: websocket`", ("upgrade_required",)),
-    Kind("limited", 429, "too many requests, a quota reached, or too many waiting requests of this client; "
-         "retry after `Retry-After` seconds (the message names the limit)", (
-             "rate_limited", "quota_exceeded", "hint_limited", "too_many_waiters")),
-    Kind("headers_too_large", 431, "more than 100 header fields, or one over 8190 bytes", ("headers_too_large",)),
-    Kind("internal", 500, "a bug on our side (logged); the match is not changed", ("internal_error", "corrupt_state")),
-    Kind("not_implemented", 501, "a transfer coding the server does not support, or a gateway that cannot hold "
-         "WebSockets", ("not_implemented", "websocket_unsupported")),
-    Kind("upstream", 502, "the rules service failed in an unexpected way; retry", ("rules_error",)),
-    Kind("unavailable", 503, "a dependency is down, the store is full, no bot worker answered a hint, or this "
-         "process holds its most waiting requests; the match is intact, retry after `Retry-After`", (
-             "rules_unavailable", "store_unavailable", "store_full", "hint_unavailable", "not_ready",
-             "too_many_waiters")),
-)
+def _derive() -> tuple[Code, ...]:
+    found: dict[tuple[int, str], Code] = {}
+    for (kind, code), meaning in CATALOG.items():
+        found.setdefault((STATUS[kind], code), Code(STATUS[kind], code, meaning, "core"))
+    for table in (HTTP_CODES, GUNICORN_CODES):
+        for status, code in table.items():
+            meaning = TRANSPORT_MEANINGS.get(code) or next(
+                c.meaning for c in found.values() if c.code == code)
+            found.setdefault((status, code), Code(status, code, meaning, "http"))
+    conflict = STATUS[Kind.CONFLICT]
+    for code in sorted(CONFLICT_CODES):
+        found.setdefault((conflict, code), Code(conflict, code, "the game's own: this decision was made already",
+                                                "game"))
+    return tuple(sorted(found.values(), key=lambda c: c.status))
 
-#: The gateway's one table: a domain error's kind -> its HTTP status.
-KIND_STATUS: dict[str, int] = {kind.name: kind.status for kind in KINDS}
-BY_STATUS: dict[int, Kind] = {kind.status: kind for kind in KINDS}
 
-#: What each 429 code means: the per-minute request quota is ``rate_limited`` (docs/api.md "Limits").
-LIMITED_CODES: dict[str, str] = {
+#: Every code the server answers, with its status and meaning (a code may have two statuses:
+#: ``too_many_waiters`` is 429 for one client and 503 for the whole process).
+CODES: tuple[Code, ...] = _derive()
+STATUSES: tuple[int, ...] = tuple(sorted({c.status for c in CODES}))
+
+#: Each status in a line, for the OpenAPI document's responses and the docs' table.
+STATUS_MEANING: dict[int, str] = {
+    400: "the request can never succeed as sent",
+    401: "no usable credential (with `WWW-Authenticate: Bearer`)",
+    403: "the credential is valid but not for this",
+    404: "unknown or expired, or not the caller's to see (another tenant's match or ticket)",
+    405: "the path exists, the method does not (`Allow` lists the methods)",
+    409: "your picture of the match is out of date, or its state forbids the call",
+    413: "the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too",
+    414: "the request line is over 4094 bytes",
+    415: "a non-empty body not sent as `Content-Type: application/json`",
+    417: "an `Expect` header other than `100-continue`",
+    422: "illegal in this state (each game names its refusals: `card_not_in_hand`, `no_common_category`, "
+         "`game_over`, ...; `illegal_move` when it names none), or an `Idempotency-Key` reused with another request",
+    426: "`/ws` asked for without `Upgrade: websocket`",
+    429: "too many requests, a quota reached, or too many waiting requests of this client; retry after "
+         "`Retry-After` seconds (the message names the limit)",
+    431: "more than 100 header fields, or one over 8190 bytes",
+    500: "a bug on our side (logged); the match is not changed",
+    501: "a transfer coding the server does not support, or a gateway process that cannot hold WebSockets",
+    502: "the rules service failed in an unexpected way; retry",
+    503: "a dependency is down or full, or this process holds its most waiting requests; the match is intact, "
+         "retry after `Retry-After`",
+}
+
+#: The setting behind a code, where a client needs it (docs/api.md "Limits and quotas" has the rest).
+DETAILS: dict[str, str] = {
     "rate_limited": "`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute",
-    "quota_exceeded": "active matches, bot seats or hard bots per client IP or tenant",
-    "hint_limited": "hints a minute per seat, or per tenant",
-    "too_many_waiters": "`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address",
+    "quota_exceeded": "active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant",
+    "hint_limited": "`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`",
+    "too_many_waiters": "`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), "
+                        "`MEEPLE_WAITERS_MAX` of this process (503)",
+    "body_too_large": "`MEEPLE_MAX_BODY_BYTES`, 65536 by default",
 }
 
 
 def codes_of(status: int) -> tuple[str, ...]:
-    return BY_STATUS[status].codes
+    """The codes a response of ``status`` may carry (422 also carries each game's own codes)."""
+    return tuple(c.code for c in CODES if c.status == status)
 
 
-class ContractError(Exception):
-    """A request the contract refuses: ``code`` (one of :data:`KINDS`' codes) and its ``kind``; no status."""
-
-    def __init__(self, code: str, message: str, kind: str = "invalid") -> None:
-        super().__init__(message)
-        self.code, self.message, self.kind = code, message, kind
-
-    @property
-    def status(self) -> int:
-        return KIND_STATUS[self.kind]
+def describe(code: Code) -> str:
+    """A code's meaning, with the setting behind it."""
+    detail = DETAILS.get(code.code)
+    return f"{code.meaning} ({detail})" if detail else code.meaning

@@ -1,8 +1,9 @@
 """Every limit, enum and documented default of the HTTP contract, in one place.
 
 The models (``models.py``), the OpenAPI document (``openapi.py``), the docs' tables and both SDKs read these
-names; the gateway enforces them (it imports them from here once its views are thin; until then
-``tests/contract/test_limits.py`` holds the gateway's own constants equal to these).
+names; the gateway's views enforce them through the models. The match core keeps its own constants (it does not
+import the HTTP contract): ``tests/contract/test_limits.py`` holds them, and the settings' defaults, equal to
+these.
 """
 
 from __future__ import annotations

@@ -14,9 +14,13 @@ Conventions:
 * Requests subclass :class:`Request` (unknown fields are refused); responses subclass :class:`Response`.
 * A response field that is sometimes absent has the default ``UNSET`` (omitted from the JSON, not required in
   the schema); every other response field is always present (required), ``None`` shown as ``null``.
-* Documents that are each game's own JSON (views, moves, results, options) are :data:`Doc` / :data:`Move`:
-  objects in the schema, and at run time either dicts or pre-encoded bytes (:func:`fragment`), which the
-  encoder copies as they are (a view read from Redis is never decoded and encoded again).
+* Documents that are each game's own JSON (views, moves, results, options) are :data:`Doc` / :data:`Move` /
+  :data:`Moves`: objects (arrays of moves) in the schema, and at run time either decoded JSON or pre-encoded
+  bytes (:func:`fragment`, or the core's ``orjson.Fragment``), which the encoder copies as they are (a view read
+  from Redis is never decoded and encoded again).
+* Adding a response field is one line here: the gateway serialises every answer through its model
+  (``validation.answer``), and ``make contract`` carries the field into the OpenAPI document, the Python SDK's
+  TypedDicts and the TypeScript types (tests/contract/test_one_source.py shows it).
 """
 
 from __future__ import annotations
@@ -43,11 +47,19 @@ def fragment(encoded: bytes) -> Any:
 Doc = Annotated[Any, Meta(extra_json_schema={"type": "object"})]
 #: A move: the game's JSON object, ``{"type": ..., ...}`` as in docs/games/*.md.
 Move = Annotated[Any, Meta(extra_json_schema={"type": "object", "required": ["type"]})]
+_MOVE_SCHEMA = {"type": "object", "required": ["type"], "additionalProperties": True}
+#: A seat's legal moves: an array of moves (stored JSON, copied as it is).
+Moves = Annotated[Any, Meta(extra_json_schema={"type": "array", "items": _MOVE_SCHEMA})]
+#: The caller's legal moves, or null for a spectator.
+MaybeMoves = Annotated[Any, Meta(extra_json_schema={"type": ["array", "null"], "items": _MOVE_SCHEMA})]
 BotLevel = Literal["novice", "easy", "casual", "normal", "strong", "hard"]
 SeatKind = Literal["human", "bot"]
 MatchStatus = Literal["waiting", "active", "finished"]
 ClockMode = Literal["none", "per_move", "fischer", "correspondence"]
 TimeoutPolicy = Literal["bot", "forfeit"]
+EndedBy = Literal["game", "forfeit", "abandoned"]
+TicketStatus = Literal["waiting", "matched", "cancelled"]
+Until = Literal["change", "turn"]
 WebhookEvent = Literal["match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over",
                        "seat.reclaimed", "turn"]
 PlayerId = Annotated[str, meta("the tenant's own user id (API key only); namespaced by tenant, never shown to "
@@ -110,6 +122,24 @@ class SubmitMove(Request, kw_only=True):
     move: Annotated[dict[str, Any], meta("one of the caller's legal moves", "malformed_move",
                                          extra_json_schema={"required": ["type"]})]
     version: Annotated[int, meta("the version the decision was based on", ge=0)]
+
+
+IdempotencyKey = Annotated[str, meta(
+    f"a retry with the same key and the same request answers the first answer (kept "
+    f"{L.IDEMPOTENCY_TTL_S // 3600} h; the same key with another request: 422 idempotency_key_reused; while the "
+    "first is still being answered: 409 idempotency_key_in_use)", "bad_idempotency_key",
+    min_length=1, max_length=L.IDEMPOTENCY_KEY_MAX)]
+IncludeLegal = Annotated[Literal["legal_moves", ""], meta(
+    "legal_moves: add the caller's legal moves to the response (one request fewer per turn); empty: nothing",
+    "bad_parameter")]
+
+
+class MoveOptions(Request, kw_only=True):
+    """A WebSocket ``move`` message's fields beyond the REST body (:class:`SubmitMove`): what REST sends as the
+    ``Idempotency-Key`` header and the ``include`` query parameter."""
+
+    idempotency_key: IdempotencyKey | UnsetType = UNSET
+    include: IncludeLegal | UnsetType = UNSET
 
 
 class Enqueue(Request, kw_only=True):
@@ -208,7 +238,8 @@ class Rating(Response, kw_only=True):
 
 class RatingChange(Response, kw_only=True):
     seat: int
-    player: str
+    player: Annotated[str, meta("the tenant's user id: only in answers to the match's own tenant (its API key)")] \
+        | UnsetType = UNSET
     before: Rating
     after: Rating
     change: Annotated[float, meta("after.rating - before.rating")]
@@ -218,13 +249,13 @@ class Outcome(Response, kw_only=True):
     """game: the engine's winners (a forfeited side excluded); forfeit: the side left; abandoned: no human
     action for MEEPLE_IDLE_MATCH_TTL (winners [], scores null)."""
 
-    ended_by: Literal["game", "forfeit", "abandoned"]
+    ended_by: EndedBy
     winners: list[int]
     forfeited: list[int]
     scores: list[float] | None
-    ratings: Annotated[list[RatingChange], meta(
-        "a tenant's rated match (ended by the game or a forfeit, players named): each named player's rating "
-        "before and after")] | UnsetType = UNSET
+    ratings: Annotated[list[RatingChange] | None, meta(
+        "a tenant's rated match (2-6 sides, ended by the game or a forfeit, players named): each named player's "
+        "rating before and after; null for an unrated match (solo matches are never rated)")] = None
 
 
 class Match(Response, kw_only=True):
@@ -245,14 +276,14 @@ class Match(Response, kw_only=True):
     clock: Clock | None
     takeover_level: BotLevel
     rematch: Annotated[str | None, meta("id of the rematch once someone asked for it")]
-    legal_moves: Annotated[list[Move] | None, meta(
+    legal_moves: Annotated[MaybeMoves, meta(
         "with ?include=legal_moves: the caller's legal moves ([] with nothing to decide, null for a "
         "spectator)")] | UnsetType = UNSET
     token: Annotated[str, meta("the seat's secret token; shown once")] | UnsetType = UNSET
     seat: Annotated[int, meta("the seat taken (join, rematch)")] | UnsetType = UNSET
 
 
-EventKind = Literal["created", "joined", "move", "timeout", "reclaimed", "left", "rematch", "abandoned"]
+EventKind = Literal["created", "joined", "move", "timeout", "reclaimed", "left", "resigned", "rematch", "abandoned"]
 
 
 class Event(Response, kw_only=True):
@@ -277,7 +308,7 @@ class Events(Response, kw_only=True):
     events: list[Event]
     view: Annotated[Doc | None, meta("the caller's view when anything happened, else null")]
     result: Doc | None
-    legal_moves: Annotated[list[Move] | None, meta(
+    legal_moves: Annotated[MaybeMoves, meta(
         "with ?include=legal_moves: the caller's legal moves ([] with nothing to decide, null for a "
         "spectator)")] | UnsetType = UNSET
 
@@ -285,7 +316,7 @@ class Events(Response, kw_only=True):
 class LegalMoves(Response, kw_only=True):
     version: int
     seat: int
-    moves: list[Move]
+    moves: Moves
 
 
 class Hint(Response, kw_only=True):
@@ -312,17 +343,20 @@ class Replay(Response, kw_only=True):
     game: str
     players: int
     options: Doc
-    seed: Annotated[int | None, meta("once the match is finished")]
+    seed: Annotated[Annotated[str, Meta(pattern="^[0-9]{1,19}$")] | None, meta(
+        "the seed as a decimal string (a 63-bit integer is more than a JavaScript number holds exactly); null "
+        "until the match is over")]
     status: MatchStatus
     version: int
     log: Annotated[list[LogEntry], meta("one entry per version: `created` (version 0), then `joined`, `move` (with "
-                                        "`by`), `timeout`, `reclaimed`, `left`, `rematch`, `abandoned`")]
+                                        "`by`), `timeout`, `reclaimed`, `left`, `resigned`, `rematch`, "
+                                        "`abandoned`")]
     result: Doc | None
 
 
 class Ticket(Response, kw_only=True):
     ticket: str
-    status: Literal["waiting", "matched", "cancelled"]
+    status: TicketStatus
     game: str
     players: int
     options: Doc
@@ -410,10 +444,10 @@ class Ready(Response, kw_only=True):
 
 # -- parameters (path, query, header) ------------------------------------------------------------------------
 MatchId = Annotated[str, Meta(max_length=L.ID_MAX)]
-IncludeLegal = Annotated[Literal["legal_moves", ""], meta(
-    "legal_moves: add the caller's legal moves to the response (one request fewer per turn); empty: nothing")]
+#: The bound is the operator's (``MEEPLE_LONG_POLL_MAX_S``: the gateway checks it); the schema states the default.
 Wait = Annotated[int, meta(f"long-poll up to this many seconds (at most MEEPLE_LONG_POLL_MAX_S, "
-                           f"{L.LONG_POLL_MAX_S} by default)", "bad_parameter", ge=0, le=L.LONG_POLL_MAX_S)]
+                           f"{L.LONG_POLL_MAX_S} by default)", "bad_parameter", ge=0,
+                           extra_json_schema={"maximum": L.LONG_POLL_MAX_S})]
 After = Annotated[int, Meta(ge=0, le=L.VERSION_MAX)]
 
 
@@ -454,7 +488,7 @@ class EventsQuery(Params, kw_only=True):
     include: IncludeLegal | UnsetType = UNSET
     after: Annotated[After, meta("the version the caller has seen (default: the current one)")] | UnsetType = UNSET
     wait: Wait = 0
-    until: Annotated[Literal["change", "turn"], meta(
+    until: Annotated[Until, meta(
         "change: answer at the first new version; turn (a seat token is required): sleep through other seats' "
         "moves and answer once the caller must act or the match is finished (all events since `after` "
         "included)")] = "change"
@@ -479,11 +513,10 @@ class ReplayQuery(Params, kw_only=True):
         "spectator's), for a finished match only (else 409 match_not_finished)")] | UnsetType = UNSET
 
 
-class MoveHeaders(Params, kw_only=True):
-    idempotency_key: Annotated[str, meta(
-        f"a retry with the same key and body returns the original response ({L.IDEMPOTENCY_TTL_S // 3600} h)",
-        "bad_idempotency_key", min_length=1, max_length=L.IDEMPOTENCY_KEY_MAX)] | UnsetType = msgspec.field(
-        default=UNSET, name="Idempotency-Key")
+class IdempotencyHeaders(Params, kw_only=True):
+    """Moves, creates, joins and matchmaking enqueues: a retry with the same key is answered once."""
+
+    idempotency_key: IdempotencyKey | UnsetType = msgspec.field(default=UNSET, name="Idempotency-Key")
 
 
 class TicketQuery(Params, kw_only=True):
@@ -492,7 +525,8 @@ class TicketQuery(Params, kw_only=True):
 
 class PageQuery(Params, kw_only=True):
     limit: Annotated[int, meta("matches per page", ge=1, le=L.PAGE_MAX)] = L.PAGE_DEFAULT
-    before: Annotated[float, meta("the `next` of the previous page: older matches only", ge=0)] | UnsetType = UNSET
+    before: Annotated[float, meta("the `next` of the previous page (a Unix time): older matches only", ge=0,
+                                  le=2.0**53)] | UnsetType = UNSET
 
 
 class DeadLettersQuery(Params, kw_only=True):

@@ -1,18 +1,19 @@
-"""The OpenAPI 3.1 document, generated from the models (``models.py``), the routes (``routes.py``), the error
-kinds (``errors.py``) and the limits (``limits.py``). :func:`document` is what ``GET /v1/openapi.json`` serves;
+"""The OpenAPI 3.1 document, generated from the models (``models.py``), the routes (``routes.py``, each one's
+security from the gateway's access table), the error codes (``errors.py``, derived from the core's catalogue and
+the gateway's status tables) and the limits (``limits.py``). :func:`document` is what ``GET /v1/openapi.json`` serves;
 :func:`document_bytes` the same, encoded once per process."""
 
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import Any, Literal, get_args, get_origin
 
 import msgspec
 
 from . import errors as E
 from . import limits as L
 from . import models as m
-from .routes import BODY_ERRORS, COMMON_ERRORS, PLAIN, ROUTES, SECURITY, TAGS, Auth, Route
+from .routes import BODY_ERRORS, COMMON_ERRORS, PLAIN, ROUTES, TAGS, Route
 
 REF = "#/components/schemas/{name}"
 TITLE = "Meeple REST API"
@@ -59,11 +60,8 @@ def _json(ref: str, description: str) -> dict[str, Any]:
 
 
 def _error(status: int) -> dict[str, Any]:
-    kind = E.BY_STATUS[status]
-    codes = ", ".join(f"`{code}`" for code in kind.codes)
-    text = f"{kind.meaning}. Codes: {codes}."
-    if status == 429:
-        text += " " + "; ".join(f"`{code}`: {what}" for code, what in E.LIMITED_CODES.items()) + "."
+    codes = "; ".join(f"`{c.code}`: {E.describe(c)}" for c in E.CODES if c.status == status)
+    text = f"{E.STATUS_MEANING[status]}. Codes: {codes}."
     response = _json("Error", text)
     headers: dict[str, Any] = {}
     if status in (429, 503):
@@ -83,8 +81,8 @@ def _operation(route: Route) -> dict[str, Any]:
               + _parameters(route.headers, "header"))
     if params:
         op["parameters"] = params
-    if route.auth is not Auth.PUBLIC:
-        op["security"] = SECURITY[route.auth]
+    if route.security:
+        op["security"] = route.security
     if route.key_counts:
         op["x-meeple-api-key"] = "optional: a tenant's key counts the request against the tenant's quotas, not the IP's"
     if route.body is not None:
@@ -109,12 +107,10 @@ def _operation(route: Route) -> dict[str, Any]:
     return op
 
 
-#: Enums whose order means something (msgspec lists a Literal's values sorted): weakest bot first, etc.
-ORDERED_ENUMS: tuple[tuple[str, ...], ...] = (L.BOT_LEVELS, L.CLOCK_MODES, L.WEBHOOK_EVENTS, L.TIMEOUT_POLICIES,
-                                              L.UNTIL, ("waiting", "active", "finished"),
-                                              ("created", "joined", "move", "timeout", "reclaimed", "left",
-                                               "rematch", "abandoned"), ("waiting", "matched", "cancelled"),
-                                              ("game", "forfeit", "abandoned"), ("human", "bot"))
+#: Enums whose order means something (msgspec lists a Literal's values sorted): every ``Literal`` alias of the
+#: models, in its declared order (weakest bot first, a match's statuses in the order they come, ...).
+ORDERED_ENUMS: tuple[tuple[str, ...], ...] = tuple(
+    get_args(alias) for alias in vars(m).values() if get_origin(alias) is Literal)
 
 
 def _ordered(node: Any) -> Any:

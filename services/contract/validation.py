@@ -1,5 +1,7 @@
-"""Requests in, responses out: :func:`parse` a body into its model (or :class:`ContractError` with the API's code),
-:func:`parse_params` a query string or headers, :func:`dump` a response model to JSON bytes.
+"""Requests in, responses out: :func:`parse` a body into its model, :func:`parse_value` an already decoded one (a
+WebSocket message), :func:`parse_params` a query string or headers, :func:`answer` a response document through
+its model to JSON bytes. A request the contract refuses raises the core's
+``DomainError(Kind.MALFORMED, code, message)``, which every door answers alike.
 
 The rules are the API's (docs/api.md "Errors"), the ones ``json_body`` enforced by hand before:
 
@@ -17,22 +19,34 @@ precisely what is wrong.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import msgspec
+import orjson
 from msgspec import inspect as mi
 
-from .errors import ContractError
+from services.core.errors import DomainError, Kind
+
 from .limits import MAX_JSON_DEPTH
 
 T = TypeVar("T", bound=msgspec.Struct)
-_ENCODER = msgspec.json.Encoder()
+
+
+def _stored_json(value: Any) -> Any:
+    """JSON the core hands over already encoded (``orjson.Fragment``: a view or legal moves read from Redis),
+    copied into the answer as it is."""
+    if isinstance(value, orjson.Fragment):
+        return msgspec.Raw(orjson.dumps(value))
+    raise NotImplementedError(f"cannot encode {type(value).__name__}")
+
+
+_ENCODER = msgspec.json.Encoder(enc_hook=_stored_json)
 _PATH = re.compile(r" - at `\$(?P<path>[^`]*)`$")
 _TOKEN = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
-_TYPE_MISMATCH = re.compile(r"^Expected `[^`]+`, got `[^`]+`")
 
 
 def json_depth_exceeds(value: Any, limit: int) -> bool:
@@ -50,10 +64,69 @@ def json_depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
+def malformed(code: str, message: str) -> DomainError:
+    return DomainError(Kind.MALFORMED, code, message)
+
+
 def dump(doc: Any) -> bytes:
-    """A response model (or any JSON-able value, :func:`~services.contract.models.fragment` bytes included) as
-    JSON bytes."""
+    """A response model (or any JSON-able value, :func:`~services.contract.models.fragment` bytes and the core's
+    ``orjson.Fragment`` included) as JSON bytes."""
     return _ENCODER.encode(doc)
+
+
+#: ``MEEPLE_CONTRACT_STRICT=1`` (the test suite's gateways): a document with a key its model does not declare is
+#: refused (500) instead of sent without it, so a field added to the core but not to the contract fails loudly.
+STRICT = os.environ.get("MEEPLE_CONTRACT_STRICT", "") == "1"
+
+
+class Undeclared(ValueError):
+    """A response document carries a field its model does not declare (only checked in :data:`STRICT` mode)."""
+
+
+def answer(model: type[msgspec.Struct] | None, doc: Any) -> bytes:
+    """A response document (the core's dict) through its ``model`` to JSON bytes: exactly the model's fields go
+    out (a key the model does not declare is left out; one it requires and the document lacks, or of another
+    type, is a ``msgspec.ValidationError``: a bug, answered 500). Stored views and legal moves are copied as
+    they are (the model types them as free-form JSON), so this costs a walk of the document's small fields."""
+    if model is None:
+        return _ENCODER.encode(doc)
+    if STRICT:
+        where = undeclared(mi.type_info(model), doc, "")
+        if where is not None:
+            raise Undeclared(f"{model.__name__}: the document has {where!r}, which the contract does not declare "
+                             "(services/contract/models.py)")
+    return _ENCODER.encode(msgspec.convert(doc, model))
+
+
+def undeclared(t: mi.Type, value: Any, path: str) -> str | None:
+    """The path of the first key in ``value`` that the type ``t`` does not declare, if any."""
+    while isinstance(t, mi.Metadata):
+        t = t.type
+    if isinstance(t, mi.UnionType):
+        for member in t.types:
+            found = undeclared(member, value, path)
+            if found is not None:
+                return found
+        return None
+    if isinstance(t, mi.StructType) and isinstance(value, dict):
+        fields = {f.encode_name: f.type for f in t.fields}
+        for key, item in value.items():
+            if key not in fields:
+                return f"{path}.{key}".lstrip(".")
+            found = undeclared(fields[key], item, f"{path}.{key}")
+            if found is not None:
+                return found
+    elif isinstance(t, mi.ListType | mi.VarTupleType) and isinstance(value, list):
+        for i, item in enumerate(value):
+            found = undeclared(t.item_type, item, f"{path}[{i}]")
+            if found is not None:
+                return found
+    elif isinstance(t, mi.DictType) and isinstance(value, dict):
+        for key, item in value.items():
+            found = undeclared(t.value_type, item, f"{path}.{key}")
+            if found is not None:
+                return found
+    return None
 
 
 class _Plan:
@@ -78,21 +151,37 @@ def _plan(model: type[msgspec.Struct]) -> _Plan:
 
 
 def parse(model: type[T], raw: bytes) -> T:
-    """The request body ``raw`` as a ``model`` instance, or :class:`ContractError` (kind ``invalid``)."""
+    """The request body ``raw`` as a ``model`` instance, or ``DomainError(MALFORMED, code, message)``."""
     plan = _plan(model)
     raw = raw or b"{}"  # an empty body reads as {}
     try:
         body: T = plan.decoder.decode(raw)  # type: ignore[assignment]
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         return _explain(plan, raw)
-    for name in plan.free:
-        if json_depth_exceeds(getattr(body, name), MAX_JSON_DEPTH - 1):
-            raise _too_deep()
+    _bound_free(plan, body)
     return body
 
 
-def _too_deep() -> ContractError:
-    return ContractError("too_deep", f"the request body nests deeper than {MAX_JSON_DEPTH} levels")
+def parse_value(model: type[T], value: Any) -> T:
+    """A decoded JSON value (a WebSocket message's fields) as ``model``: the same checks, codes and messages as
+    :func:`parse` gives the same body sent as bytes."""
+    plan = _plan(model)
+    try:
+        body: T = msgspec.convert(value, model)
+    except msgspec.ValidationError:
+        return _checked(plan, value)  # type: ignore[no-any-return]
+    _bound_free(plan, body)
+    return body
+
+
+def _bound_free(plan: _Plan, body: Any) -> None:
+    for name in plan.free:
+        if json_depth_exceeds(getattr(body, name), MAX_JSON_DEPTH - 1):
+            raise _too_deep()
+
+
+def _too_deep() -> DomainError:
+    return malformed("too_deep", f"the request body nests deeper than {MAX_JSON_DEPTH} levels")
 
 
 def _explain(plan: _Plan, raw: bytes) -> Any:
@@ -102,35 +191,40 @@ def _explain(plan: _Plan, raw: bytes) -> Any:
     except RecursionError:
         raise _too_deep() from None
     except msgspec.DecodeError:
-        raise ContractError("malformed_json", "the request body is not valid JSON") from None
+        raise malformed("malformed_json", "the request body is not valid JSON") from None
+    return _checked(plan, body)
+
+
+def _checked(plan: _Plan, body: Any) -> Any:
     if not isinstance(body, dict):
-        raise ContractError("malformed_json", "the request body must be a JSON object")
+        raise malformed("malformed_json", "the request body must be a JSON object")
     if json_depth_exceeds(body, MAX_JSON_DEPTH):
         raise _too_deep()
     unknown = sorted(set(body) - set(plan.names))
     if unknown:
         allowed = ", ".join(plan.names) or "none"
-        raise ContractError("unknown_field", f"unknown field {unknown[0]!r}; allowed: {allowed}")
+        raise malformed("unknown_field", f"unknown field {unknown[0]!r}; allowed: {allowed}")
     for name in plan.required:
         if name not in body:
-            raise ContractError("missing_field", f"field {name!r} is required")
+            raise malformed("missing_field", f"field {name!r} is required")
+    body = dict(body)
     for name, value in list(body.items()):
         kinds = plan.kinds[name]
         if kinds is None:
             continue
         if isinstance(value, bool) and bool not in kinds:
-            raise ContractError("wrong_type", f"field {name!r} has the wrong type")
+            raise malformed("wrong_type", f"field {name!r} has the wrong type")
         if isinstance(value, float) and int in kinds and float not in kinds and value.is_integer():
             body[name] = int(value)  # JSON has one number type: 2.0 is the integer 2
         elif not isinstance(value, kinds):
-            raise ContractError("wrong_type", f"field {name!r} has the wrong type")
+            raise malformed("wrong_type", f"field {name!r} has the wrong type")
     try:
         return msgspec.convert(body, plan.model)
     except msgspec.ValidationError as err:
         raise _located(plan.info, str(err)) from None
 
 
-def _located(info: mi.StructType, message: str, default: str = "wrong_type") -> ContractError:
+def _located(info: mi.StructType, message: str, default: str = "wrong_type") -> DomainError:
     """A validation error as the code its path declares, with a message naming the field."""
     found = _PATH.search(message)
     path = found.group("path") if found else ""
@@ -138,7 +232,7 @@ def _located(info: mi.StructType, message: str, default: str = "wrong_type") -> 
     tokens = [m.group(1) if m.group(1) is not None else int(m.group(2)) for m in _TOKEN.finditer(path)]
     code = _code_on_path(info, tokens) or default
     where = path.lstrip(".") or "body"
-    return ContractError(code, f"{where}: {reason}")
+    return malformed(code, f"{where}: {reason}")
 
 
 def _code_on_path(info: mi.Type, tokens: list[str | int]) -> str | None:
@@ -230,13 +324,21 @@ def _holds_any(t: mi.Type) -> bool:
     return False
 
 
-def parse_params(model: type[T], values: Mapping[str, str]) -> T:
+class _Lookup(Protocol):
+    """A query string or headers: anything with ``get`` (a dict, Werkzeug's MultiDict, or its Headers, whose
+    ``get`` ignores the case of a name)."""
+
+    def get(self, key: str, /) -> str | None: ...
+
+
+def parse_params(model: type[T], values: Mapping[str, str] | _Lookup) -> T:
     """Query parameters or headers (strings) as ``model``: numbers from their text, the field's own code (or
-    ``bad_parameter``) when one is out of range. Unknown names are ignored; header names are matched without
-    regard to case."""
+    ``bad_parameter``) when one is out of range. Only the model's names are looked up (the others are ignored),
+    one ``get`` each: reading a request's every header would cost more than the rest of the parse."""
     plan = _plan(model)
-    lowered = {k.lower(): v for k, v in values.items()}
-    picked = {name: lowered[name.lower()] for name in plan.names if name.lower() in lowered}
+    picked = {name: value for name in plan.names if (value := values.get(name)) is not None}
+    if not picked:
+        return model()  # every parameter left out: the defaults
     try:
         return msgspec.convert(picked, model, strict=False)
     except msgspec.ValidationError as err:

@@ -115,9 +115,10 @@ class Claim:
             self.client.delete(self.name)
 
     def complete(self, answer: dict[str, Any]) -> dict[str, Any]:
-        """Store ``answer`` as this key's answer (its seat token sealed); returns it."""
-        body = {k: v for k, v in answer.items() if k != "token"}
+        """Store ``answer`` as this key's answer (its seat token sealed); returns it. An answer without a token
+        yet (a waiting ticket's ``token: null``) is kept as it is, so the retry answers the same fields."""
         token = answer.get("token")
+        body = {k: v for k, v in answer.items() if k != "token"} if token else dict(answer)
         record = {**self.record, "body": body, **({"token": seal(self.key, token)} if token else {})}
         self.client.set(self.name, orjson.dumps(record), ex=TTL_S)
         return answer

@@ -1,5 +1,6 @@
-"""The one place where a refusal becomes HTTP: a domain error's kind is its status, and the one error shape
-``{"error": {"code", "message"}}`` goes out with the contract's headers.
+"""The one place where a refusal becomes HTTP: a domain error's kind is its status (the table :data:`STATUS`,
+in ``statuses.py``), and the one error shape ``{"error": {"code", "message"}}`` goes out with the contract's
+headers.
 
 The WebSocket puts the same status in its ``reply`` (:func:`status_of`), so a move answers alike on both doors.
 """
@@ -16,15 +17,10 @@ from werkzeug.exceptions import HTTPException
 from services.core.errors import DomainError, Kind
 from services.redisconn import UNAVAILABLE
 
+from .statuses import HTTP_CODES, STATUS
+
 log = logging.getLogger("meeple.gateway")
 
-#: Every kind of refusal and its HTTP status.
-STATUS: dict[Kind, int] = {
-    Kind.MALFORMED: 400, Kind.UNAUTHENTICATED: 401, Kind.FORBIDDEN: 403, Kind.NOT_FOUND: 404, Kind.CONFLICT: 409,
-    Kind.TOO_LARGE: 413, Kind.UNSUPPORTED_MEDIA: 415, Kind.ILLEGAL: 422, Kind.UPGRADE_REQUIRED: 426,
-    Kind.LIMITED: 429, Kind.INTERNAL: 500, Kind.NOT_SUPPORTED: 501, Kind.DEPENDENCY_FAILED: 502,
-    Kind.UNAVAILABLE: 503,
-}
 #: Credentials that were presented and refused say so in their challenge (RFC 6750).
 _INVALID_CREDENTIAL = ("wrong_token", "invalid_api_key")
 
@@ -76,11 +72,6 @@ def _doc(code: str, message: str) -> dict[str, Any]:
     return {"error": {"code": code, "message": message}}
 
 
-#: Werkzeug's own errors keep their status; these names become the codes.
-_HTTP_CODES = {400: "malformed_request", 404: "not_found", 405: "method_not_allowed",
-               413: "body_too_large", 415: "unsupported_media_type"}
-
-
 def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def _http(err: HTTPException) -> Response:
@@ -89,7 +80,7 @@ def register_error_handlers(app: Flask) -> None:
         if status == 413:
             message = f"request body too large (limit {app.config['MAX_CONTENT_LENGTH'] - 1} bytes)"
         allow = {k: v for k, v in err.get_headers() if k == "Allow"}  # a 405 says what the path takes
-        return error_response(status, _HTTP_CODES.get(status, "http_error"), message, allow)
+        return error_response(status, HTTP_CODES.get(status, "http_error"), message, allow)
 
     @app.errorhandler(Exception)
     def _failed(err: Exception) -> Response:

@@ -47,6 +47,8 @@ from gunicorn import sock as gunicorn_sock
 from gunicorn.http import wsgi
 from gunicorn.workers import base
 
+from .statuses import GUNICORN_CODES
+
 #: How long the accept loop sleeps at most between heartbeats to the master.
 TICK_S = 1.0
 #: How long an unread request body may take to drain before its connection is closed instead.
@@ -350,11 +352,6 @@ class Loop(threading.Thread):
         heapq.heappush(self.timers, (when, next(self.seq), conn, conn.timer_gen))
 
 
-#: Error codes of the requests gunicorn answers itself (before the app), by status.
-_GUNICORN_CODES = {400: "malformed_request", 403: "forbidden", 414: "uri_too_long", 417: "expectation_failed",
-                   431: "headers_too_large", 500: "internal_error", 501: "not_implemented"}
-
-
 class _Captured:
     """Stands in for the client socket while gunicorn writes its HTML error page: keeps the status line."""
 
@@ -484,7 +481,7 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
         status, _, reason = captured.status_line().partition(" ")
         if not status.isdigit():
             return
-        code = _GUNICORN_CODES.get(int(status), "malformed_request")
+        code = GUNICORN_CODES.get(int(status), "malformed_request")
         message = str(exc) or reason or "the request was rejected"
         body = json.dumps({"error": {"code": code, "message": f"{reason}: {message}"}}).encode()
         head = (f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"

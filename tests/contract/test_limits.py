@@ -1,8 +1,9 @@
 """The contract's limits and documented defaults are the ones the processes enforce.
 
-Until the gateway's views import ``services.contract.limits`` (phase 2 of the refactor), the gateway keeps
-constants of its own; these tests hold them equal, so the document never states a limit the server does not
-apply. They go once the gateway's copies are gone.
+The gateway reads its own limits from ``services.contract.limits`` (the body nesting bound, the Idempotency-Key's
+length, the heartbeat, the WebSocket hello's delay). The match core does not import the HTTP contract, so its
+constants, and the defaults of the settings, are held equal to the contract's here: the document never states a
+limit the server does not apply.
 """
 
 from __future__ import annotations
@@ -14,28 +15,30 @@ from unittest import mock
 from services.contract import limits as L
 
 
-def test_the_gateways_own_constants_are_the_contracts() -> None:
-    from services.gateway import clocks, webhooks
-    from services.gateway.api import backends, common, events, matches, matchmaking
+def test_the_cores_own_constants_are_the_contracts() -> None:
+    from services.core import backends, clocks, control, history, idempotency, matches, matchmaker, webhooks
 
-    assert common.MAX_JSON_DEPTH == L.MAX_JSON_DEPTH
-    assert (matches.BOT_LEVELS, matches.MAX_PLAYERS, matches.IDEMPOTENCY_KEY_MAX) == (
-        L.BOT_LEVELS, L.MAX_PLAYERS, L.IDEMPOTENCY_KEY_MAX)
-    assert (backends.PAGE_MAX, backends.PAGE_DEFAULT) == (L.PAGE_MAX, L.PAGE_DEFAULT)
+    assert (matches.BOT_LEVELS, matches.MAX_PLAYERS, matches.MAX_ID) == (L.BOT_LEVELS, L.MAX_PLAYERS, L.ID_MAX)
+    assert control.DEFAULT_TAKEOVER_LEVEL == L.DEFAULT_TAKEOVER_LEVEL
+    assert (backends.PAGE_MAX, backends.PAGE_DEFAULT, history.KEEP) == (L.PAGE_MAX, L.PAGE_DEFAULT, L.HISTORY_KEEP)
     assert (webhooks.EVENTS, webhooks.MAX_HOOKS, webhooks.MAX_URL, webhooks.DEAD_KEEP) == (
         L.WEBHOOK_EVENTS, L.MAX_HOOKS, L.MAX_URL, L.DEAD_LETTERS_KEEP)
     assert (clocks.MODES, clocks.TIMEOUT_POLICIES, clocks.MIN_SECONDS, clocks.MAX_SECONDS) == (
         L.CLOCK_MODES, L.TIMEOUT_POLICIES, L.CLOCK_MIN_S, L.CLOCK_MAX_S)
-    assert events.UNTIL == L.UNTIL and events.HEARTBEAT_S == L.HEARTBEAT_S
-    assert matchmaking.TICKET_TTL_S == L.TICKET_TTL_S
+    assert matchmaker.TICKET_TTL_S == L.TICKET_TTL_S and idempotency.TTL_S == L.IDEMPOTENCY_TTL_S
+
+
+def test_the_gateway_reads_its_limits_from_the_contract() -> None:
+    from services.gateway.api import events, ws
+
+    assert events.HEARTBEAT_S is L.HEARTBEAT_S and ws.HELLO_S == L.WS_HELLO_S
 
 
 def test_each_documented_gateway_default_is_the_configs() -> None:
-    from services.gateway.config import ENV, GatewayConfig
+    from services.core.config import ENV, Config
 
-    defaults = GatewayConfig()
+    defaults = Config()
     by_env = {env: getattr(defaults, name) for name, env in ENV.items()}
-    by_env["MEEPLE_IDLE_MATCH_TTL"] = defaults.idle_match_ttl_s
     for setting in L.SETTINGS:
         if setting.process != "gateway":
             continue

@@ -1,6 +1,6 @@
-"""The generated OpenAPI document: valid 3.1, one operation per route of the gateway's URL map, security that
-says who may call what, error codes per status, and — while the old hand-written dict still serves — no
-difference from it that is not a fix named below."""
+"""The generated OpenAPI document (what ``GET /v1/openapi.json`` serves): valid 3.1, one operation per route of the
+gateway's URL map and each served by the endpoint the contract names, security that is the access action the
+gateway declares for that endpoint, and every error code of every status the server answers with."""
 
 from __future__ import annotations
 
@@ -12,43 +12,14 @@ from openapi_spec_validator import validate
 
 from services.contract import errors, limits
 from services.contract.openapi import document, document_bytes
-from services.contract.routes import ROUTES, Auth
-from tests.contract.docdiff import differences
+from services.contract.routes import ROUTES, SECURITY
+from services.core.access import Action
+from services.core.config import Config
+from services.gateway.api import ACCESS
+from services.gateway.app import create_app
 
 #: Rules of the URL map that are files, not operations: static assets and Swagger UI's own files.
 ASSET_RULES = {"/static/<path:filename>", "/play/<path:name>", "/docs/<path:path>", "/docs/"}
-
-#: Each difference from the old document, and why it is a fix (issue 29's list and issue 33's Swagger UI bullet).
-FIXES: list[tuple[str, str]] = [
-    (r"^GET /v1/matches/\{match_id\}(/events|/events/stream|/ws|/replay)? security: \['bearer', 'none'\] -> "
-     r"\['apiKey', 'apiKeyBearer', 'none', 'seatToken'\]$",
-     "match reads listed [{}, bearer] only, though a tenant's X-API-Key works there (and the bearer was one "
-     "scheme for two different credentials)"),
-    (r" security: \['bearer'\] -> \['seatToken'\]$",
-     "seat calls take a seat token only: an API key as the bearer is 401 missing_token there"),
-    (r" security: \['apiKey', 'bearer'(, 'none')?\] -> \['apiKey', 'apiKeyBearer'(, 'none')?\]$",
-     "the key as a bearer token is its own scheme (mk_...), not the seat token's"),
-    (r"^GET /v1/games security: \['apiKey', 'bearer', 'none'\] -> \[\]$",
-     "the catalogue is public: no lock in Swagger UI (a key, if sent, still counts against its tenant: "
-     "x-meeple-api-key)"),
-    (r"^GET /v1/games statuses: \['200', '401', '429', '503'\] -> \['200', '400', '401', '429', '503'\]$",
-     "a malformed request (400 malformed_request) can meet any API call"),
-    (r"^GET /(healthz|readyz|metrics|docs|play|v1/openapi\.json) 200\.[a-z/+]+(json|html|plain): added$",
-     "the probes, metrics and pages say what they answer (media type, and the JSON's schema)"),
-    (r"^GET /v1/games 200\.application/json\.properties\.games\.items\.properties\.options\.items: added$",
-     "a game's options are objects"),
-    (r"\.(kind|status)\.enum: added$|\.(kind|status)\.types: removed$",
-     "an event's kind and a match's status are enums (waiting, active, finished), not any string"),
-    (r"\.to_act\.items: added$", "an event's to_act lists seats (integers)"),
-    (r"\.types: added$", "enums say they are strings, and objects of the game's own JSON say so"),
-    (r"parameters\.query:include\.enum: \('legal_moves',\) -> \('', 'legal_moves'\)$",
-     "an empty `include` asks for nothing, as the server reads it (schemathesis found it accepted)"),
-    (r"^GET /v1/matches/\{match_id\}/replay 200\.application/json\.properties\.log\.items\.properties\.view\.types: "
-     r"added$", "a replayed view is an object"),
-    (r"^POST /v1/matches request\.application/json\.properties\.clock\.properties\.(seconds|base_s|increment_s|hours)"
-     r"\.(minimum|maximum): added$", "the clock's bounds (clocks.parse enforces them) are in the schema"),
-]
-
 
 @pytest.fixture(scope="module")
 def doc() -> dict[str, Any]:
@@ -60,18 +31,16 @@ def test_the_generated_document_is_valid_openapi_3_1(doc: dict[str, Any]) -> Non
     assert doc["openapi"] == "3.1.0"
 
 
-def _url_map() -> set[tuple[str, str]]:
-    from services.gateway.config import GatewayConfig
-
-    from services.gateway.app import create_app
-
-    app = create_app(GatewayConfig(redis_url="redis://127.0.0.1:1/0"))  # builds the URL map; connects to nothing
-    out = set()
+def _url_map() -> dict[tuple[str, str], set[str]]:
+    """(method, path) -> the endpoints serving it, from the gateway's real URL map."""
+    app = create_app(Config(redis_url="redis://127.0.0.1:1/0"))  # builds the URL map; connects to nothing
+    out: dict[tuple[str, str], set[str]] = {}
     for rule in app.url_map.iter_rules():
         if rule.rule in ASSET_RULES:
             continue
         path = re.sub(r"<(?:[a-z]+:)?(\w+)>", r"{\1}", rule.rule)
-        out |= {(method, path) for method in (rule.methods or set()) - {"HEAD", "OPTIONS"}}
+        for method in (rule.methods or set()) - {"HEAD", "OPTIONS"}:
+            out.setdefault((method, path), set()).add(rule.endpoint)
     return out
 
 
@@ -79,18 +48,31 @@ def test_every_route_of_the_flask_url_map_is_an_operation_of_the_document_and_no
         doc: dict[str, Any]) -> None:
     documented = {(method.upper(), path) for path, item in doc["paths"].items() for method in item}
     served = _url_map()
-    assert served - documented == set(), "routes the document does not describe"
-    assert documented - served == set(), "operations no route serves"
+    assert set(served) - documented == set(), "routes the document does not describe"
+    assert documented - set(served) == set(), "operations no route serves"
+    for route in ROUTES:
+        assert route.endpoint in served[(route.method, route.path)], route.operation_id
 
 
-def test_the_document_differs_from_the_hand_written_one_only_by_the_listed_fixes(doc: dict[str, Any]) -> None:
-    from services.gateway.openapi import document as old_document
-
-    found = differences(old_document(), doc)
-    unexplained = [d for d in found if not any(re.search(pattern, d) for pattern, _ in FIXES)]
-    assert unexplained == [], "\n".join(unexplained)
-    unused = [reason for pattern, reason in FIXES if not any(re.search(pattern, d) for d in found)]
-    assert unused == [], "fixes listed that no longer differ (drop them)"
+def test_each_operations_security_is_the_access_action_the_gateway_declares_for_its_endpoint(
+        doc: dict[str, Any]) -> None:
+    """Who may call a route is written once, in the gateway's ``ACCESS`` (which the authorization matrix test
+    holds the server to): the document's security per operation is that action's requirements."""
+    for route in ROUTES:
+        op = doc["paths"][route.path][route.method.lower()]
+        action = ACCESS[route.endpoint]
+        assert op.get("security", []) == SECURITY[action], route.operation_id
+        schemes = {name for requirement in op.get("security", []) for name in requirement}
+        if action is Action.ACT:
+            assert schemes == {"seatToken"}, route.operation_id
+        if action in (Action.CREATE, Action.JOIN, Action.TICKET, Action.TENANT):
+            assert {"apiKey", "apiKeyBearer"} <= schemes and "seatToken" not in schemes, route.operation_id
+        if action is Action.READ:
+            assert schemes == {"seatToken", "apiKey", "apiKeyBearer"}, route.operation_id
+        anonymous = {} in op.get("security", [{}])  # no security listed: anyone
+        assert anonymous == (action not in (Action.ACT, Action.TENANT)), route.operation_id
+    every = {action for action in ACCESS.values()}
+    assert every <= set(SECURITY), "an access action without security requirements"
 
 
 def _security(doc: dict[str, Any], method: str, path: str) -> list[dict[str, list[str]]]:
@@ -98,27 +80,40 @@ def _security(doc: dict[str, Any], method: str, path: str) -> list[dict[str, lis
     return found
 
 
-def test_every_match_route_lists_each_credential_that_works_there(doc: dict[str, Any]) -> None:
+def test_public_routes_carry_no_lock_tickets_take_a_key_and_the_tenant_routes_need_one(doc: dict[str, Any]) -> None:
     schemes = doc["components"]["securitySchemes"]
     assert schemes["apiKey"] == {**schemes["apiKey"], "type": "apiKey", "in": "header", "name": "X-API-Key"}
     assert schemes["apiKeyBearer"]["scheme"] == schemes["seatToken"]["scheme"] == "bearer"
-    for route in ROUTES:
-        if not route.path.startswith("/v1/matches/"):
-            continue
-        listed = {name for req in _security(doc, route.method.lower(), route.path) for name in req}
-        if route.auth is Auth.SEAT:
-            assert listed == {"seatToken"}, route.operation_id
-        else:  # reads take a seat token, the tenant's key either way, or nothing (anonymous access)
-            assert {"apiKey", "apiKeyBearer"} <= listed, route.operation_id
-            assert {} in _security(doc, route.method.lower(), route.path), route.operation_id
-
-
-def test_public_routes_carry_no_lock_and_the_tenant_routes_need_the_key(doc: dict[str, Any]) -> None:
-    for path in ("/healthz", "/readyz", "/metrics", "/v1/openapi.json", "/docs", "/play", "/v1/games",
-                 "/v1/matchmaking/{ticket}"):
+    for path in ("/healthz", "/readyz", "/metrics", "/v1/openapi.json", "/docs", "/play", "/v1/games"):
         for method, op in doc["paths"][path].items():
             assert "security" not in op, f"{method} {path}"
+    assert "x-meeple-api-key" in doc["paths"]["/v1/games"]["get"]  # a key sent counts against its tenant
+    for method in ("get", "delete"):  # a tenant's ticket needs its key; an anonymous one needs nothing
+        assert _security(doc, method, "/v1/matchmaking/{ticket}") == [{}, {"apiKey": []}, {"apiKeyBearer": []}]
     assert _security(doc, "get", "/v1/webhooks") == [{"apiKey": []}, {"apiKeyBearer": []}]
+
+
+def test_creates_joins_enqueues_and_moves_take_an_idempotency_key_and_document_its_conflicts(
+        doc: dict[str, Any]) -> None:
+    for method, path in (("post", "/v1/matches"), ("post", "/v1/matches/{match_id}/join"),
+                         ("post", "/v1/matchmaking"), ("post", "/v1/matches/{match_id}/moves")):
+        op = doc["paths"][path][method]
+        key = next(p for p in op["parameters"] if p["name"] == "Idempotency-Key")
+        assert key["in"] == "header" and not key["required"], path
+        assert "`idempotency_key_in_use`" in op["responses"]["409"]["description"], path
+        assert "`idempotency_key_reused`" in op["responses"]["422"]["description"], path
+
+
+def test_resign_the_seed_as_a_string_and_unrated_outcomes(doc: dict[str, Any]) -> None:
+    resign = doc["paths"]["/v1/matches/{match_id}/resign"]["post"]
+    assert resign["security"] == [{"seatToken": []}] and resign["requestBody"]["required"] is False
+    schemas = doc["components"]["schemas"]
+    assert "resigned" in schemas["LogEntry"]["properties"]["kind"]["enum"]
+    seed = schemas["Replay"]["properties"]["seed"]
+    assert {"type": "string", "pattern": "^[0-9]{1,19}$"} in seed["anyOf"] and {"type": "null"} in seed["anyOf"]
+    ratings = schemas["Outcome"]["properties"]["ratings"]
+    assert "ratings" not in schemas["Outcome"].get("required", []) and {"type": "null"} in ratings["anyOf"]
+    assert "player" not in schemas["RatingChange"]["required"]
 
 
 def test_operations_are_tagged_by_area_and_the_intro_is_short(doc: dict[str, Any]) -> None:
@@ -140,8 +135,9 @@ def test_every_error_response_lists_the_codes_of_its_status(doc: dict[str, Any])
                     continue
                 for code in errors.codes_of(int(status)):
                     assert f"`{code}`" in response["description"], f"{method} {path} {status} {code}"
+                assert response["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}
     limited = doc["paths"]["/v1/matches/{match_id}/moves"]["post"]["responses"]["429"]
-    assert "`rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE`" in limited["description"]
+    assert "`MEEPLE_RATE_LIMIT_PER_MINUTE`" in limited["description"].split("`rate_limited`: ")[1].split(";")[0]
     assert limited["headers"]["Retry-After"]
 
 

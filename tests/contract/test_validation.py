@@ -1,5 +1,6 @@
-"""Request bodies through the contract's models: the API's error codes and messages as ``json_body`` gave them,
-and responses serialised with stored JSON passed through untouched."""
+"""Request bodies through the contract's models: the API's error codes and messages (``DomainError`` of kind
+MALFORMED, the core's own error, so every door answers alike); a WebSocket message checked exactly as the same
+body sent over REST; responses serialised through their models with stored JSON passed through untouched."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import orjson
 import pytest
 
 from services.contract import models as m
-from services.contract.errors import ContractError
+from services.contract import validation
 from services.contract.limits import MAX_JSON_DEPTH
-from services.contract.validation import dump, parse, parse_params
+from services.contract.validation import answer, dump, parse, parse_params, parse_value
+from services.core.errors import DomainError, Kind
 
 
 def nested(depth: int) -> object:
@@ -20,9 +22,16 @@ def nested(depth: int) -> object:
 
 
 def code_of(model: type[m.Request], raw: bytes) -> str:
-    with pytest.raises(ContractError) as err:
+    with pytest.raises(DomainError) as err:
         parse(model, raw)
-    assert err.value.kind == "invalid" and err.value.status == 400
+    assert err.value.kind is Kind.MALFORMED
+    try:  # the same body as a decoded WebSocket message: the same code and message
+        decoded = orjson.loads(raw or b"{}")
+    except orjson.JSONDecodeError:
+        return err.value.code
+    with pytest.raises(DomainError) as again:
+        parse_value(model, decoded)
+    assert (again.value.code, again.value.message) == (err.value.code, err.value.message)
     return err.value.code
 
 
@@ -41,7 +50,7 @@ def test_a_move_body_gets_the_apis_code_for_each_mistake(raw: bytes, code: str) 
 
 
 def test_the_first_unknown_field_in_sorted_order_is_named_with_the_allowed_ones() -> None:
-    with pytest.raises(ContractError) as err:
+    with pytest.raises(DomainError) as err:
         parse(m.SubmitMove, b'{"zeta": 1, "alpha": 2}')
     assert err.value.message == "unknown field 'alpha'; allowed: move, version"
 
@@ -65,7 +74,7 @@ def test_nesting_deeper_than_the_limit_is_too_deep_whatever_the_depth() -> None:
     for depth in (MAX_JSON_DEPTH, 300, 5000):  # past the decoder's own recursion limit too
         raw = b'{"move": {"type": "x", "a": ' + b"[" * depth + b"]" * depth + b'}, "version": 1}'
         assert code_of(m.SubmitMove, raw) == "too_deep", depth
-    with pytest.raises(ContractError) as err:
+    with pytest.raises(DomainError) as err:
         parse(m.CreateMatch, orjson.dumps({"game": "g", "players": 2, "options": {"a": nested(40)}}))
     assert str(MAX_JSON_DEPTH) in err.value.message
 
@@ -90,7 +99,7 @@ def test_a_create_body_gets_the_code_its_field_declares(body: dict[str, object],
 
 
 def test_the_message_names_the_field_that_is_wrong() -> None:
-    with pytest.raises(ContractError) as err:
+    with pytest.raises(DomainError) as err:
         parse(m.CreateMatch, orjson.dumps({"game": "clash", "players": 2, "seats": [{"kind": "robot"}]}))
     assert err.value.message.startswith("seats[0].kind:")
 
@@ -109,13 +118,14 @@ def test_query_parameters_and_headers_are_read_from_text_with_bad_parameter_or_t
     query = parse_params(m.EventsQuery, {"after": "4", "wait": "30", "until": "turn", "ignored": "x"})
     assert (query.after, query.wait, query.until) == (4, 30, "turn")
     assert parse_params(m.EventsQuery, {}).wait == 0
-    for bad in ({"wait": "31"}, {"wait": "soon"}, {"until": "later"}, {"after": "-1"}):
-        with pytest.raises(ContractError) as err:
+    assert parse_params(m.EventsQuery, {"wait": "31"}).wait == 31  # the operator's bound: the gateway checks it
+    for bad in ({"wait": "-1"}, {"wait": "soon"}, {"until": "later"}, {"after": "-1"}, {"include": "views"}):
+        with pytest.raises(DomainError) as err:
             parse_params(m.EventsQuery, bad)
         assert err.value.code == "bad_parameter", bad
-    assert parse_params(m.MoveHeaders, {"idempotency-key": "k1"}).idempotency_key == "k1"
-    with pytest.raises(ContractError) as err:
-        parse_params(m.MoveHeaders, {"Idempotency-Key": "k" * 129})
+    assert parse_params(m.IdempotencyHeaders, {"Idempotency-Key": "k1"}).idempotency_key == "k1"
+    with pytest.raises(DomainError) as err:
+        parse_params(m.IdempotencyHeaders, {"Idempotency-Key": "k" * 129})
     assert err.value.code == "bad_idempotency_key"
 
 
@@ -129,3 +139,43 @@ def test_a_response_carries_stored_json_as_it_is_and_leaves_unset_fields_out() -
     assert orjson.loads(encoded) == {"version": 3, "status": "active", "to_act": [0], "result": None,
                                      "events": [{"version": 3, "kind": "joined", "seat": 1, "to_act": [0]}],
                                      "view": orjson.loads(view)}
+
+
+def test_a_websocket_move_is_the_rest_body_plus_the_header_and_parameter_rest_sends_apart() -> None:
+    body = parse_value(m.SubmitMove, {"move": {"type": "draw"}, "version": 2.0})
+    assert (body.move, body.version) == ({"type": "draw"}, 2)
+    options = parse_value(m.MoveOptions, {"idempotency_key": "k1", "include": "legal_moves"})
+    assert (options.idempotency_key, options.include) == ("k1", "legal_moves")
+    for bad, code in (({"idempotency_key": ""}, "bad_idempotency_key"), ({"idempotency_key": 7}, "wrong_type"),
+                      ({"include": "views"}, "bad_parameter")):
+        with pytest.raises(DomainError) as err:
+            parse_value(m.MoveOptions, bad)
+        assert err.value.code == code, bad
+    with pytest.raises(DomainError) as err:
+        parse_value(m.SubmitMove, {"move": {"type": "x", "deep": nested(40)}, "version": 1})
+    assert err.value.code == "too_deep"
+
+
+def test_an_answer_goes_out_through_its_model_with_the_cores_stored_json_as_it_is(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(validation, "STRICT", False)  # (the suite's gateways run strictly: see the next test)
+    view = b'{"hand": ["W28"]}'
+    doc = {"version": 4, "seat": 1, "moves": orjson.Fragment(b'[{"type": "draw"}]'), "internal": "dropped"}
+    assert orjson.loads(answer(m.LegalMoves, doc)) == {"version": 4, "seat": 1, "moves": [{"type": "draw"}]}
+    events = {"version": 3, "status": "active", "to_act": [0], "events": [], "view": orjson.Fragment(view),
+              "result": None}
+    assert view in answer(m.Events, events)
+    with pytest.raises(Exception, match="status"):  # a document without a field its model requires: a bug
+        answer(m.Events, {k: v for k, v in events.items() if k != "status"})
+
+
+def test_in_strict_mode_a_field_the_contract_does_not_declare_is_refused_not_dropped(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test suite's gateways run strictly: a field the core adds without the contract fails loudly."""
+    monkeypatch.setattr(validation, "STRICT", True)
+    doc = {"version": 3, "status": "active", "to_act": [0], "result": None, "view": None,
+           "events": [{"version": 3, "kind": "move", "seat": 0, "to_act": [1], "hand": [3, 7]}]}
+    with pytest.raises(validation.Undeclared, match=r"events\[0\]\.hand"):
+        answer(m.Events, doc)
+    del doc["events"][0]["hand"]  # type: ignore[attr-defined]
+    assert orjson.loads(answer(m.Events, doc))["events"][0]["kind"] == "move"

@@ -4,7 +4,9 @@ Every test that takes ``redis_url`` or ``own_redis_url`` runs twice: on one redi
 local Redis Cluster (3 primaries, from the same binaries), so a cross-slot script, pipeline or command
 anywhere in the store, gateway, bot workers or timekeeper fails here.
 
-Every JSON response a test receives through :class:`Api` is validated against the OpenAPI document.
+Every JSON response a test receives through :class:`Api` is validated against the OpenAPI document the gateway
+serves (generated from ``services/contract``), and every gateway of these tests (in process, or a gunicorn
+subprocess) runs the contract strictly: a response field the contract does not declare is a 500, not dropped.
 """
 
 from __future__ import annotations
@@ -28,14 +30,17 @@ import requests
 from jsonschema import Draft202012Validator
 from werkzeug.serving import BaseWSGIServer, make_server
 
+from services.contract import validation
+from services.contract.openapi import document
 from services.core.config import Config
 from services.gateway.app import create_app
-from services.gateway.openapi import document
 from services.rediscluster import LocalCluster, single_redis
 from services.rules.server import serve, shutdown
 from services.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
 
 OPENAPI = document()
+os.environ["MEEPLE_CONTRACT_STRICT"] = "1"  # gateways started as subprocesses
+validation.STRICT = True  # and the ones in this process
 
 
 def _operation(method: str, path: str) -> dict[str, Any] | None:

@@ -116,9 +116,9 @@ def test_finding_2_with_anonymous_access_off_no_door_answers_without_a_credentia
 
 
 def test_finding_3_another_tenant_cannot_take_the_seat_of_a_ticket(two: Two) -> None:
-    def queue(player: str) -> dict[str, Any]:
+    def queue(player: str) -> dict[str, Any]:  # (with action cards: a queue no other test uses)
         made = two.call(two.off, "POST", "/v1/matchmaking", two.acme,
-                        json={"game": GAME, "players": 2, "player": player})
+                        json={"game": GAME, "players": 2, "player": player, "options": {"action_cards": True}})
         assert made.status_code == 201, made.text
         return dict(made.json())
 

@@ -25,14 +25,13 @@ import requests
 
 from loadtests.audit import audit_match
 from services import redisconn
+from services.contract.limits import MAX_JSON_DEPTH
+from services.contract.openapi import document
 from services.core import control
 from services.core.config import Config
 from services.core.errors import CATALOG
 from services.core.store import MatchStore, keys
-from services.gateway.api.common import MAX_JSON_DEPTH
-from services.gateway.errors import _HTTP_CODES
-from services.gateway.gunicorn_worker import _GUNICORN_CODES
-from services.gateway.openapi import document
+from services.gateway.statuses import GUNICORN_CODES, HTTP_CODES
 from services.stack import GUNICORN_CONF, Stack, StackConfig, free_port, http_ok, wait_until
 from services.timekeeper.keeper import Timekeeper
 
@@ -257,17 +256,19 @@ def test_the_openapi_document_states_every_enforced_limit() -> None:
     key = param("/v1/matches/{match_id}/moves", "Idempotency-Key")["schema"]
     assert (key["minLength"], key["maxLength"]) == (1, 128)
     create = paths["/v1/matches"]["post"]["requestBody"]
-    players = create["content"]["application/json"]["schema"]["properties"]["players"]
+    schema = create["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    players = doc["components"]["schemas"][schema]["properties"]["players"]
     assert (players["minimum"], players["maximum"]) == (1, 16)
     assert str(MAX_JSON_DEPTH) in create["description"] and "64 KiB" in doc["info"]["description"]
-    assert paths["/v1/matches/{match_id}/replay"]["get"]["security"] == [{}, {"bearer": []}]
+    assert paths["/v1/matches/{match_id}/replay"]["get"]["security"] == [
+        {}, {"seatToken": []}, {"apiKey": []}, {"apiKeyBearer": []}]
     for path in ("/v1/matches", "/v1/matches/{match_id}/moves", "/v1/matchmaking"):
         assert {"413", "415", "429"} <= set(paths[path]["post"]["responses"])
 
 
 def test_the_error_table_of_docs_api_md_lists_every_code_the_server_answers() -> None:
     codes = {code for _, code in CATALOG}
-    codes |= set(_HTTP_CODES.values()) | set(_GUNICORN_CODES.values()) | {"store_unavailable", "store_full",
+    codes |= set(HTTP_CODES.values()) | set(GUNICORN_CODES.values()) | {"store_unavailable", "store_full",
                                                                           "internal_error", "rules_unavailable"}
     table = (ROOT / "docs" / "api.md").read_text().split("## Errors", 1)[1].split("\n## ", 1)[0]
     missing = sorted(code for code in codes if f"`{code}`" not in table)

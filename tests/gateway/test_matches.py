@@ -12,8 +12,8 @@ import pytest
 from openapi_spec_validator import validate
 
 from services import redisconn
+from services.contract.openapi import document
 from services.core.store import MatchStore, StaleVersion, keys
-from services.gateway.openapi import document
 from services.rules.games import GAMES, words
 from services.rules.games.base import leaked_secrets
 

@@ -5,9 +5,9 @@ may send, who may authenticate it), generated from the server's OpenAPI document
 ``scripts/gen_contract.py``): the SDK cannot drift.
 
 Two credentials: a seat's token (``Authorization: Bearer``, what a player's client holds) and a tenant's API key
-(``mk_...``, what an app's backend holds). The key goes as ``X-API-Key`` on every call whose security lists
-the ``apiKey`` scheme; on match reads that take only a bearer it stands in as the bearer when no seat token is
-given (the document's bearer scheme accepts a key); a seat token given for a seat call always stays the bearer.
+(``mk_...``, what an app's backend holds). The key goes as ``X-API-Key`` on the calls whose security lists the
+``apiKey`` scheme and not the seat token's; on match reads (which take either) it goes as the bearer when no
+seat token is given; a seat token goes, as the bearer, only on the calls whose security lists ``seatToken``.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def auth_headers(op: Operation, name: str, token: str | None, api_key: str | Non
     headers: dict[str, str] = {}
     if op.key and api_key:
         headers["X-API-Key"] = api_key
-    if token and op.auth != "none" and not (op.key and op.auth == "required"):
+    if token and op.token:  # only where the document lists the seat token's scheme
         headers["Authorization"] = f"Bearer {token}"
     elif api_key and op.auth == "optional" and not op.key:
         headers["Authorization"] = f"Bearer {api_key}"  # a match read for the tenant, without a seat

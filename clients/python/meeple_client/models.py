@@ -118,7 +118,8 @@ class Rating(TypedDict):
 
 class RatingChange(TypedDict):
     seat: int
-    player: str
+    #: the tenant's user id: only in answers to the match's own tenant (its API key)
+    player: NotRequired[str]
     before: Rating
     after: Rating
     #: after.rating - before.rating
@@ -133,9 +134,9 @@ class Outcome(TypedDict):
     winners: list[int]
     forfeited: list[int]
     scores: list[float] | None
-    #: a tenant's rated match (ended by the game or a forfeit, players named): each named player's rating before
-    #: and after
-    ratings: NotRequired[list[RatingChange]]
+    #: a tenant's rated match (2-6 sides, ended by the game or a forfeit, players named): each named player's
+    #: rating before and after; null for an unrated match (solo matches are never rated)
+    ratings: NotRequired[list[RatingChange] | None]
 
 
 class ClockSeat(TypedDict):
@@ -207,7 +208,7 @@ class SubmitMove(TypedDict):
 
 class LogEntry(TypedDict):
     version: int
-    kind: Literal["created", "joined", "move", "timeout", "reclaimed", "left", "rematch", "abandoned"]
+    kind: Literal["created", "joined", "move", "timeout", "reclaimed", "left", "resigned", "rematch", "abandoned"]
     seat: int | None
     by: NotRequired[Literal["human", "bot"]]
     move: NotRequired[dict[str, Any]]
@@ -224,12 +225,13 @@ class ReplayDoc(TypedDict):
     game: str
     players: int
     options: dict[str, Any]
-    #: once the match is finished
-    seed: int | None
+    #: the seed as a decimal string (a 63-bit integer is more than a JavaScript number holds exactly); null until
+    #: the match is over
+    seed: str | None
     status: Literal["waiting", "active", "finished"]
     version: int
     #: one entry per version: `created` (version 0), then `joined`, `move` (with `by`), `timeout`, `reclaimed`,
-    #: `left`, `rematch`, `abandoned`
+    #: `left`, `resigned`, `rematch`, `abandoned`
     log: list[LogEntry]
     result: dict[str, Any] | None
 
@@ -249,7 +251,7 @@ class Empty(TypedDict):
 
 class Event(TypedDict):
     version: int
-    kind: Literal["created", "joined", "move", "timeout", "reclaimed", "left", "rematch", "abandoned"]
+    kind: Literal["created", "joined", "move", "timeout", "reclaimed", "left", "resigned", "rematch", "abandoned"]
     seat: int | None
     to_act: list[int]
     by: NotRequired[Literal["human", "bot"]]

@@ -5,7 +5,8 @@
  *
  * `MeepleClient` creates, joins, spectates and matchmakes; a `Match` is one seat's picture of a match: it
  * submits each move at the version it read (a 409 `stale_version` is an `ApiError`, nothing is rebased behind
- * your back), every move carries an `Idempotency-Key` so 503s, 429s and lost connections are retried safely,
+ * your back); every move, create, join and matchmaking enqueue carries an `Idempotency-Key`, so 503s, 429s and
+ * lost connections are retried safely (never a second match, seat or ticket),
  * and `events()` follows the match over its WebSocket, falling back to long-polls where none is offered.
  */
 import createClient, { type Client } from "openapi-fetch";
@@ -138,20 +139,24 @@ export class MeepleClient {
     return doc.games;
   }
 
-  /** Create a match; with `join` (default true) the caller holds seat 0 and its token. */
+  /** Create a match; with `join` (default true) the caller holds seat 0 and its token. One Idempotency-Key for
+   * the call and its retries: a lost answer is retried into the same match and token. */
   async createMatch(body: Omit<Schemas["CreateMatch"], "join" | "options" | "takeover_level"> &
     Partial<Pick<Schemas["CreateMatch"], "join" | "options" | "takeover_level">>): Promise<Match> {
-    const doc = await this.send("create_match", false, () =>
-      this.api.POST("/v1/matches", { body: { join: true, ...body } as Schemas["CreateMatch"], headers: this.headers() }));
+    const key = crypto.randomUUID();
+    const doc = await this.send("create_match", true, () => this.api.POST("/v1/matches", {
+      params: { header: { "Idempotency-Key": key } }, body: { join: true, ...body } as Schemas["CreateMatch"],
+      headers: this.headers() }));
     const match = new Match(this, doc.id, doc.token);
     match.update(doc);
     return doc.token ? match.refresh() : match;
   }
 
-  /** Take a free seat (or `seat`); the token is kept in the returned match. */
+  /** Take a free seat (or `seat`); the token is kept in the returned match (a retry gets the same seat). */
   async join(matchId: string, body: Schemas["JoinMatch"] = {}): Promise<Match> {
-    const doc = await this.send("join", false, () => this.api.POST("/v1/matches/{match_id}/join", {
-      params: { path: { match_id: matchId } }, body, headers: this.headers() }));
+    const key = crypto.randomUUID();
+    const doc = await this.send("join", true, () => this.api.POST("/v1/matches/{match_id}/join", {
+      params: { path: { match_id: matchId }, header: { "Idempotency-Key": key } }, body, headers: this.headers() }));
     const match = new Match(this, matchId, doc.token);
     match.update(doc);
     return match.refresh();
@@ -168,10 +173,11 @@ export class MeepleClient {
       headers: this.headers(token) }));
   }
 
-  /** Queue for a game; `wait()` on the ticket returns your seat's match. */
+  /** Queue for a game; `wait()` on the ticket returns your seat's match (a retry gets the same ticket). */
   async matchmaking(body: Schemas["Enqueue"]): Promise<Ticket> {
-    const doc = await this.send("matchmaking", false, () =>
-      this.api.POST("/v1/matchmaking", { body, headers: this.headers() }));
+    const key = crypto.randomUUID();
+    const doc = await this.send("matchmaking", true, () => this.api.POST("/v1/matchmaking", {
+      params: { header: { "Idempotency-Key": key } }, body, headers: this.headers() }));
     return new Ticket(this, doc);
   }
 }

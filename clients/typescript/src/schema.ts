@@ -181,6 +181,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/matches/{match_id}/resign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resign: your seat forfeits (its side cannot win; an easy bot plays it on, and the match ends at once when one side is left) */
+        post: operations["resign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/matches/{match_id}/seats/{seat}/reclaim": {
         parameters: {
             query?: never;
@@ -304,12 +321,15 @@ export interface paths {
         };
         /**
          * Poll a ticket (the seat token appears once, in the first answer that finds it matched)
-         * @description A request that has to wait (wait > 0 with nothing new yet, a stream, a WebSocket) is held without a thread. Each gateway process holds at most MEEPLE_WAITERS_MAX (20000) of them, each token (or address without one) at most MEEPLE_WAITERS_PER_CLIENT (50): past them that request only gets 503 / 429 `too_many_waiters` with Retry-After.
+         * @description A tenant's ticket is read with its key only; an anonymous one by anyone holding its id (while anonymous access is on). A request that has to wait (wait > 0 with nothing new yet, a stream, a WebSocket) is held without a thread. Each gateway process holds at most MEEPLE_WAITERS_MAX (20000) of them, each token (or address without one) at most MEEPLE_WAITERS_PER_CLIENT (50): past them that request only gets 503 / 429 `too_many_waiters` with Retry-After.
          */
         get: operations["ticket"];
         put?: never;
         post?: never;
-        /** Leave the queue */
+        /**
+         * Leave the queue
+         * @description A tenant's ticket is cancelled with its key only.
+         */
         delete: operations["cancel_ticket"];
         options?: never;
         head?: never;
@@ -689,13 +709,17 @@ export interface components {
             winners: number[];
             forfeited: number[];
             scores: number[] | null;
-            /** @description a tenant's rated match (ended by the game or a forfeit, players named): each named player's rating before and after */
-            ratings?: components["schemas"]["RatingChange"][];
+            /**
+             * @description a tenant's rated match (2-6 sides, ended by the game or a forfeit, players named): each named player's rating before and after; null for an unrated match (solo matches are never rated)
+             * @default null
+             */
+            ratings: components["schemas"]["RatingChange"][] | null;
         };
         /** RatingChange */
         RatingChange: {
             seat: number;
-            player: string;
+            /** @description the tenant's user id: only in answers to the match's own tenant (its API key) */
+            player?: string;
             before: components["schemas"]["Rating"];
             after: components["schemas"]["Rating"];
             /** @description after.rating - before.rating */
@@ -768,12 +792,12 @@ export interface components {
             options: {
                 [key: string]: unknown;
             };
-            /** @description once the match is finished */
-            seed: number | null;
+            /** @description the seed as a decimal string (a 63-bit integer is more than a JavaScript number holds exactly); null until the match is over */
+            seed: string | null;
             /** @enum {string} */
             status: "waiting" | "active" | "finished";
             version: number;
-            /** @description one entry per version: `created` (version 0), then `joined`, `move` (with `by`), `timeout`, `reclaimed`, `left`, `rematch`, `abandoned` */
+            /** @description one entry per version: `created` (version 0), then `joined`, `move` (with `by`), `timeout`, `reclaimed`, `left`, `resigned`, `rematch`, `abandoned` */
             log: components["schemas"]["LogEntry"][];
             result: {
                 [key: string]: unknown;
@@ -783,7 +807,7 @@ export interface components {
         LogEntry: {
             version: number;
             /** @enum {string} */
-            kind: "created" | "joined" | "move" | "timeout" | "reclaimed" | "left" | "rematch" | "abandoned";
+            kind: "created" | "joined" | "move" | "timeout" | "reclaimed" | "left" | "resigned" | "rematch" | "abandoned";
             seat: number | null;
             /** @enum {string} */
             by?: "human" | "bot";
@@ -839,7 +863,7 @@ export interface components {
         Event: {
             version: number;
             /** @enum {string} */
-            kind: "created" | "joined" | "move" | "timeout" | "reclaimed" | "left" | "rematch" | "abandoned";
+            kind: "created" | "joined" | "move" | "timeout" | "reclaimed" | "left" | "resigned" | "rematch" | "abandoned";
             seat: number | null;
             to_act: number[];
             /** @enum {string} */
@@ -1013,7 +1037,7 @@ export interface operations {
                     "application/json": components["schemas"]["Games"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1022,7 +1046,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1033,7 +1057,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1044,7 +1068,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1077,7 +1101,7 @@ export interface operations {
                     "application/json": components["schemas"]["GameComponents"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1086,7 +1110,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1097,7 +1121,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1106,7 +1130,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1117,7 +1141,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1135,7 +1159,7 @@ export interface operations {
             query?: {
                 /** @description matches per page */
                 limit?: number;
-                /** @description the `next` of the previous page: older matches only */
+                /** @description the `next` of the previous page (a Unix time): older matches only */
                 before?: number;
             };
             header?: never;
@@ -1153,7 +1177,7 @@ export interface operations {
                     "application/json": components["schemas"]["History"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1162,7 +1186,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1173,7 +1197,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1184,7 +1208,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1200,7 +1224,10 @@ export interface operations {
     create_match: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description a retry with the same key and the same request answers the first answer (kept 24 h; the same key with another request: 422 idempotency_key_reused; while the first is still being answered: 409 idempotency_key_in_use) */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1220,7 +1247,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1229,7 +1256,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1240,7 +1267,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1249,7 +1285,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`. */
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1258,7 +1294,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description illegal in this state (each game names its refusals: `card_not_in_hand`, `no_common_category`, `game_over`, ...; `illegal_move` when it names none), or an `Idempotency-Key` reused with another request. Codes: `illegal_move`: illegal in this state (the game names most refusals itself); `idempotency_key_reused`: the Idempotency-Key was used with another request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1269,7 +1314,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1305,7 +1350,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1314,7 +1359,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1325,7 +1370,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1334,7 +1379,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1345,7 +1390,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1378,7 +1423,7 @@ export interface operations {
                     "application/json": components["schemas"]["LegalMoves"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1387,7 +1432,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1398,7 +1443,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1407,7 +1452,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1418,7 +1463,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1451,7 +1496,7 @@ export interface operations {
                     "application/json": components["schemas"]["Hint"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1460,7 +1505,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1471,7 +1516,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1480,7 +1525,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1489,7 +1534,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1500,7 +1545,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1520,7 +1565,7 @@ export interface operations {
                 include?: "" | "legal_moves";
             };
             header?: {
-                /** @description a retry with the same key and body returns the original response (24 h) */
+                /** @description a retry with the same key and the same request answers the first answer (kept 24 h; the same key with another request: 422 idempotency_key_reused; while the first is still being answered: 409 idempotency_key_in_use) */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -1544,7 +1589,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1553,7 +1598,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1564,7 +1609,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1573,7 +1618,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1582,7 +1627,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`. */
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1591,7 +1636,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`. */
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1600,7 +1645,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description illegal in this state: the game's own codes (`card_not_in_hand`, `game_over`, ...; `illegal_move` when the game names none), or an `Idempotency-Key` reused with another body. Codes: `illegal_move`, `idempotency_key_reused`. */
+            /** @description illegal in this state (each game names its refusals: `card_not_in_hand`, `no_common_category`, `game_over`, ...; `illegal_move` when it names none), or an `Idempotency-Key` reused with another request. Codes: `illegal_move`: illegal in this state (the game names most refusals itself); `idempotency_key_reused`: the Idempotency-Key was used with another request. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1609,7 +1654,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1620,7 +1665,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1656,7 +1701,7 @@ export interface operations {
                     "application/json": components["schemas"]["Replay"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1665,7 +1710,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1676,7 +1721,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1685,7 +1730,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1694,7 +1739,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1705,7 +1750,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1721,7 +1766,10 @@ export interface operations {
     join: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description a retry with the same key and the same request answers the first answer (kept 24 h; the same key with another request: 422 idempotency_key_reused; while the first is still being answered: 409 idempotency_key_in_use) */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 match_id: string;
             };
@@ -1743,7 +1791,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1752,7 +1800,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1763,7 +1811,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1772,7 +1820,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1781,7 +1829,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`. */
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1790,7 +1838,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`. */
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1799,7 +1847,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description illegal in this state (each game names its refusals: `card_not_in_hand`, `no_common_category`, `game_over`, ...; `illegal_move` when it names none), or an `Idempotency-Key` reused with another request. Codes: `illegal_move`: illegal in this state (the game names most refusals itself); `idempotency_key_reused`: the Idempotency-Key was used with another request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1810,7 +1867,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1848,7 +1905,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1857,7 +1914,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1868,7 +1925,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1877,7 +1934,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1886,7 +1943,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`. */
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1895,7 +1952,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`. */
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1904,7 +1961,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1915,7 +1972,112 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["Empty"];
+            };
+        };
+        responses: {
+            /** @description resigned */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Match"];
+                };
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
+            401: {
+                headers: {
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -1954,7 +2116,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1963,7 +2125,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -1974,7 +2136,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the token is valid but holds another seat. Codes: `not_your_seat`, `forbidden`. */
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1983,7 +2145,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1992,7 +2154,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2001,7 +2163,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`. */
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2010,7 +2172,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`. */
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2019,7 +2181,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2030,7 +2192,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2068,7 +2230,7 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2077,7 +2239,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2088,7 +2250,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2097,7 +2259,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2106,7 +2268,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`. */
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2115,7 +2277,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`. */
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2124,7 +2286,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2135,7 +2297,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2177,7 +2339,7 @@ export interface operations {
                     "application/json": components["schemas"]["Events"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2186,7 +2348,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2197,7 +2359,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2206,7 +2368,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2217,7 +2379,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2258,7 +2420,7 @@ export interface operations {
                     "text/event-stream": components["schemas"]["Events"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2267,7 +2429,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2278,7 +2440,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2287,7 +2449,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2298,7 +2460,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2329,7 +2491,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2338,7 +2500,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2349,7 +2511,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2358,7 +2520,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `/ws` asked for without `Upgrade: websocket`. Codes: `upgrade_required`. */
+            /** @description `/ws` asked for without `Upgrade: websocket`. Codes: `upgrade_required`: /ws asked for without Upgrade: websocket. */
             426: {
                 headers: {
                     [name: string]: unknown;
@@ -2367,7 +2529,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2378,7 +2540,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a transfer coding the server does not support, or a gateway that cannot hold WebSockets. Codes: `not_implemented`, `websocket_unsupported`. */
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
             501: {
                 headers: {
                     [name: string]: unknown;
@@ -2387,7 +2549,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2403,7 +2565,10 @@ export interface operations {
     matchmaking: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description a retry with the same key and the same request answers the first answer (kept 24 h; the same key with another request: 422 idempotency_key_reused; while the first is still being answered: 409 idempotency_key_in_use) */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2423,7 +2588,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ticket"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2432,7 +2597,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2443,7 +2608,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2452,7 +2626,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`. */
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2461,7 +2635,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description illegal in this state (each game names its refusals: `card_not_in_hand`, `no_common_category`, `game_over`, ...; `illegal_move` when it names none), or an `Idempotency-Key` reused with another request. Codes: `illegal_move`: illegal in this state (the game names most refusals itself); `idempotency_key_reused`: the Idempotency-Key was used with another request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2472,7 +2655,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2508,7 +2691,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ticket"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2517,7 +2700,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2528,7 +2711,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2537,7 +2720,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2548,7 +2731,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2581,7 +2764,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ticket"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2590,7 +2773,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2601,7 +2784,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2610,7 +2793,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2619,7 +2802,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2630,7 +2813,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2648,7 +2831,7 @@ export interface operations {
             query?: {
                 /** @description matches per page */
                 limit?: number;
-                /** @description the `next` of the previous page: older matches only */
+                /** @description the `next` of the previous page (a Unix time): older matches only */
                 before?: number;
             };
             header?: never;
@@ -2669,7 +2852,7 @@ export interface operations {
                     "application/json": components["schemas"]["History"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2678,7 +2861,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2689,7 +2872,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2700,7 +2883,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2737,7 +2920,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ratings"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2746,7 +2929,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2757,7 +2940,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2768,7 +2951,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2799,7 +2982,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhooks"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2808,7 +2991,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2819,7 +3002,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2830,7 +3013,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2866,7 +3049,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2875,7 +3058,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2886,7 +3069,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description your picture of the match is out of date, or the match's state forbids it. Codes: `stale_version`, `not_your_turn`, `already_submitted`, `match_not_started`, `seat_taken`, `match_full`, `match_closed`, `seat_under_bot_control`, `seat_reclaimed`, `seat_forfeited`, `match_not_finished`, `ticket_matched`, `busy`, `player_seated`, `webhook_limit`, `idempotency_key_in_use`. */
+            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2895,7 +3078,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`. */
+            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2904,7 +3087,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`. */
+            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2913,7 +3096,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2924,7 +3107,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2958,7 +3141,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetters"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2967,7 +3150,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -2978,7 +3161,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -2989,7 +3172,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -3020,7 +3203,7 @@ export interface operations {
                     "application/json": components["schemas"]["Cleared"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3029,7 +3212,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -3040,7 +3223,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -3051,7 +3234,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -3084,7 +3267,7 @@ export interface operations {
                     "application/json": components["schemas"]["Deleted"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`, `too_deep`, `unknown_field`, `missing_field`, `wrong_type`, `malformed_move`, `unknown_game`, `invalid_options`, `bad_seats`, `bad_clock`, `bad_parameter`, `no_such_seat`, `bad_idempotency_key`, `malformed_request`, `bad_handshake`, `bad_player`, `player_needs_api_key`, `bad_webhook`, `webhook_address_refused`, `webhook_unresolvable`, `bad_message`. */
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer; `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3093,7 +3276,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`, `bad_authorization`, `wrong_token`, `invalid_api_key`, `api_key_required`. */
+            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
             401: {
                 headers: {
                     /** @description Bearer */
@@ -3104,7 +3287,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown or expired (or another tenant's match, asked with an API key). Codes: `match_not_found`, `ticket_not_found`, `not_found`, `webhook_not_found`, `game_not_found`. */
+            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3113,7 +3296,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`, `quota_exceeded`, `hint_limited`, `too_many_waiters`. `rate_limited`: `MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute; `quota_exceeded`: active matches, bot seats or hard bots per client IP or tenant; `hint_limited`: hints a minute per seat, or per tenant; `too_many_waiters`: `MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address. */
+            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -3124,7 +3307,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -3175,7 +3358,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ready"];
                 };
             };
-            /** @description a dependency is down, the store is full, no bot worker answered a hint, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`, `store_unavailable`, `store_full`, `hint_unavailable`, `not_ready`, `too_many_waiters`. */
+            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */

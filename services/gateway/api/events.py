@@ -13,9 +13,12 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
-from flask import Blueprint, Response, jsonify, request
+import msgspec
+from flask import Blueprint, Response
 
+from services.contract import models as m
+from services.contract.limits import HEARTBEAT_S
+from services.contract.validation import answer as answer_bytes
 from services.core.access import Action, Caller, MatchAccess
 from services.core.matches import Opened, open_match
 from services.core.reads import SPECTATOR, events_since
@@ -25,12 +28,9 @@ from services.core.store import Match, events_key, hash_token, your_turn_or_over
 from ..context import caller, core, gateway
 from ..hub import Hub, Slot
 from ..parking import Stream, Write, can_park, park, resumed, wait_or_park
-from .common import int_arg, malformed, wants_legal_moves
+from .common import answer, given, headers, query, wait_s
 
 bp = Blueprint("events", __name__)
-HEARTBEAT_S = 15
-#: What a long-poll waits for: any new version (``change``), or the caller's turn or the end (``turn``).
-UNTIL = ("change", "turn")
 
 
 def next_beat() -> float:
@@ -47,12 +47,9 @@ def waiter_ident(who: Caller) -> str:
 @bp.get("/v1/matches/<match_id>/events")
 def long_poll(match_id: str) -> Response:
     gw, the_core, who = gateway(), core(), caller()
-    include_legal = wants_legal_moves()
-    after = int_arg("after", -1, 0, 2**31)
-    wait = int_arg("wait", 0, 0, gw.config.long_poll_max_s)
-    until = request.args.get("until", "change")
-    if until not in UNTIL:
-        raise malformed("bad_parameter", f"until must be one of: {', '.join(UNTIL)}")
+    asked = query(m.EventsQuery)
+    include_legal, until, wait = asked.include == "legal_moves", asked.until, wait_s(asked.wait)
+    after = -1 if asked.after is msgspec.UNSET else asked.after
     action = Action.ACT if until == "turn" else Action.READ  # until=turn waits for the caller's own seat
 
     def opened(since: int, count: bool) -> Opened:
@@ -78,7 +75,7 @@ def long_poll(match_id: str) -> Response:
                         time.monotonic() + remaining, {"after": after}):
             return Response(status=204)  # never sent: the worker holds the connection until a wake-up
         current = opened(after, False)
-    return jsonify(events_since(the_core, current.match, current.access, after, include_legal))
+    return answer(events_since(the_core, current.match, current.access, after, include_legal))
 
 
 class SseStream(Stream):
@@ -119,7 +116,7 @@ class SseStream(Stream):
             return ""
         doc = events_since(self.core, current, self.access, self.after)
         self.after = current.version
-        return f"id: {self.after}\nevent: update\ndata: {orjson.dumps(doc).decode()}\n\n"
+        return f"id: {self.after}\nevent: update\ndata: {events_json(doc).decode()}\n\n"
 
     def step(self, woken: bool) -> tuple[str, bool]:
         """After a wake-up (or a timer): the text to send, and whether the stream goes on."""
@@ -152,9 +149,9 @@ class SseStream(Stream):
         return keep
 
 
-def _last_event_id() -> int | None:
-    raw = request.headers.get("Last-Event-ID", "")
-    return int(raw) if raw.isdigit() and len(raw) < 11 else None
+def events_json(doc: dict[str, Any]) -> bytes:
+    """An Events document (an SSE ``update``'s data, a WebSocket ``update``) through its model."""
+    return answer_bytes(m.Events, doc)
 
 
 @bp.get("/v1/matches/<match_id>/events/stream")
@@ -165,16 +162,17 @@ def stream(match_id: str) -> Response:
     ``after`` (or, on an EventSource's reconnect, ``Last-Event-ID``) resumes where the client was.
     """
     gw, the_core, who = gateway(), core(), caller()
+    asked, last = query(m.StreamQuery), given(headers(m.StreamHeaders).last_event_id)
     opened = open_match(the_core, who, match_id, Action.READ, view=True)
-    last = _last_event_id()
-    after = int_arg("after", opened.match.version if last is None else last, 0, 2**31)
-    limit_s = int_arg("limit", 3600, 1, 3600)
+    after = given(asked.after)
+    if after is None:
+        after = opened.match.version if last is None else last
     match = opened.match
     if match.version > after:
         match = open_match(the_core, who, match_id, Action.READ, view=True, log_from=after + 1, count=False).match
     slot = gw.hub.admit("sse", waiter_ident(who))
-    sse = SseStream(gw.hub, slot, the_core, who, match, opened.access, after, limit_s)
-    headers = {"X-Accel-Buffering": "no"}
+    sse = SseStream(gw.hub, slot, the_core, who, match, opened.access, after, asked.limit)
+    sent = {"X-Accel-Buffering": "no"}
     try:
         first = sse.first()
     except BaseException:
@@ -182,10 +180,10 @@ def stream(match_id: str) -> Response:
         raise
     if sse.over:
         sse.close()
-        return Response(first, mimetype="text/event-stream", headers=headers)
+        return Response(first, mimetype="text/event-stream", headers=sent)
     if can_park():
         park(sse)
-        return Response(iter([first]), mimetype="text/event-stream", headers=headers)  # no Content-Length
+        return Response(iter([first]), mimetype="text/event-stream", headers=sent)  # no Content-Length
 
     def generate() -> Iterator[str]:  # a server that cannot park: the thread waits on the hub
         try:
@@ -200,4 +198,4 @@ def stream(match_id: str) -> Response:
         finally:
             sse.close()
 
-    return Response(generate(), mimetype="text/event-stream", headers=headers)
+    return Response(generate(), mimetype="text/event-stream", headers=sent)

@@ -5,22 +5,24 @@ from __future__ import annotations
 
 import time
 
-from flask import Blueprint, Response, jsonify
+from flask import Blueprint, Response
 
+from services.contract import models as m
 from services.core import matchmaker
 
 from ..context import caller, core, gateway
 from ..parking import resumed, wait_or_park
-from .common import idempotency_key, int_arg, json_body
+from .common import answer, body, given, headers, query, wait_s
 from .events import waiter_ident
 
 bp = Blueprint("matchmaking", __name__)
 
 
 @bp.post("/v1/matchmaking")
-def enqueue() -> tuple[Response, int]:
-    body = json_body({"game": str, "players": int, "options": dict, "player": str}, required=("game", "players"))
-    return jsonify(matchmaker.enqueue(core(), caller(), **body, idempotency_key=idempotency_key())), 201
+def enqueue() -> Response:
+    b, key = body(m.Enqueue), headers(m.IdempotencyHeaders).idempotency_key
+    return answer(matchmaker.enqueue(core(), caller(), game=b.game, players=b.players, options=b.options,
+                                     player=given(b.player), idempotency_key=given(key)))
 
 
 @bp.get("/v1/matchmaking/<ticket>")
@@ -28,7 +30,7 @@ def poll(ticket: str) -> Response:
     """The ticket; with ``wait=S``, a long-poll that answers once it is matched or cancelled (or after S s,
     or when the bot fill is due: that read seats the bots)."""
     gw, the_core, who = gateway(), core(), caller()
-    wait = int_arg("wait", 0, 0, gw.config.long_poll_max_s)
+    wait = wait_s(query(m.TicketQuery).wait)
     again = resumed()
     doc = matchmaker.open_ticket(the_core, who, ticket, count=again is None)
     if doc["status"] == "waiting" and wait:
@@ -41,9 +43,9 @@ def poll(ticket: str) -> Response:
                             time.monotonic() + block, {}):
                 return Response(status=204)  # never sent: the worker holds the connection until a wake-up
             doc = matchmaker.open_ticket(the_core, who, ticket, count=False)
-    return jsonify(matchmaker.settle(the_core, doc))
+    return answer(matchmaker.settle(the_core, doc))
 
 
 @bp.delete("/v1/matchmaking/<ticket>")
 def cancel(ticket: str) -> Response:
-    return jsonify(matchmaker.cancel(core(), caller(), ticket))
+    return answer(matchmaker.cancel(core(), caller(), ticket))

@@ -1,23 +1,25 @@
-"""Operations: liveness, readiness, Prometheus metrics and the OpenAPI document (its page: api/clients.py)."""
+"""Operations: liveness, readiness, Prometheus metrics and the OpenAPI document generated from the contract (its
+page, Swagger UI: api/clients.py)."""
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, jsonify
+from flask import Blueprint, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, multiprocess
 
+from services.contract.openapi import document_bytes
 from services.core.metrics import MatchStatsCollector
 
 from ..context import gateway
 from ..errors import error_response
 from ..metrics import multiprocess_enabled
-from ..openapi import document
+from .common import answer
 
 bp = Blueprint("ops", __name__)
 
 
 @bp.get("/healthz")
 def healthz() -> Response:
-    return jsonify({"status": "ok"})
+    return answer({"status": "ok"})
 
 
 @bp.get("/readyz")
@@ -29,7 +31,7 @@ def readyz() -> Response:
     except Exception:
         checks["redis"] = False
     if all(checks.values()):
-        return jsonify({"status": "ready", "checks": checks})
+        return answer({"status": "ready", "checks": checks})
     down = ", ".join(name for name, ok in checks.items() if not ok)
     return error_response(503, "not_ready", f"dependency down: {down}")
 
@@ -48,4 +50,5 @@ def metrics() -> Response:
 
 @bp.get("/v1/openapi.json")
 def openapi() -> Response:
-    return jsonify(document())
+    """The document generated from the contract (``services/contract``), encoded once per process."""
+    return Response(document_bytes(), mimetype="application/json")

@@ -6,35 +6,36 @@ for good; one whose clock runs out gets a bot until they reclaim the seat (``ser
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, jsonify
+from flask import Blueprint, Response
 
+from services.contract import models as m
 from services.core import matches
 
 from ..context import caller, core
-from .common import json_body
+from .common import answer, body
 
 bp = Blueprint("seats", __name__)
 
 
 @bp.post("/v1/matches/<match_id>/leave")
 def leave(match_id: str) -> Response:
-    json_body({})
-    return jsonify(matches.leave(core(), caller(), match_id))
+    body(m.Empty)
+    return answer(matches.leave(core(), caller(), match_id))
 
 
 @bp.post("/v1/matches/<match_id>/resign")
 def resign(match_id: str) -> Response:
-    json_body({})
-    return jsonify(matches.resign(core(), caller(), match_id))
+    body(m.Empty)
+    return answer(matches.resign(core(), caller(), match_id))
 
 
 @bp.post("/v1/matches/<match_id>/seats/<int:seat>/reclaim")
 def reclaim(match_id: str, seat: int) -> Response:
-    json_body({})
-    return jsonify(matches.reclaim(core(), caller(), match_id, seat))
+    body(m.Empty)
+    return answer(matches.reclaim(core(), caller(), match_id, seat))
 
 
 @bp.post("/v1/matches/<match_id>/rematch")
 def rematch(match_id: str) -> Response:
-    json_body({})
-    return jsonify(matches.rematch(core(), caller(), match_id))
+    body(m.Empty)
+    return answer(matches.rematch(core(), caller(), match_id))

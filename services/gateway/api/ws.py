@@ -29,6 +29,10 @@ from wsproto.connection import Connection, ConnectionState, ConnectionType
 from wsproto.events import BytesMessage, CloseConnection, Message, Ping, TextMessage
 from wsproto.utilities import LocalProtocolError, generate_accept_token
 
+from services.contract import models as m
+from services.contract.limits import WS_HELLO_S
+from services.contract.validation import answer as answer_bytes
+from services.contract.validation import dump, parse_value
 from services.core import limits, moves
 from services.core.access import Action, Caller, MatchAccess
 from services.core.errors import DomainError, Kind
@@ -40,14 +44,17 @@ from ..context import Gateway, caller, core, gateway
 from ..errors import answer_to
 from ..hub import Hub, Slot
 from ..parking import Stream, Write, can_park, park
-from .common import checked, checked_key
-from .events import HEARTBEAT_S, next_beat, waiter_ident
+from .common import given
+from .events import HEARTBEAT_S, events_json, next_beat, waiter_ident
 
 log = logging.getLogger("meeple.gateway")
 bp = Blueprint("ws", __name__)
 #: The hello must arrive this soon after the upgrade, or the socket is closed (1008).
-HELLO_S = 10.0
+HELLO_S = float(WS_HELLO_S)
 POLICY, TOO_BIG, NORMAL = 1008, 1009, 1000
+#: A ``move`` message's fields beyond the REST body: its type, the client's id for the reply, and what REST
+#: sends as the ``Idempotency-Key`` header and the ``include`` parameter (``models.MoveOptions``).
+MOVE_EXTRAS = ("type", "id", "idempotency_key", "include")
 
 
 @bp.get("/v1/matches/<match_id>/ws")
@@ -116,7 +123,10 @@ class WsSession(Stream):
 
     # -- sending ------------------------------------------------------------------------------------------
     def send(self, write: Write, doc: dict[str, Any]) -> None:
-        write(self.ws.send(TextMessage(data=orjson.dumps(doc).decode())))
+        self.send_json(write, orjson.dumps(doc))
+
+    def send_json(self, write: Write, encoded: bytes) -> None:
+        write(self.ws.send(TextMessage(data=encoded.decode())))
 
     def error(self, write: Write, code: str, message: str) -> None:
         self.send(write, {"type": "error", "error": {"code": code, "message": message}})
@@ -221,21 +231,19 @@ class WsSession(Stream):
     def move(self, msg: dict[str, Any], write: Write) -> bool:
         """A move through the core, as ``POST /v1/matches/{id}/moves`` makes it; the reply carries its status."""
         started = time.perf_counter()
-        try:
-            fields = checked({k: v for k, v in msg.items() if k not in ("type", "id")},
-                             {"move": dict, "version": int, "idempotency_key": str, "include": str},
-                             required=("move", "version"))
-            include = fields.get("include")
-            if include not in (None, "legal_moves"):
-                raise DomainError(Kind.MALFORMED, "bad_parameter", "include takes: legal_moves")
-            body: Any = moves.submit(self.core, self.who, self.match_id, fields["move"], fields["version"],
-                                     idempotency_key=checked_key(fields.get("idempotency_key")),
-                                     include_legal=include == "legal_moves")
-            status = 200
+        try:  # the REST move's body (the same model), and what REST sends as a header and a query parameter
+            body = parse_value(m.SubmitMove, {k: v for k, v in msg.items() if k not in MOVE_EXTRAS})
+            options = parse_value(m.MoveOptions, {k: msg[k] for k in MOVE_EXTRAS[2:] if k in msg})
+            doc = moves.submit(self.core, self.who, self.match_id, body.move, body.version,
+                               idempotency_key=given(options.idempotency_key),
+                               include_legal=options.include == "legal_moves")
+            status, encoded = 200, answer_bytes(m.Match, doc)
         except Exception as err:  # every failure becomes the reply's status and error body, as over HTTP
-            status, body, _ = answer_to(err)
+            status, error, _ = answer_to(err)
+            encoded = dump(error)
         self.gw.metrics.latency.labels("ws:move", "WS", str(status)).observe(time.perf_counter() - started)
-        self.send(write, {"type": "reply", "id": msg.get("id"), "status": status, "body": body})
+        self.send_json(write, dump({"type": "reply", "id": msg.get("id"), "status": status,
+                                    "body": m.fragment(encoded)}))
         return True
 
     def push(self, write: Write) -> bool:
@@ -254,7 +262,7 @@ class WsSession(Stream):
         assert self.access is not None
         doc = events_since(self.core, match, self.access, self.after, self.legal)
         self.after = match.version
-        self.send(write, {"type": "update", **doc})
+        self.send_json(write, b'{"type":"update",' + events_json(doc)[1:])
         if match.meta["status"] == "finished":
             self.close_with(write, NORMAL, "match finished")
         return True
