@@ -298,8 +298,10 @@ def run(args: argparse.Namespace) -> int:
         players = reports[0]["players"]
         rungs = ([detail["anchor"]] if detail["anchor"] else []) + detail["levels"]
         games = {tuple(item["pair"]): item["games"] for item in detail["pairs"]}
+        # ``seed``: the first run's (the shipped file's readers expect one); every run's is in ``merged``.
         run_info = {"merged": [{"seed": r.get("seed"), "command": r.get("command")} for r in reports],
-                    "games_per_pair": min(games.values()), "pairs": [list(p) for p in games]}
+                    "seed": reports[0].get("seed"), "games_per_pair": min(games.values()),
+                    "pairs": [list(p) for p in games]}
     else:
         ratings = ladder(game, players, levels, args.games, args.seed, args.scale, progress=not args.json,
                          reach=reach, anchor=anchor, detail=detail,
