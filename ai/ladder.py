@@ -28,6 +28,7 @@ import shlex
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -74,34 +75,53 @@ def pairings(levels: list[str], reach: int | None = None) -> list[tuple[str, str
 
 def ladder(game: Any, players: int, levels: list[str], games: int, seed: int = 0, scale: float = 1.0,
            progress: bool = False, reach: int | None = None, anchor: str | None = None,
-           detail: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+           detail: dict[str, Any] | None = None,
+           each_round: Callable[[dict[str, dict[str, Any]], dict[str, Any]], None] | None = None,
+           ) -> dict[str, dict[str, Any]]:
     """``games`` rounds of the pairings of the rungs (``anchor`` first if given, then ``levels``); the levels'
     ratings: ``mu``, ``sigma`` (centred standard error), ``ci95``, ``anchored_ci95`` and ``matches``.
 
-    ``detail`` (a dict) receives the pairs' scores, adjacent differences and think times.
+    ``detail`` (a dict) receives the pairs' scores, adjacent differences, think times and the think samples
+    (what :func:`merge` needs); ``each_round`` is called with the ratings and detail so far after every round
+    (long runs report as they go).
     """
     rungs = ([anchor] if anchor else []) + levels
     specs = {r: rung_spec(r, game.id, scale) for r in rungs}
     pairs = pairings(rungs, reach)
-    played = dict.fromkeys(rungs, 0)
     score: dict[tuple[int, int], tuple[float, int]] = {}
     think: dict[str, list[float]] = {}
-    for n, (a, b) in enumerate(p for _ in range(games) for p in pairs):
-        seating = [(a, b)[(seat + n) % 2] for seat in range(players)]  # rotate who starts
-        outcome = play(game, players, [specs[r] for r in seating], seed + n, think)
-        # A rung's result: did it win, then its best score (Fierce Women's automa may beat both rungs; the
-        # scores still say which of the two played better).
-        key = {r: (any(s in outcome.winners for s, rr in enumerate(seating) if rr == r),
-                   max(outcome.scores[s] for s, rr in enumerate(seating) if rr == r)) for r in (a, b)}
-        i, j = rungs.index(a), rungs.index(b)
-        w, m = score.get((i, j), (0.0, 0))
-        score[(i, j)] = (w + (1.0 if key[a] > key[b] else 0.0 if key[b] > key[a] else 0.5), m + 1)
-        played[a] += 1
-        played[b] += 1
-        if progress:
-            print(f"\r{n + 1}/{len(pairs) * games} games", end="", file=sys.stderr, flush=True)
+    n = 0
+    for _ in range(games):
+        for a, b in pairs:
+            seating = [(a, b)[(seat + n) % 2] for seat in range(players)]  # rotate who starts
+            outcome = play(game, players, [specs[r] for r in seating], seed + n, think)
+            # A rung's result: did it win, then its best score (Fierce Women's automa may beat both rungs; the
+            # scores still say which of the two played better).
+            key = {r: (any(s in outcome.winners for s, rr in enumerate(seating) if rr == r),
+                       max(outcome.scores[s] for s, rr in enumerate(seating) if rr == r)) for r in (a, b)}
+            i, j = rungs.index(a), rungs.index(b)
+            w, m = score.get((i, j), (0.0, 0))
+            score[(i, j)] = (w + (1.0 if key[a] > key[b] else 0.0 if key[b] > key[a] else 0.5), m + 1)
+            n += 1
+            if progress:
+                print(f"\r{n}/{len(pairs) * games} games", end="", file=sys.stderr, flush=True)
+        if each_round is not None:
+            so_far: dict[str, Any] = {}
+            each_round(rate(rungs, levels, anchor, specs, score, think, so_far), so_far)
     if progress:
         print(file=sys.stderr)
+    return rate(rungs, levels, anchor, specs, score, think, detail)
+
+
+def rate(rungs: list[str], levels: list[str], anchor: str | None, specs: dict[str, str],
+         score: dict[tuple[int, int], tuple[float, int]], think: dict[str, list[float]],
+         detail: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """The Bradley-Terry fit of the pairs' scores (``score[(i, j)]``: rung ``i``'s score against rung ``j`` and
+    the games they played), and the report's detail."""
+    played = dict.fromkeys(rungs, 0)
+    for (i, j), (_, m) in score.items():
+        played[rungs[i]] += m
+        played[rungs[j]] += m
     found = rating.fit(len(rungs), score, anchor=0 if anchor else None,
                        rated=[rungs.index(lv) for lv in levels])
     out: dict[str, dict[str, Any]] = {}
@@ -114,13 +134,43 @@ def ladder(game: Any, players: int, levels: list[str], games: int, seed: int = 0
                      "anchored_ci95": [mu - rating.Z95 * found.anchored_se[k], mu + rating.Z95 * found.anchored_se[k]]}
     if detail is not None:
         detail["anchor"] = anchor
+        detail["levels"] = levels
         detail["specs"] = specs
         detail["pairs"] = [{"pair": [rungs[i], rungs[j]], "score": w, "games": m} for (i, j), (w, m) in score.items()]
         detail["adjacent"] = adjacent(out, levels)
         detail["think_ms"] = {r: {"mean": 1000 * statistics.fmean(think[specs[r]]),
                                   "p95": 1000 * p95(think[specs[r]]), "moves": len(think[specs[r]])}
                               for r in rungs if think.get(specs[r])}
+        detail["think_samples_ms"] = {spec: [round(1000 * t, 2) for t in values] for spec, values in think.items()}
     return out
+
+
+def merge(reports: list[dict[str, Any]], game_id: str, scale: float = 1.0,
+          detail: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """The ladder of several runs' reports (``--report`` files of one game, run with different seeds, e.g. in
+    parallel): their pairs' scores and think samples are added up and fitted together. Every report must
+    have the same rungs, and each rung the spec it plays now (its current calibrated budget), so that the
+    ladder rates the levels at the budgets they play."""
+    if not reports:
+        raise ValueError("nothing to merge")
+    first = reports[0]
+    anchor, levels = first["anchor"], first["levels"]
+    rungs = ([anchor] if anchor else []) + levels
+    specs = {r: rung_spec(r, game_id, scale) for r in rungs}
+    score: dict[tuple[int, int], tuple[float, int]] = {}
+    think: dict[str, list[float]] = {}
+    for doc in reports:
+        if doc.get("game") != game_id or doc["anchor"] != anchor or doc["levels"] != levels:
+            raise ValueError(f"the reports are not one ladder of {game_id}: game, anchor and levels must agree")
+        if doc["specs"] != specs:
+            raise ValueError(f"a report played {doc['specs']}, but the rungs play {specs} now")
+        for item in doc["pairs"]:
+            key = (rungs.index(item["pair"][0]), rungs.index(item["pair"][1]))
+            w, m = score.get(key, (0.0, 0))
+            score[key] = (w + item["score"], m + item["games"])
+        for spec, values in doc["think_samples_ms"].items():
+            think.setdefault(spec, []).extend(v / 1000 for v in values)
+    return rate(rungs, levels, anchor, specs, score, think, detail)
 
 
 def adjacent(ratings: dict[str, dict[str, Any]], levels: list[str]) -> list[dict[str, Any]]:
@@ -192,7 +242,11 @@ def hook(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, help="ladder: write the ratings into this JSON file (merged by "
                                                     "game) instead of Redis, e.g. services/core/bot_ratings.json")
     parser.add_argument("--report", default=None, help="ladder: also write the full report (pairs, adjacent "
-                                                       "differences, think times) as JSON to this file")
+                                                       "differences, think times) as JSON to this file, rewritten "
+                                                       "after every round")
+    parser.add_argument("--merge", default=None,
+                        help="ladder: fit the reports of several runs of one game (comma-separated --report files, "
+                             "run with different seeds, e.g. in parallel) instead of playing")
     parser.add_argument("--scale", type=float, default=1.0, help="ladder: multiply every level's budget (quick runs)")
     parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
     from .calibrate import hook as calibrate_hook
@@ -220,20 +274,47 @@ def run(args: argparse.Namespace) -> int:
     reach = args.reach or None
     started = time.time()
     detail: dict[str, Any] = {}
-    ratings = ladder(game, players, levels, args.games, args.seed, args.scale, progress=not args.json,
-                     reach=reach, anchor=anchor, detail=detail)
     rungs = ([anchor] if anchor else []) + levels
+    run_info: dict[str, Any] = {"seed": args.seed, "games_per_pair": args.games,
+                                "pairs": [list(p) for p in pairings(rungs, reach)]}
+
+    command = "meeple " + shlex.join(sys.argv[1:])
+
+    def report(ratings: dict[str, dict[str, Any]], found: dict[str, Any]) -> None:
+        with open(args.report, "wb") as f:
+            f.write(orjson.dumps({"game": game.id, "players": players, "command": command, "seed": args.seed,
+                                  "ratings": ratings, **found}, option=orjson.OPT_INDENT_2))
+
+    if args.merge:
+        try:
+            reports = []
+            for path in [p for p in args.merge.split(",") if p]:
+                with open(path, "rb") as f:
+                    reports.append(orjson.loads(f.read()))
+            ratings = merge(reports, game.id, args.scale, detail)
+        except (OSError, ValueError, KeyError) as exc:
+            print(f"meeple arena: --merge: {exc}", file=sys.stderr)
+            return 2
+        players = reports[0]["players"]
+        rungs = ([detail["anchor"]] if detail["anchor"] else []) + detail["levels"]
+        games = {tuple(item["pair"]): item["games"] for item in detail["pairs"]}
+        # ``seed``: the first run's (the shipped file's readers expect one); every run's is in ``merged``.
+        run_info = {"merged": [{"seed": r.get("seed"), "command": r.get("command")} for r in reports],
+                    "seed": reports[0].get("seed"), "games_per_pair": min(games.values()),
+                    "pairs": [list(p) for p in games]}
+    else:
+        ratings = ladder(game, players, levels, args.games, args.seed, args.scale, progress=not args.json,
+                         reach=reach, anchor=anchor, detail=detail,
+                         each_round=report if args.report else None)
     if args.out:
-        write(args.out, game.id, players, ratings, command="meeple " + shlex.join(sys.argv[1:]), seed=args.seed,
-              games_per_pair=args.games, pairs=[list(p) for p in pairings(rungs, reach)], scale=args.scale,
-              anchor=anchor, seconds=round(time.time() - started, 1),
+        write(args.out, game.id, players, ratings, command=command, **run_info, scale=args.scale,
+              anchor=detail["anchor"], seconds=round(time.time() - started, 1),
               think_ms={r: {k: round(v, 1) for k, v in doc.items()} for r, doc in detail["think_ms"].items()})
     elif not args.report:
         store(redisconn.connect(args.redis_url), game.id, ratings)
     if args.report:
-        with open(args.report, "wb") as f:
-            f.write(orjson.dumps({"game": game.id, "players": players, "ratings": ratings, **detail},
-                                 option=orjson.OPT_INDENT_2))
+        report(ratings, detail)
+    detail.pop("think_samples_ms", None)
     if args.json:
         print(orjson.dumps({"game": game.id, "players": players, "ratings": ratings, **detail}).decode())
     else:

@@ -11,7 +11,7 @@ import pytest
 
 from ai import calibrate, rating
 from ai.bot import BUDGETS_PATH, LEVELS, Bot, budget_of
-from ai.ladder import adjacent, ladder
+from ai.ladder import adjacent, ladder, merge
 from tests.ai.conftest import REGISTERED
 from tests.ai.tiny_game import GAME
 
@@ -103,3 +103,26 @@ def test_ladder_rates_rungs_against_random_play_and_reports_intervals() -> None:
         assert doc["anchored_ci95"][0] < doc["mu"] < doc["anchored_ci95"][1]
     assert detail["anchor"] == "random" and len(detail["adjacent"]) == 1  # type: ignore[arg-type]
     assert adjacent(found, ["mcts:easy@it=2", "mcts:easy@it=40"])[0]["pair"] == ["mcts:easy@it=2", "mcts:easy@it=40"]
+
+
+def test_ladder_runs_with_different_seeds_merge_into_one_fit_of_all_their_games() -> None:
+    """Long ladders run as several processes (``--merge``): the merged fit is the fit of every game played."""
+    shards = []
+    for seed in (10, 500):
+        detail: dict[str, object] = {}
+        ladder(GAME, 2, ["novice", "easy"], games=2, seed=seed, scale=0.1, anchor="random", detail=detail)
+        shards.append({"game": GAME.id, **detail})
+    both: dict[str, object] = {}
+    merged = merge(shards, GAME.id, scale=0.1, detail=both)
+    assert sum(p["games"] for p in both["pairs"]) == 2 * 3 * 2  # type: ignore[attr-defined]
+    assert merged["easy"]["matches"] == 8  # two pairs, two rounds, two runs
+    thinks = both["think_ms"]
+    assert thinks["easy"]["moves"] == sum(s["think_ms"]["easy"]["moves"] for s in shards)  # type: ignore[index]
+
+
+def test_a_ladder_report_played_at_other_budgets_is_not_merged() -> None:
+    """A report whose rungs played other budgets than the levels play now would rate budgets nobody plays."""
+    detail: dict[str, object] = {}
+    ladder(GAME, 2, ["novice", "easy"], games=1, seed=3, scale=0.1, anchor="random", detail=detail)
+    with pytest.raises(ValueError, match="play"):
+        merge([{"game": GAME.id, **detail}], GAME.id, scale=0.2)
