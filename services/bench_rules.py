@@ -121,13 +121,18 @@ def run_bench(game_ids: list[str], rounds: int, games: int, max_moves: int) -> d
     return report
 
 
-def add_parser(sub: Any) -> None:
-    parser = sub.add_parser("rules", help="ApplyMove cost with sealed states vs full validation",
-                            description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=3, help="replays of the recorded games per mode")
+def _recording_arguments(parser: argparse.ArgumentParser, rounds: int, rounds_help: str) -> None:
+    """The recorded games both rules benches replay: how many, how long, which, how often."""
+    parser.add_argument("--rounds", type=int, default=rounds, help=rounds_help)
     parser.add_argument("--games", type=int, default=4, help="recorded games per game id")
     parser.add_argument("--max-moves", type=int, default=80, help="moves recorded per game at most")
     parser.add_argument("--game", action="append", choices=list(GAMES), help="only these games (repeatable)")
+
+
+def add_parser(sub: Any) -> None:
+    parser = sub.add_parser("rules", help="ApplyMove cost with sealed states vs full validation",
+                            description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _recording_arguments(parser, rounds=3, rounds_help="replays of the recorded games per mode")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.set_defaults(func=run)
 
@@ -254,10 +259,7 @@ def run_cpu_bench(game_ids: list[str], rounds: int, games: int, max_moves: int,
 def add_cpu_parser(sub: Any) -> None:
     parser = sub.add_parser("rules-cpu", help="rules service CPU per ApplyMove, compiled vs pure Python",
                             description=CPU_DOC, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=2, help="replays of the recorded games")
-    parser.add_argument("--games", type=int, default=4, help="recorded games per game id")
-    parser.add_argument("--max-moves", type=int, default=80, help="moves recorded per game at most")
-    parser.add_argument("--game", action="append", choices=list(GAMES), help="only these games (repeatable)")
+    _recording_arguments(parser, rounds=2, rounds_help="replays of the recorded games")
     parser.add_argument("--build", choices=("both", "compiled", "python"), default="both")
     parser.add_argument("--baseline", metavar="DIR", help="also run the rules service of the checkout in DIR "
                         "(e.g. `git archive` of the branch point), as column baseline, in the same run")
