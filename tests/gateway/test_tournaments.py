@@ -6,8 +6,9 @@ player's seat with ``POST /v1/matches/{id}/join {"player"}``, and the player pla
 moved with the timekeeper's ``run_once(now=...)`` (a no-show's clock, an arena's window), never slept out; no
 assertion is about how long anything took.
 
-Games: one CLASH game (``match: single``, beginner tiles, 20 placements at most: about a dozen moves), bots at
-``novice`` (the rung closest to a new player's rating on the shipped ladder, and the takeover level set here).
+Games: one CLASH game (``match: single``, beginner tiles, 20 placements at most: about a dozen moves); a bye's
+bot is the rung closest to a new player's rating on the shipped ladder, a no-show's the takeover level set here
+(``novice``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 import pytest
 
 from services.bots.worker import Worker
+from services.core import ratings, skill
 from services.core.config import Config
 from services.stack import ROOT
 from services.timekeeper.keeper import Timekeeper
@@ -183,7 +185,9 @@ def test_a_swiss_of_nine_runs_three_rounds_with_a_bot_in_the_bye_and_a_no_show_t
     first = site.view(tid)
     assert first["status"] == "running" and first["round"]["n"] == 1 and len(first["tables"]) == 5
     byes = [t for t in first["tables"] if any("bot" in s for s in t["seats"])]
-    assert len(byes) == 1 and byes[0]["seats"][1] == {"bot": "novice"}  # one bot fills the odd seat
+    # one bot fills the odd seat: the rung whose ladder rating is closest to its player's (new players: 25)
+    rung = skill.closest_level(ratings.shipped()[GAME]["ratings"], 25.0)
+    assert len(byes) == 1 and byes[0]["seats"][1] == {"bot": rung}
     # the no-show: a player of a table of two humans
     pair = next(t for t in first["tables"] if all("player" in s for s in t["seats"]))
     no_show = pair["seats"][0]["player"]
