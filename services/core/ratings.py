@@ -79,6 +79,23 @@ def of_player(client: Any, tenant: str, player: str, game: str | None = None) ->
     return {g: doc for g, doc in sorted(out.items()) if game is None or g == game}
 
 
+#: The rung a new player (rating ``MODEL.mu``) is taken to be as strong as, in every game.
+NEWCOMER_LEVEL = "easy"
+
+
+def on_players_scale(ladder: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """A ladder anchored at random play (``ai/ladder.py``: its rungs carry ``anchored_ci95``) rates each rung by
+    its distance from random play, and a new player's ``MODEL.mu`` is no such distance: read as it is, a newcomer
+    would meet the rung nearest 25 (``hard`` in CLASH). The server takes a newcomer to be as strong as
+    :data:`NEWCOMER_LEVEL` in every game: every rung's ``mu`` moves by one amount, so that rung sits at
+    ``MODEL.mu`` and the rungs' differences, which is all the ratings use, are kept. Other ladders: as they are."""
+    base = ladder.get(NEWCOMER_LEVEL)
+    if not base or "anchored_ci95" not in base:
+        return ladder
+    shift = MODEL.mu - float(base["mu"])
+    return {level: {**doc, "mu": float(doc["mu"]) + shift} for level, doc in ladder.items()}
+
+
 @functools.cache
 def shipped() -> dict[str, dict[str, Any]]:
     """The shipped ladder per game: ``{"at": its date as a Unix time, "ratings": {level: rating}}`` (none
@@ -87,8 +104,8 @@ def shipped() -> dict[str, dict[str, Any]]:
         doc = orjson.loads(SHIPPED_PATH.read_bytes())
     except FileNotFoundError:
         return {}
-    return {game: {"at": datetime.datetime.fromisoformat(run["date"]).timestamp(), "ratings": run["ratings"]}
-            for game, run in doc["games"].items()}
+    return {game: {"at": datetime.datetime.fromisoformat(run["date"]).timestamp(),
+                   "ratings": on_players_scale(run["ratings"])} for game, run in doc["games"].items()}
 
 
 def bot_ratings(client: Any, game: str) -> dict[str, dict[str, Any]]:
@@ -104,7 +121,7 @@ def bot_ratings(client: Any, game: str) -> dict[str, dict[str, Any]]:
     ship = shipped().get(game)
     if ship and (not out or max(float(doc.get("updated_at", 0)) for doc in out.values()) < ship["at"]):
         return {level: dict(doc) for level, doc in ship["ratings"].items()}
-    return out
+    return on_players_scale(out)
 
 
 def ranks(meta: dict[str, Any], outcome: dict[str, Any]) -> list[float]:

@@ -13,7 +13,7 @@ import pytest
 from ai import ladder
 from loadtests.matchmaking_sim import simulate
 from services import redisconn
-from services.core import ratings
+from services.core import ratings, skill
 
 from .conftest import Api, GatewayServer, RulesProcess, start_gateway
 from .test_backends import as_key, new_key
@@ -117,7 +117,18 @@ def test_the_shipped_ladder_rates_every_rung_of_every_game_at_the_real_budgets()
         for level, r in run["ratings"].items():
             assert 0 < r["sigma"] < ratings.default()["sigma"] and r["matches"] >= run["games_per_pair"], level
         assert run["ratings"]["novice"]["mu"] < run["ratings"]["hard"]["mu"], game
-        assert ratings.shipped()[game]["ratings"] == run["ratings"]
+        served = ratings.shipped()[game]["ratings"]  # on the players' scale: the same rungs, one shift
+        shift = {round(served[lv]["mu"] - run["ratings"][lv]["mu"], 9) for lv in LEVELS}
+        assert len(shift) == 1 and served[ratings.NEWCOMER_LEVEL]["mu"] == ratings.default()["mu"], game
+
+
+def test_a_new_player_meets_the_newcomer_rung_in_every_game() -> None:
+    """The ladder is anchored at random play (a rung's rating is its distance from it); a new player's 25 is not
+    such a distance. Read as it was shipped, a newcomer's bot fill and tournament byes met the rung nearest 25:
+    ``hard`` in CLASH and Sideboards. The server places a newcomer at ``easy`` in every game."""
+    new = ratings.default()["mu"]
+    for game, ship in ratings.shipped().items():
+        assert skill.closest_level(ship["ratings"], new) == ratings.NEWCOMER_LEVEL == "easy", game
 
 
 def test_the_shipped_ladder_is_used_until_redis_holds_a_newer_run(own_redis_url: str) -> None:
