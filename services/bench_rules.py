@@ -16,9 +16,11 @@ replica spends turning request bytes into a state (seal check + decode), timed i
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import grpc
@@ -86,35 +88,51 @@ def state_costs(gid: str, sealers: dict[str, Sealer], states: dict[str, list[byt
     return {mode: seconds / (repeat * count) * 1e6 for mode, seconds in spent.items()}
 
 
+@contextlib.contextmanager
+def _stubs(ports: dict[str, int]) -> Iterator[dict[str, Any]]:
+    """A rules stub per named server (closed afterwards, even when a replay fails)."""
+    channels = {name: grpc.insecure_channel(f"127.0.0.1:{port}") for name, port in ports.items()}
+    try:
+        yield {name: rules_pb2_grpc.RulesStub(channel) for name, channel in channels.items()}
+    finally:
+        for channel in channels.values():
+            channel.close()
+
+
+def _replay_rounds(stubs: dict[str, Any], gid: str, recorded: list[tuple[int, int, list[tuple[int, Move]]]],
+                   rounds: int) -> tuple[dict[str, float], dict[str, list[bytes]], int]:
+    """Every recorded game ``rounds`` times on every stub, taking turns: seconds spent and states seen per stub,
+    and the calls each made."""
+    spent = dict.fromkeys(stubs, 0.0)
+    seen: dict[str, list[bytes]] = {name: [] for name in stubs}
+    for _ in range(rounds):
+        for players, seed, moves in recorded:
+            replay(stubs, gid, players, seed, moves, spent, seen)
+    return spent, seen, len(next(iter(seen.values())))
+
+
 def run_bench(game_ids: list[str], rounds: int, games: int, max_moves: int) -> dict[str, Any]:
     sealers = {mode: sealer_for(mode) for mode in MODES}
     servers = {mode: serve("127.0.0.1:0", sealer=sealers[mode]) for mode in MODES}
     report: dict[str, Any] = {}
     try:
-        channels = {mode: grpc.insecure_channel(f"127.0.0.1:{port}") for mode, (_, port) in servers.items()}
-        stubs = {mode: rules_pb2_grpc.RulesStub(channel) for mode, channel in channels.items()}
-        for gid in game_ids:
-            recorded = record_games(get_game(gid), games, max_moves)
-            spent = dict.fromkeys(MODES, 0.0)
-            seen: dict[str, list[bytes]] = {mode: [] for mode in MODES}
-            for _ in range(rounds):
-                for players, seed, moves in recorded:
-                    replay(stubs, gid, players, seed, moves, spent, seen)
-            calls = len(seen[MODES[0]])
-            kept = {mode: states[:calls // rounds] for mode, states in seen.items()}  # one round's states
-            state_us = state_costs(gid, sealers, kept, 3)
-            figures: dict[str, Any] = {
-                mode: {"apply_us": round(spent[mode] / max(calls, 1) * 1e6, 1), "state_us": round(state_us[mode], 1),
-                       "bytes": round(sum(map(len, kept[mode])) / max(len(kept[mode]), 1))} for mode in MODES}
-            base = figures["validated"]
-            figures["sealed_vs_validated"] = {
-                "apply": round(figures["sealed"]["apply_us"] / base["apply_us"], 3),
-                "state": round(figures["sealed"]["state_us"] / base["state_us"], 3)}
-            figures["moves"] = calls
-            report[gid] = figures
-            print(f"  {gid} done", file=sys.stderr)
-        for channel in channels.values():
-            channel.close()
+        with _stubs({mode: port for mode, (_, port) in servers.items()}) as stubs:
+            for gid in game_ids:
+                recorded = record_games(get_game(gid), games, max_moves)
+                spent, seen, calls = _replay_rounds(stubs, gid, recorded, rounds)
+                kept = {mode: states[:calls // rounds] for mode, states in seen.items()}  # one round's states
+                state_us = state_costs(gid, sealers, kept, 3)
+                figures: dict[str, Any] = {
+                    mode: {"apply_us": round(spent[mode] / max(calls, 1) * 1e6, 1),
+                           "state_us": round(state_us[mode], 1),
+                           "bytes": round(sum(map(len, kept[mode])) / max(len(kept[mode]), 1))} for mode in MODES}
+                base = figures["validated"]
+                figures["sealed_vs_validated"] = {
+                    "apply": round(figures["sealed"]["apply_us"] / base["apply_us"], 3),
+                    "state": round(figures["sealed"]["state_us"] / base["state_us"], 3)}
+                figures["moves"] = calls
+                report[gid] = figures
+                print(f"  {gid} done", file=sys.stderr)
     finally:
         for server, _ in servers.values():
             shutdown(server, grace=0)
@@ -222,29 +240,21 @@ def run_cpu_bench(game_ids: list[str], rounds: int, games: int, max_moves: int,
         builds = (*builds, "baseline")
     report: dict[str, Any] = {}
     try:
-        channels = {build: grpc.insecure_channel(f"127.0.0.1:{port}") for build, (_, port) in servers.items()}
-        stubs = {build: rules_pb2_grpc.RulesStub(channel) for build, channel in channels.items()}
-        for gid in game_ids:
-            recorded = record_games(get_game(gid), games, max_moves)
-            spent = dict.fromkeys(builds, 0.0)
-            seen: dict[str, list[bytes]] = {build: [] for build in builds}
-            before = {build: process_cpu_s(proc.pid) for build, (proc, _) in servers.items()}
-            for _ in range(rounds):
-                for players, seed, moves in recorded:
-                    replay(stubs, gid, players, seed, moves, spent, seen)
-            calls = len(seen[builds[0]])
-            cpu = {build: process_cpu_s(proc.pid) - before[build] for build, (proc, _) in servers.items()}
-            figures: dict[str, Any] = {build: {"cpu_us": round(cpu[build] / max(calls, 1) * 1e6, 1),
-                                               "apply_us": round(spent[build] / max(calls, 1) * 1e6, 1)}
-                                       for build in builds}
-            if "compiled" in builds and "python" in builds and figures["compiled"]["cpu_us"]:
-                ratio = figures["python"]["cpu_us"] / figures["compiled"]["cpu_us"]
-                figures["python_vs_compiled_cpu"] = round(ratio, 2)
-            figures["moves"] = calls
-            report[gid] = figures
-            print(f"  {gid} done", file=sys.stderr)
-        for channel in channels.values():
-            channel.close()
+        with _stubs({build: port for build, (_, port) in servers.items()}) as stubs:
+            for gid in game_ids:
+                recorded = record_games(get_game(gid), games, max_moves)
+                before = {build: process_cpu_s(proc.pid) for build, (proc, _) in servers.items()}
+                spent, _, calls = _replay_rounds(stubs, gid, recorded, rounds)
+                cpu = {build: process_cpu_s(proc.pid) - before[build] for build, (proc, _) in servers.items()}
+                figures: dict[str, Any] = {build: {"cpu_us": round(cpu[build] / max(calls, 1) * 1e6, 1),
+                                                   "apply_us": round(spent[build] / max(calls, 1) * 1e6, 1)}
+                                           for build in builds}
+                if "compiled" in builds and "python" in builds and figures["compiled"]["cpu_us"]:
+                    ratio = figures["python"]["cpu_us"] / figures["compiled"]["cpu_us"]
+                    figures["python_vs_compiled_cpu"] = round(ratio, 2)
+                figures["moves"] = calls
+                report[gid] = figures
+                print(f"  {gid} done", file=sys.stderr)
     finally:
         for proc, _ in servers.values():
             proc.terminate()
