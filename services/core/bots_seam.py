@@ -49,6 +49,7 @@ def stream_on(match_id: str, owner: list[tuple[int, int]] | None) -> str:
 
 def on_bot_turn(store: MatchStore, match_id: str, game: str, version: int, seats: list[int]) -> None:
     """Enqueue one job per bot seat to act at ``version`` (workers skip jobs that went stale)."""
+    stream = bot_jobs_stream(match_id, store.redis) if seats else ""  # (one slot-table look for every seat)
     for seat in seats:
-        store.redis.xadd(bot_jobs_stream(match_id, store.redis), {"job": orjson.dumps(
+        store.redis.xadd(stream, {"job": orjson.dumps(
             {"match_id": match_id, "game": game, "version": version, "seat": seat})}, maxlen=100_000)
