@@ -125,11 +125,13 @@ def test_a_job_of_a_worker_killed_mid_think_is_reclaimed(own_redis_url: str, rul
                      json={"move": move, "version": joined["version"]})
         before = api.get(f"/v1/matches/{match_id}").json()
         assert before["to_act"] == [0]
-        # The doomed worker takes the job and starts thinking (hard bots think for seconds).
+        # The doomed worker takes the job and starts thinking (hard bots think for seconds). The job is in the
+        # stream the core chose (on a cluster: one on the match's own primary, not always its shard's stream).
+        stream = bot_jobs_stream(match_id, client)
 
         def doomed_holds_the_job() -> bool:
             try:
-                return bool(client.xpending_range(bot_jobs_stream(match_id), GROUP, "-", "+", 10,
+                return bool(client.xpending_range(stream, GROUP, "-", "+", 10,
                                                   consumername="doomed"))
             except redis.ResponseError:  # the worker has not created the group yet
                 return False
@@ -176,7 +178,7 @@ def test_each_bot_decision_gets_one_job_even_in_simultaneous_steps(own_redis_url
         created = api.post("/v1/matches", json={"game": "sideboards", "players": 4,
                                                 "seats": [{"kind": "bot", "level": "easy"}] * 4}).json()
         client = redisconn.connect(own_redis_url)
-        stream = bot_jobs_stream(created["id"])  # a match's jobs go to its shard's stream
+        stream = bot_jobs_stream(created["id"], client)  # the stream the core chose (on a cluster: on the match's primary)
         jobs = [orjson.loads(f[b"job"]) for _, f in client.xrange(stream)]
         assert sorted(j["seat"] for j in jobs) == [0, 1, 2, 3]
         store = MatchStore(client, 60, 60)
