@@ -178,7 +178,7 @@ def test_each_bot_decision_gets_one_job_even_in_simultaneous_steps(own_redis_url
         created = api.post("/v1/matches", json={"game": "sideboards", "players": 4,
                                                 "seats": [{"kind": "bot", "level": "easy"}] * 4}).json()
         client = redisconn.connect(own_redis_url)
-        stream = bot_jobs_stream(created["id"], client)  # the stream the core chose (on a cluster: on the match's primary)
+        stream = bot_jobs_stream(created["id"], client)  # the core's choice (a cluster: on the match's primary)
         jobs = [orjson.loads(f[b"job"]) for _, f in client.xrange(stream)]
         assert sorted(j["seat"] for j in jobs) == [0, 1, 2, 3]
         store = MatchStore(client, 60, 60)
