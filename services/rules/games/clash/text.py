@@ -27,6 +27,19 @@ SPEC_TEXTS = {"N13": "Cover with it one of the face-up tiles on the board that s
                      "the Security effect."}
 FIELD_WORDS = {(0, 0): "top-left", (0, 1): "top", (0, 2): "top-right", (1, 0): "left", (1, 1): "centre",
                (1, 2): "right", (2, 0): "bottom-left", (2, 1): "bottom", (2, 2): "bottom-right"}
+#: Log events told by a template alone: (words, whether they continue the move's sentence as its effect).
+EVENT_TEXTS: dict[str, tuple[str, bool]] = {
+    "destroy": ("destroying {tile} on {field}", True),
+    "discard": ("discarding {tile} from {field} to the removed pile", True),
+    "move": ("moving {tile} from {field} to {to}", True),
+    "repeat": ("repeating the effect of {tile} on {field}", True),
+    "hacker": ("taking {tile} from the removed pile", True),
+    "elections": ("drawing {tile} from the unused neutral tiles", True),
+    "refill": ("The neutral zone was refilled with {tile}", False),
+}
+#: The events a tile's effect adds to its placement (those told as the rest of the placement's sentence).
+EFFECT_EVENTS = frozenset({*(kind for kind, (_, continues) in EVENT_TEXTS.items() if continues),
+                           "flip", "take", "agent"})
 REASONS = {"board_full": "all nine fields hold face-up tiles",
            "move_limit": "the move limit was reached",
            "no_placement": "{stuck} could not place a tile"}
@@ -107,10 +120,9 @@ def _event(e: JSONDict, viewer: int | None, after: JSONDict, mover: int) -> tupl
         covered = f", covering {tile(e['covered'])}" if e.get("covered") else ""
         return (f"{who(e['seat'], viewer)} placed {tile(e['tile'])} {src} on {where}{covered}, "
                 f"supporting {e['supports'].capitalize()}"), False
-    if kind == "destroy":
-        return f"destroying {tile(e['tile'])} on {field(e['field'])}", True
-    if kind == "discard":
-        return f"discarding {tile(e['tile'])} from {field(e['field'])} to the removed pile", True
+    if kind in EVENT_TEXTS:
+        template, continues = EVENT_TEXTS[kind]
+        return template.format(tile=tile(e.get("tile")), field=field(e.get("field")), to=field(e.get("to"))), continues
     if kind == "flip":
         now = _supports_now(after, e["field"])
         to = f" to support {now.capitalize()}" if now else ""
@@ -118,19 +130,9 @@ def _event(e: JSONDict, viewer: int | None, after: JSONDict, mover: int) -> tupl
     if kind == "take":
         whose = "your" if mover == viewer else "their"
         return f"taking {tile(e['tile'])} off {field(e['field'])} into {whose} zone", True
-    if kind == "move":
-        return f"moving {tile(e['tile'])} from {field(e['field'])} to {field(e['to'])}", True
-    if kind == "repeat":
-        return f"repeating the effect of {tile(e['tile'])} on {field(e['field'])}", True
     if kind == "agent":
         what = tile(e["tile"]) if e.get("tile") else "a hidden tile"
         return f"sending {what} from {colour(1 - mover)}'s zone to the removed pile", True
-    if kind == "hacker":
-        return f"taking {tile(e['tile'])} from the removed pile", True
-    if kind == "elections":
-        return f"drawing {tile(e['tile'])} from the unused neutral tiles", True
-    if kind == "refill":
-        return f"The neutral zone was refilled with {tile(e['tile'])}", False
     if kind == "removed":
         tiles = e.get("tiles") or []
         return f"{listing([tile(t) for t in tiles])} left the board (destroyed earlier)", False
@@ -160,9 +162,9 @@ def describe(before: JSONDict, after: JSONDict, seat: int, move: Move, viewer: i
             sentences[-1] += ", " + words
         else:
             sentences.append(words)
-    if move.get("type") == "place" and move.get("effect") is None and sentences and not any(
-            e["event"] in ("destroy", "discard", "flip", "take", "move", "repeat", "agent", "hacker", "elections")
-            for e in events) and TILES.get(str(move.get("tile")), {}).get("effect", {}).get("timing") == "immediate":
+    timing = TILES.get(str(move.get("tile")), {}).get("effect", {}).get("timing")
+    if (move.get("type") == "place" and move.get("effect") is None and sentences and timing == "immediate"
+            and not any(e["event"] in EFFECT_EVENTS for e in events)):
         sentences[0] += " (effect not used)"
     if after.get("phase") == "choose_first" and before.get("phase") != "choose_first" and after.get("to_act"):
         chooser = after["to_act"][0]
