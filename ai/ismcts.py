@@ -64,6 +64,8 @@ class Game(Protocol):
 Policy = Callable[[Game, Any, int, random.Random], Move]
 #: Per-seat rewards of a position where rollouts may stop early, or None to play on.
 Cutoff = Callable[[Game, Any], "list[float] | None"]
+#: Per-seat rewards in [0, 1] of a finished game.
+Rewards = Callable[[Game, Any], "list[float]"]
 
 
 def move_key(move: Move) -> bytes:
@@ -180,13 +182,15 @@ def _choose(node: Node, actor: int, options: Options, c: float, rng: random.Rand
 def search(game: Game, state: Any, seat: int, *, iterations: int, seconds: float | None = None,
            c: float = 0.7, rng: random.Random | None = None, policy: Policy = uniform,
            max_rollout: int = 5000, split: Split = whole, cutoff: Cutoff = no_cutoff,
-           decouple: bool = False, clock: Callable[[], float] = time.perf_counter) -> SearchResult:
+           decouple: bool = False, clock: Callable[[], float] = time.perf_counter,
+           reward_of: Rewards | None = None) -> SearchResult:
     """The move ``seat`` should play in ``state``, from at most ``iterations`` iterations / ``seconds``.
 
     ``split`` decomposes a move into successive choices (CLASH: tile, field, side, effect), each a level of
     the tree, so that statistics are shared by every move that starts alike: with hundreds of placements a
     flat root gives each move a visit or two, while a tile, then a field for it, gather many.
-    ``cutoff`` may end a rollout early with its own rewards; ``decouple`` keeps a seat's choices in a
+    ``cutoff`` may end a rollout early with its own rewards; ``reward_of`` values a finished game (default
+    :func:`rewards`); ``decouple`` keeps a seat's choices in a
     simultaneous step apart from the hidden submissions made before it in that step (module docstring).
 
     Reproducible for a given ``rng`` seed when the iteration budget, not the clock, ends the search
@@ -194,6 +198,7 @@ def search(game: Game, state: Any, seat: int, *, iterations: int, seconds: float
     time (``time.process_time``), so that experiments on a shared machine give each side the same work.
     """
     rng = rng or random.Random(0)
+    value = reward_of or rewards
     legal_root = game.legal_moves(state, seat)
     if not legal_root:
         raise ValueError(f"seat {seat} has no decision to make")
@@ -265,7 +270,7 @@ def search(game: Game, state: Any, seat: int, *, iterations: int, seconds: float
             steps += 1
             reward = cutoff(game, det)
         if reward is None and game.is_over(det):
-            reward = rewards(game, det)
+            reward = value(game, det)
         for visited in path:
             visited.visits += 1
             if visited.actor >= 0:

@@ -9,6 +9,7 @@ information: the rollout state is already a determinization. Without a heuristic
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,7 @@ import orjson
 
 from services.rules.games.base import below
 
-from .ismcts import Cutoff, Game, Move, Policy, Split, no_cutoff, uniform, whole
+from .ismcts import Cutoff, Game, Move, Policy, Rewards, Split, no_cutoff, rewards, uniform, whole
 
 
 def prefer_existing_columns(game: Game, state: Any, seat: int, rng: random.Random) -> Move:
@@ -193,6 +194,30 @@ SPLITS: dict[str, Split] = {"whole": whole, "clash": clash_choices, "sideboards"
 CUTOFFS: dict[str, Cutoff] = {"none": no_cutoff, "game-end": clash_game_end}
 
 
+#: A typical score gap between two seats of a game played out at random (300 random games, mean |gap|):
+#: the scale on which :func:`margin_rewards` tells a close game from a clear one.
+MARGIN_SCALES: dict[str, float] = {"sideboards": 9.0, "fierce-women": 3.6, "clash": 1.4, "they-who-were-8": 8.9}
+
+
+def margin_rewards(game: Game, state: Any) -> list[float]:
+    """The default reward keeps only who won with two seats (the normalised score of a 2-seat game is 0 or 1):
+    this one adds by how much, ``0.75 * win_share + 0.25 * (1 + tanh(gap / scale)) / 2`` with ``gap`` the seat's
+    score minus the best other score, so a playout that wins by more (or loses by less) counts for more."""
+    outcome = game.outcome(state)
+    scores = outcome.scores
+    scale = MARGIN_SCALES.get(game.id, 1.0)
+    share = 1.0 / len(outcome.winners) if outcome.winners else 0.0
+    out = []
+    for s in range(len(scores)):
+        best_other = max((scores[o] for o in range(len(scores)) if o != s), default=scores[s])
+        out.append(0.75 * (share if s in outcome.winners else 0.0)
+                   + 0.125 * (1.0 + math.tanh((scores[s] - best_other) / scale)))
+    return out
+
+
+REWARDS: dict[str, Rewards] = {"win": rewards, "margin": margin_rewards}
+
+
 @dataclass(frozen=True)
 class Tuning:
     """A game's search settings, by name (the names are ``meeple arena`` overrides: ``policy=uniform``)."""
@@ -202,10 +227,12 @@ class Tuning:
     cutoff: str = "none"
     c: float = 0.7
     decouple: bool = False
+    reward: str = "win"
 
     def with_overrides(self, overrides: dict[str, str]) -> Tuning:
         """This tuning with some fields replaced by name; raises ValueError for an unknown field or value."""
         policy, split, cutoff, c, decouple = self.policy, self.split, self.cutoff, self.c, self.decouple
+        reward = self.reward
         for key, value in overrides.items():
             if key == "policy" and value in POLICIES:
                 policy = value
@@ -213,13 +240,15 @@ class Tuning:
                 split = value
             elif key == "cutoff" and value in CUTOFFS:
                 cutoff = value
+            elif key == "reward" and value in REWARDS:
+                reward = value
             elif key == "decouple" and value in ("0", "1"):
                 decouple = value == "1"
             elif key == "c":
                 c = float(value)
             else:
                 raise ValueError(f"bad search override {key}={value}")
-        return Tuning(policy, split, cutoff, c, decouple)
+        return Tuning(policy, split, cutoff, c, decouple, reward)
 
 
 #: Per game; a game not listed searches with the defaults (uniform playouts, whole moves).

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from ai.ismcts import edge_key, search
-from ai.policies import Tuning, _match_rewards, clash_choices, clash_game_end, tuning_for
+from ai.ismcts import edge_key, rewards, search
+from ai.policies import Tuning, _match_rewards, clash_choices, clash_game_end, margin_rewards, tuning_for
 from tests.ai.conftest import REGISTERED, positions
 from tests.ai.tiny_game import GAME, TinyState
 
@@ -92,3 +92,26 @@ def test_a_small_budget_does_not_fall_back_to_the_first_listed_side() -> None:
             move = search(game, state, 1, iterations=9, rng=random.Random(k), split=clash_choices).move
             own += move["supports"] == "green"
     assert own >= 6, "a green bot on 9 iterations should place for itself at least sometimes"
+
+
+class _Scored:
+    """A finished game with given scores and winners, for the reward functions."""
+
+    id = "sideboards"
+
+    def __init__(self, scores: list[float], winners: list[int]) -> None:
+        self.scores, self.winners = scores, winners
+
+    def outcome(self, state: object) -> _Scored:
+        return self
+
+
+def test_the_margin_reward_pays_a_wider_win_more_and_never_a_loser_more_than_a_winner() -> None:
+    """reward=margin: with two seats the default reward says only who won; this one says by how much too."""
+    by_one, by_twenty = margin_rewards(_Scored([31, 30], [0]), None), margin_rewards(_Scored([50, 30], [0]), None)
+    assert rewards(_Scored([31, 30], [0]), None) == rewards(_Scored([50, 30], [0]), None) == [1.0, 0.0]
+    assert by_twenty[0] > by_one[0] > 0.75 > 0.25 > by_one[1] > by_twenty[1] >= 0.0
+    assert margin_rewards(_Scored([30, 30], [0, 1]), None) == [0.5, 0.5]
+    assert Tuning().with_overrides({"reward": "margin"}).reward == "margin"
+    with pytest.raises(ValueError):
+        Tuning().with_overrides({"reward": "score"})
