@@ -115,3 +115,8 @@ def test_the_margin_reward_pays_a_wider_win_more_and_never_a_loser_more_than_a_w
     assert Tuning().with_overrides({"reward": "margin"}).reward == "margin"
     with pytest.raises(ValueError):
         Tuning().with_overrides({"reward": "score"})
+
+
+def test_clash_searches_with_the_game_end_cutoff_it_was_measured_with() -> None:
+    """docs/bots/strength.md e1: kept because it won at equal CPU time; the shipped tuning must be that one."""
+    assert tuning_for("clash") == Tuning(split="clash", cutoff="game-end")
