@@ -56,7 +56,8 @@ class RulesMetrics:
         self.illegal = Counter("meeple_rules_illegal_moves_total", "Moves rejected, by reason",
                                ["game", "reason"], registry=self.registry)
         self.decodes = Counter("meeple_rules_state_decodes_total", "States decoded, by source: sealed (seal "
-                               "verified, not re-validated) or validated (unsealed, checked in full)",
+                               "verified, not re-validated), validated (unsealed, checked in full) or cached "
+                               "(this replica's last reply for those very bytes: not decoded at all)",
                                ["game", "source"], registry=self.registry)
 
 
@@ -110,12 +111,46 @@ def _seat(game: Game[Any], state: Any, seat: int, allow_spectator: bool) -> int 
 T = TypeVar("T")
 
 
+class StateCache:
+    """The states this replica sealed last, by their sealed bytes: the next move of a match sends back exactly the
+    bytes of the last reply, and taking the state from here skips the seal check and the decode (the bytes are
+    the very ones this replica sealed, so they are authentic). An entry is taken once, so the caller owns the
+    state and may change it; a miss (another replica's bytes, an evicted or retried one) decodes as usual. The
+    service stays stateless: nothing here is needed to answer. ``size`` 0 turns it off."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._states: dict[tuple[str, bytes], Any] = {}
+        self._lock = threading.Lock()
+
+    def put(self, game: str, sealed: bytes, state: Any) -> None:
+        if not self.size:
+            return
+        with self._lock:
+            self._states[(game, sealed)] = state
+            while len(self._states) > self.size:  # the oldest first (dicts keep their insertion order)
+                del self._states[next(iter(self._states))]
+
+    def take(self, game: str, sealed: bytes) -> Any | None:
+        if not self.size:
+            return None
+        with self._lock:
+            return self._states.pop((game, sealed), None)
+
+
+#: States kept by :class:`StateCache` unless ``MEEPLE_RULES_STATE_CACHE`` says otherwise.
+STATE_CACHE_SIZE = 1024
+
+
 class RulesServicer(rules_pb2_grpc.RulesServicer):
     """Translates RPCs to engine calls; stateless by construction."""
 
-    def __init__(self, metrics: RulesMetrics, sealer: Sealer | None = None) -> None:
+    def __init__(self, metrics: RulesMetrics, sealer: Sealer | None = None, cache_size: int = STATE_CACHE_SIZE
+                 ) -> None:
         self.metrics = metrics
         self.sealer = sealer or Sealer()
+        #: Only sealed bytes are kept: unsealed ones are a third party's and are validated in full every time.
+        self.cache = StateCache(cache_size if self.sealer.enabled else 0)
         self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
 
     def _labelled(self, metric: Any, *labels: str) -> Any:
@@ -126,12 +161,17 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
             child = self._children[key] = metric.labels(*labels)
         return child
 
-    def _state(self, game: Game[Any], data: bytes) -> Any:
-        """The state behind ``data``, a private copy the caller may change.
+    def _state(self, game: Game[Any], data: bytes, cached: bool = False) -> Any:
+        """The state behind ``data``, a private copy the caller may change (``cached``: from :class:`StateCache`
+        when this replica sealed these bytes last).
 
         Sealed by a replica of this service: decoded without re-validation. A seal that fails:
         ``INVALID_ARGUMENT``. Unsealed (a third party's own state): decoded and validated in full.
         """
+        state = self.cache.take(game.id, data) if cached else None
+        if state is not None:
+            self._labelled(self.metrics.decodes, game.id, "cached").inc()
+            return state
         try:
             payload, trusted = self.sealer.open(game.id, data)
         except SealError as exc:
@@ -177,6 +217,7 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
         legal = [rules_pb2.SeatMoves(seat=s, moves_json=orjson.dumps(game.legal_moves(state, s)).decode())
                  for s in to_act if s not in quiet] if derive else []
         encoded = self.sealer.seal(game.id, game.encode(state))
+        self.cache.put(game.id, encoded, state)  # nothing changes ``state`` after this: it is the reply's state
         reply = rules_pb2.GameState(
             game=game.id, state=encoded, to_act=to_act, finished=finished,
             seats=game.seat_count(state), result_json=orjson.dumps(result).decode() if result is not None else "",
@@ -232,7 +273,7 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
     def ApplyMove(self, request: rules_pb2.ApplyMoveRequest, context: grpc.ServicerContext) -> Any:
         with self._observe("ApplyMove", request.game, context):
             game = _game(request.game)
-            state = self._state(game, request.state)
+            state = self._state(game, request.state, cached=True)
             seat = _seat(game, state, request.seat, allow_spectator=False)
             assert seat is not None
             move = _json_arg(request.move_json, "move_json")
@@ -289,7 +330,8 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
 
 
 def serve(address: str = "127.0.0.1:0", metrics_port: int | None = None, workers: int = 8,
-          metrics: RulesMetrics | None = None, sealer: Sealer | None = None) -> tuple[grpc.Server, int]:
+          metrics: RulesMetrics | None = None, sealer: Sealer | None = None,
+          cache_size: int = STATE_CACHE_SIZE) -> tuple[grpc.Server, int]:
     """Start a rules server (health checking and reflection on); returns it and its bound port.
 
     ``metrics_port`` 0 picks a free port; ``None`` serves no /metrics endpoint (tests can read
@@ -303,7 +345,7 @@ def serve(address: str = "127.0.0.1:0", metrics_port: int | None = None, workers
                  ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
                  ("grpc.so_reuseport", 0)],
     )
-    rules_pb2_grpc.add_RulesServicer_to_server(RulesServicer(metrics, sealer), server)
+    rules_pb2_grpc.add_RulesServicer_to_server(RulesServicer(metrics, sealer, cache_size), server)
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
@@ -350,6 +392,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metrics-port", type=int, default=int(os.environ.get("MEEPLE_RULES_METRICS_PORT", "9101")),
                         help="port of the Prometheus /metrics endpoint (0 = any free port)")
     parser.add_argument("--workers", type=int, default=int(os.environ.get("MEEPLE_RULES_WORKERS", "8")))
+    parser.add_argument("--state-cache", type=int,
+                        default=int(os.environ.get("MEEPLE_RULES_STATE_CACHE", str(STATE_CACHE_SIZE))),
+                        help="states of the last replies kept to skip the next move's decode (0 = off)")
 
 
 def run(args: argparse.Namespace, on_ready: Callable[[int, int], None] | None = None) -> int:
@@ -365,7 +410,7 @@ def run(args: argparse.Namespace, on_ready: Callable[[int, int], None] | None = 
         log.warning("%s is not set: state bytes are not sealed and every state is validated in full "
                     "(set the same key on every replica to seal)", SEAL_ENV_VAR)
     server, port = serve(f"{args.host}:{args.port}", metrics_port=args.metrics_port, workers=args.workers,
-                         sealer=sealer)
+                         sealer=sealer, cache_size=args.state_cache)
     metrics_port = getattr(server, "metrics_port", 0)
     log.info("rules service on %s:%d (games: %s); metrics on :%d/metrics",
              args.host, port, ", ".join(GAMES), metrics_port)
