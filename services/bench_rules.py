@@ -113,7 +113,8 @@ def _replay_rounds(stubs: dict[str, Any], gid: str, recorded: list[tuple[int, in
 
 def run_bench(game_ids: list[str], rounds: int, games: int, max_moves: int) -> dict[str, Any]:
     sealers = {mode: sealer_for(mode) for mode in MODES}
-    servers = {mode: serve("127.0.0.1:0", sealer=sealers[mode]) for mode in MODES}
+    # no state cache: this compares a sealed state's decode with a full validation (rules-cpu measures as deployed)
+    servers = {mode: serve("127.0.0.1:0", sealer=sealers[mode], cache_size=0) for mode in MODES}
     report: dict[str, Any] = {}
     try:
         with _stubs({mode: port for mode, (_, port) in servers.items()}) as stubs:
