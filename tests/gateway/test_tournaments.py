@@ -13,6 +13,7 @@ bot is the rung closest to a new player's rating on the shipped ladder, a no-sho
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -26,6 +27,8 @@ from typing import Any
 
 import pytest
 
+from loadtests.audit import audit_match
+from services import redisconn
 from services.bots.worker import Worker
 from services.core import ratings, skill
 from services.core.config import Config
@@ -33,7 +36,7 @@ from services.stack import ROOT
 from services.timekeeper.keeper import Timekeeper
 from services.webhooks.worker import WebhookWorker
 
-from .conftest import Api, GatewayServer, RulesProcess, start_gateway
+from .conftest import Api, GatewayServer, RulesProcess, gunicorn_gateway, start_gateway
 from .test_backends import as_key, new_key
 from .test_webhooks import ALLOW, LOCAL, Receiver
 
@@ -407,6 +410,64 @@ def test_a_timekeeper_killed_mid_round_loses_nothing(
     # no match was made twice: the tenant's matches are exactly the four tables'
     made = site.api.get("/v1/matches", headers=site.headers, params={"limit": 100}).json()["matches"]
     assert len(made) == 4
+
+
+def _kill_hard(proc: subprocess.Popen[bytes]) -> None:
+    """``kill -9`` of a process and its children (a gunicorn master's workers die with it, not after it)."""
+    children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    for pid in [int(c) for c in children] + [proc.pid]:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    proc.wait(10)
+
+
+def test_a_gateway_and_a_bot_worker_killed_mid_round_lose_nothing(own_redis_url: str, rules: RulesProcess) -> None:
+    """A tournament survives a restart of any process: the timekeeper's is above; here the gateway (gunicorn, as
+    deployed) and the bot worker playing the bye die by ``kill -9`` mid-round, and a new gateway and a new worker
+    finish the tournament with the same seat tokens: every table played to its end once, none made twice."""
+    key = new_key(own_redis_url, "acme")["key"]
+    keeper = keeper_of(own_redis_url, rules)
+    env = {**os.environ, "REDIS_URL": own_redis_url, "MEEPLE_RULES_ADDR": f"127.0.0.1:{rules.port}"}
+
+    def bot_worker(name: str, claim_idle_ms: int) -> subprocess.Popen[bytes]:
+        return subprocess.Popen([sys.executable, "-m", "services.bots.worker", "--metrics-port", "0", "--name", name,
+                                 "--claim-idle-ms", str(claim_idle_ms)], cwd=ROOT, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    players = ["ann", "ben", "cat"]  # three: a table of two and a bye against a bot each round
+    doomed = bot_worker("doomed", 600_000)
+    try:
+        with gunicorn_gateway(own_redis_url, rules.port, MEEPLE_ANONYMOUS="0") as first:
+            site = Site(Api(first.url), key, own_redis_url, keeper=keeper)
+            tid = site.create(format={"kind": "swiss", "rounds": 2, "round_s": 3600})["id"]
+            site.register(tid, players)
+            paired = site.play_round(tid, set(), keeper.run_once, lambda v: v["round"] is not None and all(
+                t["match_id"] for t in v["tables"]))
+            bye = next(t for t in paired["tables"] if any("bot" in seat for seat in t["seats"]))
+            held = {seat["player"] for seat in bye["seats"] if "player" in seat}  # the bye's table waits on them
+            mid_round = site.play_round(tid, held, keeper.run_once, lambda v: any(
+                t["status"] == "finished" for t in v["tables"]))
+            assert mid_round["round"]["n"] == 1 and any(t["status"] == "running" for t in mid_round["tables"])
+            _kill_hard(first.proc)
+            _kill_hard(doomed)
+        with gunicorn_gateway(own_redis_url, rules.port, MEEPLE_ANONYMOUS="0") as second:
+            site.api = Api(second.url)  # the players come back through another gateway, with the same tokens
+            rescuer = bot_worker("rescuer", 500)  # takes over the dead worker's unfinished job
+            try:
+                final = site.play_round(tid, set(), keeper.run_once, lambda v: v["status"] == "finished")
+            finally:
+                rescuer.terminate()
+                rescuer.wait(10)
+            made = site.api.get("/v1/matches", headers=site.headers, params={"limit": 100}).json()["matches"]
+    finally:
+        if doomed.poll() is None:
+            doomed.kill()
+    assert final["rounds_played"] == 2
+    assert sorted(s["player"] for s in final["standings"]) == players
+    assert all(s["played"] == 2 for s in final["standings"])
+    assert len(made) == 4 and all(m["status"] == "finished" for m in made)  # 2 tables x 2 rounds, each once
+    client = redisconn.connect(own_redis_url)
+    assert all(audit_match(client, m["id"]).ok for m in made)  # each replays from its seed and log to what is stored
 
 
 def test_another_tenant_sees_none_of_it(gateway: GatewayServer, own_redis_url: str, rules: RulesProcess) -> None:
