@@ -183,14 +183,14 @@ def search(game: Game, state: Any, seat: int, *, iterations: int, seconds: float
            c: float = 0.7, rng: random.Random | None = None, policy: Policy = uniform,
            max_rollout: int = 5000, split: Split = whole, cutoff: Cutoff = no_cutoff,
            decouple: bool = False, clock: Callable[[], float] = time.perf_counter,
-           reward_of: Rewards | None = None) -> SearchResult:
+           reward_of: Rewards = rewards) -> SearchResult:
     """The move ``seat`` should play in ``state``, from at most ``iterations`` iterations / ``seconds``.
 
     ``split`` decomposes a move into successive choices (CLASH: tile, field, side, effect), each a level of
     the tree, so that statistics are shared by every move that starts alike: with hundreds of placements a
     flat root gives each move a visit or two, while a tile, then a field for it, gather many.
-    ``cutoff`` may end a rollout early with its own rewards; ``reward_of`` values a finished game (default
-    :func:`rewards`); ``decouple`` keeps a seat's choices in a
+    ``cutoff`` may end a rollout early with its own rewards; ``reward_of`` values a finished game;
+    ``decouple`` keeps a seat's choices in a
     simultaneous step apart from the hidden submissions made before it in that step (module docstring).
 
     Reproducible for a given ``rng`` seed when the iteration budget, not the clock, ends the search
@@ -198,7 +198,6 @@ def search(game: Game, state: Any, seat: int, *, iterations: int, seconds: float
     time (``time.process_time``), so that experiments on a shared machine give each side the same work.
     """
     rng = rng or random.Random(0)
-    value = reward_of or rewards
     legal_root = game.legal_moves(state, seat)
     if not legal_root:
         raise ValueError(f"seat {seat} has no decision to make")
@@ -270,7 +269,7 @@ def search(game: Game, state: Any, seat: int, *, iterations: int, seconds: float
             steps += 1
             reward = cutoff(game, det)
         if reward is None and game.is_over(det):
-            reward = value(game, det)
+            reward = reward_of(game, det)
         for visited in path:
             visited.visits += 1
             if visited.actor >= 0:
