@@ -8,16 +8,15 @@ the gateway's worker, which holds WebSockets."""
 from __future__ import annotations
 
 import subprocess
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
 
-from services.bots.worker import Worker
 from tests.gateway.conftest import (  # noqa: F401  (rules: a fixture)
     RulesProcess,
+    bot_worker_thread,
     gunicorn_gateway,
     redis_server,
     rules,
@@ -34,24 +33,12 @@ class Stack:
 
 
 @contextmanager
-def bot_worker(redis_url: str, rules_port: int) -> Iterator[None]:
-    bot = Worker(redis_url, f"127.0.0.1:{rules_port}", name="clients-worker", claim_idle_ms=60_000)
-    thread = threading.Thread(target=bot.run, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        bot.stopping.set()
-        thread.join(10)
-
-
-@contextmanager
 def gunicorn_stack(rules_port: int, **settings: str) -> Iterator[Stack]:
     """Redis, the gateway under gunicorn (one worker) and a bot worker; the limits the werkzeug stack lifts.
     ``settings``: environment variables that differ (e.g. ``MEEPLE_BOT_FILL_S``)."""
     with redis_server() as redis_url, \
             gunicorn_gateway(redis_url, rules_port, **{"MEEPLE_BOT_FILL_S": "1", **settings}) as node, \
-            bot_worker(redis_url, rules_port):
+            bot_worker_thread(redis_url, rules_port, "clients-worker"):
         yield Stack(node.url, redis_url, node.proc)
 
 
@@ -62,7 +49,7 @@ def plain_stack(rules: RulesProcess) -> Iterator[Stack]:  # noqa: F811  (the imp
         # (and a revoked key is refused at once: no key cache, MEEPLE_KEY_CACHE_S=0)
         gw = start_gateway(redis_url, rules.port, bot_fill_s=1, webhook_allow_private=("all",), key_cache_s=0.0)
         try:
-            with bot_worker(redis_url, rules.port):
+            with bot_worker_thread(redis_url, rules.port, "clients-worker"):
                 yield Stack(gw.url, redis_url)
         finally:
             gw.stop()

@@ -30,6 +30,7 @@ import requests
 from jsonschema import Draft202012Validator
 from werkzeug.serving import BaseWSGIServer, make_server
 
+from services.bots.worker import Worker
 from services.contract import validation
 from services.contract.openapi import document
 from services.core.config import Config
@@ -180,6 +181,20 @@ class GatewayServer:
 #: Every test client is 127.0.0.1: tests of other things must not trip the per-IP limits and quotas.
 UNLIMITED = {"rate_limit_per_minute": 100_000, "max_active_matches_per_ip": 0, "max_bot_seats_per_ip": 0,
              "max_hard_bots_per_ip": 0}
+
+
+@contextlib.contextmanager
+def bot_worker_thread(redis_url: str, rules_port: int, name: str, claim_idle_ms: int = 60_000,
+                      join_s: float = 10.0) -> Iterator[Worker]:
+    """A bot worker taking jobs in a thread of the test's process, stopped (and waited for) on the way out."""
+    worker = Worker(redis_url, f"127.0.0.1:{rules_port}", name=name, claim_idle_ms=claim_idle_ms)
+    thread = threading.Thread(target=worker.run, daemon=True)
+    thread.start()
+    try:
+        yield worker
+    finally:
+        worker.stopping.set()
+        thread.join(join_s)
 
 
 def start_gateway(redis_url: str, rules_port: int, **overrides: Any) -> GatewayServer:

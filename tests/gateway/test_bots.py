@@ -7,7 +7,6 @@ import random
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 
@@ -27,19 +26,15 @@ from services.core.service import Core
 from services.core.store import MatchStore, keys
 from services.rules.games import GAMES
 
-from .conftest import Api, RulesProcess, start_gateway
+from .conftest import Api, RulesProcess, bot_worker_thread, start_gateway
 
 GAME = "clash" if "clash" in GAMES else next(iter(GAMES))
 
 
 @pytest.fixture()
 def worker(redis_url: str, rules: RulesProcess) -> Iterator[Worker]:
-    bot = Worker(redis_url, f"127.0.0.1:{rules.port}", name="test-worker", claim_idle_ms=60_000)
-    thread = threading.Thread(target=bot.run, daemon=True)
-    thread.start()
-    yield bot
-    bot.stopping.set()
-    thread.join(10)
+    with bot_worker_thread(redis_url, rules.port, "test-worker") as bot:
+        yield bot
 
 
 def wait_for(predicate: object, timeout: float = 60.0) -> None:

@@ -11,7 +11,6 @@ a stopwatch.
 from __future__ import annotations
 
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +18,6 @@ from pathlib import Path
 import orjson
 
 from services import redisconn
-from services.bots.worker import Worker
 from services.core.bots_seam import BOT_JOB_STREAMS, bot_jobs_stream
 from services.core.config import Config
 from services.core.matches import new_match
@@ -27,7 +25,7 @@ from services.core.service import Core
 from services.core.store import keys
 from services.rediscluster import LocalCluster
 
-from .conftest import RulesProcess
+from .conftest import RulesProcess, bot_worker_thread
 
 BOTS = [{"kind": "bot", "level": "novice", "token_hash": None}] * 2
 
@@ -63,10 +61,7 @@ def test_a_bot_worker_plays_other_matches_while_one_matchs_primary_is_down(rules
             victim.client().execute_command("SAVE")  # its matches come back when it restarts
             cluster.kill(victim)
 
-            worker = Worker(cluster.url, f"127.0.0.1:{rules.port}", name="failover", claim_idle_ms=60_000)
-            thread = threading.Thread(target=worker.run, daemon=True)
-            thread.start()
-            try:
+            with bot_worker_thread(cluster.url, rules.port, "failover", join_s=30) as worker:
                 def versions(ids: list[str]) -> dict[str, int]:
                     return {i: int(core.redis.get(keys(i)[0]) or 0) for i in ids}
 
@@ -84,9 +79,6 @@ def test_a_bot_worker_plays_other_matches_while_one_matchs_primary_is_down(rules
                 redisconn.refresh(core.redis)
                 wait_for(lambda: all(int(core.redis.get(keys(m.id)[0]) or 0) > 0 for m in dead),
                          "the dead matches to advance once their primary is back")
-            finally:
-                worker.stopping.set()
-                thread.join(30)
         finally:
             cluster.stop()
 

@@ -19,7 +19,6 @@ import random
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -36,7 +35,7 @@ from services.stack import ROOT
 from services.timekeeper.keeper import Timekeeper
 from services.webhooks.worker import WebhookWorker
 
-from .conftest import Api, GatewayServer, RulesProcess, gunicorn_gateway, start_gateway
+from .conftest import Api, GatewayServer, RulesProcess, bot_worker_thread, gunicorn_gateway, start_gateway
 from .test_backends import as_key, new_key
 from .test_webhooks import ALLOW, LOCAL, Receiver
 
@@ -148,12 +147,8 @@ def gateway(own_redis_url: str, rules: RulesProcess) -> Iterator[GatewayServer]:
 
 @pytest.fixture()
 def bots(own_redis_url: str, rules: RulesProcess) -> Iterator[Worker]:
-    worker = Worker(own_redis_url, f"127.0.0.1:{rules.port}", name="tournament-bots", claim_idle_ms=60_000)
-    thread = threading.Thread(target=worker.run, daemon=True)
-    thread.start()
-    yield worker
-    worker.stopping.set()
-    thread.join(10)
+    with bot_worker_thread(own_redis_url, rules.port, "tournament-bots") as worker:
+        yield worker
 
 
 def keeper_of(redis_url: str, rules: RulesProcess) -> Timekeeper:
