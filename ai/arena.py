@@ -69,9 +69,9 @@ class Spec:
 
 
 #: Search settings an mcts seat may replace (``ai.policies.Tuning``'s fields).
-TUNING_KEYS = frozenset({"policy", "split", "cutoff", "decouple", "reward"})
+TUNING_KEYS = frozenset({"policy", "split", "cutoff", "decouple", "reward", "horizon", "evaluate"})
 SPEC_HELP = (f"random, mcts:{{{'|'.join(LEVELS)}}}[@c=0.7,it=N,ms=T,policy=P,split=S,cutoff=X,decouple=0|1,"
-             "reward=win|margin], "
+             "reward=win|margin,horizon=N,evaluate=none|standing], "
              "ospiel:ismcts[@sims=300,rollout=sample|random,c=0.7]")
 
 

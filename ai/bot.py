@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from .ismcts import Move, search
-from .policies import CUTOFFS, POLICIES, REWARDS, SPLITS, tuning_for
+from .policies import CUTOFFS, EVALUATORS, POLICIES, REWARDS, SPLITS, tuning_for
 
 if TYPE_CHECKING:
     from services.rules.games.base import Game
@@ -115,7 +115,8 @@ class Bot:
         result = search(game, state, seat, iterations=self.budget(game.id), seconds=self.seconds or None,
                         c=tuning.c if self.c is None else self.c, rng=random.Random(self.rng.getrandbits(64)),
                         policy=POLICIES[tuning.policy], split=SPLITS[tuning.split], cutoff=CUTOFFS[tuning.cutoff],
-                        decouple=tuning.decouple, clock=self.clock, reward_of=REWARDS[tuning.reward])
+                        decouple=tuning.decouple, clock=self.clock, reward_of=REWARDS[tuning.reward],
+                        max_rollout=tuning.horizon, evaluate=EVALUATORS[tuning.evaluate])
         self.stats.moves += 1
         self.stats.iterations += result.iterations
         self.stats.last_iterations = result.iterations

@@ -12,7 +12,9 @@ budget that would pass the cap is cut to fit it (``cap_bound``). A target above 
 curve cannot be placed on it (extrapolating a flat, noisy top says nothing), so that level keeps its
 floor (``beyond_curve``). A budget never goes below the level's budget from before levels were strengths
 (``Level.iterations``; ``floor_bound``: the level is then above its target in this game), nor below the
-level below it.
+level below it. ``--floor hard=6000`` raises a level's floor in this game (kept in the entry and by
+``--reuse-curve``): for a level whose target lies beyond a flat top of the curve, where only head-to-head games
+(``meeple arena --seats mcts:hard@it=6000,mcts:normal``) can tell what more search buys.
 
 The file keeps one entry per game (other games' entries are kept), with the curve, the command and the
 date; ``ai.bot`` reads it at run time.
@@ -46,6 +48,9 @@ def hook(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reuse-curve", action="store_true",
                         help="calibrate: choose the budgets again from the curve already in --budgets-file (after "
                              "the levels' targets or caps changed), without playing")
+    parser.add_argument("--floor", default="",
+                        help="calibrate: raise levels' floors in this game, e.g. hard=6000 (comma-separated; kept in "
+                             "the file's entry, and by --reuse-curve unless given again)")
     previous = parser.get_default("func")
     parser.set_defaults(func=lambda args: run(args) if args.calibrate else previous(args))
 
@@ -68,8 +73,22 @@ def curve(game: Any, players: int, budgets: list[int], games: int, seed: int, re
              "think_ms_p95": think.get(s, {}).get("p95", 0.0)} for n, s in zip(budgets, specs, strict=True)]
 
 
-def choose(points: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Each level's budget on a measured curve (see the module docstring)."""
+def parse_floors(text: str) -> dict[str, int]:
+    """``hard=6000,strong=2000`` -> {"hard": 6000, "strong": 2000}; raises ValueError for an unknown level or a
+    floor below the level's own (``Level.iterations``)."""
+    floors: dict[str, int] = {}
+    for part in filter(None, (x.strip() for x in text.split(","))):
+        level, _, value = part.partition("=")
+        if level not in LEVELS or not value.isdigit():
+            raise ValueError(f"bad --floor {part!r}: use LEVEL=ITERATIONS with a level of {', '.join(LEVELS)}")
+        if int(value) < LEVELS[level].iterations:
+            raise ValueError(f"--floor {part}: below {level}'s own floor of {LEVELS[level].iterations}")
+        floors[level] = int(value)
+    return floors
+
+
+def choose(points: list[dict[str, Any]], floors: dict[str, int] | None = None) -> dict[str, dict[str, Any]]:
+    """Each level's budget on a measured curve (see the module docstring); ``floors`` raise levels' floors."""
     budgets = [p["iterations"] for p in points]
     ratings: list[float] = []
     for p in points:  # non-decreasing: a bigger budget is never rated below a smaller one
@@ -79,19 +98,20 @@ def choose(points: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     floor = 1
     for level, spec in LEVELS.items():
+        least = (floors or {}).get(level, spec.iterations)
         # A target the measured curve never reaches cannot be placed on it: the level keeps its floor (below).
         beyond = spec.target > ratings[-1]
-        budget = spec.iterations if beyond else _interpolate(budgets, ratings, spec.target)
+        budget = least if beyond else _interpolate(budgets, ratings, spec.target)
         fits = max(1, math.floor(spec.seconds * 1000 / ms_per_iteration)) if ms_per_iteration > 0 else budget
         # Never below the level's budget before levels were strengths (``Level.iterations``): the search only
         # gained strength per iteration since, so no level is weaker than it was (issue 32).
-        chosen = max(floor, min(max(budget, spec.iterations), fits))
+        chosen = max(floor, min(max(budget, least), fits))
         floor = chosen
         out[level] = {"iterations": chosen, "target": spec.target, "target_iterations": budget,
                       "expected_rating": round(_rating_at(budgets, ratings, chosen), 2),
                       "expected_p95_ms": round(chosen * ms_per_iteration, 1), "cap_ms": spec.seconds * 1000,
-                      "cap_bound": fits < max(budget, spec.iterations), "floor_bound": spec.iterations > budget,
-                      "beyond_curve": beyond}
+                      "cap_bound": fits < max(budget, least), "floor_bound": least > budget,
+                      "beyond_curve": beyond, **({"floor_set": least} if least != spec.iterations else {})}
     return out
 
 
@@ -153,6 +173,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         game = get_game(args.game)
+        floors = parse_floors(args.floor)
         budgets = sorted({int(x) for x in args.budgets.split(",") if x})
         if len(budgets) < 2 or budgets[0] < 1:
             raise ValueError("--budgets needs two or more budgets >= 1")
@@ -166,12 +187,14 @@ def run(args: argparse.Namespace) -> int:
         with open(args.budgets_file, "rb") as f:
             entry = orjson.loads(f.read())["games"][game.id]
         points = entry["curve"]
-        levels = choose(points)
+        floors = floors or entry.get("floors", {})
+        levels = choose(points, floors)
         entry = {**entry, "levels": levels, "chosen_again": {"command": "meeple " + shlex.join(sys.argv[1:]),
                                                              "date": now}}
+        entry.pop("floors", None)
     else:
         points = curve(game, players, budgets, args.games, args.seed, args.reach or None, progress=not args.json)
-        levels = choose(points)
+        levels = choose(points, floors)
         entry = {"command": "meeple " + shlex.join(sys.argv[1:]), "date": now,
                  "players": players, "seed": args.seed, "games_per_pair": args.games, "reach": args.reach,
                  "seconds": round(time.time() - started, 1),
@@ -179,6 +202,8 @@ def run(args: argparse.Namespace) -> int:
                  "curve": [{k: (round(v, 3) if isinstance(v, float) else [round(x, 3) for x in v]
                                if isinstance(v, list) else v) for k, v in p.items()} for p in points],
                  "levels": levels}
+    if floors:
+        entry["floors"] = floors
     write(args.budgets_file, game.id, entry)
     if args.json:
         print(orjson.dumps({"game": game.id, **entry}).decode())

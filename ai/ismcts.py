@@ -23,7 +23,8 @@ Reward of a finished game, per seat, in [0, 1]:
 ``0.75 * win_share + 0.25 * (score - min_score) / (max_score - min_score)``, where ``win_share`` is
 ``1 / len(winners)`` for a winner (a shared win is split) and 0 otherwise. The win dominates (a winner
 always gets more than a loser); the normalised score margin keeps lost lines informative and breaks
-ties between equally winning ones. A rollout cut off at ``max_rollout`` moves scores 0.5 for every seat.
+ties between equally winning ones. A rollout cut off at ``max_rollout`` moves scores 0.5 for every seat,
+unless the game has an ``evaluate`` for unfinished positions.
 A game may end rollouts early where a position's value is known well enough (``cutoff``: CLASH scores a
 finished game of a best-of-3 match by the chance each seat then has to win the match).
 """
@@ -183,13 +184,14 @@ def search(game: Game, state: Any, seat: int, *, iterations: int, seconds: float
            c: float = 0.7, rng: random.Random | None = None, policy: Policy = uniform,
            max_rollout: int = 5000, split: Split = whole, cutoff: Cutoff = no_cutoff,
            decouple: bool = False, clock: Callable[[], float] = time.perf_counter,
-           reward_of: Rewards = rewards) -> SearchResult:
+           reward_of: Rewards = rewards, evaluate: Cutoff = no_cutoff) -> SearchResult:
     """The move ``seat`` should play in ``state``, from at most ``iterations`` iterations / ``seconds``.
 
     ``split`` decomposes a move into successive choices (CLASH: tile, field, side, effect), each a level of
     the tree, so that statistics are shared by every move that starts alike: with hundreds of placements a
     flat root gives each move a visit or two, while a tile, then a field for it, gather many.
     ``cutoff`` may end a rollout early with its own rewards; ``reward_of`` values a finished game;
+    ``evaluate`` values a rollout stopped unfinished at ``max_rollout`` moves (None: 0.5 for every seat);
     ``decouple`` keeps a seat's choices in a
     simultaneous step apart from the hidden submissions made before it in that step (module docstring).
 
@@ -268,8 +270,8 @@ def search(game: Game, state: Any, seat: int, *, iterations: int, seconds: float
             game.apply_in_place(det, actor, policy(game, det, actor, rng))
             steps += 1
             reward = cutoff(game, det)
-        if reward is None and game.is_over(det):
-            reward = reward_of(game, det)
+        if reward is None:
+            reward = reward_of(game, det) if game.is_over(det) else evaluate(game, det)
         for visited in path:
             visited.visits += 1
             if visited.actor >= 0:

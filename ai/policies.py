@@ -218,6 +218,27 @@ def margin_rewards(game: Game, state: Any) -> list[float]:
 REWARDS: dict[str, Rewards] = {"win": rewards, "margin": margin_rewards}
 
 
+def standing(game: Game, state: Any) -> list[float] | None:
+    """A rollout stopped before the end: each seat's chance to be ahead from the scores if the game ended now
+    (``game.outcome`` of the unfinished state: Sideboards' and Fierce Women's scoring works on any position),
+    ``1 / (1 + exp(-gap / scale))`` with ``gap`` the seat's score minus the best other score. A random placement
+    scores far below a chosen one, so the last moves played out at random mostly add noise to the value of the
+    choices that matter now."""
+    totals = game.outcome(state).scores
+    if len(totals) == 1:
+        return [0.5]
+    scale = MARGIN_SCALES.get(game.id, 1.0)
+    out = []
+    for s in range(len(totals)):
+        best_other = max(totals[o] for o in range(len(totals)) if o != s)
+        out.append(1.0 / (1.0 + math.exp(-(totals[s] - best_other) / scale)))
+    return out
+
+
+#: What a rollout stopped at the tuning's ``horizon`` is worth (``none``: 0.5 for every seat).
+EVALUATORS: dict[str, Cutoff] = {"none": no_cutoff, "standing": standing}
+
+
 @dataclass(frozen=True)
 class Tuning:
     """A game's search settings, by name (the names are ``meeple arena`` overrides: ``policy=uniform``)."""
@@ -228,11 +249,14 @@ class Tuning:
     c: float = 0.7
     decouple: bool = False
     reward: str = "win"
+    #: Rollout moves before a rollout stops and ``evaluate`` values the position.
+    horizon: int = 5000
+    evaluate: str = "none"
 
     def with_overrides(self, overrides: dict[str, str]) -> Tuning:
         """This tuning with some fields replaced by name; raises ValueError for an unknown field or value."""
         policy, split, cutoff, c, decouple = self.policy, self.split, self.cutoff, self.c, self.decouple
-        reward = self.reward
+        reward, horizon, evaluate = self.reward, self.horizon, self.evaluate
         for key, value in overrides.items():
             if key == "policy" and value in POLICIES:
                 policy = value
@@ -244,11 +268,15 @@ class Tuning:
                 reward = value
             elif key == "decouple" and value in ("0", "1"):
                 decouple = value == "1"
+            elif key == "evaluate" and value in EVALUATORS:
+                evaluate = value
+            elif key == "horizon" and value.isdigit() and int(value) >= 0:
+                horizon = int(value)
             elif key == "c":
                 c = float(value)
             else:
                 raise ValueError(f"bad search override {key}={value}")
-        return Tuning(policy, split, cutoff, c, decouple, reward)
+        return Tuning(policy, split, cutoff, c, decouple, reward, horizon, evaluate)
 
 
 #: Per game; a game not listed searches with the defaults (uniform playouts, whole moves).

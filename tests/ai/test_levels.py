@@ -94,6 +94,24 @@ def test_calibration_picks_each_levels_budget_on_the_curve_within_its_cap() -> N
     assert chosen["normal"]["iterations"] <= 1000 and chosen["novice"]["iterations"] <= 200
 
 
+def test_a_floor_set_for_a_game_raises_a_level_beyond_a_flat_curve_but_never_past_its_cap() -> None:
+    """Sideboards' and Fierce Women's curves flatten below hard's target: --floor hard=N places hard where
+    head-to-head games measured it, and the level's cap still bounds it."""
+    flat = [{"iterations": n, "rating": r, "think_ms_p95": n * 0.07}
+            for n, r in [(3, 7.0), (9, 14.0), (27, 20.0), (81, 24.0), (243, 26.0), (729, 26.5)]]
+    plain = calibrate.choose(flat)
+    assert plain["hard"]["beyond_curve"] and plain["hard"]["iterations"] == LEVELS["hard"].iterations
+    raised = calibrate.choose(flat, calibrate.parse_floors("hard=6000"))
+    assert raised["hard"]["iterations"] == 6000 and raised["hard"]["floor_set"] == 6000
+    assert {k: v for k, v in raised.items() if k != "hard"} == {k: v for k, v in plain.items() if k != "hard"}
+    slow = [{**p, "think_ms_p95": p["iterations"] * 2.0} for p in flat]  # 2 ms an iteration: 5 s fit 2500
+    assert calibrate.choose(slow, {"hard": 6000})["hard"]["iterations"] == 2500
+    with pytest.raises(ValueError):
+        calibrate.parse_floors("hard=100")  # below hard's own floor
+    with pytest.raises(ValueError):
+        calibrate.parse_floors("expert=9000")
+
+
 def test_ladder_rates_rungs_against_random_play_and_reports_intervals() -> None:
     detail: dict[str, object] = {}
     found = ladder(GAME, 2, ["mcts:easy@it=2", "mcts:easy@it=40"], games=3, seed=2, anchor="random", detail=detail)

@@ -7,7 +7,15 @@ import random
 import pytest
 
 from ai.ismcts import edge_key, rewards, search
-from ai.policies import Tuning, _match_rewards, clash_choices, clash_game_end, margin_rewards, tuning_for
+from ai.policies import (
+    Tuning,
+    _match_rewards,
+    clash_choices,
+    clash_game_end,
+    margin_rewards,
+    standing,
+    tuning_for,
+)
 from tests.ai.conftest import REGISTERED, positions
 from tests.ai.tiny_game import GAME, TinyState
 
@@ -115,6 +123,30 @@ def test_the_margin_reward_pays_a_wider_win_more_and_never_a_loser_more_than_a_w
     assert Tuning().with_overrides({"reward": "margin"}).reward == "margin"
     with pytest.raises(ValueError):
         Tuning().with_overrides({"reward": "score"})
+
+
+def test_a_rollout_stopped_at_the_horizon_is_worth_the_standing_not_a_coin_flip() -> None:
+    """evaluate=standing (docs/bots/strength.md e13): the seat ahead now is likelier to win, by the score gap."""
+    ahead, level = standing(_Scored([40, 30], []), None), standing(_Scored([30, 30], []), None)
+    assert ahead is not None and level == [0.5, 0.5]
+    assert ahead[0] > 0.5 > ahead[1] and abs(ahead[0] + ahead[1] - 1.0) < 1e-9
+    tuned = Tuning().with_overrides({"horizon": "4", "evaluate": "standing"})
+    assert (tuned.horizon, tuned.evaluate) == (4, "standing")
+    for bad in ({"horizon": "-1"}, {"evaluate": "oracle"}):
+        with pytest.raises(ValueError):
+            Tuning().with_overrides(bad)
+
+
+def test_the_search_values_unfinished_rollouts_with_its_evaluate() -> None:
+    """With no rollout moves at all (``max_rollout=0``) the tree's leaves are valued only by ``evaluate``: an
+    evaluation that always favours seat 1 makes every one of seat 0's moves a loss."""
+    state = GAME.new_game(2, 5)
+    seat = GAME.to_act(state)[0]
+    found = search(GAME, state, seat, iterations=50, rng=random.Random(1), max_rollout=0,  # type: ignore[arg-type]
+                   evaluate=lambda game, s: [0.0, 1.0] if seat == 0 else [1.0, 0.0])
+    assert found.root is not None
+    mine = [c for k, c in found.root.children.items() if k[0] == seat]
+    assert mine and all(c.total == 0.0 for c in mine)
 
 
 def test_clash_searches_with_the_game_end_cutoff_it_was_measured_with() -> None:
