@@ -191,7 +191,6 @@ def run(args: argparse.Namespace) -> int:
         levels = choose(points, floors)
         entry = {**entry, "levels": levels, "chosen_again": {"command": "meeple " + shlex.join(sys.argv[1:]),
                                                              "date": now}}
-        entry.pop("floors", None)
     else:
         points = curve(game, players, budgets, args.games, args.seed, args.reach or None, progress=not args.json)
         levels = choose(points, floors)
@@ -202,7 +201,8 @@ def run(args: argparse.Namespace) -> int:
                  "curve": [{k: (round(v, 3) if isinstance(v, float) else [round(x, 3) for x in v]
                                if isinstance(v, list) else v) for k, v in p.items()} for p in points],
                  "levels": levels}
-    if floors:
+    entry.pop("floors", None)
+    if floors:  # only where a floor was raised: the other games' entries keep their shape
         entry["floors"] = floors
     write(args.budgets_file, game.id, entry)
     if args.json:

@@ -199,6 +199,12 @@ CUTOFFS: dict[str, Cutoff] = {"none": no_cutoff, "game-end": clash_game_end}
 MARGIN_SCALES: dict[str, float] = {"sideboards": 9.0, "fierce-women": 3.6, "clash": 1.4, "they-who-were-8": 8.9}
 
 
+def leads(scores: list[float]) -> list[float]:
+    """Each seat's score minus the best other seat's (0 for a seat alone)."""
+    return [scores[s] - max((scores[o] for o in range(len(scores)) if o != s), default=scores[s])
+            for s in range(len(scores))]
+
+
 def margin_rewards(game: Game, state: Any) -> list[float]:
     """The default reward keeps only who won with two seats (the normalised score of a 2-seat game is 0 or 1):
     this one adds by how much, ``0.75 * win_share + 0.25 * (1 + tanh(gap / scale)) / 2`` with ``gap`` the seat's
@@ -207,12 +213,8 @@ def margin_rewards(game: Game, state: Any) -> list[float]:
     scores = outcome.scores
     scale = MARGIN_SCALES.get(game.id, 1.0)
     share = 1.0 / len(outcome.winners) if outcome.winners else 0.0
-    out = []
-    for s in range(len(scores)):
-        best_other = max((scores[o] for o in range(len(scores)) if o != s), default=scores[s])
-        out.append(0.75 * (share if s in outcome.winners else 0.0)
-                   + 0.125 * (1.0 + math.tanh((scores[s] - best_other) / scale)))
-    return out
+    return [0.75 * (share if s in outcome.winners else 0.0) + 0.125 * (1.0 + math.tanh(gap / scale))
+            for s, gap in enumerate(leads(scores))]
 
 
 REWARDS: dict[str, Rewards] = {"win": rewards, "margin": margin_rewards}
@@ -224,15 +226,8 @@ def standing(game: Game, state: Any) -> list[float] | None:
     ``1 / (1 + exp(-gap / scale))`` with ``gap`` the seat's score minus the best other score. A random placement
     scores far below a chosen one, so the last moves played out at random mostly add noise to the value of the
     choices that matter now."""
-    totals = game.outcome(state).scores
-    if len(totals) == 1:
-        return [0.5]
     scale = MARGIN_SCALES.get(game.id, 1.0)
-    out = []
-    for s in range(len(totals)):
-        best_other = max(totals[o] for o in range(len(totals)) if o != s)
-        out.append(1.0 / (1.0 + math.exp(-(totals[s] - best_other) / scale)))
-    return out
+    return [1.0 / (1.0 + math.exp(-gap / scale)) for gap in leads(game.outcome(state).scores)]
 
 
 #: What a rollout stopped at the tuning's ``horizon`` is worth (``none``: 0.5 for every seat).

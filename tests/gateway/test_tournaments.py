@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-import requests
 
 from loadtests.audit import audit_match
 from services import redisconn
@@ -160,6 +159,19 @@ def keeper_of(redis_url: str, rules: RulesProcess) -> Timekeeper:
                       config=Config(redis_url=redis_url, rules_addr=f"127.0.0.1:{rules.port}"))
 
 
+def deliver_until(redis_url: str, receiver: Receiver, done: Callable[[dict[str, dict[str, Any]]], bool],
+                  now: float | None = None) -> list[dict[str, Any]]:
+    """Run the webhook worker (at ``now``) until the receiver holds what ``done`` asks for, at most 100 rounds; the
+    deliveries in the order of their event ids (``<tournament>:<n>``)."""
+    worker = WebhookWorker(redis_url, allow=ALLOW, backoff_s=0.1)
+    for _ in range(100):
+        worker.run_once(now)
+        if done(receiver.delivered()):
+            break
+        time.sleep(0.05)
+    return sorted(receiver.delivered().values(), key=lambda d: int(d["body"]["id"].split("-")[0].split(":")[1]))
+
+
 @pytest.fixture()
 def receiver() -> Iterator[Receiver]:
     from services.stack import free_port
@@ -220,13 +232,7 @@ def test_a_swiss_of_nine_runs_three_rounds_with_a_bot_in_the_bye_and_a_no_show_t
     assert sorted(e["player"] for e in board["entries"]) == sorted(p for p in players if p != no_show)
 
     # the tournament's webhooks, delivered by the webhook worker, signed, in order
-    worker = WebhookWorker(own_redis_url, allow=ALLOW, backoff_s=0.1)
-    for _ in range(100):
-        worker.run_once()
-        if len(receiver.delivered()) >= 8:
-            break
-        time.sleep(0.05)
-    got = sorted(receiver.delivered().values(), key=lambda d: int(d["body"]["id"].split("-")[0].split(":")[1]))
+    got = deliver_until(own_redis_url, receiver, lambda delivered: len(delivered) >= 8)
     assert [d["event"] for d in got] == ["tournament.started", "round.started", "round.finished", "round.started",
                                          "round.finished", "round.started", "round.finished", "tournament.finished"]
     assert {d["body"]["data"]["tournament_id"] for d in got} == {tid}
@@ -307,13 +313,7 @@ def test_a_cancelled_tournament_aborts_its_running_tables_and_rates_nothing(
     late = site.api.post(f"/v1/tournaments/{tid}/players", headers=site.headers, json={"player": "fay"})
     assert late.status_code == 409, late.text
 
-    worker = WebhookWorker(own_redis_url, allow=ALLOW, backoff_s=0.1)
-    for _ in range(100):
-        worker.run_once()
-        if receiver.delivered():
-            break
-        time.sleep(0.05)
-    [finished] = receiver.delivered().values()
+    [finished] = deliver_until(own_redis_url, receiver, bool)
     assert finished["event"] == "tournament.finished" and finished["body"]["data"]["cancelled"] is True
 
 
@@ -527,11 +527,11 @@ def test_the_guides_swiss_example_runs_as_written_and_its_first_round_starts_wit
     tid = ran.stdout.strip().rsplit("TID=", 1)[1]
     assert tid and tid != "null", ran.stdout
 
-    headers = as_key(key)
-    hooks = gateway_get(gateway, "/v1/webhooks", headers)
+    site = Site(Api(gateway.url), key, own_redis_url)
+    hooks = site.api.get("/v1/webhooks", headers=site.headers).json()
     hook = next(h for h in hooks["webhooks"] if h["url"] == hook_url)
     assert sorted(hook["events"]) == ["round.finished", "round.started", "tournament.finished", "tournament.started"]
-    view = gateway_get(gateway, f"/v1/tournaments/{tid}", headers)
+    view = site.view(tid)
     assert view["status"] == "registering" and view["game"] == "clash" and view["rated"] is True
     assert view["format"]["kind"] == "swiss" and view["format"]["rounds"] == 3
     assert sorted(p["player"] for p in view["standings"]) == sorted(f"u{i}" for i in range(1, 10))
@@ -539,17 +539,12 @@ def test_the_guides_swiss_example_runs_as_written_and_its_first_round_starts_wit
     # At starts_at (ten minutes on): the timekeeper starts it, the webhook worker delivers what it announced.
     later = view["starts_at"] + 1
     keeper_of(own_redis_url, rules).run_once(now=later)
-    started = gateway_get(gateway, f"/v1/tournaments/{tid}", headers)
+    started = site.view(tid)
     assert started["status"] == "running" and len(started["tables"]) == 5
     # the hook's signing secret, shown once: in what the example's first curl printed
     receiver.secret = re.search(r'"secret":\s*"([^"]+)"', ran.stdout).group(1)  # type: ignore[union-attr]
-    worker = WebhookWorker(own_redis_url, allow=ALLOW, backoff_s=0.1)
-    for _ in range(100):
-        worker.run_once(now=later)
-        if any(d["event"] == "round.started" for d in receiver.delivered().values()):
-            break
-        time.sleep(0.05)
-    got = sorted(receiver.delivered().values(), key=lambda d: d["body"]["id"])
+    got = deliver_until(own_redis_url, receiver,
+                        lambda delivered: any(d["event"] == "round.started" for d in delivered.values()), now=later)
     assert [d["event"] for d in got] == ["tournament.started", "round.started"], got
     assert all(d["valid"] for d in got)
     rounds = [d for d in got if d["event"] == "round.started"]
@@ -557,9 +552,3 @@ def test_the_guides_swiss_example_runs_as_written_and_its_first_round_starts_wit
     assert data["tournament_id"] == tid and data["round"] == 1 and len(data["tables"]) == 5
     byes = [t for t in data["tables"] if any("bot" in seat for seat in t["seats"])]
     assert len(byes) == 1 and all(t["match_id"] for t in data["tables"])
-
-
-def gateway_get(gateway: GatewayServer, path: str, headers: dict[str, str]) -> dict[str, Any]:
-    reply = requests.get(gateway.url + path, headers=headers, timeout=10)
-    assert reply.status_code == 200, reply.text
-    return dict(reply.json())
