@@ -176,14 +176,14 @@ def enqueue(core: Core, caller: Caller, *, game: str, players: int, options: dic
     options = options or {}
     tenant = caller.tenant
     named = parse_player(player, tenant) if player is not None else None
-    catalogue = {g["id"]: g for g in core.rules.list_games()}
+    catalogue = core.rules.catalogue()
     if game not in catalogue:
         raise DomainError(Kind.MALFORMED, "unknown_game", f"unknown game {game!r}")
     if not catalogue[game]["min_players"] <= players <= catalogue[game]["max_players"]:
         raise DomainError(Kind.MALFORMED, "invalid_options", f"{game} is for {catalogue[game]['min_players']}-"
                                                              f"{catalogue[game]['max_players']} players")
-    # options the game does not take are refused now (400 invalid_options), not when a group is seated
-    core.rules.new_game(game, players, 0, options, derive=False)
+    if options:  # options the game does not take are refused now (400 invalid_options), not when a group is seated
+        core.rules.new_game(game, players, 0, options, derive=False)
     if idempotency_key is None:
         return _enqueue(core, caller, game, players, options, named, secrets.token_urlsafe(18))
     request = {"game": game, "players": players, "options": options, "player": player}

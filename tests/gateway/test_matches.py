@@ -16,6 +16,7 @@ from services.contract.openapi import document
 from services.core.store import MatchStore, StaleVersion, keys
 from services.rules.games import GAMES, words
 from services.rules.games.base import leaked_secrets
+from services.rules.server import RulesMetrics, serve, shutdown
 
 from .conftest import Api, RulesProcess, start_gateway
 
@@ -399,6 +400,34 @@ def test_matchmaking_ticket_can_be_cancelled(api: Api) -> None:
     assert api.get("/v1/matchmaking/nope").status_code == 404
     bad = api.post("/v1/matchmaking", json={"game": ANY, "players": 99})
     assert bad.status_code == 400
+
+
+def test_matchmaking_refuses_options_the_game_does_not_take_when_the_ticket_is_made(api: Api) -> None:
+    players = max(GAMES[ANY].min_players, 2)
+    reply = api.post("/v1/matchmaking", json={"game": ANY, "players": players, "options": {"no_such_option": 1}})
+    assert reply.status_code == 400 and reply.json()["error"]["code"] == "invalid_options"
+
+
+def test_a_ticket_costs_the_rules_service_nothing_until_a_group_is_seated(redis_url: str) -> None:
+    """The catalogue is read once (not per ticket), and a ticket without options needs no trial ``NewGame``."""
+    metrics = RulesMetrics()
+    server, port = serve("127.0.0.1:0", metrics=metrics)
+    gateway = start_gateway(redis_url, port)
+    try:
+        api = Api(gateway.url)
+        for game in GAMES.values():  # one waiting ticket per game, each the only one in its queue
+            ticket = api.post("/v1/matchmaking", json={"game": game.id, "players": game.max_players}).json()
+            assert ticket["status"] == "waiting"
+            api.call("DELETE", f"/v1/matchmaking/{ticket['ticket']}")
+
+        def calls(method: str) -> float:
+            return sum(s.value for m in metrics.registry.collect() if m.name == "meeple_rules_rpc_seconds"
+                       for s in m.samples if s.name.endswith("_count") and s.labels["method"] == method)
+
+        assert (calls("ListGames"), calls("NewGame")) == (1, 0)
+    finally:
+        gateway.stop()
+        shutdown(server, grace=0.2)
 
 
 def test_reads_fall_back_to_the_rules_service_when_the_cache_is_gone(api: Api, redis_url: str) -> None:
