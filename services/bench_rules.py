@@ -66,7 +66,7 @@ def replay(stubs: dict[str, Any], gid: str, players: int, seed: int, moves: list
         move_json = orjson.dumps(move).decode()
         for mode, stub in stubs.items():
             request = rules_pb2.ApplyMoveRequest(game=gid, state=replies[mode].state, seat=seat, move_json=move_json,
-                                                 derive=True)
+                                                 derive=True, describe=True)
             t0 = time.perf_counter()
             replies[mode] = stub.ApplyMove(request)
             spent[mode] += time.perf_counter() - t0

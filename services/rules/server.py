@@ -114,24 +114,26 @@ T = TypeVar("T")
 class StateCache:
     """The states this replica sealed last, by their sealed bytes: the next move of a match sends back exactly the
     bytes of the last reply, and taking the state from here skips the seal check and the decode (the bytes are
-    the very ones this replica sealed, so they are authentic). An entry is taken once, so the caller owns the
+    the very ones this replica sealed, so they are authentic). Beside the state it keeps the views that reply
+    carried (seat -1 = the spectator's): they are the views *before* the next move, which that move's words need,
+    so the move neither copies the state nor makes them again. An entry is taken once, so the caller owns the
     state and may change it; a miss (another replica's bytes, an evicted or retried one) decodes as usual. The
     service stays stateless: nothing here is needed to answer. ``size`` 0 turns it off."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._states: dict[tuple[str, bytes], Any] = {}
+        self._states: dict[tuple[str, bytes], tuple[Any, dict[int, Any]]] = {}
         self._lock = threading.Lock()
 
-    def put(self, game: str, sealed: bytes, state: Any) -> None:
+    def put(self, game: str, sealed: bytes, state: Any, views: dict[int, Any]) -> None:
         if not self.size:
             return
         with self._lock:
-            self._states[(game, sealed)] = state
+            self._states[(game, sealed)] = (state, views)
             while len(self._states) > self.size:  # the oldest first (dicts keep their insertion order)
                 del self._states[next(iter(self._states))]
 
-    def take(self, game: str, sealed: bytes) -> Any | None:
+    def take(self, game: str, sealed: bytes) -> tuple[Any, dict[int, Any]] | None:
         if not self.size:
             return None
         with self._lock:
@@ -161,23 +163,27 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
             child = self._children[key] = metric.labels(*labels)
         return child
 
-    def _state(self, game: Game[Any], data: bytes, cached: bool = False) -> Any:
-        """The state behind ``data``, a private copy the caller may change (``cached``: from :class:`StateCache`
-        when this replica sealed these bytes last).
+    def _state(self, game: Game[Any], data: bytes) -> Any:
+        """The state behind ``data``, a private copy the caller may change.
 
         Sealed by a replica of this service: decoded without re-validation. A seal that fails:
         ``INVALID_ARGUMENT``. Unsealed (a third party's own state): decoded and validated in full.
         """
-        state = self.cache.take(game.id, data) if cached else None
-        if state is not None:
-            self._labelled(self.metrics.decodes, game.id, "cached").inc()
-            return state
         try:
             payload, trusted = self.sealer.open(game.id, data)
         except SealError as exc:
             raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "bad_seal") from None
         self._labelled(self.metrics.decodes, game.id, "sealed" if trusted else "validated").inc()
         return _decode(game, payload, trusted)
+
+    def _state_and_views(self, game: Game[Any], data: bytes) -> tuple[Any, dict[int, Any]]:
+        """:meth:`_state`, taken from :class:`StateCache` when this replica sealed these bytes last, with the views
+        its reply carried (none on a miss)."""
+        found = self.cache.take(game.id, data)
+        if found is not None:
+            self._labelled(self.metrics.decodes, game.id, "cached").inc()
+            return found
+        return self._state(game, data), {}
 
     @contextmanager
     def _observe(self, method: str, game: str, context: grpc.ServicerContext) -> Iterator[None]:
@@ -208,16 +214,15 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
         to_act = game.to_act(state)
         if derive:  # everything a reader may ask for until the next move, computed once here
             view_seats = [-1, *(s for s in range(game.seat_count(state)) if s not in quiet)]
-        computed = computed or {}
-        views = [
-            rules_pb2.SeatView(seat=s, view_json=orjson.dumps(
-                computed[s] if s in computed else game.view(state, _seat(game, state, s, True))).decode())
-            for s in view_seats
-        ]
+        made = dict(computed or {})
+        for s in view_seats:
+            if s not in made:
+                made[s] = game.view(state, _seat(game, state, s, True))
+        views = [rules_pb2.SeatView(seat=s, view_json=orjson.dumps(made[s]).decode()) for s in view_seats]
         legal = [rules_pb2.SeatMoves(seat=s, moves_json=orjson.dumps(game.legal_moves(state, s)).decode())
                  for s in to_act if s not in quiet] if derive else []
         encoded = self.sealer.seal(game.id, game.encode(state))
-        self.cache.put(game.id, encoded, state)  # nothing changes ``state`` after this: it is the reply's state
+        self.cache.put(game.id, encoded, state, made)  # nothing changes these after this: they are the reply's
         reply = rules_pb2.GameState(
             game=game.id, state=encoded, to_act=to_act, finished=finished,
             seats=game.seat_count(state), result_json=orjson.dumps(result).decode() if result is not None else "",
@@ -273,11 +278,15 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
     def ApplyMove(self, request: rules_pb2.ApplyMoveRequest, context: grpc.ServicerContext) -> Any:
         with self._observe("ApplyMove", request.game, context):
             game = _game(request.game)
-            state = self._state(game, request.state, cached=True)
+            state, views = self._state_and_views(game, request.state)
             seat = _seat(game, state, request.seat, allow_spectator=False)
             assert seat is not None
             move = _json_arg(request.move_json, "move_json")
-            before = game.clone(state) if request.describe else None
+            quiet = frozenset(request.quiet_seats)
+            viewers = [-1, *(s for s in range(game.seat_count(state)) if s not in quiet)]
+            # the words need each viewer's view before the move: the cached ones, or a copy of the state to make them
+            before_views = {v: views[v] for v in viewers} if all(v in views for v in viewers) else None
+            before = game.clone(state) if request.describe and before_views is None else None
             try:
                 game.apply_in_place(state, seat, move)  # the decoded state is ours alone
             except RulesError as exc:
@@ -287,23 +296,24 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
                 kind = "conflict" if exc.code in CONFLICT_CODES else "malformed" if exc.code in MALFORMED_CODES else ""
                 raise _Abort(status, exc.message, exc.code, kind) from None
             self._labelled(self.metrics.moves, game.id).inc()
-            quiet = frozenset(request.quiet_seats)
-            if before is None:
+            if not request.describe:
                 return self._game_state(game, state, request.view_seats, request.derive, quiet=quiet)
-            return self._described(game, before, seat, move, state, request, quiet)
+            return self._described(game, before, before_views, seat, move, state, request, viewers, quiet)
 
-    def _described(self, game: Game[Any], before: Any, seat: int, move: Any, state: Any,
-                   request: rules_pb2.ApplyMoveRequest, quiet: Collection[int] = ()) -> rules_pb2.GameState:
-        """The new state with the move's description for the spectator and every seat but the ``quiet`` ones (the
-        views after the move are made once, for the descriptions and for ``derive``)."""
-        viewers: list[int | None] = [None, *(s for s in range(game.seat_count(state)) if s not in quiet)]
-        after_views = {v: game.view(state, v) for v in viewers}
-        described = {v: words.describe(game, before, seat, move, state, v, after_view=after_views[v]) for v in viewers}
-        reply = self._game_state(game, state, request.view_seats, request.derive,
-                                 computed={-1 if v is None else v: doc for v, doc in after_views.items()}, quiet=quiet)
+    def _described(self, game: Game[Any], before: Any, before_views: dict[int, Any] | None, seat: int, move: Any,
+                   state: Any, request: rules_pb2.ApplyMoveRequest, viewers: list[int],
+                   quiet: Collection[int] = ()) -> rules_pb2.GameState:
+        """The new state with the move's words for each of ``viewers`` (-1: the spectator). The views after the move
+        are made once, for the words and for ``derive``; the views before it are ``before_views``, or are made from
+        ``before``, a copy of the state before the move."""
+        after_views = {v: game.view(state, None if v < 0 else v) for v in viewers}
+        described = {v: words.describe(game, before, seat, move, state, None if v < 0 else v,
+                                       before_view=None if before_views is None else before_views[v],
+                                       after_view=after_views[v])
+                     for v in viewers}
+        reply = self._game_state(game, state, request.view_seats, request.derive, computed=after_views, quiet=quiet)
         reply.descriptions.extend(
-            rules_pb2.SeatDescription(seat=-1 if v is None else v, description_json=orjson.dumps(doc).decode())
-            for v, doc in described.items())
+            rules_pb2.SeatDescription(seat=v, description_json=orjson.dumps(doc).decode()) for v, doc in described.items())
         return reply
 
     def GetView(self, request: rules_pb2.GetViewRequest, context: grpc.ServicerContext) -> Any:

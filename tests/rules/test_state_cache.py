@@ -97,10 +97,10 @@ def test_bytes_sent_again_or_after_a_refused_move_are_decoded_and_answer_the_sam
 def test_the_cache_keeps_the_newest_states_up_to_its_size() -> None:
     cache = StateCache(2)
     for n in range(3):
-        cache.put("g", bytes([n]), n)
+        cache.put("g", bytes([n]), n, {-1: {"n": n}})
     assert cache.take("g", b"\x00") is None  # the oldest went first
-    assert cache.take("g", b"\x02") == 2 and cache.take("g", b"\x02") is None  # taken once
-    assert cache.take("other", b"\x01") is None and cache.take("g", b"\x01") == 1
+    assert cache.take("g", b"\x02") == (2, {-1: {"n": 2}}) and cache.take("g", b"\x02") is None  # taken once
+    assert cache.take("other", b"\x01") is None and cache.take("g", b"\x01") == (1, {-1: {"n": 1}})
     off = StateCache(0)
-    off.put("g", b"x", 1)
+    off.put("g", b"x", 1, {})
     assert off.take("g", b"x") is None
