@@ -313,7 +313,8 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
                      for v in viewers}
         reply = self._game_state(game, state, request.view_seats, request.derive, computed=after_views, quiet=quiet)
         reply.descriptions.extend(
-            rules_pb2.SeatDescription(seat=v, description_json=orjson.dumps(doc).decode()) for v, doc in described.items())
+            rules_pb2.SeatDescription(seat=v, description_json=orjson.dumps(doc).decode())
+            for v, doc in described.items())
         return reply
 
     def GetView(self, request: rules_pb2.GetViewRequest, context: grpc.ServicerContext) -> Any:
