@@ -74,6 +74,18 @@ def _take(core: Core, prefix: str, choose: Callable[[list[skill.Entry], float], 
     return []
 
 
+def _pool_add(core: Core, prefix: str, docs: list[dict[str, Any]]) -> None:
+    """Put waiting tickets into their queue's pool, by rating, each with the time it started waiting."""
+    if not docs:
+        return
+    pipe = core.redis.pipeline(transaction=True)
+    pipe.zadd(f"{prefix}:pool", {d["ticket"]: d["rating"] for d in docs})
+    pipe.hset(f"{prefix}:since", mapping={d["ticket"]: repr(d["created_at"]) for d in docs})
+    pipe.expire(f"{prefix}:pool", TICKET_TTL_S)
+    pipe.expire(f"{prefix}:since", TICKET_TTL_S)
+    pipe.execute()
+
+
 def _rating_of(core: Core, tenant: tenants.Tenant | None, player: str | None, game: str) -> float:
     """What a ticket is matched by: the tenant's player's rating (mu), else the default."""
     if tenant is None or player is None:
@@ -134,11 +146,22 @@ def _seat_tickets(core: Core, tickets: list[str], game: str, players: int, optio
         rungs = {lv: doc for lv, doc in ratings.bot_ratings(core.redis, game).items() if lv in BOT_LEVELS}
         level = skill.closest_level(rungs, mean)
         seats += [{"kind": "bot", "level": level, "token_hash": None} for _ in range(players - len(tickets))]
-    match = new_match(core, game, players, options, None, seats,
-                      tenant=tenants.by_name(core.redis, tenant) if tenant else None)
+    try:
+        match = new_match(core, game, players, options, None, seats,
+                          tenant=tenants.by_name(core.redis, tenant) if tenant else None)
+    except Exception:  # e.g. the rules service is down: nobody was seated, so every ticket waits again
+        _pool_add(core, _queue(game, players, options, tenant), _still_waiting(core, tickets))
+        raise
     for seat, doc in enumerate(docs):
         _save(core, {**_load(core, doc["ticket"]), "status": "matched", "match_id": match.id, "seat": seat},
               wake=True)
+
+
+def _still_waiting(core: Core, tickets: list[str]) -> list[dict[str, Any]]:
+    """The records of those tickets that are still waiting (not cancelled, not expired)."""
+    raws = [core.redis.get(ticket_key(t)) for t in tickets]  # one slot each on a cluster: no MGET
+    docs = [orjson.loads(raw) for raw in raws if raw is not None]
+    return [d for d in docs if d["status"] == "waiting"]
 
 
 def _issue_token(core: Core, doc: dict[str, Any]) -> str | None:
@@ -195,8 +218,11 @@ def enqueue(core: Core, caller: Caller, *, game: str, players: int, options: dic
     ticket = str(claim.record["id"])
     if not claim.fresh:
         raw = core.redis.get(ticket_key(ticket))
-        if raw is not None:  # the first request queued it, and its answer was lost
-            return claim.complete(settle(core, orjson.loads(raw)))
+        if raw is not None:  # the first request queued it, and its answer was lost (or it could not seat its group)
+            doc = orjson.loads(raw)
+            if doc["status"] == "waiting":
+                _group(core, game, players, options, doc["tenant"])
+            return claim.complete(settle(core, _load(core, ticket)))
         if claim.young():
             raise claim.in_use()
     try:
@@ -219,19 +245,19 @@ def _enqueue(core: Core, caller: Caller, game: str, players: int, options: dict[
                            "rating": _rating_of(core, tenant, player, game)}
     _save(core, doc)
     prefix = _queue(game, players, options, doc["tenant"])
-    pipe = core.redis.pipeline(transaction=True)
-    pipe.zadd(f"{prefix}:pool", {ticket: doc["rating"]})
-    pipe.hset(f"{prefix}:since", ticket, repr(doc["created_at"]))
-    pipe.expire(f"{prefix}:pool", TICKET_TTL_S)
-    pipe.expire(f"{prefix}:since", TICKET_TTL_S)
-    pipe.execute()
-    cfg = core.config
-    taken = _take(core, prefix, lambda entries, now: skill.pick_group(entries, players, now, cfg.mm_window,
-                                                                      cfg.mm_widen_per_s))
-    if taken:
-        _seat_tickets(core, taken, game, players, options, doc["tenant"])
+    _pool_add(core, prefix, [doc])
+    _group(core, game, players, options, doc["tenant"])
     doc = _load(core, ticket)
     return public(doc, _issue_token(core, doc))
+
+
+def _group(core: Core, game: str, players: int, options: dict[str, Any], tenant: str | None) -> None:
+    """Seat a group of the queue's waiting tickets if one can play now."""
+    cfg = core.config
+    taken = _take(core, _queue(game, players, options, tenant),
+                  lambda entries, now: skill.pick_group(entries, players, now, cfg.mm_window, cfg.mm_widen_per_s))
+    if taken:
+        _seat_tickets(core, taken, game, players, options, tenant)
 
 
 def open_ticket(core: Core, caller: Caller, ticket: str, *, count: bool = True) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from services.core.store import MatchStore, StaleVersion, keys
 from services.rules.games import GAMES, words
 from services.rules.games.base import leaked_secrets
 from services.rules.server import RulesMetrics, serve, shutdown
+from services.stack import free_port
 
 from .conftest import Api, RulesProcess, start_gateway
 
@@ -428,6 +429,31 @@ def test_a_ticket_costs_the_rules_service_nothing_until_a_group_is_seated(redis_
     finally:
         gateway.stop()
         shutdown(server, grace=0.2)
+
+
+def test_a_group_the_rules_service_could_not_seat_waits_again_and_is_seated_when_the_request_is_retried(
+        redis_url: str) -> None:
+    """The last ticket of a group arrives while the rules service is down: that request fails (503), nobody's
+    ticket is lost from the queue, and the same request sent again once the service is back seats the group."""
+    rules = RulesProcess(free_port())
+    rules.start()
+    gateway = start_gateway(redis_url, rules.port)
+    try:
+        api, body = Api(gateway.url), {"game": "sideboards", "players": 3}
+        waiting = [api.post("/v1/matchmaking", json=body).json() for _ in range(2)]
+        assert [t["status"] for t in waiting] == ["waiting", "waiting"]
+        rules.stop()
+        key = {"Idempotency-Key": "the-third-of-three"}
+        failed = api.post("/v1/matchmaking", json=body, headers=key)
+        assert failed.status_code == 503 and failed.json()["error"]["code"] == "rules_unavailable"
+        rules.start()
+        last = api.post("/v1/matchmaking", json=body, headers=key).json()
+        assert last["status"] == "matched" and last["token"]
+        polled = [api.get(f"/v1/matchmaking/{t['ticket']}").json() for t in waiting]
+        assert [(p["status"], p["match_id"]) for p in polled] == [("matched", last["match_id"])] * 2
+    finally:
+        gateway.stop()
+        rules.stop()
 
 
 def test_reads_fall_back_to_the_rules_service_when_the_cache_is_gone(api: Api, redis_url: str) -> None:
