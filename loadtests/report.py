@@ -67,6 +67,7 @@ def write_report(out: Path, summary: dict[str, Any], info: dict[str, Any], stats
     lines += _server_side(deltas, elapsed)
     lines += _bots(deltas, info, elapsed)
     lines += _cpu(info, elapsed)
+    lines += _per_move(summary)
     lines += _audit(info["audits"])
     lines += ["## Files", "",
               "* `locust_stats.csv`, `locust_stats_history.csv`, `locust_failures.csv`, `locust_exceptions.csv`: "
@@ -280,6 +281,20 @@ def _cpu(info: dict[str, Any], elapsed: float) -> list[str]:
              "work on this machine is not in the table but competes for the same cores.")
     return ["## Where the CPU went", "", intro, "", *_table(["process", "CPU s", "of one core",
                                                              f"of all {cores} cores"], rows)]
+
+
+def _per_move(summary: dict[str, Any]) -> list[str]:
+    per = summary.get("per_human_move") or {}
+    if not per:
+        return []
+    intro = ("What one acknowledged human move cost (`per_human_move` in `summary.json`). The counts hardly move "
+             "with the machine's speed: compare runs by them where the CPU figures drift. A parked long-poll is two "
+             "gateway requests (it runs once to park and once to answer); blocking Redis reads are not round trips.")
+    rows = [(f"CPU of {name}", f"{ms:.2f} ms") for name, ms in per["cpu_ms"].items()]
+    rows += [("gateway requests", f"{per['gateway_requests']:.3f}"), ("rules calls", f"{per['rules_calls']:.3f}"),
+             ("gateway Redis round trips", f"{per['gateway_redis_round_trips']:.3f}"),
+             ("bot moves", f"{per['bot_moves']:.3f}")]
+    return ["## Per human move", "", intro, "", *_table(["figure", "per human move"], rows)]
 
 
 def _audit(audits: list[Any]) -> list[str]:

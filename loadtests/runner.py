@@ -343,10 +343,35 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
     if lost:
         (out / "lost_acknowledged.json").write_bytes(orjson.dumps(lost, option=orjson.OPT_INDENT_2))
     info.update(elapsed=elapsed, stop_reason=stop_reason, cpu=cpu, audits=audits, queue_depths=progress.queue_depths)
-    write_report(out, summary, info, stats, read_failures(out / "locust_failures.csv"),
-                 {name: promtext.delta(after[name], before.get(name, {})) for name in after}, history)
+    deltas = {name: promtext.delta(after[name], before.get(name, {})) for name in after}
+    summary["per_human_move"] = per_human_move(deltas, cpu, summary["acknowledged_moves"])
+    write_report(out, summary, info, stats, read_failures(out / "locust_failures.csv"), deltas, history)
     (out / "summary.json").write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2))
     return summary, out
+
+
+def per_human_move(deltas: dict[str, promtext.Samples], cpu: dict[str, float], moves: int) -> dict[str, Any]:
+    """What one acknowledged human move cost the stack: each process's CPU (ms), and the counts that drive it --
+    gateway requests (a parked long-poll counts twice: it runs once to park, once to answer), rules calls, the
+    gateway's Redis round trips (blocking reads left out) and bot moves. The counts hardly move with the
+    machine's speed, so they compare runs where the CPU figures drift."""
+    if not moves:
+        return {}
+    gateway = deltas.get("gateway", {})
+    rules = promtext.merge(samples for name, samples in deltas.items() if name.startswith("rules"))
+    bots = promtext.merge(samples for name, samples in deltas.items() if name.startswith("bots"))
+    requests = sum(promtext.totals(gateway, "meeple_gateway_request_seconds_count", ("route",)).values())
+    calls = sum(promtext.totals(rules, "meeple_rules_rpc_seconds_count", ("method", "game")).values())
+    trips = sum(n for (command,), n in promtext.totals(gateway, "meeple_redis_command_seconds_count",
+                                                       ("command",)).items() if command not in BLOCKING)
+    played = promtext.totals(bots, "meeple_bot_jobs_total", ("outcome",)).get(("played",), 0.0)
+    return {"cpu_ms": {name: round(seconds * 1000 / moves, 2) for name, seconds in sorted(cpu.items())},
+            "gateway_requests": round(requests / moves, 3), "rules_calls": round(calls / moves, 3),
+            "gateway_redis_round_trips": round(trips / moves, 3), "bot_moves": round(played / moves, 3)}
+
+
+#: Redis commands that wait on purpose (long-polls, idle workers): not round trips a move pays for.
+BLOCKING = {"XREAD", "XREADGROUP", "BLPOP", "BRPOP", "BZPOPMIN"}
 
 
 def cpu_now(stack: Stack) -> dict[str, float]:

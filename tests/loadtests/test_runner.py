@@ -17,7 +17,7 @@ from services.cli import main
 
 SUMMARY_KEYS = {"users", "duration_s", "requests", "failures", "moves_per_s", "endpoints", "baseline",
                 "corrupted_matches", "redis", "acknowledged_moves", "lost_acknowledged_moves", "failures_by_error",
-                "sdk_retries"}
+                "sdk_retries", "per_human_move"}
 
 
 def test_a_tiny_run_boots_the_stack_plays_audits_and_reports(tmp_path: Path,
@@ -39,9 +39,12 @@ def test_a_tiny_run_boots_the_stack_plays_audits_and_reports(tmp_path: Path,
     assert set(move) == {"p50_ms", "p95_ms", "p99_ms", "rps"} and move["p50_ms"] <= move["p99_ms"]
     assert summary["moves_per_s"] > 0
     assert set(summary["baseline"]) == {"p50_ms", "p99_ms", "rps"} and summary["baseline"]["rps"] > 0
+    per = summary["per_human_move"]  # what a move cost, in counts that do not drift with the machine's speed
+    assert per["gateway_requests"] >= 1 and per["rules_calls"] >= 1 and per["gateway_redis_round_trips"] >= 2
+    assert per["cpu_ms"]["gateway"] > 0 and per["bot_moves"] >= 0
     report = (out / "report.md").read_text()
     for section in ("## Summary", "## Targets", "## Latency and throughput per endpoint", "## Server side",
-                    "## Bot load", "## Where the CPU went", "## Match audit", "p50 / baseline"):
+                    "## Bot load", "## Where the CPU went", "## Per human move", "## Match audit", "p50 / baseline"):
         assert section in report
     assert "`/v1/matches/<match_id>/moves`" in report  # the gateway's own histogram, scraped from gunicorn
     assert "ApplyMove" in report  # the rules service's
