@@ -409,11 +409,11 @@ def test_matchmaking_refuses_options_the_game_does_not_take_when_the_ticket_is_m
     assert reply.status_code == 400 and reply.json()["error"]["code"] == "invalid_options"
 
 
-def test_a_ticket_costs_the_rules_service_nothing_until_a_group_is_seated(redis_url: str) -> None:
+def test_a_ticket_costs_the_rules_service_nothing_until_a_group_is_seated(own_redis_url: str) -> None:
     """The catalogue is read once (not per ticket), and a ticket without options needs no trial ``NewGame``."""
     metrics = RulesMetrics()
     server, port = serve("127.0.0.1:0", metrics=metrics)
-    gateway = start_gateway(redis_url, port)
+    gateway = start_gateway(own_redis_url, port)
     try:
         api = Api(gateway.url)
         for game in GAMES.values():  # one waiting ticket per game, each the only one in its queue
@@ -432,12 +432,12 @@ def test_a_ticket_costs_the_rules_service_nothing_until_a_group_is_seated(redis_
 
 
 def test_a_group_the_rules_service_could_not_seat_waits_again_and_is_seated_when_the_request_is_retried(
-        redis_url: str) -> None:
+        own_redis_url: str) -> None:
     """The last ticket of a group arrives while the rules service is down: that request fails (503), nobody's
     ticket is lost from the queue, and the same request sent again once the service is back seats the group."""
     rules = RulesProcess(free_port())
     rules.start()
-    gateway = start_gateway(redis_url, rules.port)
+    gateway = start_gateway(own_redis_url, rules.port)
     try:
         api, body = Api(gateway.url), {"game": "sideboards", "players": 3}
         waiting = [api.post("/v1/matchmaking", json=body).json() for _ in range(2)]
