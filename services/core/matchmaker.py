@@ -208,7 +208,7 @@ def enqueue(core: Core, caller: Caller, *, game: str, players: int, options: dic
     if options:  # options the game does not take are refused now (400 invalid_options), not when a group is seated
         core.rules.new_game(game, players, 0, options, derive=False)
     if idempotency_key is None:
-        return _enqueue(core, caller, game, players, options, named, secrets.token_urlsafe(18))
+        return _enqueue(core, caller, game, players, options, named, secrets.token_urlsafe(18), kept=False)
     request = {"game": game, "players": players, "options": options, "player": player}
     claim = idempotency.claim(core.redis, idempotency.caller_record(caller.owner, "enqueue", idempotency_key),
                               idempotency_key, idempotency.fingerprint("enqueue", request),
@@ -235,7 +235,10 @@ def enqueue(core: Core, caller: Caller, *, game: str, players: int, options: dic
 
 
 def _enqueue(core: Core, caller: Caller, game: str, players: int, options: dict[str, Any], player: str | None,
-             ticket: str) -> dict[str, Any]:
+             ticket: str, kept: bool = True) -> dict[str, Any]:
+    """Queue a new ticket and seat a group if one can play. ``kept``: the request has an Idempotency-Key, so the
+    ticket outlives a failed answer (its retry finds it); without one, a ticket whose request fails leaves the
+    queue, since nobody could ask for it again."""
     check_room(core)
     tenant = caller.tenant
     charge(core, caller.owner, f"t:{ticket}", [], time.time() + TICKET_TTL_S, tenant)
@@ -246,7 +249,12 @@ def _enqueue(core: Core, caller: Caller, game: str, players: int, options: dict[
     _save(core, doc)
     prefix = _queue(game, players, options, doc["tenant"])
     _pool_add(core, prefix, [doc])
-    _group(core, game, players, options, doc["tenant"])
+    try:
+        _group(core, game, players, options, doc["tenant"])
+    except Exception:
+        if not kept and (own := _still_waiting(core, [ticket])):
+            _withdraw(core, own[0])
+        raise
     doc = _load(core, ticket)
     return public(doc, _issue_token(core, doc))
 
@@ -301,6 +309,13 @@ def cancel(core: Core, caller: Caller, ticket: str) -> dict[str, Any]:
     doc = open_ticket(core, caller, ticket)
     if doc["status"] != "waiting":
         raise DomainError(Kind.CONFLICT, "ticket_matched", "the ticket already has a match")
+    _withdraw(core, doc)
+    return public({**doc, "status": "cancelled"})
+
+
+def _withdraw(core: Core, doc: dict[str, Any]) -> None:
+    """Take a waiting ticket out of its queue for good (cancelled); its owner's charge is released."""
+    ticket = doc["ticket"]
     prefix = _queue(doc["game"], doc["players"], doc["options"], doc.get("tenant"))
     pipe = core.redis.pipeline(transaction=True)
     pipe.zrem(f"{prefix}:pool", ticket)
@@ -309,4 +324,3 @@ def cancel(core: Core, caller: Caller, ticket: str) -> dict[str, Any]:
     _save(core, {**doc, "status": "cancelled"}, wake=True)
     if doc.get("owner"):
         release(core, doc["owner"], f"t:{ticket}", [])
-    return public({**doc, "status": "cancelled"})

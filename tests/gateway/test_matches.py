@@ -434,7 +434,8 @@ def test_a_ticket_costs_the_rules_service_nothing_until_a_group_is_seated(own_re
 def test_a_group_the_rules_service_could_not_seat_waits_again_and_is_seated_when_the_request_is_retried(
         own_redis_url: str) -> None:
     """The last ticket of a group arrives while the rules service is down: that request fails (503), nobody's
-    ticket is lost from the queue, and the same request sent again once the service is back seats the group."""
+    ticket is lost from the queue, and the same request sent again once the service is back seats the group. A
+    request without an Idempotency-Key that fails so takes its own ticket away: nobody could ask for it again."""
     rules = RulesProcess(free_port())
     rules.start()
     gateway = start_gateway(own_redis_url, rules.port)
@@ -443,6 +444,8 @@ def test_a_group_the_rules_service_could_not_seat_waits_again_and_is_seated_when
         waiting = [api.post("/v1/matchmaking", json=body).json() for _ in range(2)]
         assert [t["status"] for t in waiting] == ["waiting", "waiting"]
         rules.stop()
+        unkeyed = api.post("/v1/matchmaking", json=body)  # its ticket would be a seat nobody ever takes
+        assert unkeyed.status_code == 503 and unkeyed.json()["error"]["code"] == "rules_unavailable"
         key = {"Idempotency-Key": "the-third-of-three"}
         failed = api.post("/v1/matchmaking", json=body, headers=key)
         assert failed.status_code == 503 and failed.json()["error"]["code"] == "rules_unavailable"
