@@ -36,6 +36,9 @@ _TRUE = {"1", "true", "yes", "on"}
 #: MOVED/ASK for a moment, or has a slot without a primary): the gateway's 503, a bot job left for later.
 UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, redis.exceptions.ClusterError,
                redis.exceptions.TryAgainError, redis.exceptions.AskError, redis.exceptions.SlotNotCoveredError)
+#: Whatever the client raises while Redis fails: a RedisError, or on a cluster whose every node is unreachable a
+#: RedisClusterException, which is no RedisError. A background loop that must outlive an outage catches these.
+FAILURES = (redis.RedisError, redis.exceptions.RedisClusterException)
 #: A failover takes ``cluster-node-timeout`` plus an election (about 1 s); retries cover this much of it.
 CLUSTER_RETRY_S = 6.0
 
@@ -312,5 +315,5 @@ def never_sent(err: Exception) -> bool:
 def refresh(client: Client) -> None:
     """Re-read the cluster's slot table (after a failover); nothing for a single server."""
     if isinstance(client, RedisCluster):
-        with contextlib.suppress(redis.RedisError):  # still failing over: the next command looks again
+        with contextlib.suppress(*FAILURES):  # still failing over, or no node answers: the next command looks again
             client.nodes_manager.initialize()

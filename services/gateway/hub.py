@@ -111,7 +111,7 @@ class Subscriber(threading.Thread):
         while not self.hub.stopped:
             try:
                 self.listen()
-            except redis.RedisError as err:
+            except redisconn.FAILURES as err:  # (a whole cluster unreachable once ended this thread for good)
                 self.failures += 1
                 if self.failures == 1:  # (a Redis that stays down is logged once, not five times a second)
                     log.warning("event subscription on %s lost: %s; subscribing again", self.node or "redis", err)
@@ -189,7 +189,7 @@ class Checker(threading.Thread):
                 for key, after in batch.items():
                     pipe.xrevrange(key, "+", _after(after), count=COUNT)
                 replies = pipe.execute()
-            except redis.RedisError as err:  # failing over: again shortly, for keys still watched
+            except redisconn.FAILURES as err:  # failing over, or no node answers: again shortly, for keys watched
                 log.warning("event check: %s; retrying", err)
                 time.sleep(0.5)
                 with self.hub.lock:

@@ -233,3 +233,12 @@ def test_reading_streams_asks_the_server_nothing_but_the_read(spare_cluster: Loc
     assert taken[0][1][0][1] == {b"job": b"1"}
     assert client.xread({stream: "0-0"}, count=5, block=10)[0][0] == stream.encode()
     assert getkeys_calls() == before
+
+
+def test_refreshing_the_slot_table_of_a_cluster_no_node_of_which_answers_raises_nothing() -> None:
+    """The gateway's event subscription refreshes the slot table after each lost connection. With every node
+    gone, redis-py raises RedisClusterException, which is no RedisError: it once ended that thread for good."""
+    with redis_cluster() as cluster:
+        client = redisconn.connect(cluster.url)
+        assert client.ping()
+    redisconn.refresh(client)  # every node is stopped now
