@@ -222,7 +222,8 @@ def enqueue(core: Core, caller: Caller, *, game: str, players: int, options: dic
             doc = orjson.loads(raw)
             if doc["status"] == "waiting":
                 _group(core, game, players, options, doc["tenant"])
-            return claim.complete(settle(core, _load(core, ticket)))
+                doc = _load(core, ticket)  # seated just now, perhaps
+            return claim.complete(settle(core, doc))
         if claim.young():
             raise claim.in_use()
     try:

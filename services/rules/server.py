@@ -284,9 +284,13 @@ class RulesServicer(rules_pb2_grpc.RulesServicer):
             move = _json_arg(request.move_json, "move_json")
             quiet = frozenset(request.quiet_seats)
             viewers = [-1, *(s for s in range(game.seat_count(state)) if s not in quiet)]
-            # the words need each viewer's view before the move: the cached ones, or a copy of the state to make them
-            before_views = {v: views[v] for v in viewers} if all(v in views for v in viewers) else None
-            before = game.clone(state) if request.describe and before_views is None else None
+            before_views: dict[int, Any] | None = None
+            before = None
+            if request.describe:  # the words need each viewer's view before the move: the cached ones, or a copy
+                if all(v in views for v in viewers):
+                    before_views = {v: views[v] for v in viewers}
+                else:
+                    before = game.clone(state)
             try:
                 game.apply_in_place(state, seat, move)  # the decoded state is ours alone
             except RulesError as exc:
