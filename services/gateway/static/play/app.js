@@ -160,9 +160,10 @@ async function lobby() {
   }));
   cancel.addEventListener("click", safe(async () => {
     if (!ticket) return;
+    // said before the DELETE: its answer wakes the waiting loop above, which may write "Cancelled." first
+    status.textContent = "Cancelling…";
     try { await call("DELETE", `/matchmaking/${ticket.ticket}`); }
     catch (err) { if (!(err instanceof ApiError && err.code === "ticket_matched")) throw err; }
-    status.textContent = "Cancelling…";
   }));
   document.getElementById("watch").addEventListener("submit", ev => {
     ev.preventDefault(); location.hash = `#/m/${document.getElementById("watch-id").value.trim()}`;
