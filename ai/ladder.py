@@ -150,7 +150,9 @@ def merge(reports: list[dict[str, Any]], game_id: str, scale: float = 1.0,
     """The ladder of several runs' reports (``--report`` files of one game, run with different seeds, e.g. in
     parallel): their pairs' scores and think samples are added up and fitted together. Every report must
     have the same rungs, and each rung the spec it plays now (its current calibrated budget), so that the
-    ladder rates the levels at the budgets they play."""
+    ladder rates the levels at the budgets they play. A later report may play some of the first one's rungs
+    only (``--levels strong,hard --no-anchor``: more games where two rungs are hard to tell apart); every game
+    played between two rungs counts in their pair."""
     if not reports:
         raise ValueError("nothing to merge")
     first = reports[0]
@@ -160,9 +162,11 @@ def merge(reports: list[dict[str, Any]], game_id: str, scale: float = 1.0,
     score: dict[tuple[int, int], tuple[float, int]] = {}
     think: dict[str, list[float]] = {}
     for doc in reports:
-        if doc.get("game") != game_id or doc["anchor"] != anchor or doc["levels"] != levels:
-            raise ValueError(f"the reports are not one ladder of {game_id}: game, anchor and levels must agree")
-        if doc["specs"] != specs:
+        own = ([doc["anchor"]] if doc["anchor"] else []) + doc["levels"]
+        if doc.get("game") != game_id or not set(own) <= set(rungs):
+            raise ValueError(f"the reports are not one ladder of {game_id}: the game must agree, and each report's "
+                             f"rungs must be among the first one's ({', '.join(rungs)})")
+        if doc["specs"] != {r: specs[r] for r in own}:
             raise ValueError(f"a report played {doc['specs']}, but the rungs play {specs} now")
         for item in doc["pairs"]:
             key = (rungs.index(item["pair"][0]), rungs.index(item["pair"][1]))

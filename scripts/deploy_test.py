@@ -305,17 +305,27 @@ class Project:
                            "--quota", "rpm=0,matches=0,bots=0,hard=0,hints=0", "--json").stdout
         return str(json.loads(out.strip().splitlines()[-1])["key"])
 
-    def down(self) -> list[str]:
-        """Remove everything the project made; what is still there afterwards (should be nothing)."""
-        self.compose("down", "-v", "--remove-orphans", "-t", "10", check=False, timeout=300)
+    def down(self) -> tuple[list[str], bool]:
+        """Remove everything the project made; what is still there afterwards (should be nothing), and whether
+        ``compose down`` had to be helped: once (of many runs) it hung past its deadline, and a later run then
+        met the half-removed project, so its containers, networks and volumes are removed by label instead."""
+        forced = False
+        try:
+            self.compose("down", "-v", "--remove-orphans", "-t", "10", check=False, timeout=300)
+        except subprocess.TimeoutExpired:
+            forced = True
+            say(f"{self.name}: compose down did not end in 300 s; removing the project's things by label")
+            for kind, remove in (("container", ["rm", "-f", "-v"]), ("network", ["network", "rm"]),
+                                 ("volume", ["volume", "rm", "-f"])):
+                if ids := self.labelled(kind):
+                    run([docker_bin(), *remove, *ids], check=False, timeout=180)
+        return [f"{kind} {i}" for kind in ("container", "network", "volume") for i in self.labelled(kind)], forced
+
+    def labelled(self, kind: str) -> list[str]:
+        """The ids of the project's containers, networks or volumes (by compose's project label)."""
         label = f"label=com.docker.compose.project={self.name}"
-        left = []
-        for kind, argv in (("container", ["ps", "-aq", "--filter", label]),
-                           ("network", ["network", "ls", "-q", "--filter", label]),
-                           ("volume", ["volume", "ls", "-q", "--filter", label])):
-            ids = run([docker_bin(), *argv], check=False, timeout=60).stdout.split()
-            left += [f"{kind} {i}" for i in ids]
-        return left
+        argv = ["ps", "-aq"] if kind == "container" else [kind, "ls", "-q"]
+        return run([docker_bin(), *argv, "--filter", label], check=False, timeout=60).stdout.split()
 
 
 # -- playing through the SDK ------------------------------------------------------------------------------------
@@ -643,6 +653,9 @@ def run_profile(project: Project, args: argparse.Namespace, deadline: float) -> 
     out: dict[str, Any] = {"profile": project.profile, "project": project.name}
     began = time.monotonic()
     try:
+        if stale := project.labelled("container"):  # an earlier run that was stopped before it cleaned up
+            say(f"{project.name}: removing {len(stale)} containers an earlier run left behind")
+            project.down()
         say(f"{project.name}: docker compose up (entrance 127.0.0.1:{project.http_port}, "
             f"Prometheus 127.0.0.1:{project.prometheus_port})")
         project.up()
@@ -734,7 +747,7 @@ def run_profile(project: Project, args: argparse.Namespace, deadline: float) -> 
         # every service's log, kept for a second look (the project and its containers go now)
         logs = project.compose("logs", "--no-color", "--timestamps", check=False, timeout=120)
         (WORK / f"logs-{project.profile}.txt").write_text(logs.stdout + logs.stderr)
-        out["left_behind"] = project.down()
+        out["left_behind"], out["down_forced"] = project.down()
         out["seconds"] = round(time.monotonic() - began, 1)
         say(f"{project.name}: removed (left behind: {out['left_behind'] or 'nothing'}) after {out['seconds']} s")
     return out

@@ -138,6 +138,25 @@ def test_ladder_runs_with_different_seeds_merge_into_one_fit_of_all_their_games(
     assert thinks["easy"]["moves"] == sum(s["think_ms"]["easy"]["moves"] for s in shards)  # type: ignore[index]
 
 
+def test_a_run_of_two_rungs_only_adds_its_games_to_their_pair_of_the_whole_ladder() -> None:
+    """Two rungs hard to tell apart get more games of their own (``--levels strong,hard --no-anchor``): merged
+    with the whole ladder, those games count in that pair, and a report with a rung the ladder lacks is refused."""
+    whole: dict[str, object] = {}
+    ladder(GAME, 2, ["novice", "easy"], games=1, seed=4, scale=0.1, anchor="random", detail=whole)
+    focused: dict[str, object] = {}
+    ladder(GAME, 2, ["novice", "easy"], games=3, seed=40, scale=0.1, detail=focused)
+    assert focused["anchor"] is None and len(focused["pairs"]) == 1  # type: ignore[arg-type]
+    both: dict[str, object] = {}
+    merged = merge([{"game": GAME.id, **whole}, {"game": GAME.id, **focused}], GAME.id, scale=0.1, detail=both)
+    games = {tuple(p["pair"]): p["games"] for p in both["pairs"]}  # type: ignore[attr-defined]
+    assert games == {("random", "novice"): 1, ("novice", "easy"): 1 + 3, ("random", "easy"): 1}
+    assert merged["easy"]["matches"] == 1 + 1 + 3
+    stranger: dict[str, object] = {}
+    ladder(GAME, 2, ["easy", "casual"], games=1, seed=5, scale=0.1, detail=stranger)
+    with pytest.raises(ValueError, match="among the first"):
+        merge([{"game": GAME.id, **whole}, {"game": GAME.id, **stranger}], GAME.id, scale=0.1)
+
+
 def test_a_ladder_report_played_at_other_budgets_is_not_merged() -> None:
     """A report whose rungs played other budgets than the levels play now would rate budgets nobody plays."""
     detail: dict[str, object] = {}
