@@ -9,6 +9,7 @@ import json
 import os
 import random
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -335,8 +336,23 @@ def test_matchmaking_can_be_cancelled_and_is_filled_with_a_bot_after_make_runs_w
     page.locator("#opt-match").select_option(json.dumps("single"))
     page.click("#matchmake")
     page.wait_for_selector("#mm-cancel:not([hidden])")
+
+    def late_answer(route: Any) -> None:
+        """The DELETE's answer arrives after the ticket's long-poll has seen the cancellation (as on a busy
+        server): what the page said last used to be the DELETE's "Cancelling…", for good."""
+        if route.request.method != "DELETE":
+            route.continue_()
+            return
+        answered = route.fetch()
+        time.sleep(1.5)
+        route.fulfill(response=answered)
+
+    page.route("**/v1/matchmaking/*", late_answer)
     page.click("#mm-cancel")
     page.wait_for_function("document.getElementById('mm-status')?.textContent === 'Cancelled.'", timeout=30_000)
+    page.wait_for_timeout(2_500)  # the DELETE's answer has come by now
+    assert page.inner_text("#mm-status") == "Cancelled."
+    page.unroute("**/v1/matchmaking/*")
     assert page.is_visible("#matchmake") and not page.is_visible("#mm-cancel")
     page.click("#matchmake")
     page.wait_for_function("document.getElementById('mm-status')?.textContent.includes('bots fill empty seats')")
