@@ -280,7 +280,8 @@ def run(args: argparse.Namespace) -> int:
     detail: dict[str, Any] = {}
     rungs = ([anchor] if anchor else []) + levels
     run_info: dict[str, Any] = {"seed": args.seed, "games_per_pair": args.games,
-                                "pairs": [list(p) for p in pairings(rungs, reach)]}
+                                "pairs": [list(p) for p in pairings(rungs, reach)],
+                                "games_by_pair": [[*p, args.games] for p in pairings(rungs, reach)]}
 
     command = "meeple " + shlex.join(sys.argv[1:])
 
@@ -303,9 +304,10 @@ def run(args: argparse.Namespace) -> int:
         rungs = ([detail["anchor"]] if detail["anchor"] else []) + detail["levels"]
         games = {tuple(item["pair"]): item["games"] for item in detail["pairs"]}
         # ``seed``: the first run's (the shipped file's readers expect one); every run's is in ``merged``.
+        # ``games_per_pair``: the fewest; a pair with a run of its own has more (``games_by_pair``).
         run_info = {"merged": [{"seed": r.get("seed"), "command": r.get("command")} for r in reports],
                     "seed": reports[0].get("seed"), "games_per_pair": min(games.values()),
-                    "pairs": [list(p) for p in games]}
+                    "pairs": [list(p) for p in games], "games_by_pair": [[*p, n] for p, n in games.items()]}
     else:
         ratings = ladder(game, players, levels, args.games, args.seed, args.scale, progress=not args.json,
                          reach=reach, anchor=anchor, detail=detail,

@@ -112,8 +112,12 @@ def test_the_shipped_ladder_rates_every_rung_of_every_game_at_the_real_budgets()
         anchor = run.get("anchor")  # random play, rated 0 and not shipped as a rung
         assert all(a in (*LEVELS, anchor) and b in LEVELS for a, b in run["pairs"])
         played = sum(r["matches"] for r in run["ratings"].values())
-        rated_sides = sum((a in LEVELS) + (b in LEVELS) for a, b in run["pairs"])
-        assert played == rated_sides * run["games_per_pair"]  # every game counted, for each rated side
+        # each pair's games (a pair with a run of its own has more; files written before that have the same count
+        # for every pair), the fewest of which is games_per_pair
+        by_pair = run.get("games_by_pair") or [[a, b, run["games_per_pair"]] for a, b in run["pairs"]]
+        assert [[a, b] for a, b, _ in by_pair] == run["pairs"]
+        assert min(n for *_, n in by_pair) == run["games_per_pair"]
+        assert played == sum(((a in LEVELS) + (b in LEVELS)) * n for a, b, n in by_pair)  # each game, each rated side
         for level, r in run["ratings"].items():
             assert 0 < r["sigma"] < ratings.default()["sigma"] and r["matches"] >= run["games_per_pair"], level
         assert run["ratings"]["novice"]["mu"] < run["ratings"]["hard"]["mu"], game
