@@ -312,8 +312,9 @@ def never_sent(err: Exception) -> bool:
     return isinstance(err, redis.ConnectionError) and "connecting to" in str(err)
 
 
-def refresh(client: Client) -> None:
-    """Re-read the cluster's slot table (after a failover); nothing for a single server."""
+def refresh(client: Client, failed: str | None = None) -> None:
+    """Re-read the cluster's slot table (after a failover), asking another node first than ``failed`` (a node
+    name seen down); nothing for a single server."""
     if isinstance(client, RedisCluster):
         with contextlib.suppress(*FAILURES):  # still failing over, or no node answers: the next command looks again
-            client.nodes_manager.initialize()
+            client.nodes_manager.initialize(last_failed_node_name=failed)

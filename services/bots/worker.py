@@ -284,9 +284,7 @@ class Worker:
             if not down:
                 continue
             for client in (self.jobs, self.redis):
-                if redisconn.is_cluster(client):
-                    with contextlib.suppress(redis.RedisError):
-                        client.nodes_manager.initialize(last_failed_node_name=down[0])
+                redisconn.refresh(client, failed=down[0])
             serving = self._serving()
             for node in down:
                 if serving is not None and node not in serving:

@@ -242,3 +242,4 @@ def test_refreshing_the_slot_table_of_a_cluster_no_node_of_which_answers_raises_
         client = redisconn.connect(cluster.url)
         assert client.ping()
     redisconn.refresh(client)  # every node is stopped now
+    redisconn.refresh(client, failed=client.get_primaries()[0].name)  # as the bot worker's watcher asks
