@@ -279,9 +279,9 @@ def run(args: argparse.Namespace) -> int:
     started = time.time()
     detail: dict[str, Any] = {}
     rungs = ([anchor] if anchor else []) + levels
-    run_info: dict[str, Any] = {"seed": args.seed, "games_per_pair": args.games,
-                                "pairs": [list(p) for p in pairings(rungs, reach)],
-                                "games_by_pair": [[*p, args.games] for p in pairings(rungs, reach)]}
+    pairs = pairings(rungs, reach)
+    run_info: dict[str, Any] = {"seed": args.seed, "games_per_pair": args.games, "pairs": [list(p) for p in pairs],
+                                "games_by_pair": [[*p, args.games] for p in pairs]}
 
     command = "meeple " + shlex.join(sys.argv[1:])
 
