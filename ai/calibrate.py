@@ -14,7 +14,11 @@ floor (``beyond_curve``). A budget never goes below the level's budget from befo
 (``Level.iterations``; ``floor_bound``: the level is then above its target in this game), nor below the
 level below it. ``--floor hard=6000`` raises a level's floor in this game (kept in the entry and by
 ``--reuse-curve``): for a level whose target lies beyond a flat top of the curve, where only head-to-head games
-(``meeple arena --seats mcts:hard@it=6000,mcts:normal``) can tell what more search buys.
+(``meeple arena --seats mcts:hard@it=6000,mcts:normal``) can tell what more search buys. ``--place strong=480``
+puts a level at a budget in this game even below its old floor, between the levels around it (kept like
+floors): where the curve is flat at the top, ``strong`` at its old budget already plays as well as ``hard``,
+so the rung between ``normal`` and ``hard`` is placed halfway between them, where a ladder can tell all three
+apart. Only the in-between rungs people do not pick (``novice``, ``casual``, ``strong``) can be placed.
 
 The file keeps one entry per game (other games' entries are kept), with the curve, the command and the
 date; ``ai.bot`` reads it at run time.
@@ -51,6 +55,9 @@ def hook(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--floor", default="",
                         help="calibrate: raise levels' floors in this game, e.g. hard=6000 (comma-separated; kept in "
                              "the file's entry, and by --reuse-curve unless given again)")
+    parser.add_argument("--place", default="",
+                        help="calibrate: put in-between levels (novice, casual, strong) at a budget in this game, "
+                             "e.g. strong=480, even below their old floor (kept like --floor)")
     previous = parser.get_default("func")
     parser.set_defaults(func=lambda args: run(args) if args.calibrate else previous(args))
 
@@ -87,8 +94,26 @@ def parse_floors(text: str) -> dict[str, int]:
     return floors
 
 
-def choose(points: list[dict[str, Any]], floors: dict[str, int] | None = None) -> dict[str, dict[str, Any]]:
-    """Each level's budget on a measured curve (see the module docstring); ``floors`` raise levels' floors."""
+#: The rungs people do not pick (docs/api.md): they exist for bot fill, which goes by their measured rating, so
+#: ``--place`` may move them below their old budget to sit between the levels around them.
+PLACEABLE = ("novice", "casual", "strong")
+
+
+def parse_places(text: str) -> dict[str, int]:
+    """``strong=480`` -> {"strong": 480}; raises ValueError for a level people pick or a bad budget."""
+    places: dict[str, int] = {}
+    for part in filter(None, (x.strip() for x in text.split(","))):
+        level, _, value = part.partition("=")
+        if level not in PLACEABLE or not value.isdigit() or int(value) < 1:
+            raise ValueError(f"bad --place {part!r}: use LEVEL=ITERATIONS with a level of {', '.join(PLACEABLE)}")
+        places[level] = int(value)
+    return places
+
+
+def choose(points: list[dict[str, Any]], floors: dict[str, int] | None = None,
+           places: dict[str, int] | None = None) -> dict[str, dict[str, Any]]:
+    """Each level's budget on a measured curve (see the module docstring); ``floors`` raise levels' floors,
+    ``places`` put in-between levels at a budget (never below the level under them)."""
     budgets = [p["iterations"] for p in points]
     ratings: list[float] = []
     for p in points:  # non-decreasing: a bigger budget is never rated below a smaller one
@@ -106,12 +131,16 @@ def choose(points: list[dict[str, Any]], floors: dict[str, int] | None = None) -
         # Never below the level's budget before levels were strengths (``Level.iterations``): the search only
         # gained strength per iteration since, so no level is weaker than it was (issue 32).
         chosen = max(floor, min(max(budget, least), fits))
+        placed = (places or {}).get(level)
+        if placed is not None:
+            chosen = max(floor, min(placed, fits))
         floor = chosen
         out[level] = {"iterations": chosen, "target": spec.target, "target_iterations": budget,
                       "expected_rating": round(_rating_at(budgets, ratings, chosen), 2),
                       "expected_p95_ms": round(chosen * ms_per_iteration, 1), "cap_ms": spec.seconds * 1000,
                       "cap_bound": fits < max(budget, least), "floor_bound": least > budget,
-                      "beyond_curve": beyond, **({"floor_set": least} if least != spec.iterations else {})}
+                      "beyond_curve": beyond, **({"floor_set": least} if least != spec.iterations else {}),
+                      **({"placed": placed} if placed is not None else {})}
     return out
 
 
@@ -174,6 +203,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         game = get_game(args.game)
         floors = parse_floors(args.floor)
+        places = parse_places(args.place)
         budgets = sorted({int(x) for x in args.budgets.split(",") if x})
         if len(budgets) < 2 or budgets[0] < 1:
             raise ValueError("--budgets needs two or more budgets >= 1")
@@ -188,12 +218,13 @@ def run(args: argparse.Namespace) -> int:
             entry = orjson.loads(f.read())["games"][game.id]
         points = entry["curve"]
         floors = floors or entry.get("floors", {})
-        levels = choose(points, floors)
+        places = places or entry.get("places", {})
+        levels = choose(points, floors, places)
         entry = {**entry, "levels": levels, "chosen_again": {"command": "meeple " + shlex.join(sys.argv[1:]),
                                                              "date": now}}
     else:
         points = curve(game, players, budgets, args.games, args.seed, args.reach or None, progress=not args.json)
-        levels = choose(points, floors)
+        levels = choose(points, floors, places)
         entry = {"command": "meeple " + shlex.join(sys.argv[1:]), "date": now,
                  "players": players, "seed": args.seed, "games_per_pair": args.games, "reach": args.reach,
                  "seconds": round(time.time() - started, 1),
@@ -204,6 +235,9 @@ def run(args: argparse.Namespace) -> int:
     entry.pop("floors", None)
     if floors:  # only where a floor was raised: the other games' entries keep their shape
         entry["floors"] = floors
+    entry.pop("places", None)
+    if places:
+        entry["places"] = places
     write(args.budgets_file, game.id, entry)
     if args.json:
         print(orjson.dumps({"game": game.id, **entry}).decode())

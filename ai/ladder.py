@@ -152,7 +152,9 @@ def merge(reports: list[dict[str, Any]], game_id: str, scale: float = 1.0,
     have the same rungs, and each rung the spec it plays now (its current calibrated budget), so that the
     ladder rates the levels at the budgets they play. A later report may play some of the first one's rungs
     only (``--levels strong,hard --no-anchor``: more games where two rungs are hard to tell apart); every game
-    played between two rungs counts in their pair."""
+    played between two rungs counts in their pair. A report whose rung played another spec than it plays now
+    (its budget was moved since, ``--place``) counts only its pairs of unchanged rungs; the games it leaves out
+    are listed in ``detail["left_out"]``, and a report with no pair left is refused."""
     if not reports:
         raise ValueError("nothing to merge")
     first = reports[0]
@@ -161,20 +163,32 @@ def merge(reports: list[dict[str, Any]], game_id: str, scale: float = 1.0,
     specs = {r: rung_spec(r, game_id, scale) for r in rungs}
     score: dict[tuple[int, int], tuple[float, int]] = {}
     think: dict[str, list[float]] = {}
+    left_out: list[dict[str, Any]] = []
     for doc in reports:
         own = ([doc["anchor"]] if doc["anchor"] else []) + doc["levels"]
         if doc.get("game") != game_id or not set(own) <= set(rungs):
             raise ValueError(f"the reports are not one ladder of {game_id}: the game must agree, and each report's "
                              f"rungs must be among the first one's ({', '.join(rungs)})")
-        if doc["specs"] != {r: specs[r] for r in own}:
-            raise ValueError(f"a report played {doc['specs']}, but the rungs play {specs} now")
+        moved = {r for r in own if doc["specs"].get(r) != specs[r]}
+        kept = [item for item in doc["pairs"] if not moved & set(item["pair"])]
+        if not kept:
+            raise ValueError(f"a report played {doc['specs']}, but the rungs play {specs} now: no pair of it is "
+                             "still played at the same specs")
         for item in doc["pairs"]:
+            if item not in kept:
+                left_out.append({"seed": doc.get("seed"), "pair": item["pair"], "games": item["games"],
+                                 "specs": [doc["specs"][r] for r in item["pair"]]})
+        for item in kept:
             key = (rungs.index(item["pair"][0]), rungs.index(item["pair"][1]))
             w, m = score.get(key, (0.0, 0))
             score[key] = (w + item["score"], m + item["games"])
         for spec, values in doc["think_samples_ms"].items():
-            think.setdefault(spec, []).extend(v / 1000 for v in values)
-    return rate(rungs, levels, anchor, specs, score, think, detail)
+            if spec in specs.values():
+                think.setdefault(spec, []).extend(v / 1000 for v in values)
+    found = rate(rungs, levels, anchor, specs, score, think, detail)
+    if detail is not None and left_out:
+        detail["left_out"] = left_out
+    return found
 
 
 def adjacent(ratings: dict[str, dict[str, Any]], levels: list[str]) -> list[dict[str, Any]]:
@@ -328,6 +342,9 @@ def run(args: argparse.Namespace) -> int:
             lo, hi = doc["ci95"]
             print(f"{level:<8} mu {doc['mu']:6.2f}  95% [{lo:6.2f}, {hi:6.2f}]  sigma {doc['sigma']:5.2f}  "
                   f"games {doc['matches']}")
+        for item in detail.get("left_out", []):
+            print(f"left out (a rung played another budget then): {item['games']} games of {item['pair']} "
+                  f"(seed {item['seed']}, {' vs '.join(item['specs'])})")
         for item in detail["adjacent"]:
             print(f"{item['pair'][1]} - {item['pair'][0]}: {item['difference']:+.2f} "
                   f"({item['win_probability']:.2f} to win){'' if item['separated'] else '  intervals overlap'}")

@@ -41,7 +41,12 @@ def test_a_calibration_covers_every_game_and_level_with_its_command_and_date(pat
         assert [budget_of(gid, level, doc) for level in LEVELS] == budgets
         for level, doc_level in entry["levels"].items():
             assert doc_level["expected_p95_ms"] <= doc_level["cap_ms"] + 1e-6, (gid, level)
-            assert doc_level["iterations"] >= LEVELS[level].iterations or doc_level["cap_bound"], (gid, level)
+            # Never below the level's old budget, unless its cap binds or it is an in-between rung placed
+            # between its neighbours (``--place``, kept in the entry's ``places``).
+            placed = entry.get("places", {}).get(level)
+            assert placed is None or (level in calibrate.PLACEABLE and doc_level["iterations"] == placed), gid
+            assert (doc_level["iterations"] >= LEVELS[level].iterations or doc_level["cap_bound"]
+                    or placed is not None), (gid, level)
 
 
 def test_a_bot_plays_its_games_calibrated_budget() -> None:
@@ -112,6 +117,22 @@ def test_a_floor_set_for_a_game_raises_a_level_beyond_a_flat_curve_but_never_pas
         calibrate.parse_floors("expert=9000")
 
 
+def test_an_in_between_rung_is_placed_below_its_old_budget_but_never_below_the_rung_under_it() -> None:
+    """Fierce Women: ``strong`` at 800 plays as well as ``hard`` at 6000, so it is placed between ``normal`` and
+    ``hard``; the levels people pick cannot be placed."""
+    flat = [{"iterations": n, "rating": r, "think_ms_p95": n * 0.07}
+            for n, r in [(3, 7.0), (9, 14.0), (27, 20.0), (81, 24.0), (243, 26.0), (729, 26.5)]]
+    plain = calibrate.choose(flat, {"hard": 6000})
+    placed = calibrate.choose(flat, {"hard": 6000}, calibrate.parse_places("strong=480"))
+    assert placed["strong"]["iterations"] == 480 and placed["strong"]["placed"] == 480
+    assert {k: v for k, v in placed.items() if k != "strong"} == {k: v for k, v in plain.items() if k != "strong"}
+    low = calibrate.choose(flat, None, {"strong": 5})
+    assert low["strong"]["iterations"] == low["normal"]["iterations"]  # never below the rung under it
+    for bad in ("hard=100", "normal=200", "strong=0", "strong=x"):
+        with pytest.raises(ValueError):
+            calibrate.parse_places(bad)
+
+
 def test_ladder_rates_rungs_against_random_play_and_reports_intervals() -> None:
     detail: dict[str, object] = {}
     found = ladder(GAME, 2, ["mcts:easy@it=2", "mcts:easy@it=40"], games=3, seed=2, anchor="random", detail=detail)
@@ -155,6 +176,23 @@ def test_a_run_of_two_rungs_only_adds_its_games_to_their_pair_of_the_whole_ladde
     ladder(GAME, 2, ["easy", "casual"], games=1, seed=5, scale=0.1, detail=stranger)
     with pytest.raises(ValueError, match="among the first"):
         merge([{"game": GAME.id, **whole}, {"game": GAME.id, **stranger}], GAME.id, scale=0.1)
+
+
+def test_a_report_from_before_a_rung_was_moved_counts_only_its_pairs_of_unmoved_rungs() -> None:
+    """``--place strong=480`` moves one rung: the earlier runs' games between rungs that still play the same
+    budgets keep counting, and every game of the moved rung's pairs is left out (and listed)."""
+    before: dict[str, object] = {}
+    ladder(GAME, 2, ["novice", "easy"], games=2, seed=6, scale=0.1, anchor="random", detail=before)
+    before["specs"] = {**before["specs"], "easy": "mcts:easy@it=999"}  # type: ignore[dict-item]
+    now: dict[str, object] = {}
+    ladder(GAME, 2, ["novice", "easy"], games=1, seed=60, scale=0.1, anchor="random", detail=now)
+    both: dict[str, object] = {}
+    merge([{"game": GAME.id, **now}, {"game": GAME.id, "seed": 6, **before}], GAME.id, scale=0.1, detail=both)
+    games = {tuple(p["pair"]): p["games"] for p in both["pairs"]}  # type: ignore[attr-defined]
+    assert games == {("random", "novice"): 1 + 2, ("novice", "easy"): 1, ("random", "easy"): 1}
+    assert sorted((tuple(x["pair"]), x["games"]) for x in both["left_out"]) == [  # type: ignore[attr-defined]
+        (("novice", "easy"), 2), (("random", "easy"), 2)]
+    assert "mcts:easy@it=999" not in both["think_samples_ms"]  # type: ignore[operator]
 
 
 def test_a_ladder_report_played_at_other_budgets_is_not_merged() -> None:
