@@ -57,7 +57,7 @@ def hook(parser: argparse.ArgumentParser) -> None:
                              "the file's entry, and by --reuse-curve unless given again)")
     parser.add_argument("--place", default="",
                         help="calibrate: put in-between levels (novice, casual, strong) at a budget in this game, "
-                             "e.g. strong=480, even below their old floor (kept like --floor)")
+                             "e.g. strong=480, even below their old floor (kept like --floor; none: clear them)")
     previous = parser.get_default("func")
     parser.set_defaults(func=lambda args: run(args) if args.calibrate else previous(args))
 
@@ -100,8 +100,11 @@ PLACEABLE = ("novice", "casual", "strong")
 
 
 def parse_places(text: str) -> dict[str, int]:
-    """``strong=480`` -> {"strong": 480}; raises ValueError for a level people pick or a bad budget."""
+    """``strong=480`` -> {"strong": 480}; ``none`` -> {} (the game's places are cleared); raises ValueError for a
+    level people pick or a bad budget."""
     places: dict[str, int] = {}
+    if text.strip() == "none":
+        return places
     for part in filter(None, (x.strip() for x in text.split(","))):
         level, _, value = part.partition("=")
         if level not in PLACEABLE or not value.isdigit() or int(value) < 1:
@@ -218,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
             entry = orjson.loads(f.read())["games"][game.id]
         points = entry["curve"]
         floors = floors or entry.get("floors", {})
-        places = places or entry.get("places", {})
+        places = places if args.place else entry.get("places", {})
         levels = choose(points, floors, places)
         entry = {**entry, "levels": levels, "chosen_again": {"command": "meeple " + shlex.join(sys.argv[1:]),
                                                              "date": now}}

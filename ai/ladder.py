@@ -321,7 +321,8 @@ def run(args: argparse.Namespace) -> int:
         # ``games_per_pair``: the fewest; a pair with a run of its own has more (``games_by_pair``).
         run_info = {"merged": [{"seed": r.get("seed"), "command": r.get("command")} for r in reports],
                     "seed": reports[0].get("seed"), "games_per_pair": min(games.values()),
-                    "pairs": [list(p) for p in games], "games_by_pair": [[*p, n] for p, n in games.items()]}
+                    "pairs": [list(p) for p in games], "games_by_pair": [[*p, n] for p, n in games.items()],
+                    **({"left_out": detail["left_out"]} if detail.get("left_out") else {})}
     else:
         ratings = ladder(game, players, levels, args.games, args.seed, args.scale, progress=not args.json,
                          reach=reach, anchor=anchor, detail=detail,

@@ -128,6 +128,7 @@ def test_an_in_between_rung_is_placed_below_its_old_budget_but_never_below_the_r
     assert {k: v for k, v in placed.items() if k != "strong"} == {k: v for k, v in plain.items() if k != "strong"}
     low = calibrate.choose(flat, None, {"strong": 5})
     assert low["strong"]["iterations"] == low["normal"]["iterations"]  # never below the rung under it
+    assert calibrate.parse_places("none") == {}  # clears the game's places: every level back on its floor
     for bad in ("hard=100", "normal=200", "strong=0", "strong=x"):
         with pytest.raises(ValueError):
             calibrate.parse_places(bad)
