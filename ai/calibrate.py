@@ -15,10 +15,10 @@ floor (``beyond_curve``). A budget never goes below the level's budget from befo
 level below it. ``--floor hard=6000`` raises a level's floor in this game (kept in the entry and by
 ``--reuse-curve``): for a level whose target lies beyond a flat top of the curve, where only head-to-head games
 (``meeple arena --seats mcts:hard@it=6000,mcts:normal``) can tell what more search buys. ``--place strong=480``
-puts a level at a budget in this game even below its old floor, between the levels around it (kept like
-floors): where the curve is flat at the top, ``strong`` at its old budget already plays as well as ``hard``,
-so the rung between ``normal`` and ``hard`` is placed halfway between them, where a ladder can tell all three
-apart. Only the in-between rungs people do not pick (``novice``, ``casual``, ``strong``) can be placed.
+puts a level at a budget in this game even below its old floor, never below the level under it (kept like
+floors; ``--place none`` clears them): for a rung that head-to-head games found level with its neighbour. Only
+the in-between rungs people do not pick (``novice``, ``casual``, ``strong``; bot fill goes by their rating) can
+be placed. Tried on Fierce Women's ``strong`` (at 480 and 400) and not kept: see docs/bots/strength.md.
 
 The file keeps one entry per game (other games' entries are kept), with the curve, the command and the
 date; ``ai.bot`` reads it at run time.
