@@ -33,6 +33,7 @@ import math
 import shlex
 import sys
 import time
+from collections.abc import Collection
 from typing import Any
 
 import orjson
@@ -80,17 +81,25 @@ def curve(game: Any, players: int, budgets: list[int], games: int, seed: int, re
              "think_ms_p95": think.get(s, {}).get("p95", 0.0)} for n, s in zip(budgets, specs, strict=True)]
 
 
-def parse_floors(text: str) -> dict[str, int]:
-    """``hard=6000,strong=2000`` -> {"hard": 6000, "strong": 2000}; raises ValueError for an unknown level or a
-    floor below the level's own (``Level.iterations``)."""
-    floors: dict[str, int] = {}
+def level_budgets(text: str, option: str, allowed: Collection[str]) -> dict[str, int]:
+    """``hard=6000,strong=2000`` -> {"hard": 6000, "strong": 2000}: the ``LEVEL=ITERATIONS`` list of ``--floor``
+    and ``--place``; raises ValueError for a level not in ``allowed`` or a budget that is not a positive integer."""
+    found: dict[str, int] = {}
     for part in filter(None, (x.strip() for x in text.split(","))):
         level, _, value = part.partition("=")
-        if level not in LEVELS or not value.isdigit():
-            raise ValueError(f"bad --floor {part!r}: use LEVEL=ITERATIONS with a level of {', '.join(LEVELS)}")
-        if int(value) < LEVELS[level].iterations:
-            raise ValueError(f"--floor {part}: below {level}'s own floor of {LEVELS[level].iterations}")
-        floors[level] = int(value)
+        if level not in allowed or not value.isdigit() or int(value) < 1:
+            raise ValueError(f"bad {option} {part!r}: use LEVEL=ITERATIONS with a level of {', '.join(allowed)}")
+        found[level] = int(value)
+    return found
+
+
+def parse_floors(text: str) -> dict[str, int]:
+    """``hard=6000`` -> {"hard": 6000}; raises ValueError for an unknown level or a floor below the level's own
+    (``Level.iterations``)."""
+    floors = level_budgets(text, "--floor", LEVELS)
+    for level, value in floors.items():
+        if value < LEVELS[level].iterations:
+            raise ValueError(f"--floor {level}={value}: below {level}'s own floor of {LEVELS[level].iterations}")
     return floors
 
 
@@ -102,15 +111,7 @@ PLACEABLE = ("novice", "casual", "strong")
 def parse_places(text: str) -> dict[str, int]:
     """``strong=480`` -> {"strong": 480}; ``none`` -> {} (the game's places are cleared); raises ValueError for a
     level people pick or a bad budget."""
-    places: dict[str, int] = {}
-    if text.strip() == "none":
-        return places
-    for part in filter(None, (x.strip() for x in text.split(","))):
-        level, _, value = part.partition("=")
-        if level not in PLACEABLE or not value.isdigit() or int(value) < 1:
-            raise ValueError(f"bad --place {part!r}: use LEVEL=ITERATIONS with a level of {', '.join(PLACEABLE)}")
-        places[level] = int(value)
-    return places
+    return {} if text.strip() == "none" else level_budgets(text, "--place", PLACEABLE)
 
 
 def choose(points: list[dict[str, Any]], floors: dict[str, int] | None = None,
@@ -133,10 +134,8 @@ def choose(points: list[dict[str, Any]], floors: dict[str, int] | None = None,
         fits = max(1, math.floor(spec.seconds * 1000 / ms_per_iteration)) if ms_per_iteration > 0 else budget
         # Never below the level's budget before levels were strengths (``Level.iterations``): the search only
         # gained strength per iteration since, so no level is weaker than it was (issue 32).
-        chosen = max(floor, min(max(budget, least), fits))
         placed = (places or {}).get(level)
-        if placed is not None:
-            chosen = max(floor, min(placed, fits))
+        chosen = max(floor, min(max(budget, least) if placed is None else placed, fits))
         floor = chosen
         out[level] = {"iterations": chosen, "target": spec.target, "target_iterations": budget,
                       "expected_rating": round(_rating_at(budgets, ratings, chosen), 2),

@@ -170,14 +170,15 @@ def merge(reports: list[dict[str, Any]], game_id: str, scale: float = 1.0,
             raise ValueError(f"the reports are not one ladder of {game_id}: the game must agree, and each report's "
                              f"rungs must be among the first one's ({', '.join(rungs)})")
         moved = {r for r in own if doc["specs"].get(r) != specs[r]}
-        kept = [item for item in doc["pairs"] if not moved & set(item["pair"])]
+        kept: list[dict[str, Any]] = []
+        dropped: list[dict[str, Any]] = []
+        for item in doc["pairs"]:
+            (dropped if moved & set(item["pair"]) else kept).append(item)
         if not kept:
             raise ValueError(f"a report played {doc['specs']}, but the rungs play {specs} now: no pair of it is "
                              "still played at the same specs")
-        for item in doc["pairs"]:
-            if item not in kept:
-                left_out.append({"seed": doc.get("seed"), "pair": item["pair"], "games": item["games"],
-                                 "specs": [doc["specs"][r] for r in item["pair"]]})
+        left_out.extend({"seed": doc.get("seed"), "pair": item["pair"], "games": item["games"],
+                         "specs": [doc["specs"][r] for r in item["pair"]]} for item in dropped)
         for item in kept:
             key = (rungs.index(item["pair"][0]), rungs.index(item["pair"][1]))
             w, m = score.get(key, (0.0, 0))

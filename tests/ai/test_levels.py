@@ -118,8 +118,8 @@ def test_a_floor_set_for_a_game_raises_a_level_beyond_a_flat_curve_but_never_pas
 
 
 def test_an_in_between_rung_is_placed_below_its_old_budget_but_never_below_the_rung_under_it() -> None:
-    """Fierce Women: ``strong`` at 800 plays as well as ``hard`` at 6000, so it is placed between ``normal`` and
-    ``hard``; the levels people pick cannot be placed."""
+    """``--place`` moves a rung people do not pick (tried on Fierce Women's ``strong``, whose 800 iterations had
+    looked as strong as ``hard``'s 6000); the levels people pick cannot be placed."""
     flat = [{"iterations": n, "rating": r, "think_ms_p95": n * 0.07}
             for n, r in [(3, 7.0), (9, 14.0), (27, 20.0), (81, 24.0), (243, 26.0), (729, 26.5)]]
     plain = calibrate.choose(flat, {"hard": 6000})
