@@ -5,20 +5,27 @@ Everything runs as deployed, on loopback and free ports: a real ``redis-server``
 gateway under gunicorn with its own config (``services.gateway.gunicorn_conf``: the same worker class).
 Beside it, under the same gunicorn config and worker count, a bare Flask app (:func:`bare_app`): one
 ``POST /bare`` route that parses a JSON body and answers a small JSON document. That route is the floor: what
-gunicorn, Flask and the loopback round trip cost with no work at all.
+gunicorn, Flask and the loopback round trip cost with no work at all. A second route of that app,
+``POST /floor-io``, is the floor of the architecture: the waits every move must make, with no work around
+them — a Redis read, one call to the rules service (``grpc.health.v1.Health/Check``: an empty unary call) and
+a Redis write, on the move stack's own Redis and rules service, with the clients the gateway uses
+(redis-py with hiredis, grpcio).
 
 One driver, one request at a time (low load): human-vs-human matches of every game in turn (all seats joined
 by the driver, random legal moves with the version the seat saw). For each move it reads the seat's legal
 moves (not timed), then sends the timed requests in an order that alternates: ``POST /bare`` with the same
-body, and ``POST /v1/matches/{id}/moves`` with an ``Idempotency-Key`` (with ``--baseline DIR``, also the move
+body, ``POST /floor-io`` with it too, and ``POST /v1/matches/{id}/moves`` with an ``Idempotency-Key`` (with
+``--baseline DIR``, also the move
 on the stack of the checkout in ``DIR``: its own Redis, rules service and gateway, run by ``DIR/.venv``'s
 Python when it has one). The client is ``http.client`` on a kept-alive connection per server, so the
 client's own cost stays small beside the servers'.
 
 Figures: p50/p95 (and mean) of each timed request's wall time, the ratio of the move's p50 to the bare
-route's (the issue's target: <= 2), and CPU per timed request from ``/proc``, read just around those
-requests: the gateway worker, the rules service and Redis for a move, the bare app's worker for the bare
-route (each thread's own run time, to the nanosecond). A loaded machine slows all of them alike within a run:
+route's (the issue's target: <= 2), the same ratio for ``/floor-io`` (how much of that target the waits alone
+take) and the move's p50 over ``/floor-io``'s (what the move path adds to its waits), and CPU per timed request
+from ``/proc``, read just around those requests: the gateway worker, the rules service and Redis for a move,
+the bare app's worker for the bare route, and the bare app's worker, the rules service and Redis for
+``/floor-io`` (each thread's own run time, to the nanosecond). A loaded machine slows all of them alike within a run:
 compare ratios, not absolute times.
 Everything started is stopped before the command returns (the JSON lists the pids it started).
 """
@@ -63,6 +70,12 @@ GATEWAY_ENV = {"MEEPLE_RATE_LIMIT_PER_MINUTE": "100000000", "MEEPLE_MAX_ACTIVE_M
                "MEEPLE_MAX_BOT_SEATS_PER_IP": "0", "MEEPLE_MAX_HARD_BOTS_PER_IP": "0"}
 
 
+#: Where ``/floor-io`` finds the move stack's Redis and rules service (set by :func:`run_bench`).
+FLOOR_REDIS_ENV, FLOOR_RULES_ENV = "MEEPLE_FLOOR_REDIS_URL", "MEEPLE_FLOOR_RULES_ADDR"
+#: The one key ``/floor-io`` reads and writes (no match uses it).
+FLOOR_KEY = "bench:floor-io"
+
+
 def bare_app() -> Any:
     """The floor: a Flask app with one route that parses a JSON body and answers JSON (gunicorn factory)."""
     from flask import Flask, request
@@ -77,6 +90,24 @@ def bare_app() -> Any:
     @app.get("/healthz")
     def healthz() -> Any:
         return {"ok": True}
+
+    redis_url, rules_addr = os.environ.get(FLOOR_REDIS_ENV), os.environ.get(FLOOR_RULES_ENV)
+    if redis_url and rules_addr:
+        import grpc
+        import redis
+        from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+        store = redis.Redis.from_url(redis_url)
+        health = health_pb2_grpc.HealthStub(grpc.insecure_channel(rules_addr))
+
+        @app.post("/floor-io")
+        def floor_io() -> Any:
+            body = request.get_json()
+            version = body.get("version") if isinstance(body, dict) else None
+            store.get(FLOOR_KEY)
+            health.Check(health_pb2.HealthCheckRequest(), timeout=5)
+            store.set(FLOOR_KEY, orjson.dumps(version))
+            return {"ok": True, "version": version}
 
     return app
 
@@ -174,6 +205,8 @@ class Stack:
     rules: subprocess.Popen[bytes]
     gateway_worker: int
     http: Http
+    redis_url: str
+    rules_addr: str
 
     def cpu(self) -> tuple[float, float, float]:
         return cpu_s(self.gateway_worker), cpu_s(self.rules.pid), cpu_s(self.redis.pid)
@@ -209,10 +242,10 @@ def start_stack(procs: Procs, name: str, root: Path, tmp: Path) -> Stack:
     rules = procs.spawn([python_of(root), "-m", "services.rules.server", "--host", "127.0.0.1", "--port",
                          str(rules_port), "--metrics-port", str(free_port())], root, env)
     wait_until(lambda: grpc_serving(f"127.0.0.1:{rules_port}"), f"rules service ({root})", rules, 60)
+    redis_url, rules_addr = f"redis://127.0.0.1:{redis_port}/0", f"127.0.0.1:{rules_port}"
     port, worker = gunicorn(procs, root, "services.gateway.wsgi:app",
-                            {**GATEWAY_ENV, "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
-                             "MEEPLE_RULES_ADDR": f"127.0.0.1:{rules_port}"}, tmp)
-    return Stack(name, root, redis, rules, worker, Http(port))
+                            {**GATEWAY_ENV, "REDIS_URL": redis_url, "MEEPLE_RULES_ADDR": rules_addr}, tmp)
+    return Stack(name, root, redis, rules, worker, Http(port), redis_url, rules_addr)
 
 
 @dataclass
@@ -309,10 +342,13 @@ def run_bench(moves: int, warmup: int = 20, baseline: Path | None = None, seed: 
         cleanup.callback(procs.stop)
         roots = {"move": ROOT, **({"baseline_move": baseline.resolve()} if baseline else {})}
         stacks = {name: start_stack(procs, name, root, tmp) for name, root in roots.items()}
-        bare_port, bare_worker = gunicorn(procs, ROOT, "services.bench_floor:bare_app()", {}, tmp)
+        mover = stacks["move"]
+        bare_port, bare_worker = gunicorn(procs, ROOT, "services.bench_floor:bare_app()",
+                                          {FLOOR_REDIS_ENV: mover.redis_url, FLOOR_RULES_ENV: mover.rules_addr}, tmp)
         bare = Http(bare_port)
         players = {name: Player(stack, seed) for name, stack in stacks.items()}
-        series = {name: Series() for name in ("bare", *stacks)}
+        series = {name: Series() for name in ("bare", "floor_io", *stacks)}
+        io_pids = {"gateway": bare_worker, "rules": mover.rules.pid, "redis": mover.redis.pid}
         for n in range(warmup + moves):
             jobs: list[tuple[str, Callable[[], Any], dict[str, int], str | None]] = []
             for name, player in players.items():
@@ -322,6 +358,7 @@ def run_bench(moves: int, warmup: int = 20, baseline: Path | None = None, seed: 
                                           "redis": stack.redis.pid}, game))
             body = {"move": {"n": n}, "version": n}
             jobs.append(("bare", lambda b=body: bare.call("POST", "/bare", b), {"gateway": bare_worker}, None))  # type: ignore[misc]
+            jobs.append(("floor_io", lambda b=body: bare.call("POST", "/floor-io", b), io_pids, None))  # type: ignore[misc]
             shift = n % len(jobs)
             for kind, call, pids, played in jobs[shift:] + jobs[:shift]:  # each kind goes first in turn
                 wall, cpu = timed(call, pids)
@@ -332,6 +369,8 @@ def run_bench(moves: int, warmup: int = 20, baseline: Path | None = None, seed: 
         bare.close()
         report = {name: s.figures() for name, s in series.items()}
         report["ratio_move_to_bare_p50"] = round(report["move"]["p50_ms"] / report["bare"]["p50_ms"], 3)
+        report["ratio_floor_io_to_bare_p50"] = round(report["floor_io"]["p50_ms"] / report["bare"]["p50_ms"], 3)
+        report["ratio_move_to_floor_io_p50"] = round(report["move"]["p50_ms"] / report["floor_io"]["p50_ms"], 3)
         if baseline:
             report["ratio_baseline_move_to_bare_p50"] = round(
                 report["baseline_move"]["p50_ms"] / report["bare"]["p50_ms"], 3)
@@ -362,12 +401,14 @@ def run(args: argparse.Namespace) -> int:
         print(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
         return 0
     print(f"{'request':<16} {'n':>5} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8}  CPU ms per request")
-    for name in ("bare", "move", "baseline_move"):
+    for name in ("bare", "floor_io", "move", "baseline_move"):
         if name in report:
             f = report[name]
             cpu = "  ".join(f"{part} {v:.3f}" for part, v in f["cpu_ms"].items())
             print(f"{name:<16} {f['requests']:>5} {f['p50_ms']:>8.3f} {f['p95_ms']:>8.3f} {f['mean_ms']:>8.3f}  {cpu}")
     print(f"move p50 / bare p50: {report['ratio_move_to_bare_p50']:.2f}  (target <= 2)")
+    print(f"floor_io p50 / bare p50: {report['ratio_floor_io_to_bare_p50']:.2f}  (a Redis read, an empty gRPC call "
+          f"and a Redis write, nothing else); move p50 / floor_io p50: {report['ratio_move_to_floor_io_p50']:.2f}")
     if "baseline" in report:
         print(f"baseline move p50 / bare p50: {report['ratio_baseline_move_to_bare_p50']:.2f}; "
               f"move / baseline move p50: {report['ratio_move_to_baseline_move_p50']:.3f}  ({report['baseline']})")
