@@ -43,7 +43,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from services.bench_floor import cpu_s  # noqa: E402
+from services.bench_floor import Procs, cpu_s  # noqa: E402
 from services.bench_rules import record_games  # noqa: E402
 from services.pb import rules_pb2, rules_pb2_grpc  # noqa: E402
 from services.rules.games import GAMES  # noqa: E402
@@ -111,17 +111,12 @@ asyncio.run(main(int(sys.argv[1])))
 
 @contextmanager
 def started(argv: list[str], env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    """One server process for the ``with`` block (``bench floor``'s :class:`Procs`: its own session, stopped after)."""
+    procs = Procs()
     try:
-        yield proc
+        yield procs.spawn(argv, ROOT, {**os.environ, **(env or {})})
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        procs.stop()
 
 
 def per_call(call: Callable[[], Any], calls: int, server_pid: int | None = None) -> dict[str, float]:

@@ -11,14 +11,13 @@ them — a Redis read, one call to the rules service (``grpc.health.v1.Health/Ch
 a Redis write, on the move stack's own Redis and rules service, with the clients the gateway uses
 (redis-py with hiredis, grpcio).
 
-One driver, one request at a time (low load): human-vs-human matches of every game in turn (all seats joined
-by the driver, random legal moves with the version the seat saw). For each move it reads the seat's legal
-moves (not timed), then sends the timed requests in an order that alternates: ``POST /bare`` with the same
-body, ``POST /floor-io`` with it too, and ``POST /v1/matches/{id}/moves`` with an ``Idempotency-Key`` (with
-``--baseline DIR``, also the move
-on the stack of the checkout in ``DIR``: its own Redis, rules service and gateway, run by ``DIR/.venv``'s
-Python when it has one). The client is ``http.client`` on a kept-alive connection per server, so the
-client's own cost stays small beside the servers'.
+One driver, one request at a time (low load): human-vs-human matches of every game in turn (all seats joined by the
+driver, random legal moves with the version the seat saw). For each move it reads the seat's legal moves (not
+timed), then sends the timed requests in an order that alternates: ``POST /bare`` with the same body,
+``POST /floor-io`` with it too, and ``POST /v1/matches/{id}/moves`` with an ``Idempotency-Key`` (with ``--baseline DIR``,
+also the move on the stack of the checkout in ``DIR``: its own Redis, rules service and gateway, run by
+``DIR/.venv``'s Python when it has one). The client is ``http.client`` on a kept-alive connection per server, so
+the client's own cost stays small beside the servers'.
 
 Figures: p50/p95 (and mean) of each timed request's wall time, the ratio of the move's p50 to the bare
 route's (the issue's target: <= 2), the same ratio for ``/floor-io`` (how much of that target the waits alone
@@ -208,8 +207,9 @@ class Stack:
     redis_url: str
     rules_addr: str
 
-    def cpu(self) -> tuple[float, float, float]:
-        return cpu_s(self.gateway_worker), cpu_s(self.rules.pid), cpu_s(self.redis.pid)
+    def pids(self) -> dict[str, int]:
+        """The processes behind a move, by the part they play (whose CPU a timed move reads)."""
+        return {"gateway": self.gateway_worker, "rules": self.rules.pid, "redis": self.redis.pid}
 
 
 def python_of(root: Path) -> str:
@@ -348,14 +348,12 @@ def run_bench(moves: int, warmup: int = 20, baseline: Path | None = None, seed: 
         bare = Http(bare_port)
         players = {name: Player(stack, seed) for name, stack in stacks.items()}
         series = {name: Series() for name in ("bare", "floor_io", *stacks)}
-        io_pids = {"gateway": bare_worker, "rules": mover.rules.pid, "redis": mover.redis.pid}
+        io_pids = {**mover.pids(), "gateway": bare_worker}  # the bare app makes the move stack's hops
         for n in range(warmup + moves):
             jobs: list[tuple[str, Callable[[], Any], dict[str, int], str | None]] = []
             for name, player in players.items():
                 game, move = player.prepare()
-                stack = stacks[name]
-                jobs.append((name, move, {"gateway": stack.gateway_worker, "rules": stack.rules.pid,
-                                          "redis": stack.redis.pid}, game))
+                jobs.append((name, move, stacks[name].pids(), game))
             body = {"move": {"n": n}, "version": n}
             jobs.append(("bare", lambda b=body: bare.call("POST", "/bare", b), {"gateway": bare_worker}, None))  # type: ignore[misc]
             jobs.append(("floor_io", lambda b=body: bare.call("POST", "/floor-io", b), io_pids, None))  # type: ignore[misc]
@@ -368,14 +366,12 @@ def run_bench(moves: int, warmup: int = 20, baseline: Path | None = None, seed: 
             stack.http.close()
         bare.close()
         report = {name: s.figures() for name, s in series.items()}
-        report["ratio_move_to_bare_p50"] = round(report["move"]["p50_ms"] / report["bare"]["p50_ms"], 3)
-        report["ratio_floor_io_to_bare_p50"] = round(report["floor_io"]["p50_ms"] / report["bare"]["p50_ms"], 3)
-        report["ratio_move_to_floor_io_p50"] = round(report["move"]["p50_ms"] / report["floor_io"]["p50_ms"], 3)
+        pairs = [("move", "bare"), ("floor_io", "bare"), ("move", "floor_io")]
         if baseline:
-            report["ratio_baseline_move_to_bare_p50"] = round(
-                report["baseline_move"]["p50_ms"] / report["bare"]["p50_ms"], 3)
-            report["ratio_move_to_baseline_move_p50"] = round(
-                report["move"]["p50_ms"] / report["baseline_move"]["p50_ms"], 3)
+            pairs += [("baseline_move", "bare"), ("move", "baseline_move")]
+        for kind, over in pairs:
+            report[f"ratio_{kind}_to_{over}_p50"] = round(report[kind]["p50_ms"] / report[over]["p50_ms"], 3)
+        if baseline:
             report["baseline"] = str(baseline.resolve())
         report["moves"], report["warmup"] = moves, warmup
         report["started_pids"] = procs.pids()
