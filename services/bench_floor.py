@@ -15,9 +15,9 @@ One driver, one request at a time (low load): human-vs-human matches of every ga
 driver, random legal moves with the version the seat saw). For each move it reads the seat's legal moves (not
 timed), then sends the timed requests in an order that alternates: ``POST /bare`` with the same body,
 ``POST /floor-io`` with it too, and ``POST /v1/matches/{id}/moves`` with an ``Idempotency-Key`` (with
-``--baseline DIR``, also the move on the stack of the checkout in ``DIR``: its own Redis, rules service and gateway, run by
-``DIR/.venv``'s Python when it has one). The client is ``http.client`` on a kept-alive connection per server, so
-the client's own cost stays small beside the servers'.
+``--baseline DIR``, also the move on the stack of the checkout in ``DIR``: its own Redis, rules service and
+gateway, run by ``DIR/.venv``'s Python when it has one). The client is ``http.client`` on a kept-alive connection
+per server, so the client's own cost stays small beside the servers'.
 
 Figures: p50/p95 (and mean) of each timed request's wall time, the ratio of the move's p50 to the bare
 route's (the issue's target: <= 2), the same ratio for ``/floor-io`` (how much of that target the waits alone
