@@ -18,9 +18,11 @@ error kind, retried or not), so the report can show what a fault cost even when 
 Games come from ``GET /v1/games``, so every registered game takes part. Simultaneous steps need no special
 case: a seat plays whenever it is in ``to_act``. Players ask for ``include=legal_moves``, so a turn is a
 move submission and a long-poll (``until=turn``: it answers when the seat must act again), as a frugal
-mobile client plays. The move submission is the request
-named ``move``; waiting for bots or another person is a separate request (``events (wait for turn)``), so
-think time never counts as move latency.
+mobile client plays. The move submission is the request named ``move``; waiting for bots or another person is
+a separate request (``events (wait for turn)``), so think time never counts as move latency. In a share of the
+REST matches (``MEEPLE_LOAD_MOVE_WAIT_SHARE``, half by default) the person sends each move with ``wait``
+instead, so a turn is one request (``move (and wait for turn)``: its time includes the wait, so it is no move
+latency; it counts as a move in ``moves_per_s``).
 
 Bounded by construction: the host must be a loopback address, the runner passes ``--run-time``, and a
 request cap per user and for the whole run stops users (``MEEPLE_LOAD_MAX_REQUESTS*``). Settings come
@@ -51,6 +53,8 @@ from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, CloseConnection, Ping, RejectConnection, Request, TextMessage
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+#: The request name of a move sent with ``wait`` (its time includes the wait for the next turn: not a move latency).
+MOVE_AND_WAIT = "move (and wait for turn)"
 T = TypeVar("T")
 #: How many times a WebSocket player opens its socket again after it dropped before the match ended.
 WS_RECONNECTS = 4
@@ -74,6 +78,9 @@ SETTINGS: dict[str, Any] = {
     "wait_s": int(os.environ.get("MEEPLE_LOAD_WAIT_S", "10")),
     #: The share of matches against bots that a person plays over the WebSocket (moves and updates on one socket).
     "ws_share": float(os.environ.get("MEEPLE_LOAD_WS_SHARE", "0.25")),
+    #: The share of REST matches whose person sends each move with ``wait`` (the answer comes at their next turn:
+    #: one request a turn); the others send the move, then long-poll ``until=turn`` (two requests a turn).
+    "move_wait_share": float(os.environ.get("MEEPLE_LOAD_MOVE_WAIT_SHARE", "0.5")),
     #: Give up on a matchmaking ticket after this long (the gateway fills seats with bots before that).
     "matchmaking_timeout_s": float(os.environ.get("MEEPLE_LOAD_MATCHMAKING_TIMEOUT_S", "60")),
     "spectator_polls": int(os.environ.get("MEEPLE_LOAD_SPECTATOR_POLLS", "30")),
@@ -83,6 +90,7 @@ SETTINGS: dict[str, Any] = {
 _requests = itertools.count(1)
 _matches = itertools.count()
 _bot_matches = itertools.count()  # which matches against bots are played over the WebSocket
+_rest_matches = itertools.count()  # which REST matches send their moves with ``wait``
 _queue_games: collections.deque[dict[str, Any]] = collections.deque()
 #: Matches people are playing now, for spectators to follow.
 RECENT: collections.deque[str] = collections.deque(maxlen=200)
@@ -209,8 +217,11 @@ class MeepleUser(User):
     # -- playing one seat of a match to the end ----------------------------------------------------------
     def play(self, match: Match) -> None:
         """Play like a frugal client: every response carries the seat's legal moves (``include=legal_moves``),
-        so a turn is one move submission plus the long-poll that waits for the next one."""
+        so a turn is one move submission plus the long-poll that waits for the next one -- or, in a share of the
+        matches (``move_wait_share``), one move submission with ``wait`` that answers at the next turn."""
         RECENT.append(match.id)
+        n, share = next(_rest_matches), SETTINGS["move_wait_share"]
+        wait_with_move = SETTINGS["wait_s"] if int((n + 1) * share) > int(n * share) else 0
         while match.status in ("active", "waiting"):
             done: Any
             if match.my_turn and match.doc.get("legal_moves") is None:  # a document without them (creation)
@@ -218,9 +229,13 @@ class MeepleUser(User):
             elif match.my_turn and match.legal_moves:
                 self.think()
                 move = self.rng.choice(match.legal_moves)
-                done = self.timed("move", "POST", match.move, move)  # the SDK's version and Idempotency-Key
-                if done is not None:
-                    record_acknowledged(match.id, match.seat, move, match.version)
+                # the SDK's version and Idempotency-Key; with wait, the request ends at the next turn
+                name = MOVE_AND_WAIT if wait_with_move else "move"
+                done = self.timed(name, "POST", match.move, move, wait_with_move)
+                if done is not None:  # the version the move made: the first event's one before (none: now)
+                    events = (match.doc.get("events") or []) if wait_with_move else []
+                    record_acknowledged(match.id, match.seat, move,
+                                        events[0]["version"] - 1 if events else match.version)
             else:
                 # until=turn: bots' and other people's moves in between do not wake the client
                 done = self.timed("events (wait for turn)", "GET", match.poll, "turn", SETTINGS["wait_s"])

@@ -49,6 +49,8 @@ LOCUSTFILE = Path(__file__).with_name("locustfile.py")
 #: The ids of the matches Locust's people started against bots (one a line), in the report directory.
 BOT_MATCHES = "bot_matches.txt"
 MOVE = "move"
+#: A move sent with ``wait`` (the locustfile's ``MOVE_AND_WAIT``): a human move too, its time no move latency.
+MOVE_AND_WAIT = "move (and wait for turn)"
 BASELINE = "baseline"
 
 
@@ -73,6 +75,8 @@ class LoadConfig:
     #: target asks about; at 0-100 ms they cannot (people matched together wait on each other's thinking,
     #: so the users, not the server, cap the rate near 120/s).
     think_s: tuple[float, float] = (0.0, 0.04)
+    #: The share of REST matches whose person sends each move with ``wait`` (one request a turn, see locustfile).
+    move_wait_share: float = 0.5
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
     weights: dict[str, int] = field(default_factory=lambda: {"bots": 3, "pairs": 3, "spectators": 1})
     bot_fill_s: int = 5
@@ -239,6 +243,7 @@ def summarize(cfg: LoadConfig, stats: dict[str, dict[str, str]], duration_s: flo
         "baseline": {"p50_ms": _ms(base, "50%"), "p99_ms": _ms(base, "99%"),
                      "rps": round(_f(base.get("Requests/s")), 2)},
         "corrupted_matches": corrupted,
+        "move_wait_share": cfg.move_wait_share,
         "redis": {"cluster_primaries": cfg.redis_cluster, "replicas_per_primary": cfg.replicas},
     }
 
@@ -317,7 +322,7 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
     info["speed_after"] = host_speed_ms()
     history = out / "locust_stats_history.csv"
     stats = read_stats(out / "locust_stats.csv")
-    moves_per_s = sustained_rate(history, MOVE, cfg.users)
+    moves_per_s = sustained_rate(history, MOVE, cfg.users) + sustained_rate(history, MOVE_AND_WAIT, cfg.users)
     corrupted = [a for a in audits if not a.ok]
     summary = summarize(cfg, stats, elapsed, moves_per_s, len(corrupted))
     summary["lost_acknowledged_moves"] = len(lost)
@@ -698,6 +703,7 @@ def drive_locust(cfg: LoadConfig, stack: Stack, out: Path, chaos: Chaos | None =
            "MEEPLE_LOAD_MAX_REQUESTS_PER_USER": str(cfg.max_requests_per_user),
            "MEEPLE_LOAD_OPTIONS": orjson.dumps(cfg.options).decode(),
            "MEEPLE_LOAD_THINK_S": orjson.dumps(list(cfg.think_s)).decode(),
+           "MEEPLE_LOAD_MOVE_WAIT_SHARE": str(cfg.move_wait_share),
            "MEEPLE_LOAD_WEIGHTS": orjson.dumps(cfg.weights).decode(),
            "MEEPLE_LOAD_ACKS": str(out / "acknowledged.jsonl"),
            "MEEPLE_LOAD_ERRORS": str(out / "errors.jsonl"),
@@ -798,6 +804,9 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--max-requests-per-user", type=int, default=100_000)
     parser.add_argument("--think", type=parse_think, default=(0.0, 0.04), metavar="LOW,HIGH",
                         help="seconds a person thinks before a move (uniform)")
+    parser.add_argument("--move-wait-share", type=float, default=0.5, metavar="SHARE",
+                        help="the share of REST matches played one request a turn (moves sent with wait); the "
+                             "others send a move, then long-poll until=turn")
     parser.add_argument("--option", action="append", type=parse_option, default=[], metavar="GAME:KEY=JSON",
                         help="game option for the load's matches, e.g. clash:match=\"single\"")
     parser.add_argument("--weights", type=parse_weights, default={"bots": 3, "pairs": 3, "spectators": 1},
@@ -826,7 +835,7 @@ def run(args: argparse.Namespace) -> int:
                      max_requests=args.max_requests, max_requests_per_user=args.max_requests_per_user,
                      think_s=args.think, options=options, weights=args.weights, bot_fill_s=args.bot_fill,
                      quiet=args.quiet, redis_cluster=args.redis_cluster, replicas=args.replicas, chaos=args.chaos,
-                     preload=args.preload)
+                     preload=args.preload, move_wait_share=args.move_wait_share)
     summary, out = run_loadtest(cfg)
     print(f"report: {out / 'report.md'}", file=sys.stderr)
     if args.json:

@@ -285,6 +285,9 @@ class Match(Response, kw_only=True):
         "spectator)")] | UnsetType = UNSET
     token: Annotated[str, meta("the seat's secret token; shown once")] | UnsetType = UNSET
     seat: Annotated[int, meta("the seat taken (join, rematch)")] | UnsetType = UNSET
+    events: Annotated[list[Event], meta(
+        "a move with ?wait: what happened after the move's own version until this answer (others' moves as you may "
+        "see them)")] | UnsetType = UNSET
 
 
 EventKind = Literal["created", "joined", "move", "timeout", "reclaimed", "left", "resigned", "rematch", "abandoned",
@@ -701,6 +704,11 @@ MatchId = Annotated[str, Meta(max_length=L.ID_MAX)]
 Wait = Annotated[int, meta(f"long-poll up to this many seconds (at most MEEPLE_LONG_POLL_MAX_S, "
                            f"{L.LONG_POLL_MAX_S} by default)", "bad_parameter", ge=0,
                            extra_json_schema={"maximum": L.LONG_POLL_MAX_S})]
+MoveWait = Annotated[int, meta(
+    "after the move is applied, answer once the caller must act again or the match is finished, waiting up to this "
+    f"many seconds (at most MEEPLE_LONG_POLL_MAX_S, {L.LONG_POLL_MAX_S} by default): a move and the long-poll "
+    "`until=turn` in one request; 0: answer at once", "bad_parameter", ge=0,
+    extra_json_schema={"maximum": L.LONG_POLL_MAX_S})]
 After = Annotated[int, Meta(ge=0, le=L.VERSION_MAX)]
 
 
@@ -735,6 +743,11 @@ class HookPath(Params, kw_only=True):
 
 class IncludeQuery(Params, kw_only=True):
     include: IncludeLegal | UnsetType = UNSET
+
+
+class MoveQuery(Params, kw_only=True):
+    include: IncludeLegal | UnsetType = UNSET
+    wait: MoveWait = 0
 
 
 class EventsQuery(Params, kw_only=True):

@@ -156,8 +156,15 @@ ROUTES: tuple[Route, ...] = (
                       "MEEPLE_HINT_WAIT_S for it (else 503 hint_unavailable); MEEPLE_HINTS_PER_SEAT_MINUTE hints a "
                       "minute per seat (429 hint_limited)."),
     Route("POST", _M + "/moves", "move", "matches.submit_move", "matches", "Submit a move", m.Match,
-          answer="applied", body=m.SubmitMove, path_params=m.MatchPath, query=m.IncludeQuery,
-          headers=m.IdempotencyHeaders, errors=(401, 404, 409, 422)),
+          answer="applied", body=m.SubmitMove, path_params=m.MatchPath, query=m.MoveQuery,
+          headers=m.IdempotencyHeaders, errors=(401, 404, 409, 422),
+          description="With `wait` > 0 the move is applied at once and the answer waits (up to `wait` seconds) "
+                      "until the caller must act again or the match is finished: the status document then, with "
+                      "`events`, what happened after the move's version. A client plays one request per turn. The "
+                      "answer comes at once (still with `events`) when the caller is to act anyway, and when this "
+                      "server holds as many waiting requests as it may (for the process or the token, as for "
+                      "long-polls): the move is applied either way. A retry with the same Idempotency-Key waits "
+                      "the same way from the first answer's version."),
     Route("GET", _M + "/replay", "replay", "matches.replay", "matches", "The move log; the seed once the match is over",
           m.Replay, answer="log (a seat's token adds its own moves before the end)", path_params=m.MatchPath,
           query=m.ReplayQuery, errors=(401, 404, 409)),

@@ -20,10 +20,10 @@ from .access import Action, Caller
 from .commit import MAX_REBASES, commit, fits_pending_decision
 from .errors import DomainError, Kind, busy
 from .matches import open_match
-from .reads import status_doc
+from .reads import events_after, seat_status, status_doc
 from .rules_client import Applied
 from .service import Core
-from .store import Match, Remember, StaleVersion
+from .store import Match, Remember, StaleVersion, your_turn_or_over
 
 #: Makes the response to store for a move's ``Idempotency-Key`` from the updated match and the rules answer.
 RememberMove = Callable[[Match, Applied], tuple[str, dict[str, Any]]]
@@ -105,10 +105,14 @@ def _stored_answer(done: dict[str, Any], fingerprint: str) -> dict[str, Any]:
 
 
 def submit(core: Core, caller: Caller, match_id: str, move: dict[str, Any], version: int, *,
-           idempotency_key: str | None = None, include_legal: bool = False) -> dict[str, Any]:
-    """A player's move for the seat their token holds; the status document after it (their view)."""
+           idempotency_key: str | None = None, include_legal: bool = False,
+           connected_for: float = 0.0) -> dict[str, Any]:
+    """A player's move for the seat their token holds; the status document after it (their view).
+
+    ``connected_for``: the seat counts as connected that much longer (a move that then waits for the seat's turn).
+    """
     key = idempotency_key
-    opened = open_match(core, caller, match_id, Action.ACT, idempotency_key=key)
+    opened = open_match(core, caller, match_id, Action.ACT, idempotency_key=key, connected_for=connected_for)
     match, seat = opened.match, opened.access.seat
     assert seat is not None
     fingerprint = hashlib.sha256(orjson.dumps([seat, {"move": move, "version": version}],
@@ -146,3 +150,19 @@ def submit(core: Core, caller: Caller, match_id: str, move: dict[str, Any], vers
         raise
     core.metrics.moves.labels(match.game, "applied").inc()
     return made[-1] if made else respond(updated, applied)
+
+
+def must_act_or_over(doc: dict[str, Any]) -> bool:
+    """Is the status document's reader to act now, or the match over? (What a move with ``wait`` waits for.)"""
+    seat = doc["you"]
+    return seat is None or your_turn_or_over(doc["status"], doc["to_act"], seat)
+
+
+def after_move(core: Core, caller: Caller, match_id: str, moved: int, include_legal: bool) -> dict[str, Any]:
+    """The answer to a move that waited for the seat's turn: the caller's status document now, with ``events``
+    after ``moved`` (the version the move made). Not counted against the rate limit: the move was."""
+    opened = open_match(core, caller, match_id, Action.ACT, view=True, legal=include_legal, log_from=moved + 1,
+                        count=False)
+    doc = seat_status(core, opened.match, opened.access, include_legal)
+    doc["events"] = events_after(core, opened.match, opened.access, moved)
+    return doc

@@ -94,14 +94,19 @@ def log_entry(entry: dict[str, Any], seat: int | None, over: bool) -> dict[str, 
     return item
 
 
+def events_after(core: Core, match: Match, access: MatchAccess, after: int) -> list[dict[str, Any]]:
+    """The log entries after version ``after`` as this caller may see them (the Events document's ``events``)."""
+    over = match.meta["status"] == "finished"
+    entries = match.tail if match.tail is not None else core.store.log(match.id, after + 1, match.version)
+    return [{**log_entry(entry, access.seat, over), "to_act": entry["to_act"]}
+            for entry in entries if after < entry["version"] <= match.version]
+
+
 def events_since(core: Core, match: Match, access: MatchAccess, after: int,
                  include_legal: bool = False) -> dict[str, Any]:
     """What happened after version ``after``: the entries, and the caller's view (and legal moves, if asked
     for) when anything did. The same document for long-polls, SSE and the WebSocket."""
-    over = match.meta["status"] == "finished"
-    entries = match.tail if match.tail is not None else core.store.log(match.id, after + 1, match.version)
-    items = [{**log_entry(entry, access.seat, over), "to_act": entry["to_act"]}
-             for entry in entries if after < entry["version"] <= match.version]
+    items = events_after(core, match, access, after)
     doc = {"version": match.version, "status": match.meta["status"], "to_act": match.meta["to_act"],
            "events": items, "view": seat_view(core, match, access.seat) if items else None,
            "result": match.meta.get("result")}

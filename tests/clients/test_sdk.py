@@ -28,6 +28,19 @@ def test_a_whole_clash_game_against_a_bot_through_the_sdk(stack: Stack) -> None:
         assert match.replay()["seed"] == "7"
 
 
+def test_a_clash_game_against_a_bot_with_one_request_a_turn(stack: Stack) -> None:
+    """``move(m, wait=...)``: each answer comes at the seat's next turn, with the bot's moves in ``events``."""
+    with Client(stack.url + "/v1") as api:
+        match = api.create_match("clash", 2, options={"match": "single"}, seats=VS_BOT, seed=11)
+        match.wait_turn(timeout=60)
+        bot_moves = 0
+        while not match.finished:
+            assert match.my_turn, "a move with wait answers only at the seat's turn or at the end"
+            match.move(match.legal_moves[0], wait=30)
+            bot_moves += sum(1 for e in match.doc["events"] if e["kind"] == "move" and e["seat"] == 1)
+        assert bot_moves > 0 and match.refresh().outcome is not None
+
+
 def test_a_move_at_an_old_version_raises_stale_version_and_is_not_rebased(stack: Stack) -> None:
     with Client(stack.url) as api:
         first = api.create_match("fierce-women", 2, seats=[{"kind": "human"}, {"kind": "human"}])

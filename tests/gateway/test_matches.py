@@ -261,6 +261,97 @@ def test_long_poll_until_turn_needs_a_seat_and_until_takes_known_values(api: Api
     assert unknown.status_code == 400 and unknown.json()["error"]["code"] == "bad_parameter"
 
 
+def play_until_turn_of(api: Api, match_id: str, tokens: list[str], seat: int, rng: random.Random,
+                       unanswered: Any = None) -> dict[str, Any]:
+    """Other seats play random legal moves until ``seat`` must act (or the match ends); the status after.
+    ``unanswered``: a future that must stay pending until then."""
+    status = api.get(f"/v1/matches/{match_id}").json()
+    while status["status"] == "active" and seat not in status["to_act"]:
+        threading.Event().wait(0.2)
+        assert unanswered is None or not unanswered.done(), "answered before the mover had anything to decide"
+        other = status["to_act"][0]
+        legal = api.get(f"/v1/matches/{match_id}/legal-moves", tokens[other]).json()["moves"]
+        status = api.post(f"/v1/matches/{match_id}/moves", tokens[other],
+                          json={"move": rng.choice(legal), "version": status["version"]}).json()
+    return dict(status)
+
+
+def turn_handing_move(api: Api, match_id: str, token: str) -> tuple[dict[str, Any], int]:
+    """Fierce Women at its start: a turn is two moves, and the second hands the turn on. Plays the first
+    (the first legal move: the seed fixes the rest) and returns the second with the version it is at."""
+    status = api.get(f"/v1/matches/{match_id}?include=legal_moves", token).json()
+    status = api.post(f"/v1/matches/{match_id}/moves?include=legal_moves", token,
+                      json={"move": status["legal_moves"][0], "version": status["version"]}).json()
+    assert status["you"] in status["to_act"]
+    return status["legal_moves"][0], status["version"]
+
+
+def test_a_move_with_wait_answers_at_the_movers_next_turn_with_the_events_in_between(api: Api) -> None:
+    match_id, tokens = new_match(api, "fierce-women", 3)
+    mover = api.get(f"/v1/matches/{match_id}").json()["to_act"][0]
+    move, start = turn_handing_move(api, match_id, tokens[mover])
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(api.post, f"/v1/matches/{match_id}/moves?wait=20&include=legal_moves", tokens[mover],
+                             json={"move": move, "version": start})
+        while (status := api.get(f"/v1/matches/{match_id}").json())["version"] == start:
+            threading.Event().wait(0.05)
+        assert mover not in status["to_act"], "the move was meant to hand the turn on"
+        after = play_until_turn_of(api, match_id, tokens, mover, random.Random(9), future)
+        reply = future.result(timeout=10)
+    doc = reply.json()
+    assert reply.status_code == 200 and doc["version"] == after["version"] and mover in doc["to_act"]
+    assert after["version"] >= start + 3, "both other seats played in between"
+    assert [e["version"] for e in doc["events"]] == list(range(start + 2, after["version"] + 1))
+    assert all("move" not in e for e in doc["events"]), "another seat's move is hidden while the game runs"
+    assert doc["legal_moves"] and doc["view"] is not None and doc["you"] == mover
+    log = api.get(f"/v1/matches/{match_id}/replay", tokens[mover]).json()["log"]
+    assert [e["version"] for e in log if e["kind"] == "move" and e["seat"] == mover][-1] == start + 1
+
+
+def test_a_move_with_wait_retried_with_its_key_is_applied_once(api: Api) -> None:
+    match_id, tokens = new_match(api, "fierce-women", 2)
+    mover = api.get(f"/v1/matches/{match_id}").json()["to_act"][0]
+    move, start = turn_handing_move(api, match_id, tokens[mover])
+    sent = {"json": {"move": move, "version": start}, "headers": {"Idempotency-Key": "wait-once"}}
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(api.post, f"/v1/matches/{match_id}/moves?wait=20", tokens[mover], **sent)
+        while api.get(f"/v1/matches/{match_id}").json()["version"] == start:
+            threading.Event().wait(0.05)
+        again = pool.submit(api.post, f"/v1/matches/{match_id}/moves?wait=20", tokens[mover], **sent)
+        after = play_until_turn_of(api, match_id, tokens, mover, random.Random(3), first)
+        answers = [first.result(timeout=10), again.result(timeout=10)]
+    assert [r.status_code for r in answers] == [200, 200]
+    assert [r.json()["version"] for r in answers] == [after["version"]] * 2 and after["version"] > start + 1
+    log = api.get(f"/v1/matches/{match_id}/replay", tokens[mover]).json()["log"]
+    assert [e["version"] for e in log if e["kind"] == "move" and e["seat"] == mover][-1] == start + 1
+    assert [e["version"] for e in log if e["kind"] == "move"].count(start + 1) == 1
+
+
+def test_a_move_with_wait_answers_at_once_with_no_events_when_the_caller_must_act_or_it_is_over(api: Api) -> None:
+    """Sideboards alone: every move leaves the one seat to act (or ends the match), so nothing is waited for."""
+    match_id, tokens = new_match(api, "sideboards", 1)
+    status = api.get(f"/v1/matches/{match_id}?include=legal_moves", tokens[0]).json()
+    reply = api.post(f"/v1/matches/{match_id}/moves?wait=20", tokens[0],
+                     json={"move": status["legal_moves"][0], "version": status["version"]})
+    doc = reply.json()
+    assert reply.status_code == 200 and doc["events"] == [] and doc["version"] == status["version"] + 1
+    assert doc["status"] == "finished" or 0 in doc["to_act"]
+
+
+def test_a_move_without_wait_has_no_events_and_a_wait_past_the_cap_applies_nothing(api: Api) -> None:
+    match_id, tokens = new_match(api, "clash", 2)
+    status = api.get(f"/v1/matches/{match_id}?include=legal_moves", tokens[0]).json()
+    seat = status["to_act"][0]
+    move = api.get(f"/v1/matches/{match_id}/legal-moves", tokens[seat]).json()["moves"][0]
+    too_long = api.post(f"/v1/matches/{match_id}/moves?wait=100000", tokens[seat],
+                        json={"move": move, "version": status["version"]})
+    assert too_long.status_code == 400 and too_long.json()["error"]["code"] == "bad_parameter"
+    assert api.get(f"/v1/matches/{match_id}").json()["version"] == status["version"]
+    plain_move = api.post(f"/v1/matches/{match_id}/moves", tokens[seat],
+                          json={"move": move, "version": status["version"]}).json()
+    assert "events" not in plain_move and plain_move["version"] == status["version"] + 1
+
+
 def test_an_applied_move_and_its_idempotent_response_commit_together(api: Api, redis_url: str) -> None:
     """The response of an ``Idempotency-Key`` move is written by the compare-and-set itself: a retry after
     a crash finds it, and an attempt that lost the race leaves none behind."""

@@ -193,6 +193,59 @@ def test_a_long_poll_answers_when_its_match_changes_and_until_turn_sleeps_throug
     poll.close()
 
 
+def post_parked(node: Node, path: str, token: str, body: dict[str, Any]) -> socket.socket:
+    """Send a POST and leave its answer unread (a move with ``wait``: parked once the move is applied)."""
+    sock = socket.create_connection(("127.0.0.1", node.port), timeout=10)
+    data = orjson.dumps(body)
+    sock.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+                 f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n".encode() + data)
+    return sock
+
+
+def first_move(node: Node, match_id: str, tokens: list[str]) -> tuple[int, dict[str, Any], int]:
+    """The seat to act, one of its legal moves and the version it is at."""
+    status = requests.get(f"{node.url}/v1/matches/{match_id}", timeout=10).json()
+    seat = status["to_act"][0]
+    legal = requests.get(f"{node.url}/v1/matches/{match_id}/legal-moves", headers=auth(tokens[seat]), timeout=10)
+    return seat, legal.json()["moves"][0], status["version"]
+
+
+def test_a_move_with_wait_parks_after_it_is_applied_and_answers_on_the_movers_turn(
+        start_node: Callable[..., Node]) -> None:
+    node = start_node()
+    match_id, tokens = new_match(node)  # CLASH: the turn passes with each move
+    mover, move, start = first_move(node, match_id, tokens)
+    sock = post_parked(node, f"/v1/matches/{match_id}/moves?wait=30&include=legal_moves", tokens[mover],
+                       {"move": move, "version": start})
+    wait_until(lambda: node.waiters() == 1, "the move parked after it was applied", node.proc)
+    status = requests.get(f"{node.url}/v1/matches/{match_id}", timeout=10).json()
+    assert status["version"] == start + 1 and mover not in status["to_act"]
+    version = start + 1
+    while mover not in status["to_act"] and status["status"] == "active":
+        version = play_one(node, match_id, tokens)
+        status = requests.get(f"{node.url}/v1/matches/{match_id}", timeout=10).json()
+    code, body = answer(sock)
+    doc = orjson.loads(body)
+    assert code == 200 and doc["version"] == version and doc["you"] == mover and doc["legal_moves"]
+    assert [e["version"] for e in doc["events"]] == list(range(start + 2, version + 1))
+    wait_until(lambda: node.waiters() == 0, "the waiter released once answered", node.proc, timeout=5)
+    sock.close()
+
+
+def test_a_move_with_wait_over_the_waiter_cap_is_applied_and_answered_at_once(
+        start_node: Callable[..., Node]) -> None:
+    node = start_node(MEEPLE_WAITERS_PER_CLIENT="1")
+    match_id, tokens = new_match(node, "fierce-women", 2)
+    mover, move, start = first_move(node, match_id, tokens)
+    held = park(node, f"/v1/matches/{match_id}/events?after={start}&wait=30", tokens[mover])
+    wait_until(lambda: node.waiters() == 1, "the mover's long-poll parked", node.proc)
+    reply = requests.post(f"{node.url}/v1/matches/{match_id}/moves?wait=30", headers=auth(tokens[mover]),
+                          json={"move": move, "version": start}, timeout=10)
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["version"] == start + 1 and reply.json()["events"] == []
+    held.close()
+
+
 def test_a_client_that_disconnects_is_released_within_two_seconds(start_node: Callable[..., Node]) -> None:
     node = start_node()
     match_id, tokens = new_match(node)

@@ -153,7 +153,7 @@ class MatchState:
         version than the one held is ignored: a move's answer may come after an event stream's later news."""
         if self.doc and int(doc.get("version", self.version)) < self.version:
             return
-        if "events" in doc:  # an events document: keep what it does not carry
+        if "events" in doc and "id" not in doc:  # an events document (no id): keep what it does not carry
             merged = dict(self.doc)
             for key in ("version", "status", "to_act", "result"):
                 merged[key] = doc[key]
@@ -419,9 +419,10 @@ class MatchFlows(MatchState):
     def refresh_flow(self) -> Flow[None]:
         self.update((yield Call("get_match", self._path(), {"include": self._include()}, token=self.token)))
 
-    def move_flow(self, move: dict[str, Any]) -> Flow[None]:
+    def move_flow(self, move: dict[str, Any], wait: int = 0) -> Flow[None]:
         body = {"move": move, "version": self.version}  # the version this object read: never rebased
-        self.update((yield Call("move", self._path(), {"include": "legal_moves"}, body, self.token)))
+        query: dict[str, Any] = {"include": "legal_moves", **({"wait": wait} if wait else {})}
+        self.update((yield Call("move", self._path(), query, body, self.token, timeout=wait + 10.0)))
 
     def poll_flow(self, until: str = "change", wait: int = LONG_POLL_S) -> Flow[EventsDoc]:
         query = {"after": self.version, "wait": wait, "until": until, "include": self._include()}

@@ -244,9 +244,10 @@ class AsyncMatch(MatchFlows):
         await self.client.run(self.refresh_flow())
         return self
 
-    async def move(self, move: dict[str, Any]) -> AsyncMatch:
-        """Submit at the version read; :class:`StaleVersion` if the decision is no longer pending."""
-        await self.client.run(self.move_flow(move))
+    async def move(self, move: dict[str, Any], wait: int = 0) -> AsyncMatch:
+        """Submit at the version read; :class:`StaleVersion` if the decision is no longer pending. ``wait`` > 0:
+        answer once this seat must act again or the match is over (see :meth:`Match.move`)."""
+        await self.client.run(self.move_flow(move, wait))
         return self
 
     async def wait_turn(self, timeout: float | None = None) -> AsyncMatch:

@@ -268,10 +268,12 @@ class Match(MatchFlows):
         self.client.run(self.refresh_flow())
         return self
 
-    def move(self, move: dict[str, Any]) -> Match:
+    def move(self, move: dict[str, Any], wait: int = 0) -> Match:
         """Submit ``move`` at the version this object read. Raises :class:`StaleVersion` (409) if the match
-        moved on so that the decision is no longer pending: call :meth:`refresh` and decide again."""
-        self.client.run(self.move_flow(move))
+        moved on so that the decision is no longer pending: call :meth:`refresh` and decide again.
+        ``wait`` > 0: the answer comes once this seat must act again or the match is over (at most ``wait``
+        seconds), so a turn is one request (``doc["events"]`` holds what happened in between)."""
+        self.client.run(self.move_flow(move, wait))
         return self
 
     def wait_turn(self, timeout: float | None = None) -> Match:

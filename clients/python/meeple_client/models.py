@@ -162,6 +162,20 @@ class Clock(TypedDict):
     seats: list[ClockSeat]
 
 
+class Event(TypedDict):
+    version: int
+    kind: Literal["created", "joined", "move", "timeout", "reclaimed", "left", "resigned", "rematch", "abandoned", "aborted"]
+    seat: int | None
+    to_act: list[int]
+    by: NotRequired[Literal["human", "bot"]]
+    #: the move: your own while the game runs, everyone's once it is over
+    move: NotRequired[dict[str, Any]]
+    #: the entry in words, written for this reader (never more than its view shows)
+    text: NotRequired[str]
+    #: the entry as structured data, for this reader
+    summary: NotRequired[dict[str, Any]]
+
+
 class MatchDoc(TypedDict):
     """A match's status with the caller's view (the status document)."""
 
@@ -189,6 +203,9 @@ class MatchDoc(TypedDict):
     token: NotRequired[str]
     #: the seat taken (join, rematch)
     seat: NotRequired[int]
+    #: a move with ?wait: what happened after the move's own version until this answer (others' moves as you may
+    #: see them)
+    events: NotRequired[list[Event]]
 
 
 class LegalMovesDoc(TypedDict):
@@ -251,20 +268,6 @@ class Empty(TypedDict):
     """No fields: an empty body, or ``{}``."""
 
     pass
-
-
-class Event(TypedDict):
-    version: int
-    kind: Literal["created", "joined", "move", "timeout", "reclaimed", "left", "resigned", "rematch", "abandoned", "aborted"]
-    seat: int | None
-    to_act: list[int]
-    by: NotRequired[Literal["human", "bot"]]
-    #: the move: your own while the game runs, everyone's once it is over
-    move: NotRequired[dict[str, Any]]
-    #: the entry in words, written for this reader (never more than its view shows)
-    text: NotRequired[str]
-    #: the entry as structured data, for this reader
-    summary: NotRequired[dict[str, Any]]
 
 
 class EventsDoc(TypedDict):

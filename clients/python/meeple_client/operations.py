@@ -37,7 +37,7 @@ OPERATIONS: dict[str, Operation] = {
     'get_match': Operation('GET', '/v1/matches/{match_id}', ('include',), body=False, auth='optional', idempotent=True, headers=(), key=False, token=True),
     'legal_moves': Operation('GET', '/v1/matches/{match_id}/legal-moves', (), body=False, auth='required', idempotent=True, headers=(), key=False, token=True),
     'hint': Operation('GET', '/v1/matches/{match_id}/hint', (), body=False, auth='required', idempotent=True, headers=(), key=False, token=True),
-    'move': Operation('POST', '/v1/matches/{match_id}/moves', ('include',), body=True, auth='required', idempotent=True, headers=('Idempotency-Key',), key=False, token=True),
+    'move': Operation('POST', '/v1/matches/{match_id}/moves', ('include', 'wait'), body=True, auth='required', idempotent=True, headers=('Idempotency-Key',), key=False, token=True),
     'replay': Operation('GET', '/v1/matches/{match_id}/replay', ('include',), body=False, auth='optional', idempotent=True, headers=(), key=False, token=True),
     'join': Operation('POST', '/v1/matches/{match_id}/join', (), body=True, auth='optional', idempotent=True, headers=('Idempotency-Key',), key=True, token=False),
     'leave': Operation('POST', '/v1/matches/{match_id}/leave', (), body=True, auth='required', idempotent=False, headers=(), key=False, token=True),

@@ -66,6 +66,11 @@ export interface ClientOptions {
 
 type Answer<T> = { data?: T; error?: unknown; response: Response };
 
+/** An events document (long-poll, SSE, WebSocket update), not a status document: it has no `id`. */
+function isEvents(doc: Partial<MatchDoc> | EventsDoc): doc is EventsDoc {
+  return "events" in doc && !("id" in doc);
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function backoff(attempt: number): number {
@@ -227,7 +232,7 @@ export class Match {
   /** Fold in a status document or an events document; an older version than the one held is ignored. */
   update(doc: Partial<MatchDoc> | EventsDoc): void {
     if (this.doc.version !== undefined && (doc.version ?? 0) < this.doc.version) return;
-    if ("events" in doc) {
+    if (isEvents(doc)) { // a status document carries events too after a move that waited, but always its id
       const next: Partial<MatchDoc> = { ...this.doc, version: doc.version, status: doc.status, to_act: doc.to_act,
         result: doc.result };
       if (doc.view) next.view = doc.view;
@@ -260,12 +265,15 @@ export class Match {
   /**
    * Submit `move` at the version this object read. One Idempotency-Key for the call and all its retries, so a
    * move is never applied twice; a 409 `stale_version` means the match moved on: refresh and decide again.
+   * `wait` > 0: the answer comes once this seat must act again or the match is over (at most `wait` seconds),
+   * so a turn is one request.
    */
-  async move(move: Move): Promise<this> {
+  async move(move: Move, wait = 0): Promise<this> {
     const key = crypto.randomUUID();
     const body = { move, version: this.version };
+    const query = wait > 0 ? { include: "legal_moves" as const, wait } : { include: "legal_moves" as const };
     this.update(await this.client.send("move", true, () => this.client.api.POST("/v1/matches/{match_id}/moves", {
-      params: { ...this.path(), query: { include: "legal_moves" }, header: { "Idempotency-Key": key } },
+      params: { ...this.path(), query, header: { "Idempotency-Key": key } },
       body, headers: this.client.headers(this.token, false) })));
     return this;
   }

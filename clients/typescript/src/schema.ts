@@ -122,7 +122,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Submit a move */
+        /**
+         * Submit a move
+         * @description With `wait` > 0 the move is applied at once and the answer waits (up to `wait` seconds) until the caller must act again or the match is finished: the status document then, with `events`, what happened after the move's version. A client plays one request per turn. The answer comes at once (still with `events`) when the caller is to act anyway, and when this server holds as many waiting requests as it may (for the process or the token, as for long-polls): the move is applied either way. A retry with the same Idempotency-Key waits the same way from the first answer's version.
+         */
         post: operations["move"];
         delete?: never;
         options?: never;
@@ -883,6 +886,8 @@ export interface components {
             token?: string;
             /** @description the seat taken (join, rematch) */
             seat?: number;
+            /** @description a move with ?wait: what happened after the move's own version until this answer (others' moves as you may see them) */
+            events?: components["schemas"]["Event"][];
         };
         /** Seat */
         Seat: {
@@ -966,6 +971,26 @@ export interface components {
             remaining_s: number | null;
             /** @description Unix time */
             deadline: number | null;
+        };
+        /** Event */
+        Event: {
+            version: number;
+            /** @enum {string} */
+            kind: "created" | "joined" | "move" | "timeout" | "reclaimed" | "left" | "resigned" | "rematch" | "abandoned" | "aborted";
+            seat: number | null;
+            to_act: number[];
+            /** @enum {string} */
+            by?: "human" | "bot";
+            /** @description the move: your own while the game runs, everyone's once it is over */
+            move?: {
+                [key: string]: unknown;
+            };
+            /** @description the entry in words, written for this reader (never more than its view shows) */
+            text?: string;
+            /** @description the entry as structured data, for this reader */
+            summary?: {
+                [key: string]: unknown;
+            };
         };
         /** LegalMoves */
         LegalMoves: {
@@ -1066,26 +1091,6 @@ export interface components {
             legal_moves?: {
                 [key: string]: unknown;
             }[] | null;
-        };
-        /** Event */
-        Event: {
-            version: number;
-            /** @enum {string} */
-            kind: "created" | "joined" | "move" | "timeout" | "reclaimed" | "left" | "resigned" | "rematch" | "abandoned" | "aborted";
-            seat: number | null;
-            to_act: number[];
-            /** @enum {string} */
-            by?: "human" | "bot";
-            /** @description the move: your own while the game runs, everyone's once it is over */
-            move?: {
-                [key: string]: unknown;
-            };
-            /** @description the entry in words, written for this reader (never more than its view shows) */
-            text?: string;
-            /** @description the entry as structured data, for this reader */
-            summary?: {
-                [key: string]: unknown;
-            };
         };
         /** Enqueue */
         Enqueue: {
@@ -2093,6 +2098,8 @@ export interface operations {
             query?: {
                 /** @description legal_moves: add the caller's legal moves to the response (one request fewer per turn); empty: nothing */
                 include?: "" | "legal_moves";
+                /** @description after the move is applied, answer once the caller must act again or the match is finished, waiting up to this many seconds (at most MEEPLE_LONG_POLL_MAX_S, 30 by default): a move and the long-poll `until=turn` in one request; 0: answer at once */
+                wait?: number;
             };
             header?: {
                 /** @description a retry with the same key and the same request answers the first answer (kept 24 h; the same key with another request: 422 idempotency_key_reused; while the first is still being answered: 409 idempotency_key_in_use) */

@@ -29,6 +29,20 @@ test("without a WebSocket (the server answers 501) auto falls back to long-polls
   assert.equal(match.outcome?.ended_by, "game");
 });
 
+test("move(m, wait) answers at the seat's next turn, the bot's moves in its events: one request a turn", async () => {
+  const api = new MeepleClient({ baseUrl: url });
+  const match = await api.createMatch({ game: "clash", players: 2, options: { match: "single" },
+    seats: [{ kind: "human" }, { kind: "bot", level: "easy" }] });
+  await match.waitTurn();
+  let botMoves = 0;
+  while (!match.finished) {
+    assert.ok(match.myTurn, "a move with wait answers only at the seat's turn or at the end");
+    await match.move(match.legalMoves[0] as Parameters<typeof match.move>[0], 30);
+    botMoves += (match.doc.events ?? []).filter((e) => e.kind === "move" && e.seat === 1).length;
+  }
+  assert.ok(botMoves > 0);
+});
+
 test("a move at a version the match has left is a typed 409 stale_version and changes nothing", async () => {
   const api = new MeepleClient({ baseUrl: url });
   const match = await api.createMatch({ game: "clash", players: 2, options: { match: "single" },

@@ -1,4 +1,5 @@
-"""Matches: create, join, status with the caller's view, legal moves, moves, replay, hint.
+"""Matches: create, join, status with the caller's view, legal moves, moves (and a move that waits for the next
+turn), replay, hint.
 
 Thin: each view parses the request with the contract's models, calls the match core (``services/core``) with
 the request's caller, and answers through the route's response model.
@@ -6,13 +7,19 @@ the request's caller, and answers through the route's response model.
 
 from __future__ import annotations
 
+import time
+
 from flask import Blueprint, Response
 
 from services.contract import models as m
 from services.core import matches, moves
+from services.core.errors import DomainError
+from services.core.store import events_key
 
-from ..context import caller, core
-from .common import answer, body, given, headers, plain, query
+from ..context import caller, core, gateway
+from ..parking import resumed, wait_or_park
+from .common import answer, body, given, headers, plain, query, wait_s
+from .events import waiter_ident
 
 bp = Blueprint("matches", __name__)
 
@@ -45,10 +52,33 @@ def legal_moves(match_id: str) -> Response:
 
 @bp.post("/v1/matches/<match_id>/moves")
 def submit_move(match_id: str) -> Response:
-    key, include = headers(m.IdempotencyHeaders).idempotency_key, query(m.IncludeQuery).include
-    b = body(m.SubmitMove)
-    return answer(moves.submit(core(), caller(), match_id, b.move, b.version, idempotency_key=given(key),
-                               include_legal=include == "legal_moves"))
+    """A move; with ``wait``, the answer waits for the caller's next turn as a long-poll ``until=turn`` does:
+    parked, then this view runs again, and reads (the move is not submitted twice)."""
+    asked, who = query(m.MoveQuery), caller()
+    include, wait = asked.include == "legal_moves", wait_s(asked.wait)
+    again = resumed()
+    if again is None:
+        key, b = headers(m.IdempotencyHeaders).idempotency_key, body(m.SubmitMove)
+        doc = moves.submit(core(), who, match_id, b.move, b.version, idempotency_key=given(key),
+                           include_legal=include, connected_for=wait)
+        if not wait or moves.must_act_or_over(doc):
+            return answer({**doc, "events": []} if wait else doc)
+        moved, seat, deadline = doc["version"], doc["you"], time.monotonic() + wait
+    else:  # woken (the seat's turn, or the match is over) or at the deadline
+        moved, seat, deadline = again.state["moved"], again.seat, again.deadline
+        doc = moves.after_move(core(), who, match_id, moved, include)
+        if moves.must_act_or_over(doc) or again.remaining() <= 0.01:
+            return answer(doc)
+    try:
+        parked = wait_or_park(gateway().hub, None, "poll", waiter_ident(who), events_key(match_id), doc["version"],
+                              seat, deadline, {"moved": moved})
+    except DomainError as refused:
+        if again is None and refused.code == "too_many_waiters":
+            return answer({**doc, "events": []})  # the move is applied: it answers at once instead of failing
+        raise
+    if parked:
+        return Response(status=204)  # never sent: the worker holds the connection until a wake-up
+    return answer(moves.after_move(core(), who, match_id, moved, include))
 
 
 @bp.get("/v1/matches/<match_id>/replay")
