@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 from meeple_client import AsyncClient, BadRequest, Client, Forbidden, NotFound, StaleVersion, Unauthorized
-from meeple_client._core import prepare
+from meeple_client._core import MatchFlows, prepare
 
 from .conftest import Stack
 
@@ -39,6 +39,23 @@ def test_a_clash_game_against_a_bot_with_one_request_a_turn(stack: Stack) -> Non
             match.move(match.legal_moves[0], wait=30)
             bot_moves += sum(1 for e in match.doc["events"] if e["kind"] == "move" and e["seat"] == 1)
         assert bot_moves > 0 and match.refresh().outcome is not None
+
+
+def test_a_move_with_wait_reads_past_its_wait_and_one_without_keeps_the_clients_timeout() -> None:
+    state = MatchFlows("m1", "0.tok", {"id": "m1", "version": 3})
+    waiting = next(state.move_flow({"type": "pass"}, 30))
+    assert waiting.query == {"include": "legal_moves", "wait": 30} and waiting.timeout == 45
+    plain = next(state.move_flow({"type": "pass"}))
+    assert plain.query == {"include": "legal_moves"} and plain.timeout is None
+    assert plain.body == {"move": {"type": "pass"}, "version": 3}
+
+
+def test_a_status_document_with_events_is_folded_whole_and_an_events_document_keeps_the_rest() -> None:
+    state = MatchFlows("m1", "0.tok", {"id": "m1", "version": 3, "seats": [], "clock": None})
+    state.update({"id": "m1", "version": 5, "to_act": [0], "status": "active", "seats": [1], "events": []})
+    assert state.doc["seats"] == [1] and state.version == 5
+    state.update({"version": 6, "status": "active", "to_act": [1], "result": None, "view": None, "events": []})
+    assert state.doc["seats"] == [1] and state.version == 6 and state.doc["to_act"] == [1]
 
 
 def test_a_move_at_an_old_version_raises_stale_version_and_is_not_rebased(stack: Stack) -> None:

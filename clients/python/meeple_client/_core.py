@@ -422,7 +422,8 @@ class MatchFlows(MatchState):
     def move_flow(self, move: dict[str, Any], wait: int = 0) -> Flow[None]:
         body = {"move": move, "version": self.version}  # the version this object read: never rebased
         query: dict[str, Any] = {"include": "legal_moves", **({"wait": wait} if wait else {})}
-        self.update((yield Call("move", self._path(), query, body, self.token, timeout=wait + 10.0)))
+        # with wait: the HTTP read timeout covers the wait, as a long-poll's does; else the client's own
+        self.update((yield Call("move", self._path(), query, body, self.token, timeout=wait + 15 if wait else None)))
 
     def poll_flow(self, until: str = "change", wait: int = LONG_POLL_S) -> Flow[EventsDoc]:
         query = {"after": self.version, "wait": wait, "until": until, "include": self._include()}
