@@ -10,6 +10,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -230,6 +231,49 @@ def test_a_move_with_wait_parks_after_it_is_applied_and_answers_on_the_movers_tu
     assert [e["version"] for e in doc["events"]] == list(range(start + 2, version + 1))
     wait_until(lambda: node.waiters() == 0, "the waiter released once answered", node.proc, timeout=5)
     sock.close()
+
+
+def test_two_seats_sending_every_move_with_wait_play_a_whole_match_and_no_answer_waits_out_its_deadline(
+        start_node: Callable[..., Node]) -> None:
+    """Each seat's answer must come from a wake-up (its turn, or the end), never from the 30-s deadline: a lost
+    wake-up would show as an answer where the seat still has nothing to decide."""
+    node = start_node()
+    match_id, tokens = new_match(node)
+    answers: list[dict[str, Any]] = []
+    errors: list[BaseException] = []
+
+    def seat_loop(seat: int) -> None:
+        try:
+            play_seat(seat)
+        except BaseException as exc:  # a thread's failure fails the test, below
+            errors.append(exc)
+
+    def play_seat(seat: int) -> None:
+        with requests.Session() as session:
+            headers = auth(tokens[seat])
+            status = session.get(f"{node.url}/v1/matches/{match_id}?include=legal_moves", headers=headers,
+                                 timeout=10).json()
+            if seat not in status["to_act"]:
+                status = session.get(f"{node.url}/v1/matches/{match_id}/events?after={status['version']}&wait=30"
+                                     "&until=turn&include=legal_moves", headers=headers, timeout=40).json()
+            while status["status"] == "active":
+                reply = session.post(f"{node.url}/v1/matches/{match_id}/moves?include=legal_moves&wait=30",
+                                     headers=headers, json={"move": status["legal_moves"][0],
+                                                            "version": status["version"]}, timeout=40)
+                assert reply.status_code == 200, reply.text
+                status = reply.json()
+                answers.append({"seat": seat, "version": status["version"], "to_act": status["to_act"],
+                                "status": status["status"]})
+
+    threads = [threading.Thread(target=seat_loop, args=(seat,)) for seat in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert errors == [] and len(answers) >= 10
+    waited_out = [a for a in answers if a["status"] == "active" and a["seat"] not in a["to_act"]]
+    assert waited_out == [], "answered at the deadline, not at the seat's turn: a wake-up was lost"
+    assert requests.get(f"{node.url}/v1/matches/{match_id}", timeout=10).json()["status"] == "finished"
 
 
 def test_a_move_with_wait_over_the_waiter_cap_is_applied_and_answered_at_once(
