@@ -52,9 +52,9 @@ from meeple_client import ApiError, Client, Match, MeepleError
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, CloseConnection, Ping, RejectConnection, Request, TextMessage
 
+from loadtests.names import MOVE, MOVE_AND_WAIT
+
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
-#: The request name of a move sent with ``wait`` (its time includes the wait for the next turn: not a move latency).
-MOVE_AND_WAIT = "move (and wait for turn)"
 T = TypeVar("T")
 #: How many times a WebSocket player opens its socket again after it dropped before the match ended.
 WS_RECONNECTS = 4
@@ -230,7 +230,7 @@ class MeepleUser(User):
                 self.think()
                 move = self.rng.choice(match.legal_moves)
                 # the SDK's version and Idempotency-Key; with wait, the request ends at the next turn
-                name = MOVE_AND_WAIT if wait_with_move else "move"
+                name = MOVE_AND_WAIT if wait_with_move else MOVE
                 done = self.timed(name, "POST", match.move, move, wait_with_move)
                 if done is not None:  # the version the move made: the first event's one before (none: now)
                     events = (match.doc.get("events") or []) if wait_with_move else []

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from . import promtext
+from .names import MOVE
 
 MOVE_ROUTE = ("POST", "/v1/matches/<match_id>/moves")
 TARGETS = {"users": 50, "duration_s": 180, "move_p50_ms": 15.0, "move_p99_ms": 100.0, "moves_per_s": 150.0}
@@ -89,7 +90,7 @@ def _summary(summary: dict[str, Any], deltas: dict[str, promtext.Samples], elaps
     bot_moves = promtext.totals(bots, "meeple_bot_jobs_total", ("outcome",)).get(("played",), 0.0)
     created = sum(promtext.totals(gateway, "meeple_matches_created_total", ()).values())
     finished = sum(promtext.totals(gateway, "meeple_matches_finished_total", ()).values())
-    move = summary["endpoints"].get("move", {})
+    move = summary["endpoints"].get(MOVE, {})
     rows = [
         ("requests / failures", f"{summary['requests']} / **{summary['failures']}**"),
         ("errors the SDK's retries absorbed (users never saw them)", f"{sum(summary.get('sdk_retries', {}).values())}"),
@@ -153,7 +154,7 @@ def _stalled(fault: dict[str, Any]) -> str:
 
 
 def _targets(summary: dict[str, Any], cfg: Any) -> list[str]:
-    move = summary["endpoints"].get("move", {})
+    move = summary["endpoints"].get(MOVE, {})
     p50, p99 = move.get("p50_ms"), move.get("p99_ms")
 
     def verdict(ok: bool | None) -> str:
@@ -338,7 +339,7 @@ def plot(history: Path, target: Path) -> None:
 
     series = _series(history)
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 7), sharex=True)
-    move, base, total = series.get("move", {}), series.get("baseline", {}), series.get("Aggregated", {})
+    move, base, total = series.get(MOVE, {}), series.get("baseline", {}), series.get("Aggregated", {})
     for column, style in (("50%", "-"), ("95%", "--"), ("99%", ":")):
         if move:
             top.plot(move["t"], move[column], style, color="tab:blue", label=f"move p{column[:-1]}")

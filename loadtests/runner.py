@@ -44,13 +44,11 @@ from services.stack import ROOT, Stack, StackConfig, http_ok, wait_until
 
 from . import botstall, promtext
 from .audit import Audit, audit_store, lost_acknowledged, stored_match_ids
+from .names import MOVE, MOVE_AND_WAIT
 
 LOCUSTFILE = Path(__file__).with_name("locustfile.py")
 #: The ids of the matches Locust's people started against bots (one a line), in the report directory.
 BOT_MATCHES = "bot_matches.txt"
-MOVE = "move"
-#: A move sent with ``wait`` (the locustfile's ``MOVE_AND_WAIT``): a human move too, its time no move latency.
-MOVE_AND_WAIT = "move (and wait for turn)"
 BASELINE = "baseline"
 
 

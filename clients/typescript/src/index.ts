@@ -271,7 +271,7 @@ export class Match {
   async move(move: Move, wait = 0): Promise<this> {
     const key = crypto.randomUUID();
     const body = { move, version: this.version };
-    const query = wait > 0 ? { include: "legal_moves" as const, wait } : { include: "legal_moves" as const };
+    const query = { include: "legal_moves" as const, wait: wait > 0 ? wait : undefined }; // undefined: not sent
     this.update(await this.client.send("move", true, () => this.client.api.POST("/v1/matches/{match_id}/moves", {
       params: { ...this.path(), query, header: { "Idempotency-Key": key } },
       body, headers: this.client.headers(this.token, false) })));
