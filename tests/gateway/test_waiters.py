@@ -101,15 +101,23 @@ def auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def play_one(node: Node, match_id: str, tokens: list[str], session: requests.Session | None = None) -> int:
-    """One legal move by a seat to act; returns the new version."""
+def first_move(node: Node, match_id: str, tokens: list[str], session: requests.Session | None = None
+               ) -> tuple[int, dict[str, Any], int]:
+    """The seat to act, its first legal move and the version it is at."""
     http_ = session or requests
     status = http_.get(f"{node.url}/v1/matches/{match_id}", timeout=10).json()
     seat = status["to_act"][0]
     legal = http_.get(f"{node.url}/v1/matches/{match_id}/legal-moves", headers=auth(tokens[seat]), timeout=10)
     assert legal.status_code == 200, legal.text
+    return seat, legal.json()["moves"][0], status["version"]
+
+
+def play_one(node: Node, match_id: str, tokens: list[str], session: requests.Session | None = None) -> int:
+    """One legal move by a seat to act; returns the new version."""
+    http_ = session or requests
+    seat, move, version_seen = first_move(node, match_id, tokens, session)
     reply = http_.post(f"{node.url}/v1/matches/{match_id}/moves", headers=auth(tokens[seat]), timeout=10,
-                       json={"move": legal.json()["moves"][0], "version": status["version"]})
+                       json={"move": move, "version": version_seen})
     assert reply.status_code == 200, reply.text
     version: int = reply.json()["version"]
     return version
@@ -201,14 +209,6 @@ def post_parked(node: Node, path: str, token: str, body: dict[str, Any]) -> sock
     sock.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
                  f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n".encode() + data)
     return sock
-
-
-def first_move(node: Node, match_id: str, tokens: list[str]) -> tuple[int, dict[str, Any], int]:
-    """The seat to act, one of its legal moves and the version it is at."""
-    status = requests.get(f"{node.url}/v1/matches/{match_id}", timeout=10).json()
-    seat = status["to_act"][0]
-    legal = requests.get(f"{node.url}/v1/matches/{match_id}/legal-moves", headers=auth(tokens[seat]), timeout=10)
-    return seat, legal.json()["moves"][0], status["version"]
 
 
 def test_a_move_with_wait_parks_after_it_is_applied_and_answers_on_the_movers_turn(
