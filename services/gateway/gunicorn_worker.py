@@ -45,7 +45,10 @@ from typing import Any
 from gunicorn import http, util
 from gunicorn import sock as gunicorn_sock
 from gunicorn.http import wsgi
+from gunicorn.http.body import ChunkedReader
+from gunicorn.http.errors import ParseException
 from gunicorn.workers import base
+from werkzeug.exceptions import BadRequest
 
 from .statuses import GUNICORN_CODES
 
@@ -600,6 +603,8 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
             request_start = datetime.now()
             resp, environ = wsgi.create(req, conn.sock, conn.addr, conn.server, self.cfg)
             environ["wsgi.multithread"] = True
+            if isinstance(req.body.reader, ChunkedReader):
+                environ["wsgi.input"] = ChunkedInput(environ["wsgi.input"], resp.force_close)
             if not self.cfg.is_ssl:
                 environ["meeple.park"] = parked.append
             if resume is not None:
@@ -655,6 +660,42 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
                 self.cfg.post_request(self, req, environ, resp)
             except Exception:
                 self.log.exception("Exception in post_request hook")
+
+
+class ChunkedInput:
+    """``wsgi.input`` of a chunked body: a framing error found while the app reads it (a chunk size that is not
+    hex, a chunk without its CRLF) reaches the app as werkzeug's ``BadRequest`` -- a 400 ``malformed_request``
+    like any request gunicorn refuses before the app -- not as an exception the app does not know (a 500).
+    The answer closes the connection: where its next request starts is unknown now. A body with a
+    ``Content-Length`` has no framing to get wrong: it is not wrapped."""
+
+    def __init__(self, body: Any, close: Callable[[], None]) -> None:
+        self.body, self.close = body, close
+
+    def read(self, size: int | None = None) -> bytes:
+        return self._framed(self.body.read, size)
+
+    def readline(self, size: int | None = None) -> bytes:
+        return self._framed(self.body.readline, size)
+
+    def readlines(self, size: int | None = None) -> list[bytes]:
+        return self._framed(self.body.readlines, size)  # type: ignore[no-any-return]
+
+    def __iter__(self) -> ChunkedInput:
+        return self
+
+    def __next__(self) -> bytes:
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+    def _framed(self, read: Callable[[int | None], Any], size: int | None) -> Any:
+        try:
+            return read(size)
+        except ParseException as err:
+            self.close()
+            raise BadRequest(f"malformed chunked body: {err}") from None
 
 
 #: The WebSocket close code a draining gateway sends (RFC 6455 registry: "Service Restart", reconnect).

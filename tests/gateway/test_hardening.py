@@ -403,6 +403,20 @@ def test_an_oversized_chunked_body_is_413_not_malformed_json(gunicorn_gateway: t
     assert status == 413 and json.loads(reply)["error"]["code"] == "body_too_large", reply
 
 
+@pytest.mark.parametrize("framing", [b"zz\r\n{}\r\n0\r\n\r\n", b"2\r\n{}XX0\r\n\r\n"],
+                         ids=["chunk size not hex", "chunk without its CRLF"])
+def test_a_chunked_body_with_broken_framing_is_400_malformed_request_not_500(gunicorn_gateway: tuple[str, Path],
+                                                                              framing: bytes) -> None:
+    """gunicorn finds the framing error only while the app reads the body: still a 400, and the connection,
+    whose next request no longer has a known start, is closed."""
+    url, _ = gunicorn_gateway
+    request = (b"POST /v1/matches HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               b"Transfer-Encoding: chunked\r\n\r\n" + framing)
+    status, headers, reply = raw_exchange(url, request)
+    assert status == 400 and json.loads(reply)["error"]["code"] == "malformed_request", reply
+    assert headers["Connection"] == "close"
+
+
 def test_the_gateway_binds_no_shared_gunicorn_control_socket(gunicorn_gateway: tuple[str, Path]) -> None:
     """Two gateways on one host must not fight over ``~/.gunicorn/gunicorn.ctl``: it is off by default."""
     url, home = gunicorn_gateway
