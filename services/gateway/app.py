@@ -26,6 +26,9 @@ def create_app(config: Config | None = None) -> Flask:
     config = config or Config.from_env()
     allowed_networks(config.webhook_allow_private)  # a malformed MEEPLE_WEBHOOK_ALLOW_PRIVATE stops the boot
     app = Flask(__name__, static_folder=None)  # /play serves the page's files; nothing else is static
+    # A doubled slash (``/v1//games``, ``/v1/matches//events``: an empty id) is a 404 like any unknown path, not
+    # werkzeug's 308 redirect with an HTML body: every answer of the API is JSON.
+    app.url_map.merge_slashes = False
     # One byte over the limit: a chunked body (no Content-Length) is read up to this, so one past the limit is
     # seen as such (413 in ``json_body``) instead of being cut at the limit and parsed as broken JSON.
     app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes + 1

@@ -327,6 +327,12 @@ def test_405_names_the_allowed_methods(gateway_server: GatewayServer) -> None:
     assert "POST" in reply.headers["Allow"]
 
 
+@pytest.mark.parametrize("path", ["/v1//games", "/v1/matches//events", "/v1/matches//moves"])
+def test_a_doubled_slash_is_a_json_404_not_an_html_redirect(gateway_server: GatewayServer, path: str) -> None:
+    reply = requests.get(f"{gateway_server.url}{path}", timeout=10, allow_redirects=False)
+    assert reply.status_code == 404 and reply.json()["error"]["code"] == "not_found"
+
+
 def test_meeple_run_help_explains_the_ports_and_their_variables() -> None:
     from services.cli import build_parser
 
