@@ -60,7 +60,7 @@ CATALOG: dict[tuple[Kind, str], str] = {
     (K.MALFORMED, "bad_parameter"): "a query parameter is wrong",
     (K.MALFORMED, "no_such_seat"): "the match has no such seat",
     (K.MALFORMED, "bad_idempotency_key"): "Idempotency-Key must be 1 to 128 characters",
-    (K.MALFORMED, "malformed_request"): "rejected by the HTTP layer",
+    (K.MALFORMED, "malformed_request"): "rejected by the HTTP layer (a request line, a header, a chunked body)",
     (K.MALFORMED, "bad_handshake"): "a WebSocket upgrade without Sec-WebSocket-Key or version 13",
     (K.MALFORMED, "bad_player"): "a player id that is not 1-64 of letters, digits and . _ : @ -",
     (K.MALFORMED, "player_needs_api_key"): "a player id sent without an API key",
