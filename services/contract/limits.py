@@ -12,6 +12,9 @@ from dataclasses import dataclass
 
 #: Deepest nesting of arrays and objects a JSON body may have (the body itself is level 1).
 MAX_JSON_DEPTH = 32
+#: Integers anywhere in a JSON body (a move, options) are signed 64-bit: the store and the rules service encode
+#: JSON with orjson, which stops there.
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 #: ``MEEPLE_MAX_BODY_BYTES``' default: the largest request body (bytes), chunked bodies too.
 MAX_BODY_BYTES = 64 * 1024
 #: An ``Idempotency-Key`` is 1 to this many characters; a stored answer is kept this long.

@@ -122,7 +122,7 @@ class JoinMatch(Request, kw_only=True):
 class SubmitMove(Request, kw_only=True):
     move: Annotated[dict[str, Any], meta("one of the caller's legal moves", "malformed_move",
                                          extra_json_schema={"required": ["type"]})]
-    version: Annotated[int, meta("the version the decision was based on", ge=0)]
+    version: Annotated[int, meta("the version the decision was based on", ge=0, le=L.VERSION_MAX)]
 
 
 IdempotencyKey = Annotated[str, meta(

@@ -28,7 +28,8 @@ a rematch or a matched ticket returns it once. A tenant's *API key* (`X-API-Key:
 `Authorization: Bearer mk_...`) acts for an app's backend. Routes without a lock need neither.
 
 **Errors** are `{{"error": {{"code", "message"}}}}`; each response below lists its codes.
-**Limits**: JSON bodies up to {L.MAX_BODY_BYTES // 1024} KiB nested at most {L.MAX_JSON_DEPTH} levels; the others are
+**Limits**: JSON bodies up to {L.MAX_BODY_BYTES // 1024} KiB nested at most {L.MAX_JSON_DEPTH} levels, integers in them
+within signed 64 bits (x-limits INT_MIN, INT_MAX); the others are
 in each parameter's schema and in `docs/api.md` ("Limits and quotas")."""
 
 
@@ -93,7 +94,8 @@ def _operation(route: Route) -> dict[str, Any]:
         op["requestBody"] = {
             "required": route.body is not m.Empty,
             "description": f"JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES "
-                           f"({L.MAX_BODY_BYTES} bytes by default), nested at most {L.MAX_JSON_DEPTH} levels deep",
+                           f"({L.MAX_BODY_BYTES} bytes by default), nested at most {L.MAX_JSON_DEPTH} levels deep, "
+                           f"integers anywhere in it from {L.INT_MIN} to {L.INT_MAX}",
             "content": {"application/json": {"schema": {"$ref": REF.format(name=name)}}}}
     ok: dict[str, Any] = {"description": route.answer}
     if route.response is not None:

@@ -7,6 +7,9 @@ The rules are the API's (docs/api.md "Errors"), the ones ``json_body`` enforced 
 
 * an empty body reads as ``{}``; anything else must be a JSON object (``malformed_json``);
 * nesting deeper than :data:`~services.contract.limits.MAX_JSON_DEPTH` levels is ``too_deep``;
+* an integer outside signed 64 bits (:data:`~services.contract.limits.INT_MIN`..``INT_MAX``) anywhere in
+  free-form JSON (a move, options) is its field's code (``malformed_move``, ``invalid_options``); the typed
+  integer fields have bounds of their own;
 * the first unknown field (sorted) is ``unknown_field``; then the first missing one, in declared order,
   ``missing_field``; then, in the body's order, a top-level field of the wrong JSON type ``wrong_type``;
 * JSON has one number type: ``2.0`` is the integer ``2`` (as JSON Schema reads it); ``true`` is never a number;
@@ -31,7 +34,7 @@ from msgspec import inspect as mi
 
 from services.core.errors import DomainError, Kind
 
-from .limits import MAX_JSON_DEPTH
+from .limits import INT_MAX, INT_MIN, MAX_JSON_DEPTH
 
 T = TypeVar("T", bound=msgspec.Struct)
 
@@ -51,17 +54,26 @@ _TOKEN = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
 
 def json_depth_exceeds(value: Any, limit: int) -> bool:
     """Is ``value`` nested deeper than ``limit`` levels? Iterative: a hostile body cannot blow the stack."""
+    return _out_of_bounds(value, limit) == "depth"
+
+
+def _out_of_bounds(value: Any, limit: int) -> str | None:
+    """"depth" if ``value`` nests deeper than ``limit`` levels, "int" if it holds an integer past signed 64 bits
+    (msgspec decodes any size; orjson, which the store and the rules service encode with, stops there), else
+    None. Iterative: a hostile body cannot blow the stack."""
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, dict):
             item = list(item.values())
         elif not isinstance(item, list):
+            if type(item) is int and not INT_MIN <= item <= INT_MAX:
+                return "int"
             continue
         if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in item if isinstance(child, dict | list))
-    return False
+            return "depth"
+        stack.extend((child, depth + 1) for child in item)
+    return None
 
 
 def malformed(code: str, message: str) -> DomainError:
@@ -176,12 +188,20 @@ def parse_value(model: type[T], value: Any) -> T:
 
 def _bound_free(plan: _Plan, body: Any) -> None:
     for name in plan.free:
-        if json_depth_exceeds(getattr(body, name), MAX_JSON_DEPTH - 1):
+        found = _out_of_bounds(getattr(body, name), MAX_JSON_DEPTH - 1)
+        if found == "depth":
             raise _too_deep()
+        if found == "int":
+            raise _too_big(plan, name)
 
 
 def _too_deep() -> DomainError:
     return malformed("too_deep", f"the request body nests deeper than {MAX_JSON_DEPTH} levels")
+
+
+def _too_big(plan: _Plan, name: str) -> DomainError:
+    return malformed(_code_on_path(plan.info, [name]) or "wrong_type",
+                     f"{name}: integers must be between -2**63 and 2**63-1")
 
 
 def _explain(plan: _Plan, raw: bytes) -> Any:
@@ -219,9 +239,11 @@ def _checked(plan: _Plan, body: Any) -> Any:
         elif not isinstance(value, kinds):
             raise malformed("wrong_type", f"field {name!r} has the wrong type")
     try:
-        return msgspec.convert(body, plan.model)
+        checked = msgspec.convert(body, plan.model)
     except msgspec.ValidationError as err:
         raise _located(plan.info, str(err)) from None
+    _bound_free(plan, checked)
+    return checked
 
 
 def _located(info: mi.StructType, message: str, default: str = "wrong_type") -> DomainError:

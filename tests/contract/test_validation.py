@@ -9,7 +9,7 @@ import pytest
 
 from services.contract import models as m
 from services.contract import validation
-from services.contract.limits import MAX_JSON_DEPTH
+from services.contract.limits import INT_MAX, INT_MIN, MAX_JSON_DEPTH
 from services.contract.validation import answer, dump, parse, parse_params, parse_value
 from services.core.errors import DomainError, Kind
 
@@ -154,6 +154,26 @@ def test_a_websocket_move_is_the_rest_body_plus_the_header_and_parameter_rest_se
     with pytest.raises(DomainError) as err:
         parse_value(m.SubmitMove, {"move": {"type": "x", "deep": nested(40)}, "version": 1})
     assert err.value.code == "too_deep"
+
+
+def test_integers_past_signed_64_bits_in_free_form_json_are_the_fields_code_on_both_paths() -> None:
+    """msgspec decodes any size; orjson, which stores the move and sends it on, stops at 64 bits (a 500 before)."""
+    edge = parse(m.SubmitMove, b'{"move": {"type": "x", "n": [%d, %d]}, "version": 1}' % (INT_MAX, INT_MIN))
+    assert edge.move["n"] == [INT_MAX, INT_MIN]
+    for n in (INT_MAX + 1, INT_MIN - 1, 10**30):
+        for version in (b"1", b"1.0"):  # the fast typed decode, and the slow path (2.0 -> 2)
+            raw = b'{"move": {"type": "x", "n": {"m": [%d]}}, "version": %s}' % (n, version)
+            with pytest.raises(DomainError) as err:
+                parse(m.SubmitMove, raw)
+            assert (err.value.code, err.value.message) == ("malformed_move", "move: integers must be between -2**63 "
+                                                                             "and 2**63-1"), raw
+        with pytest.raises(DomainError) as err:
+            parse_value(m.SubmitMove, {"move": {"type": "x", "n": n}, "version": 1})
+        assert err.value.code == "malformed_move"
+    with pytest.raises(DomainError) as err:
+        parse(m.CreateMatch, b'{"game": "clash", "players": 2, "options": {"x": %d}}' % 2**64)
+    assert err.value.code == "wrong_type"
+    assert code_of(m.SubmitMove, b'{"move": {"type": "x"}, "version": %d}' % 2**64) == "wrong_type"
 
 
 def test_an_answer_goes_out_through_its_model_with_the_cores_stored_json_as_it_is(

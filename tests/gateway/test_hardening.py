@@ -81,6 +81,30 @@ def test_a_move_nested_deeper_than_the_limit_is_400_too_deep_not_500(api: Api) -
     assert reply.status_code == 400 and reply.json()["error"]["code"] == "too_deep", reply.text
 
 
+@pytest.mark.parametrize(("field", "body", "code"), [
+    ("a move", {"move": {"type": "place", "x": [2**64]}, "version": 2}, "malformed_move"),
+    ("a move", {"move": {"type": "place", "x": -(2**63) - 1}, "version": 2}, "malformed_move"),
+    ("the version", {"move": {"type": "place"}, "version": 2**70}, "wrong_type"),
+])
+def test_an_integer_past_64_bits_is_400_with_its_fields_code_not_500_and_the_match_plays_on(
+        api: Api, field: str, body: dict[str, Any], code: str) -> None:
+    """msgspec decodes integers of any size; what is stored and sent to the rules service is encoded with orjson,
+    which stops at 64 bits, so the contract stops there (docs/api.md "Limits and quotas")."""
+    match_id, tokens = two_humans(api)
+    reply = api.post(f"/v1/matches/{match_id}/moves", tokens[0], json=body)
+    assert reply.status_code == 400 and reply.json()["error"]["code"] == code, (field, reply.text)
+    mover = tokens[api.get(f"/v1/matches/{match_id}", tokens[0]).json()["to_act"][0]]
+    status = api.get(f"/v1/matches/{match_id}?include=legal_moves", mover).json()
+    assert status["version"] == 2  # nothing was applied
+    assert api.post(f"/v1/matches/{match_id}/moves", mover,
+                    json={"move": status["legal_moves"][0], "version": 2}).status_code == 200
+
+
+def test_options_with_an_integer_past_64_bits_are_400_not_500(api: Api) -> None:
+    reply = api.post("/v1/matches", json={"game": GAME, "players": 2, "options": {"x": 2**64}})
+    assert reply.status_code == 400 and reply.json()["error"]["code"] == "wrong_type", reply.text
+
+
 # -- 2: rate limits count verified identities; quotas ------------------------------------------------------------
 @pytest.mark.gateway_config(rate_limit_per_minute=5)
 def test_made_up_tokens_are_401_and_count_against_the_ip_not_a_bucket_of_their_own(

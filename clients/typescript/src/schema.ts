@@ -1766,7 +1766,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CreateMatch"];
@@ -2110,7 +2110,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SubmitMove"];
@@ -2312,7 +2312,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["JoinMatch"];
@@ -2426,7 +2426,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["Empty"];
@@ -2531,7 +2531,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["Empty"];
@@ -2637,7 +2637,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["Empty"];
@@ -2751,7 +2751,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["Empty"];
@@ -3109,7 +3109,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Enqueue"];
@@ -3570,7 +3570,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AddWebhook"];
@@ -4177,7 +4177,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["BoardSettingsBody"];
@@ -4355,7 +4355,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CreateSeason"];
@@ -4618,7 +4618,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["UpdateSeason"];
@@ -4788,7 +4788,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CreateTournament"];
@@ -4948,7 +4948,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RegisterPlayer"];
@@ -5212,7 +5212,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep */
+        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["Empty"];
