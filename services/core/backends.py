@@ -7,7 +7,6 @@ nothing of this one's.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from . import history, ratings, webhooks
 from .access import Caller, authorize_tenant
@@ -46,10 +45,9 @@ def player_ratings(core: Core, caller: Caller, player: str, game: str | None = N
 def add_webhook(core: Core, caller: Caller, url: str, events: list[Any]) -> dict[str, Any]:
     """Register a URL for events; the answer carries the signing secret, shown this once."""
     tenant = _tenant(core, caller)
-    parts = urlsplit(url)
-    if len(url) > webhooks.MAX_URL or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise DomainError(Kind.MALFORMED, "bad_webhook", f"url must be an http(s) URL of at most {webhooks.MAX_URL} "
-                                                         "characters")
+    problem = webhooks.url_problem(url)
+    if problem is not None:
+        raise DomainError(Kind.MALFORMED, "bad_webhook", problem)
     if not events or not all(isinstance(e, str) and e in webhooks.EVENTS for e in events):
         raise DomainError(Kind.MALFORMED, "bad_webhook", f"events must list some of: {', '.join(webhooks.EVENTS)}")
     try:  # SSRF guard: the worker checks again at every delivery (the name may resolve elsewhere by then)

@@ -36,6 +36,7 @@ refused, not followed). ``MEEPLE_WEBHOOK_ALLOW_PRIVATE`` lists networks (CIDR) t
 from __future__ import annotations
 
 import ipaddress
+import re
 import secrets
 import socket
 import time
@@ -101,6 +102,39 @@ def refusal(ip: Address) -> str | None:
     return None if ip.is_global else "not globally routable"
 
 
+#: A host name's label (RFC 1123, plus ``_``, which some providers' hosts carry), once IDNA-encoded.
+_LABEL = re.compile(r"(?!-)[A-Za-z0-9_-]{1,63}(?<!-)")
+
+
+def url_problem(url: str) -> str | None:
+    """What makes ``url`` one no delivery could use (None: fine): http(s) only, a host that is an IP address or a
+    DNS name, a port 1-65535, no whitespace or control characters. Checked at registration whatever
+    ``MEEPLE_WEBHOOK_ALLOW_PRIVATE`` says: a bad URL would only be retried for a day into the dead letters."""
+    if len(url) > MAX_URL:
+        return f"url must be at most {MAX_URL} characters"
+    if any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F for c in url):
+        return "url must not contain whitespace or control characters"
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port
+    except ValueError:  # an unclosed [IPv6] host, a port that is no number or past 65535
+        return "url must be an http(s) URL with a host and, if given, a port 1-65535"
+    if parts.scheme not in ("http", "https") or not host or port == 0:
+        return "url must be an http(s) URL with a host and, if given, a port 1-65535"
+    try:
+        ipaddress.ip_address(host)
+        return None
+    except ValueError:
+        pass
+    try:
+        ascii_host = host.rstrip(".").encode("idna").decode("ascii")
+    except UnicodeError:
+        return f"url's host {host!r} is not a valid host name"
+    if len(ascii_host) > 253 or not all(_LABEL.fullmatch(label) for label in ascii_host.split(".")):
+        return f"url's host {host!r} is not a valid host name"
+    return None
+
+
 def resolve(host: str, port: int) -> list[str]:
     return [str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
 
@@ -119,7 +153,11 @@ def _addresses(host: str, port: int, resolver: Resolver) -> list[Address]:
 
 def checked_address(url: str, allow: Sequence[Network], resolver: Resolver = resolve) -> str | None:
     """The address a delivery to ``url`` connects to, every address of its host checked; None when the
-    operator allows every address (no check: the HTTP client resolves). Raises :class:`AddressRefused`."""
+    operator allows every address (no check: the HTTP client resolves). Raises :class:`AddressRefused` (code
+    ``bad_webhook`` for a URL no delivery could use, :func:`url_problem`: one stored before that check existed)."""
+    problem = url_problem(url)
+    if problem is not None:
+        raise AddressRefused("bad_webhook", problem)
     if all(net in allow for net in _EVERYTHING):
         return None
     parts = urlsplit(url)

@@ -41,6 +41,18 @@ def test_every_non_public_address_kind_is_refused_and_public_ones_pass() -> None
         assert webhooks.refusal(ipaddress.ip_address(address)) is None, address
 
 
+def test_a_url_no_delivery_could_use_is_bad_webhook_whatever_the_allow_list() -> None:
+    """Checked before the address, even when the operator allows every network (a stored one at delivery too)."""
+    everything = webhooks.allowed_networks(["all"])
+    for url in ("https://[::1]:99999/h", "https://[::1/h", "https://x:0/", "https://exa mple.com/", "http://a..b/"):
+        with pytest.raises(webhooks.AddressRefused) as err:
+            webhooks.checked_address(url, everything)
+        assert err.value.code == "bad_webhook", url
+    for url in ("https://example.com/h", "http://127.0.0.1:8080/x", "http://[::1]:8080/x", "https://exa_mple.com./",
+                "https://\u00e9xample.com/", "https://user:pw@example.com:65535/h"):
+        assert webhooks.url_problem(url) is None, url
+
+
 def test_a_malformed_allow_list_stops_the_gateway_at_boot() -> None:
     from services.core.config import Config
     from services.gateway.app import create_app

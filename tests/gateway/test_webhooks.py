@@ -267,10 +267,13 @@ def test_webhook_registration_rejects_bad_urls_and_unknown_events(tenant_gateway
                                                                    own_redis_url: str) -> None:
     api = Api(tenant_gateway.url)
     key = new_key(own_redis_url, "acme")["key"]
-    for body in ({"url": "ftp://x/", "events": ["match.created"]}, {"url": "http://x/", "events": ["nope"]},
-                 {"url": "http://x/", "events": []}):
+    bad_urls = ("ftp://x/", "https://[::1]:99999/h", "https://[::1/h", "https://x:0/h", "https://x:abc/h",
+                "https://exa mple.com/h", "https://x/\x00", "https://-bad-.example/", "https://a..example/",
+                "https://" + "b" * 64 + ".example/")
+    for body in ({"url": "http://x/", "events": ["nope"]}, {"url": "http://x/", "events": []},
+                 *({"url": url, "events": ["match.created"]} for url in bad_urls)):
         reply = api.post("/v1/webhooks", headers=as_key(key), json=body)
-        assert reply.status_code == 400 and reply.json()["error"]["code"] == "bad_webhook", body
+        assert reply.status_code == 400 and reply.json()["error"]["code"] == "bad_webhook", (body, reply.text)
     assert api.post("/v1/webhooks", json={"url": "http://x/", "events": ["turn"]}).status_code == 401
 
 

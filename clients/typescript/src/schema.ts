@@ -1163,7 +1163,7 @@ export interface components {
         };
         /** AddWebhook */
         AddWebhook: {
-            /** @description http(s) URL whose host resolves to public addresses only: loopback, private, shared, link-local, multicast, reserved and unspecified addresses (IPv4, IPv6, and IPv4 inside IPv6) are refused with 400 webhook_address_refused, a host that does not resolve with 400 webhook_unresolvable, and every delivery checks again and connects to the checked address; MEEPLE_WEBHOOK_ALLOW_PRIVATE (CIDR list, or all) lets the operator allow networks */
+            /** @description http(s) URL with a host (a DNS name of letters, digits, - and _ labels, IDN allowed, or an IP address), a port 1-65535 if given and no whitespace or control characters (else 400 bad_webhook), whose host resolves to public addresses only: loopback, private, shared, link-local, multicast, reserved and unspecified addresses (IPv4, IPv6, and IPv4 inside IPv6) are refused with 400 webhook_address_refused, a host that does not resolve with 400 webhook_unresolvable, and every delivery checks again and connects to the checked address; MEEPLE_WEBHOOK_ALLOW_PRIVATE (CIDR list, or all) lets the operator allow networks */
             url: string;
             /** @description the events to deliver */
             events: ("match.created" | "match.started" | "match.finished" | "seat.timeout" | "seat.taken_over" | "seat.reclaimed" | "turn" | "tournament.started" | "round.started" | "round.finished" | "tournament.finished")[];
