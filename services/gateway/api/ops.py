@@ -45,7 +45,7 @@ def metrics() -> Response:
         registry.register(MatchStatsCollector(gw.core.redis))
     else:
         registry = gw.metrics.registry
-    return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
+    return Response(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)  # (mimetype= adds a 2nd charset)
 
 
 @bp.get("/v1/openapi.json")
