@@ -114,8 +114,8 @@ class CreateMatch(Request, kw_only=True):
 
 
 class JoinMatch(Request, kw_only=True):
-    seat: Annotated[int, meta("the seat to take (default: the first free one)", "no_such_seat", ge=0)] | UnsetType \
-        = UNSET
+    seat: Annotated[int, meta("the seat to take (default: the first free one)", "no_such_seat", ge=0,
+                              le=L.MAX_PLAYERS - 1)] | UnsetType = UNSET
     player: PlayerId | UnsetType = UNSET
 
 

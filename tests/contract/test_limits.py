@@ -81,3 +81,40 @@ def test_each_documented_webhook_worker_default_is_the_workers() -> None:
         if setting.process == "webhooks":
             flag = setting.env.removeprefix("MEEPLE_WEBHOOKS_").lower()
             assert float(defaults[flag]) == float(setting.default), setting.env
+
+
+def _unbounded_ints(t: object, path: str, seen: frozenset[type] = frozenset()) -> list[str]:
+    import msgspec.inspect as mi
+
+    if isinstance(t, mi.Metadata):
+        bound = (t.extra_json_schema or {}).get("maximum") is not None
+        return [] if bound and isinstance(t.type, mi.IntType) else _unbounded_ints(t.type, path, seen)
+    if isinstance(t, mi.IntType):
+        return [path] if t.le is None and t.lt is None else []
+    if isinstance(t, mi.UnionType):
+        return [p for x in t.types for p in _unbounded_ints(x, path, seen)]
+    if isinstance(t, mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType):
+        return _unbounded_ints(t.item_type, path + "[]", seen)
+    if isinstance(t, mi.DictType):
+        return _unbounded_ints(t.value_type, path + "{}", seen)
+    if isinstance(t, mi.StructType) and t.cls not in seen:
+        return [p for f in t.fields for p in _unbounded_ints(f.type, f"{path}.{f.name}", seen | {t.cls})]
+    return []
+
+
+def test_every_integer_a_request_body_or_query_takes_has_an_upper_bound() -> None:
+    """An integer without one reached orjson (the idempotency fingerprint, the store), which stops at 64 bits: a
+    seat of 2**72 in a join with an Idempotency-Key was a 500. Path integers are werkzeug's ``int`` converter's
+    and only compared (a seat past the match's is 403 ``not_your_seat``); a ``wait`` states its maximum in the
+    schema and the view checks it against the operator's setting."""
+    import msgspec.inspect as mi
+
+    from services.contract import models as m
+
+    found = []
+    for name in dir(m):
+        model = getattr(m, name)
+        requested = isinstance(model, type) and issubclass(model, m.Request | m.Params)
+        if requested and model not in (m.Request, m.Params) and not name.endswith("Path"):
+            found += _unbounded_ints(mi.type_info(model), name)
+    assert found == []

@@ -100,6 +100,13 @@ def test_an_integer_past_64_bits_is_400_with_its_fields_code_not_500_and_the_mat
                     json={"move": status["legal_moves"][0], "version": 2}).status_code == 200
 
 
+def test_a_join_for_a_seat_past_64_bits_with_an_idempotency_key_is_400_no_such_seat_not_500(api: Api) -> None:
+    created = api.post("/v1/matches", json={"game": GAME, "players": 2}).json()
+    reply = api.post(f"/v1/matches/{created['id']}/join", json={"seat": 2**72}, headers={"Idempotency-Key": "j1"})
+    assert reply.status_code == 400 and reply.json()["error"]["code"] == "no_such_seat", reply.text
+    assert api.post(f"/v1/matches/{created['id']}/join", json={"seat": 1}).status_code == 200
+
+
 def test_options_with_an_integer_past_64_bits_are_400_not_500(api: Api) -> None:
     reply = api.post("/v1/matches", json={"game": GAME, "players": 2, "options": {"x": 2**64}})
     assert reply.status_code == 400 and reply.json()["error"]["code"] == "wrong_type", reply.text
