@@ -52,6 +52,11 @@ def _derive() -> tuple[Code, ...]:
 CODES: tuple[Code, ...] = _derive()
 STATUSES: tuple[int, ...] = tuple(sorted({c.status for c in CODES}))
 
+#: Statuses the HTTP server answers to any request, whatever its route, before the app runs (a request line over
+#: 4094 bytes, too many or too large headers, a malformed request, an ``Expect`` or a transfer coding it does not
+#: take): every operation of the OpenAPI document lists them. 500 is left out: it is a bug wherever it comes from.
+HTTP_LAYER: tuple[int, ...] = tuple(sorted(status for status in GUNICORN_CODES if status != 500))
+
 #: Each status in a line, for the OpenAPI document's responses and the docs' table.
 STATUS_MEANING: dict[int, str] = {
     400: "the request can never succeed as sent",

@@ -103,7 +103,7 @@ def _operation(route: Route) -> dict[str, Any]:
     elif route.media != "application/json" or route.operation_id == "openapi":
         ok["content"] = {route.media: {"schema": {"type": "string" if route.media != "application/json"
                                                   else "object"}}}
-    statuses = set(route.errors)
+    statuses = set(route.errors) | set(E.HTTP_LAYER)
     if route.operation_id not in PLAIN:
         statuses |= set(COMMON_ERRORS)
     if route.body is not None:

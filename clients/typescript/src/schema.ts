@@ -1574,11 +1574,56 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -1656,8 +1701,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1670,6 +1742,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -1732,11 +1822,56 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -1802,6 +1937,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
@@ -1820,8 +1964,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1843,6 +2005,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -1905,8 +2085,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1919,6 +2126,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -1978,8 +2203,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1992,6 +2244,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2051,6 +2321,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
@@ -2069,11 +2348,47 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2146,6 +2461,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
@@ -2173,8 +2497,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2196,6 +2538,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2258,6 +2618,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
@@ -2276,11 +2645,47 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2348,6 +2753,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
@@ -2375,8 +2789,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2398,6 +2830,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2462,6 +2912,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
@@ -2489,8 +2948,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2503,6 +2980,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2567,6 +3062,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
@@ -2594,8 +3098,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2608,6 +3130,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2709,8 +3249,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2723,6 +3281,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2787,6 +3363,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
@@ -2814,8 +3399,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2828,6 +3431,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2896,8 +3517,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2910,6 +3558,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2977,8 +3643,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2991,6 +3684,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3048,8 +3759,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3071,6 +3809,15 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3145,6 +3892,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
@@ -3163,8 +3919,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3186,6 +3960,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3248,8 +4040,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3262,6 +4081,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3321,6 +4158,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
@@ -3339,11 +4185,47 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3409,11 +4291,56 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3477,11 +4404,56 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3539,11 +4511,56 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3606,6 +4623,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
             409: {
                 headers: {
@@ -3624,8 +4650,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3638,6 +4682,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3698,11 +4760,56 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3760,11 +4867,56 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3824,8 +4976,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3838,6 +5017,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3904,8 +5101,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3918,6 +5142,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3982,8 +5224,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3996,6 +5265,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4062,8 +5349,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4076,6 +5390,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4135,8 +5467,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4149,6 +5508,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4213,6 +5590,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
@@ -4240,8 +5626,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4254,6 +5658,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4313,8 +5735,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4327,6 +5776,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4391,6 +5858,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
@@ -4418,8 +5894,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4432,6 +5926,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4492,8 +6004,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4506,6 +6045,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4566,6 +6123,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
@@ -4584,11 +6150,47 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4654,6 +6256,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
@@ -4681,8 +6292,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4695,6 +6324,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4757,11 +6404,56 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4824,8 +6516,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4842,11 +6552,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4906,8 +6643,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4920,6 +6684,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4984,6 +6766,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
@@ -5011,8 +6802,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5025,6 +6834,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5086,8 +6913,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5100,6 +6954,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5161,6 +7033,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
@@ -5179,11 +7060,47 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5248,6 +7165,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
             404: {
                 headers: {
@@ -5275,8 +7201,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5289,6 +7233,24 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5326,6 +7288,60 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     readyz: {
@@ -5344,6 +7360,60 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Ready"];
+                };
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
@@ -5377,6 +7447,60 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     openapi: {
@@ -5399,6 +7523,60 @@ export interface operations {
                     };
                 };
             };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     docs: {
@@ -5419,6 +7597,60 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     play: {
@@ -5437,6 +7669,60 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
