@@ -167,6 +167,10 @@ class LocalCluster:
                         info = node.client().info("replication")
                         if info.get("master_link_status") != "up":
                             return False
+                    # and each primary knows its replicas itself: after a failover the other nodes' view (the
+                    # slot table above) can list a replica before its new primary's own table does
+                    elif len(self.replicas_of(node)) < replicas:
+                        return False
             return True
         wait_for(agreed, "redis cluster", timeout)
 
