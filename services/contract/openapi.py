@@ -16,6 +16,9 @@ from . import models as m
 from .routes import BODY_ERRORS, COMMON_ERRORS, PLAIN, ROUTES, TAGS, Route
 
 REF = "#/components/schemas/{name}"
+#: An error response is the same for every operation that may answer its status: written once, under
+#: ``components.responses``, and referred to.
+ERROR_REF = "#/components/responses/Error{status}"
 TITLE = "Meeple REST API"
 VERSION = "1.0.0"
 
@@ -108,7 +111,8 @@ def _operation(route: Route) -> dict[str, Any]:
         statuses |= set(COMMON_ERRORS)
     if route.body is not None:
         statuses |= set(BODY_ERRORS)
-    op["responses"] = {str(route.status): ok, **{str(s): _error(s) for s in sorted(statuses)}}
+    errors = {str(s): {"$ref": ERROR_REF.format(status=s)} for s in sorted(statuses)}
+    op["responses"] = {str(route.status): ok, **errors}
     if route.conditional:
         etag = {"ETag": {"description": "the answer's version, for If-None-Match", "schema": {"type": "string"}},
                 "Cache-Control": {"description": "how long caches may keep it", "schema": {"type": "string"}}}
@@ -155,6 +159,8 @@ def _document() -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     for route in ROUTES:
         paths.setdefault(route.path, {})[route.method.lower()] = _operation(route)
+    answered = sorted({int(status) for item in paths.values() for op in item.values() for status in op["responses"]
+                       if int(status) >= 400})
     limits = {name: value for name, value in vars(L).items() if name.isupper() and isinstance(value, int | float)}
     return _ordered({
         "openapi": "3.1.0",
@@ -171,6 +177,7 @@ def _document() -> dict[str, Any]:
                 "apiKeyBearer": {"type": "http", "scheme": "bearer", "bearerFormat": "mk_<key id>.<secret>",
                                  "description": "the same API key sent as the bearer token "
                                                 "(`Authorization: Bearer mk_...`)"}},
+            "responses": {f"Error{status}": _error(status) for status in answered},
             "schemas": _components()},
         "paths": paths,
     })

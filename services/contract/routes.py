@@ -89,8 +89,8 @@ class Route:
         return self.action is Action.CATALOGUE
 
 
-#: Statuses any API call may answer: a malformed request, a rate limit, a dependency down.
-COMMON_ERRORS = (400, 429, 503)
+#: Statuses any API call may answer: a malformed request, a rate limit, a dependency failing (502) or down (503).
+COMMON_ERRORS = (400, 429, 502, 503)
 #: Statuses of a call with a body.
 BODY_ERRORS = (413, 415)
 

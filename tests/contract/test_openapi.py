@@ -22,6 +22,25 @@ from services.gateway.app import create_app
 #: Rules of the URL map that are files, not operations: static assets and Swagger UI's own files.
 ASSET_RULES = {"/static/<path:filename>", "/play/<path:name>", "/docs/<path:path>", "/docs/"}
 
+def response(doc: dict[str, Any], op: dict[str, Any], status: int) -> dict[str, Any]:
+    """An operation's response of ``status``, its ``$ref`` (every error response is one) followed."""
+    found: dict[str, Any] = op["responses"][str(status)]
+    if "$ref" in found:
+        found = doc["components"]["responses"][found["$ref"].rsplit("/", 1)[1]]
+    return found
+
+
+def test_an_error_response_is_written_once_and_referred_to(doc: dict[str, Any]) -> None:
+    for path, item in doc["paths"].items():
+        for method, op in item.items():
+            for status, answer in op["responses"].items():
+                if int(status) >= 400:
+                    assert answer == {"$ref": f"#/components/responses/Error{status}"}, f"{method} {path} {status}"
+    used = {a["$ref"] for item in doc["paths"].values() for op in item.values() for a in op["responses"].values()
+            if "$ref" in a}
+    assert {f"#/components/responses/{name}" for name in doc["components"]["responses"]} == used
+
+
 @pytest.fixture(scope="module")
 def doc() -> dict[str, Any]:
     return document()
@@ -101,8 +120,8 @@ def test_creates_joins_enqueues_and_moves_take_an_idempotency_key_and_document_i
         op = doc["paths"][path][method]
         key = next(p for p in op["parameters"] if p["name"] == "Idempotency-Key")
         assert key["in"] == "header" and not key["required"], path
-        assert "`idempotency_key_in_use`" in op["responses"]["409"]["description"], path
-        assert "`idempotency_key_reused`" in op["responses"]["422"]["description"], path
+        assert "`idempotency_key_in_use`" in response(doc, op, 409)["description"], path
+        assert "`idempotency_key_reused`" in response(doc, op, 422)["description"], path
 
 
 def test_resign_the_seed_as_a_string_and_unrated_outcomes(doc: dict[str, Any]) -> None:
@@ -131,13 +150,14 @@ def test_operations_are_tagged_by_area_and_the_intro_is_short(doc: dict[str, Any
 def test_every_error_response_lists_the_codes_of_its_status(doc: dict[str, Any]) -> None:
     for path, item in doc["paths"].items():
         for method, op in item.items():
-            for status, response in op["responses"].items():
+            for status in op["responses"]:
                 if int(status) < 400:
                     continue
+                answer = response(doc, op, int(status))
                 for code in errors.codes_of(int(status)):
-                    assert f"`{code}`" in response["description"], f"{method} {path} {status} {code}"
-                assert response["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}
-    limited = doc["paths"]["/v1/matches/{match_id}/moves"]["post"]["responses"]["429"]
+                    assert f"`{code}`" in answer["description"], f"{method} {path} {status} {code}"
+                assert answer["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}
+    limited = response(doc, doc["paths"]["/v1/matches/{match_id}/moves"]["post"], 429)
     assert "`MEEPLE_RATE_LIMIT_PER_MINUTE`" in limited["description"].split("`rate_limited`: ")[1].split(";")[0]
     assert limited["headers"]["Retry-After"]
 

@@ -60,6 +60,8 @@ def check_against_openapi(method: str, url: str, response: requests.Response) ->
     assert op is not None, f"{method} {path} is not in the OpenAPI document"
     spec = op["responses"].get(str(response.status_code))
     assert spec is not None, f"{method} {path} returned undocumented status {response.status_code}: {response.text}"
+    if "$ref" in spec:  # an error response, written once under components.responses
+        spec = OPENAPI["components"]["responses"][spec["$ref"].rsplit("/", 1)[1]]
     content = spec.get("content", {}).get("application/json")
     if content is None:
         return

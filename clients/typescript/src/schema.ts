@@ -1528,7 +1528,158 @@ export interface components {
             };
         };
     };
-    responses: never;
+    responses: {
+        /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+        Error400: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
+        Error401: {
+            headers: {
+                /** @description Bearer */
+                "WWW-Authenticate"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+        Error403: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+        Error404: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
+        Error409: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
+        Error413: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
+        Error414: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
+        Error415: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
+        Error417: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description illegal in this state (each game names its refusals: `card_not_in_hand`, `no_common_category`, `game_over`, ...; `illegal_move` when it names none), or an `Idempotency-Key` reused with another request. Codes: `illegal_move`: illegal in this state (the game names most refusals itself); `idempotency_key_reused`: the Idempotency-Key was used with another request. */
+        Error422: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `/ws` asked for without `Upgrade: websocket`. Codes: `upgrade_required`: /ws asked for without Upgrade: websocket. */
+        Error426: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
+        Error429: {
+            headers: {
+                /** @description seconds to wait before retrying */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
+        Error431: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+        Error501: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description the rules service failed in an unexpected way; retry. Codes: `rules_error`: the rules service failed unexpectedly; retry. */
+        Error502: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
+        Error503: {
+            headers: {
+                /** @description seconds to wait before retrying */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: never;
@@ -1554,93 +1705,16 @@ export interface operations {
                     "application/json": components["schemas"]["Games"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     game: {
@@ -1681,102 +1755,17 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     tenant_matches: {
@@ -1802,93 +1791,16 @@ export interface operations {
                     "application/json": components["schemas"]["History"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     create_match: {
@@ -1917,129 +1829,20 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description illegal in this state (each game names its refusals: `card_not_in_hand`, `no_common_category`, `game_over`, ...; `illegal_move` when it names none), or an `Idempotency-Key` reused with another request. Codes: `illegal_move`: illegal in this state (the game names most refusals itself); `idempotency_key_reused`: the Idempotency-Key was used with another request. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     get_match: {
@@ -2065,102 +1868,17 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     legal_moves: {
@@ -2183,102 +1901,17 @@ export interface operations {
                     "application/json": components["schemas"]["LegalMoves"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     hint: {
@@ -2301,111 +1934,18 @@ export interface operations {
                     "application/json": components["schemas"]["Hint"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     move: {
@@ -2441,138 +1981,21 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description illegal in this state (each game names its refusals: `card_not_in_hand`, `no_common_category`, `game_over`, ...; `illegal_move` when it names none), or an `Idempotency-Key` reused with another request. Codes: `illegal_move`: illegal in this state (the game names most refusals itself); `idempotency_key_reused`: the Idempotency-Key was used with another request. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     replay: {
@@ -2598,111 +2021,18 @@ export interface operations {
                     "application/json": components["schemas"]["Replay"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     join: {
@@ -2733,138 +2063,21 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description illegal in this state (each game names its refusals: `card_not_in_hand`, `no_common_category`, `game_over`, ...; `illegal_move` when it names none), or an `Idempotency-Key` reused with another request. Codes: `illegal_move`: illegal in this state (the game names most refusals itself); `idempotency_key_reused`: the Idempotency-Key was used with another request. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     leave: {
@@ -2892,129 +2105,20 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     resign: {
@@ -3042,129 +2146,20 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     reclaim: {
@@ -3193,129 +2188,20 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     rematch: {
@@ -3343,129 +2229,20 @@ export interface operations {
                     "application/json": components["schemas"]["Match"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     events: {
@@ -3497,102 +2274,17 @@ export interface operations {
                     "application/json": components["schemas"]["Events"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     events_stream: {
@@ -3623,102 +2315,17 @@ export interface operations {
                     "text/event-stream": components["schemas"]["Events"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     ws: {
@@ -3739,111 +2346,18 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `/ws` asked for without `Upgrade: websocket`. Codes: `upgrade_required`: /ws asked for without Upgrade: websocket. */
-            426: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            426: components["responses"]["Error426"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     matchmaking: {
@@ -3872,129 +2386,20 @@ export interface operations {
                     "application/json": components["schemas"]["Ticket"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description illegal in this state (each game names its refusals: `card_not_in_hand`, `no_common_category`, `game_over`, ...; `illegal_move` when it names none), or an `Idempotency-Key` reused with another request. Codes: `illegal_move`: illegal in this state (the game names most refusals itself); `idempotency_key_reused`: the Idempotency-Key was used with another request. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     ticket: {
@@ -4020,102 +2425,17 @@ export interface operations {
                     "application/json": components["schemas"]["Ticket"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     cancel_ticket: {
@@ -4138,111 +2458,18 @@ export interface operations {
                     "application/json": components["schemas"]["Ticket"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     player_matches: {
@@ -4271,93 +2498,16 @@ export interface operations {
                     "application/json": components["schemas"]["History"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     ratings: {
@@ -4384,93 +2534,16 @@ export interface operations {
                     "application/json": components["schemas"]["Ratings"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     webhooks: {
@@ -4491,93 +2564,16 @@ export interface operations {
                     "application/json": components["schemas"]["Webhooks"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     add_webhook: {
@@ -4603,120 +2599,19 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     dead_letters: {
@@ -4740,93 +2635,16 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetters"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     clear_dead_letters: {
@@ -4847,93 +2665,16 @@ export interface operations {
                     "application/json": components["schemas"]["Cleared"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     delete_webhook: {
@@ -4956,102 +2697,17 @@ export interface operations {
                     "application/json": components["schemas"]["Deleted"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     leaderboard: {
@@ -5081,102 +2737,17 @@ export interface operations {
                     "application/json": components["schemas"]["Leaderboard"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     leaderboard_player: {
@@ -5204,102 +2775,17 @@ export interface operations {
                     "application/json": components["schemas"]["BoardRank"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     leaderboard_around: {
@@ -5329,102 +2815,17 @@ export interface operations {
                     "application/json": components["schemas"]["BoardAround"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     leaderboard_settings: {
@@ -5447,102 +2848,17 @@ export interface operations {
                     "application/json": components["schemas"]["BoardSettings"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     set_leaderboard_settings: {
@@ -5570,129 +2886,20 @@ export interface operations {
                     "application/json": components["schemas"]["BoardSettings"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     seasons: {
@@ -5715,102 +2922,17 @@ export interface operations {
                     "application/json": components["schemas"]["Seasons"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     create_season: {
@@ -5838,129 +2960,20 @@ export interface operations {
                     "application/json": components["schemas"]["Season"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     season: {
@@ -5984,102 +2997,17 @@ export interface operations {
                     "application/json": components["schemas"]["Season"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     delete_season: {
@@ -6103,111 +3031,18 @@ export interface operations {
                     "application/json": components["schemas"]["Deleted"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     update_season: {
@@ -6236,129 +3071,20 @@ export interface operations {
                     "application/json": components["schemas"]["Season"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     tournaments: {
@@ -6384,93 +3110,16 @@ export interface operations {
                     "application/json": components["schemas"]["Tournaments"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     create_tournament: {
@@ -6496,111 +3145,18 @@ export interface operations {
                     "application/json": components["schemas"]["Tournament"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     tournament: {
@@ -6623,102 +3179,17 @@ export interface operations {
                     "application/json": components["schemas"]["Tournament"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     register: {
@@ -6746,129 +3217,20 @@ export interface operations {
                     "application/json": components["schemas"]["Registration"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     tournament_player: {
@@ -6893,102 +3255,17 @@ export interface operations {
                     "application/json": components["schemas"]["TournamentPlayer"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     unregister: {
@@ -7013,111 +3290,18 @@ export interface operations {
                     "application/json": components["schemas"]["Unregistered"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     cancel_tournament: {
@@ -7145,129 +3329,20 @@ export interface operations {
                     "application/json": components["schemas"]["Tournament"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
-            401: {
-                headers: {
-                    /** @description Bearer */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too. Codes: `body_too_large`: the body is over MEEPLE_MAX_BODY_BYTES (`MEEPLE_MAX_BODY_BYTES`, 65536 by default). */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
         };
     };
     healthz: {
@@ -7288,60 +3363,12 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            403: components["responses"]["Error403"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
         };
     };
     readyz: {
@@ -7362,71 +3389,13 @@ export interface operations {
                     "application/json": components["schemas"]["Ready"];
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a dependency is down or full, or this process holds its most waiting requests; the match is intact, retry after `Retry-After`. Codes: `rules_unavailable`: the rules service is unavailable; `store_unavailable`: the match store is unavailable (or failing over); `store_full`: the store is full: no new matches or tickets for now; `hint_unavailable`: no bot worker answered the hint in time; `too_many_waiters`: this gateway process holds the most waiting requests it may (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `not_ready`: a dependency of this process is down. */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            403: components["responses"]["Error403"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
         };
     };
     metrics: {
@@ -7447,60 +3416,12 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            403: components["responses"]["Error403"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
         };
     };
     openapi: {
@@ -7523,60 +3444,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            403: components["responses"]["Error403"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
         };
     };
     docs: {
@@ -7597,60 +3470,12 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            403: components["responses"]["Error403"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
         };
     };
     play: {
@@ -7671,60 +3496,12 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the request line is over 4094 bytes. Codes: `uri_too_long`: the request line is over 4094 bytes. */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an `Expect` header other than `100-continue`. Codes: `expectation_failed`: an `Expect` header other than `100-continue`. */
-            417: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description more than 100 header fields, or one over 8190 bytes. Codes: `headers_too_large`: more than 100 header fields, or one over 8190 bytes. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            403: components["responses"]["Error403"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
         };
     };
 }
