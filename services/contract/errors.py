@@ -67,7 +67,7 @@ STATUS_MEANING: dict[int, str] = {
     409: "your picture of the match is out of date, or its state forbids the call",
     413: "the body is over `MEEPLE_MAX_BODY_BYTES` (64 KiB by default), chunked ones too",
     414: "the request line is over 4094 bytes",
-    415: "a non-empty body not sent as `Content-Type: application/json`",
+    415: "a non-empty body not sent as `Content-Type: application/json`, or sent with a `Content-Encoding`",
     417: "an `Expect` header other than `100-continue`",
     422: "illegal in this state (each game names its refusals: `card_not_in_hand`, `no_common_category`, "
          "`game_over`, ...; `illegal_move` when it names none), or an `Idempotency-Key` reused with another request",
@@ -76,7 +76,8 @@ STATUS_MEANING: dict[int, str] = {
          "`Retry-After` seconds (the message names the limit)",
     431: "more than 100 header fields, or one over 8190 bytes",
     500: "a bug on our side (logged); the match is not changed",
-    501: "a transfer coding the server does not support, or a gateway process that cannot hold WebSockets",
+    501: "a transfer coding other than `chunked` (`gzip`, `deflate`, ...), or a gateway process that cannot hold "
+         "WebSockets",
     502: "the rules service failed in an unexpected way; retry",
     503: "a dependency is down or full, or this process holds its most waiting requests; the match is intact, "
          "retry after `Retry-After`",

@@ -96,7 +96,7 @@ def _operation(route: Route) -> dict[str, Any]:
         name = route.body.__name__
         op["requestBody"] = {
             "required": route.body is not m.Empty,
-            "description": f"JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES "
+            "description": f"JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES "
                            f"({L.MAX_BODY_BYTES} bytes by default), nested at most {L.MAX_JSON_DEPTH} levels deep, "
                            f"integers anywhere in it from {L.INT_MIN} to {L.INT_MAX}",
             "content": {"application/json": {"schema": {"$ref": REF.format(name=name)}}}}

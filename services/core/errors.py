@@ -122,7 +122,8 @@ CATALOG: dict[tuple[Kind, str], str] = {
     (K.CONFLICT, "season_live"): "a live (or ending) season cannot be deleted",
     # other client errors
     (K.TOO_LARGE, "body_too_large"): "the body is over MEEPLE_MAX_BODY_BYTES",
-    (K.UNSUPPORTED_MEDIA, "unsupported_media_type"): "a non-empty body not sent as application/json",
+    (K.UNSUPPORTED_MEDIA, "unsupported_media_type"): "a non-empty body not sent as application/json, "
+                                                     "or sent compressed (Content-Encoding)",
     (K.ILLEGAL, "illegal_move"): "illegal in this state (the game names most refusals itself)",
     (K.ILLEGAL, "idempotency_key_reused"): "the Idempotency-Key was used with another request",
     (K.UPGRADE_REQUIRED, "upgrade_required"): "/ws asked for without Upgrade: websocket",

@@ -28,6 +28,7 @@ import contextlib
 import errno
 import gc
 import heapq
+import http as http_status
 import itertools
 import json
 import os
@@ -46,7 +47,7 @@ from gunicorn import http, util
 from gunicorn import sock as gunicorn_sock
 from gunicorn.http import wsgi
 from gunicorn.http.body import ChunkedReader
-from gunicorn.http.errors import ParseException
+from gunicorn.http.errors import ParseException, UnsupportedTransferCoding
 from gunicorn.workers import base
 from werkzeug.exceptions import BadRequest
 
@@ -484,6 +485,8 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
         status, _, reason = captured.status_line().partition(" ")
         if not status.isdigit():
             return
+        with contextlib.suppress(ValueError):  # gunicorn says "Bad Request" for its 501 too
+            reason = http_status.HTTPStatus(int(status)).phrase
         code = GUNICORN_CODES.get(int(status), "malformed_request")
         message = str(exc) or reason or "the request was rejected"
         body = json.dumps({"error": {"code": code, "message": f"{reason}: {message}"}}).encode()
@@ -604,6 +607,9 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
             resp, environ = wsgi.create(req, conn.sock, conn.addr, conn.server, self.cfg)
             environ["wsgi.multithread"] = True
             if isinstance(req.body.reader, ChunkedReader):
+                compressed = compressed_coding(req.headers)
+                if compressed:
+                    raise UnsupportedTransferCoding(compressed)
                 environ["wsgi.input"] = ChunkedInput(environ["wsgi.input"], resp.force_close)
             if not self.cfg.is_ssl:
                 environ["meeple.park"] = parked.append
@@ -660,6 +666,18 @@ class ConnectionThreads(base.Worker):  # type: ignore[misc]  # gunicorn ships no
                 self.cfg.post_request(self, req, environ, resp)
             except Exception:
                 self.log.exception("Exception in post_request hook")
+
+
+def compressed_coding(headers: list[tuple[str, str]]) -> str:
+    """The ``Transfer-Encoding`` of a chunked request if it also names a compression (``gzip, chunked``), else "".
+
+    gunicorn frames such a body and leaves the decompressing to the app; the API reads bodies as they are sent,
+    so it refuses them (501 ``not_implemented``) rather than read compressed bytes as JSON."""
+    for name, value in headers:
+        if name == "TRANSFER-ENCODING" and any(
+                part.strip(" \t").lower() in ("gzip", "deflate", "compress") for part in value.split(",")):
+            return str(value)
+    return ""
 
 
 class ChunkedInput:

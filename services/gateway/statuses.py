@@ -35,5 +35,5 @@ TRANSPORT_MEANINGS: dict[str, str] = {
     "uri_too_long": "the request line is over 4094 bytes",
     "expectation_failed": "an `Expect` header other than `100-continue`",
     "headers_too_large": "more than 100 header fields, or one over 8190 bytes",
-    "not_implemented": "a transfer coding the server does not support",
+    "not_implemented": "a transfer coding other than `chunked` (`gzip, chunked` too: bodies are read as sent)",
 }

@@ -7,6 +7,7 @@ and the gateway over real HTTP.
 from __future__ import annotations
 
 import ast
+import gzip
 import json
 import os
 import re
@@ -469,3 +470,43 @@ def test_the_embedded_redis_has_a_maxmemory_and_never_evicts_a_live_match(tmp_pa
         assert client.config_get("maxmemory-policy")["maxmemory-policy"] == "noeviction"
     finally:
         stack.stop()
+
+
+@pytest.mark.parametrize("coding", ["gzip, chunked", "deflate,chunked"])
+def test_a_compressed_chunked_body_is_501_not_implemented_not_read_as_json(gunicorn_gateway: tuple[str, Path],
+                                                                          coding: str) -> None:
+    """gunicorn frames ``gzip, chunked`` and leaves the decompressing to the app, which reads bodies as sent:
+    the compressed bytes were a 400 malformed_json, and a plain body so labelled was taken as it was."""
+    url, _ = gunicorn_gateway
+    body = gzip.compress(b'{"game": "clash", "players": 2}')
+    request = (b"POST /v1/matches HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               b"Transfer-Encoding: %s\r\n\r\n%x\r\n%s\r\n0\r\n\r\n" % (coding.encode(), len(body), body))
+    status, headers, reply = raw_exchange(url, request)
+    assert status == 501 and json.loads(reply)["error"]["code"] == "not_implemented", reply
+    assert headers["Connection"] == "close"
+
+
+def test_a_refusal_before_the_app_has_its_own_reason_phrase(gunicorn_gateway: tuple[str, Path]) -> None:
+    url, _ = gunicorn_gateway
+    request = (b"POST /v1/matches HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               b"Transfer-Encoding: foo, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n")
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(request)
+        first = sock.recv(65536).split(b"\r\n", 1)[0]
+    assert first == b"HTTP/1.1 501 Not Implemented"  # gunicorn's own line says "501 Bad Request"
+
+
+@pytest.mark.parametrize("coding", ["gzip", "br"])
+def test_a_body_sent_with_a_content_encoding_is_415_not_read_as_json(gunicorn_gateway: tuple[str, Path],
+                                                                      coding: str) -> None:
+    url, _ = gunicorn_gateway
+    plain = b'{"game": "clash", "players": 2}'
+    for body in (plain, gzip.compress(plain)):
+        reply = requests.post(f"{url}/v1/matches", data=body, timeout=10,
+                              headers={"Content-Type": "application/json", "Content-Encoding": coding})
+        assert reply.status_code == 415 and reply.json()["error"]["code"] == "unsupported_media_type", reply.text
+        assert "uncompressed" in reply.json()["error"]["message"]
+    identity = requests.post(f"{url}/v1/matches", data=plain, timeout=10,
+                             headers={"Content-Type": "application/json", "Content-Encoding": "identity"})
+    assert identity.status_code == 201, identity.text

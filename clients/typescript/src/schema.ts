@@ -1594,7 +1594,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description a non-empty body not sent as `Content-Type: application/json`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json. */
+        /** @description a non-empty body not sent as `Content-Type: application/json`, or sent with a `Content-Encoding`. Codes: `unsupported_media_type`: a non-empty body not sent as application/json, or sent compressed (Content-Encoding). */
         Error415: {
             headers: {
                 [name: string]: unknown;
@@ -1650,7 +1650,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description a transfer coding the server does not support, or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding the server does not support. */
+        /** @description a transfer coding other than `chunked` (`gzip`, `deflate`, ...), or a gateway process that cannot hold WebSockets. Codes: `websocket_unsupported`: this gateway process cannot hold WebSockets; `not_implemented`: a transfer coding other than `chunked` (`gzip, chunked` too: bodies are read as sent). */
         Error501: {
             headers: {
                 [name: string]: unknown;
@@ -1813,7 +1813,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CreateMatch"];
@@ -1965,7 +1965,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SubmitMove"];
@@ -2047,7 +2047,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["JoinMatch"];
@@ -2089,7 +2089,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["Empty"];
@@ -2130,7 +2130,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["Empty"];
@@ -2172,7 +2172,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["Empty"];
@@ -2213,7 +2213,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["Empty"];
@@ -2370,7 +2370,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Enqueue"];
@@ -2583,7 +2583,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AddWebhook"];
@@ -2870,7 +2870,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["BoardSettingsBody"];
@@ -2944,7 +2944,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CreateSeason"];
@@ -3055,7 +3055,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["UpdateSeason"];
@@ -3129,7 +3129,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CreateTournament"];
@@ -3201,7 +3201,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RegisterPlayer"];
@@ -3313,7 +3313,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["Empty"];

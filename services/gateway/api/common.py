@@ -40,7 +40,8 @@ def route() -> Route:
 
 def body(model: type[B]) -> B:
     """The request body as ``model``: an empty body reads as ``{}``; a non-empty one must be sent as
-    ``application/json`` (415, not a silent empty body) and be at most ``MEEPLE_MAX_BODY_BYTES`` (413)."""
+    ``application/json``, uncompressed (415, not a silent empty body or compressed bytes read as JSON), and be
+    at most ``MEEPLE_MAX_BODY_BYTES`` (413)."""
     raw = request.get_data(cache=True)  # read up to one byte past the limit (see ``create_app``)
     limit = gateway().config.max_body_bytes
     if len(raw) > limit:
@@ -49,6 +50,10 @@ def body(model: type[B]) -> B:
         raise DomainError(Kind.UNSUPPORTED_MEDIA, "unsupported_media_type",
                           "send the body as JSON with 'Content-Type: application/json' "
                           f"(got {request.mimetype or 'no Content-Type'!r})")
+    coding = request.headers.get("Content-Encoding", "").strip().lower()
+    if raw and coding not in ("", "identity"):  # the body is read as sent: compressed bytes are not JSON
+        raise DomainError(Kind.UNSUPPORTED_MEDIA, "unsupported_media_type",
+                          f"send the body uncompressed (Content-Encoding {coding!r} is not supported)")
     return parse(model, raw)
 
 
