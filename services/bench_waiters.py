@@ -37,6 +37,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -363,12 +364,22 @@ def gateway_processes(stack: Stack) -> list[psutil.Process]:
     return [parent, *parent.children(recursive=True)]
 
 
+def _sum_alive(procs: list[psutil.Process], read: Callable[[psutil.Process], float]) -> float:
+    """``read`` summed over the processes still there: a child listed while the workers booted can be a
+    short-lived helper (a library's subprocess at import) that is gone by the time it is read."""
+    total = 0.0
+    for proc in procs:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            total += read(proc)
+    return total
+
+
 def rss_mb(procs: list[psutil.Process]) -> float:
-    return sum(p.memory_info().rss for p in procs) / 2**20
+    return _sum_alive(procs, lambda p: p.memory_info().rss) / 2**20
 
 
 def cpu_s(procs: list[psutil.Process]) -> float:
-    return sum(sum(p.cpu_times()[:2]) for p in procs)
+    return _sum_alive(procs, lambda p: sum(p.cpu_times()[:2]))
 
 
 def waiters_held(url: str) -> float:

@@ -346,6 +346,24 @@ def _holds_any(t: mi.Type) -> bool:
     return False
 
 
+def warm_up() -> tuple[type[msgspec.Struct], ...]:
+    """Build msgspec's information about every model of the contract now, in this one thread, and return them.
+
+    msgspec (0.22) works out a struct type's information the first time the type is used and is not safe when
+    two threads do that for one type at once: a gateway worker whose first requests ran on several threads
+    died of a segmentation fault (``convert`` in one answer racing another's). A process that serves from
+    threads calls this before it serves; the request models' parse plans are made here too."""
+    from . import models
+
+    found = tuple(value for value in vars(models).values()
+                  if isinstance(value, type) and issubclass(value, msgspec.Struct) and value is not msgspec.Struct)
+    for model in found:
+        msgspec.json.Decoder(model)  # the type's information, and its fields' types', built and kept by msgspec
+        if issubclass(model, models.Request | models.Params):
+            _plan(model)
+    return found
+
+
 class _Lookup(Protocol):
     """A query string or headers: anything with ``get`` (a dict, Werkzeug's MultiDict, or its Headers, whose
     ``get`` ignores the case of a name)."""

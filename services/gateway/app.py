@@ -7,6 +7,7 @@ import time
 
 from flask import Flask, Response, g, request
 
+from services.contract.validation import warm_up
 from services.core.config import Config
 from services.core.metrics import MatchStatsCollector
 from services.core.service import Core
@@ -33,6 +34,7 @@ def create_app(config: Config | None = None) -> Flask:
     # seen as such (413 in ``json_body``) instead of being cut at the limit and parsed as broken JSON.
     app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes + 1
     app.json = OrjsonProvider(app)
+    warm_up()  # before any request thread: msgspec builds a model's type information unsafely on first use
     check_multiprocess()
     metrics = GatewayMetrics()
     the_core = Core.connect(config, metrics.registry, socket_timeout=config.long_poll_max_s + 5,

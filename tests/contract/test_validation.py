@@ -199,3 +199,27 @@ def test_in_strict_mode_a_field_the_contract_does_not_declare_is_refused_not_dro
         answer(m.Events, doc)
     del doc["events"][0]["hand"]  # type: ignore[attr-defined]
     assert orjson.loads(answer(m.Events, doc))["events"][0]["kind"] == "move"
+
+
+def test_warm_up_builds_every_model_a_route_names_and_every_request_models_plan() -> None:
+    """msgspec builds a struct type's information on first use, unsafely across threads (a gateway worker died
+    of SIGSEGV when two request threads first answered with one model at once): the app builds them all first."""
+    from services.contract.routes import ROUTES
+
+    warmed = set(validation.warm_up())
+    named = {t for route in ROUTES for t in (route.body, route.response, route.path_params, route.query,
+                                             route.headers) if t is not None}
+    assert named <= warmed
+    planned = {model for model in warmed if issubclass(model, m.Request | m.Params)}
+    assert planned and all(validation._plan(model) is validation._plan(model) for model in planned)
+    assert validation._plan.cache_info().currsize >= len(planned)
+
+
+def test_the_gateway_warms_the_contract_before_it_serves(monkeypatch: pytest.MonkeyPatch) -> None:
+    from services.core.config import Config
+    from services.gateway import app as gateway_app
+
+    calls: list[int] = []
+    monkeypatch.setattr(gateway_app, "warm_up", lambda: calls.append(1) or ())
+    gateway_app.create_app(Config(redis_url="redis://127.0.0.1:1/0"))  # connects to nothing
+    assert calls == [1]
