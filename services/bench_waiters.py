@@ -364,22 +364,25 @@ def gateway_processes(stack: Stack) -> list[psutil.Process]:
     return [parent, *parent.children(recursive=True)]
 
 
-def _sum_alive(procs: list[psutil.Process], read: Callable[[psutil.Process], float]) -> float:
-    """``read`` summed over the processes still there: a child listed while the workers booted can be a
-    short-lived helper (a library's subprocess at import) that is gone by the time it is read."""
+def _summed(procs: list[psutil.Process], read: Callable[[psutil.Process], float]) -> float:
+    """``read`` summed over the gateway's processes. One that is gone is a worker that died mid-run (gunicorn
+    starts another): the figures would be wrong, and the death is the finding, so the run stops saying so."""
     total = 0.0
     for proc in procs:
-        with contextlib.suppress(psutil.NoSuchProcess):
+        try:
             total += read(proc)
+        except psutil.NoSuchProcess:
+            raise RuntimeError(f"gateway process {proc.pid} died during the benchmark (a crashed worker: "
+                               "gunicorn's log says how)") from None
     return total
 
 
 def rss_mb(procs: list[psutil.Process]) -> float:
-    return _sum_alive(procs, lambda p: p.memory_info().rss) / 2**20
+    return _summed(procs, lambda p: p.memory_info().rss) / 2**20
 
 
 def cpu_s(procs: list[psutil.Process]) -> float:
-    return _sum_alive(procs, lambda p: sum(p.cpu_times()[:2]))
+    return _summed(procs, lambda p: sum(p.cpu_times()[:2]))
 
 
 def waiters_held(url: str) -> float:
