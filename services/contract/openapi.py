@@ -183,6 +183,15 @@ def _document() -> dict[str, Any]:
     })
 
 
+def response_of(doc: dict[str, Any], op: dict[str, Any], status: int) -> dict[str, Any]:
+    """An operation's response of ``status`` in ``doc``, its :data:`ERROR_REF` followed (every error response
+    is one): what a reader of the document, such as a test checking an answer against it, needs."""
+    found: dict[str, Any] = op["responses"][str(status)]
+    if "$ref" in found:
+        found = doc["components"]["responses"][found["$ref"].rsplit("/", 1)[1]]
+    return found
+
+
 def document() -> dict[str, Any]:
     """The OpenAPI 3.1 document (a fresh copy: callers may not change the cached one)."""
     doc: dict[str, Any] = msgspec.json.decode(document_bytes())

@@ -358,9 +358,10 @@ def warm_up() -> tuple[type[msgspec.Struct], ...]:
     found = tuple(value for value in vars(models).values()
                   if isinstance(value, type) and issubclass(value, msgspec.Struct) and value is not msgspec.Struct)
     for model in found:
-        msgspec.json.Decoder(model)  # the type's information, and its fields' types', built and kept by msgspec
         if issubclass(model, models.Request | models.Params):
-            _plan(model)
+            _plan(model)  # its decoder builds the type's information
+        else:
+            msgspec.json.Decoder(model)  # the type's information, and its fields' types', built and kept by msgspec
     return found
 
 

@@ -13,6 +13,7 @@ from openapi_spec_validator import validate
 
 from services.contract import errors, limits
 from services.contract.openapi import document, document_bytes
+from services.contract.openapi import response_of as response
 from services.contract.routes import ROUTES, SECURITY
 from services.core.access import Action
 from services.core.config import Config
@@ -21,14 +22,6 @@ from services.gateway.app import create_app
 
 #: Rules of the URL map that are files, not operations: static assets and Swagger UI's own files.
 ASSET_RULES = {"/static/<path:filename>", "/play/<path:name>", "/docs/<path:path>", "/docs/"}
-
-def response(doc: dict[str, Any], op: dict[str, Any], status: int) -> dict[str, Any]:
-    """An operation's response of ``status``, its ``$ref`` (every error response is one) followed."""
-    found: dict[str, Any] = op["responses"][str(status)]
-    if "$ref" in found:
-        found = doc["components"]["responses"][found["$ref"].rsplit("/", 1)[1]]
-    return found
-
 
 def test_an_error_response_is_written_once_and_referred_to(doc: dict[str, Any]) -> None:
     for path, item in doc["paths"].items():
