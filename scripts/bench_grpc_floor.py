@@ -35,13 +35,15 @@ from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import services  # noqa: F401, I001  (before grpc: it sets the grpcio experiments every process runs with)
+
 import grpc
 import orjson
 import redis
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 from services.bench_floor import Procs, cpu_s  # noqa: E402
 from services.bench_rules import record_games  # noqa: E402

@@ -22,11 +22,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import services  # noqa: F401, I001  (before grpc: it sets the grpcio experiments every process runs with)
+
 import grpc
 import orjson
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from services.bench_floor import cpu_s
 from services.bench_rules import record_games
