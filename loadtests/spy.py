@@ -72,8 +72,15 @@ def py_spy() -> str | None:
 def categorize(lines: Iterable[str], rules: bool) -> Counter[str]:
     """Samples per category from py-spy's raw (collapsed-stack) output."""
     spent: Counter[str] = Counter()
+    pending = ""
     for line in lines:
-        stack, _, count = line.rstrip().rpartition(" ")
+        # A frame's label can span lines (py-spy prints a local's repr, and a werkzeug proxy's repr outside a
+        # request is an error text with newlines): a record ends at the line that ends with its count.
+        stack, _, count = (pending + line.rstrip()).rpartition(" ")
+        if not count.isdigit():
+            pending += line.rstrip() + " "
+            continue
+        pending = ""
         if not stack:
             continue
         frames = stack.split(";")
