@@ -52,13 +52,22 @@ BOT_MATCHES = "bot_matches.txt"
 BASELINE = "baseline"
 
 
+def gateway_workers_for(cores: int | None, chaos: bool = False) -> int:
+    """The gateway processes a load test starts unless told: one per two cores, at least one (two with
+    ``--chaos``, which kills one and restarts another). On one machine the gateway shares the cores with the rules
+    service, Redis, the bots and Locust, and each gateway process more costs CPU of its own (its subscriber wakes
+    for every event, its threads contend): on the 2-core machine, two pairs of ``make loadtest`` on 2026-11-29
+    spent 5.4-5.6 ms of gateway CPU per human move with one worker against 6.3-6.6 ms with two."""
+    return max(2 if chaos else 1, (cores or 2) // 2)
+
+
 @dataclass
 class LoadConfig:
     users: int = 50
     spawn_rate: float = 10.0
     duration_s: int = 180
     out: Path | None = None
-    gateway_workers: int = 2
+    gateway_workers: int = field(default_factory=lambda: gateway_workers_for(os.cpu_count()))
     rules_replicas: int = 1
     bot_workers: int = 1
     #: the bot workers' ``--nice`` (see ``StackConfig.bot_nice``)
@@ -233,6 +242,7 @@ def summarize(cfg: LoadConfig, stats: dict[str, dict[str, str]], duration_s: flo
     base = stats.get(BASELINE, {})
     return {
         "users": cfg.users,
+        "gateway_workers": cfg.gateway_workers,
         "duration_s": round(duration_s, 1),
         "requests": int(aggregated.get("Request Count", 0) or 0),
         "failures": int(aggregated.get("Failure Count", 0) or 0),
@@ -782,8 +792,9 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--duration", type=int, default=180, help="seconds of load (the run stops by itself)")
     parser.add_argument("--out", type=Path, default=None, help="report directory (default var/loadtests/<time>)")
     parser.add_argument("--json", action="store_true", help="also print the summary as one JSON object")
-    parser.add_argument("--gateway-workers", "--gateways", type=int, default=2,
-                        help="gateway processes (gunicorn workers: each its own process with its own Redis clients)")
+    parser.add_argument("--gateway-workers", "--gateways", type=int, default=None,
+                        help="gateway processes (gunicorn workers: each its own process with its own Redis clients; "
+                             "default: one per two cores, at least one, two with --chaos)")
     parser.add_argument("--redis-cluster", type=int, default=0, metavar="N",
                         help="run on a local Redis Cluster of N primaries (at least 3)")
     parser.add_argument("--replicas", type=int, default=0, metavar="R", help="with --redis-cluster: replicas each")
@@ -826,7 +837,8 @@ def run(args: argparse.Namespace) -> int:
     for gid, key, value in args.option:
         options.setdefault(gid, {})[key] = value
     cfg = LoadConfig(users=args.users, spawn_rate=args.spawn_rate, duration_s=args.duration, out=args.out,
-                     gateway_workers=args.gateway_workers,
+                     gateway_workers=args.gateway_workers if args.gateway_workers is not None
+                     else gateway_workers_for(os.cpu_count(), args.chaos),
                      rules_replicas=args.rules_replicas, bot_workers=args.bot_workers, bot_nice=args.bot_nice,
                      bot_level=args.bot_level,
                      bot_players=args.bot_players,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,12 +13,12 @@ import orjson
 import pytest
 
 from loadtests import promtext
-from loadtests.runner import LOCUSTFILE, LoadConfig, parse_think, parse_weights, run_loadtest
+from loadtests.runner import LOCUSTFILE, LoadConfig, gateway_workers_for, parse_think, parse_weights, run_loadtest
 from services.cli import main
 
 SUMMARY_KEYS = {"users", "duration_s", "requests", "failures", "moves_per_s", "endpoints", "baseline",
                 "corrupted_matches", "redis", "acknowledged_moves", "lost_acknowledged_moves", "failures_by_error",
-                "sdk_retries", "per_human_move", "move_wait_share"}
+                "sdk_retries", "per_human_move", "move_wait_share", "gateway_workers"}
 
 
 def test_a_tiny_run_boots_the_stack_plays_audits_and_reports(tmp_path: Path,
@@ -31,6 +32,7 @@ def test_a_tiny_run_boots_the_stack_plays_audits_and_reports(tmp_path: Path,
     assert code == 0
     assert set(summary) == SUMMARY_KEYS
     assert summary["users"] == 4 and 11 <= summary["duration_s"] <= 16
+    assert summary["gateway_workers"] == gateway_workers_for(os.cpu_count())  # the default: one per two cores
     assert summary["requests"] > 20 and summary["failures"] == 0, (out / "report.md").read_text()
     assert summary["corrupted_matches"] == 0
     # every move a user saw acknowledged was recorded, and each is in the store
@@ -54,6 +56,14 @@ def test_a_tiny_run_boots_the_stack_plays_audits_and_reports(tmp_path: Path,
                  "metrics/gateway.prom", "metrics/rules-0.prom", "metrics/bots-0.prom"):
         assert (out / name).exists(), name
     assert orjson.loads((out / "summary.json").read_bytes()) == summary
+
+
+def test_a_load_test_starts_one_gateway_process_per_two_cores_and_two_for_chaos() -> None:
+    # each gateway process more costs CPU of its own on a machine the whole stack shares (runner.py says how much)
+    assert [gateway_workers_for(cores) for cores in (None, 1, 2, 3, 4, 8)] == [1, 1, 1, 1, 2, 4]
+    assert gateway_workers_for(2, chaos=True) == 2  # the chaos kills one gateway worker and restarts another
+    assert gateway_workers_for(8, chaos=True) == 4
+    assert LoadConfig().gateway_workers == gateway_workers_for(os.cpu_count())
 
 
 def test_the_request_cap_ends_a_run_before_its_duration(tmp_path: Path) -> None:
