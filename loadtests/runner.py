@@ -67,7 +67,8 @@ class LoadConfig:
     spawn_rate: float = 10.0
     duration_s: int = 180
     out: Path | None = None
-    gateway_workers: int = field(default_factory=lambda: gateway_workers_for(os.cpu_count()))
+    #: 0: :func:`gateway_workers_for` this machine's cores (and ``chaos``), set when the config is made
+    gateway_workers: int = 0
     rules_replicas: int = 1
     bot_workers: int = 1
     #: the bot workers' ``--nice`` (see ``StackConfig.bot_nice``)
@@ -97,6 +98,10 @@ class LoadConfig:
 
     def request_cap(self) -> int:
         return self.max_requests or max(10_000, self.users * self.duration_s * 60)
+
+    def __post_init__(self) -> None:
+        if not self.gateway_workers:
+            self.gateway_workers = gateway_workers_for(os.cpu_count(), self.chaos)
 
 
 @dataclass
@@ -792,9 +797,9 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--duration", type=int, default=180, help="seconds of load (the run stops by itself)")
     parser.add_argument("--out", type=Path, default=None, help="report directory (default var/loadtests/<time>)")
     parser.add_argument("--json", action="store_true", help="also print the summary as one JSON object")
-    parser.add_argument("--gateway-workers", "--gateways", type=int, default=None,
+    parser.add_argument("--gateway-workers", "--gateways", type=int, default=0,
                         help="gateway processes (gunicorn workers: each its own process with its own Redis clients; "
-                             "default: one per two cores, at least one, two with --chaos)")
+                             "default (0): one per two cores, at least one, two with --chaos)")
     parser.add_argument("--redis-cluster", type=int, default=0, metavar="N",
                         help="run on a local Redis Cluster of N primaries (at least 3)")
     parser.add_argument("--replicas", type=int, default=0, metavar="R", help="with --redis-cluster: replicas each")
@@ -837,8 +842,7 @@ def run(args: argparse.Namespace) -> int:
     for gid, key, value in args.option:
         options.setdefault(gid, {})[key] = value
     cfg = LoadConfig(users=args.users, spawn_rate=args.spawn_rate, duration_s=args.duration, out=args.out,
-                     gateway_workers=args.gateway_workers if args.gateway_workers is not None
-                     else gateway_workers_for(os.cpu_count(), args.chaos),
+                     gateway_workers=args.gateway_workers,
                      rules_replicas=args.rules_replicas, bot_workers=args.bot_workers, bot_nice=args.bot_nice,
                      bot_level=args.bot_level,
                      bot_players=args.bot_players,

@@ -76,9 +76,10 @@ def categorize(lines: Iterable[str], rules: bool) -> Counter[str]:
     for line in lines:
         # A frame's label can span lines (py-spy prints a local's repr, and a werkzeug proxy's repr outside a
         # request is an error text with newlines): a record ends at the line that ends with its count.
-        stack, _, count = (pending + line.rstrip()).rpartition(" ")
+        record = pending + line.rstrip()
+        stack, _, count = record.rpartition(" ")
         if not count.isdigit():
-            pending += line.rstrip() + " "
+            pending = record + " "
             continue
         pending = ""
         if not stack:

@@ -64,6 +64,8 @@ def test_a_load_test_starts_one_gateway_process_per_two_cores_and_two_for_chaos(
     assert gateway_workers_for(2, chaos=True) == 2  # the chaos kills one gateway worker and restarts another
     assert gateway_workers_for(8, chaos=True) == 4
     assert LoadConfig().gateway_workers == gateway_workers_for(os.cpu_count())
+    assert LoadConfig(chaos=True).gateway_workers == gateway_workers_for(os.cpu_count(), chaos=True)
+    assert LoadConfig(gateway_workers=3).gateway_workers == 3
 
 
 def test_the_request_cap_ends_a_run_before_its_duration(tmp_path: Path) -> None:
