@@ -64,12 +64,13 @@ def create_app(config: Config | None = None) -> Flask:
     @app.after_request
     def _finish(response: Response) -> Response:
         route = request.url_rule.rule if request.url_rule else "unmatched"
+        parked = g.get("parked", False)  # a long-poll's run that parked: its response is never sent
         if "started" in g:
-            metrics.latency.labels(route, request.method, str(response.status_code)).observe(
+            metrics.latency.labels(route, request.method, "parked" if parked else str(response.status_code)).observe(
                 time.perf_counter() - g.started)
         who = g.get("caller")
         tenant = who.tenant if who is not None else None
-        if tenant is not None:
+        if tenant is not None and not parked:
             metrics.tenant_requests.labels(tenant.name, str(response.status_code)).inc()
             if response.status_code == 429:
                 code = (response.get_json(silent=True) or {}).get("error", {}).get("code", "rate_limited")

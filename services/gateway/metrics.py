@@ -35,7 +35,9 @@ class GatewayMetrics:
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
-        self.latency = Histogram("meeple_gateway_request_seconds", "Gateway request latency by route and status",
+        self.latency = Histogram("meeple_gateway_request_seconds",
+                                 "Gateway request latency by route and status (a long-poll's run that parked until a "
+                                 "wake-up: status parked; the run that answers has its own)",
                                  ["route", "method", "status"], buckets=LATENCY_BUCKETS, registry=self.registry)
         self.in_flight = Gauge("meeple_gateway_requests_in_flight", "Requests being served",
                                registry=self.registry, multiprocess_mode="livesum")

@@ -7,7 +7,9 @@ client sends bytes (or closes: noticed at once, not at the next heartbeat). Two 
 
 * :class:`Rerun` — a long-poll. The response is not written; on a wake-up or at the deadline the worker runs
   the *same request* through the app again with ``environ["meeple.resumed"]`` set to the Rerun, and the view
-  answers (or parks again). Rate limiting, auth, headers, errors and metrics are the ordinary ones.
+  answers (or parks again). Rate limiting, auth, headers and errors are the ordinary ones; in the metrics a
+  run that parked has the status ``parked`` (its response is never sent) and no tenant count, so a request is
+  counted by its tenant once, with the status its client got.
 * :class:`Stream` — SSE and WebSocket. The response headers (and what is ready) are written; afterwards the
   worker calls ``on_wake``/``on_timer``/``on_data`` with a ``write`` function on a pool thread.
 
@@ -21,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from flask import request
+from flask import g, request
 
 from .hub import Hub, Slot, Waiter
 
@@ -120,6 +122,8 @@ def can_park() -> bool:
 def park(parked: Parked) -> None:
     """Hand this request's connection to the worker once the view returns (see the module docstring)."""
     request.environ["meeple.park"](parked)
+    if parked.rerun:  # the view's response is never sent: the metrics count this run as parked, not by a status
+        g.parked = True
 
 
 def resumed() -> Rerun | None:

@@ -24,7 +24,8 @@ from services.core.bots_seam import BOT_JOB_STREAMS
 from services.rules.games import GAMES
 from services.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
 
-from .conftest import Api, RulesProcess
+from .conftest import Api, RulesProcess, gunicorn_gateway
+from .test_backends import as_key, new_key
 
 ANY = next(iter(GAMES))
 Gunicorn = tuple[str, "subprocess.Popen[bytes]", Path]
@@ -108,6 +109,25 @@ def test_metrics_add_up_the_requests_of_every_gunicorn_worker(
     scraped = promtext.scrape(f"{url}/metrics")
     assert route_count(scraped, EVENTS) == 2
     assert promtext.value(scraped, "meeple_gateway_events_waiting") == 0
+
+
+def test_a_long_poll_that_parks_is_counted_as_parked_and_its_tenant_request_once(redis_url: str,
+                                                                                   rules: RulesProcess) -> None:
+    """Under the gateway's worker a long-poll with nothing new parks: that run's response is never sent, so it is
+    not a 204 in the metrics, and the tenant's request is counted once, by the answer its client got."""
+    tenant = f"parks-{random.randrange(10**9)}"
+    key = as_key(new_key(redis_url, tenant)["key"])
+    with gunicorn_gateway(redis_url, rules.port) as node:
+        created = requests.post(f"{node.url}/v1/matches", json={"game": ANY, "players": 2, "join": True},
+                                headers=key, timeout=10).json()
+        answered = requests.get(f"{node.url}/v1/matches/{created['id']}/events?after={created['version']}&wait=1",
+                                headers=key, timeout=10)
+        assert answered.status_code == 200 and answered.json()["events"] == []
+        scraped = promtext.scrape(f"{node.url}/metrics")
+    statuses = promtext.totals(scraped, "meeple_gateway_request_seconds_count", ("route", "status"))
+    assert {status: n for (route, status), n in statuses.items() if route == EVENTS} == {"parked": 1, "200": 1}
+    counted = promtext.totals(scraped, "meeple_tenant_requests_total", ("tenant", "status"))
+    assert {status: n for (name, status), n in counted.items() if name == tenant} == {"201": 1, "200": 1}
 
 
 def test_late_multiprocess_setting_is_refused() -> None:
