@@ -800,13 +800,7 @@ def size(client: Any, tenant: str, game: str, board: str = ALL) -> int:
 # -- season ends: the worker's part -------------------------------------------------------------------------------
 def claim_due_seasons(client: Any, now: float, lease_s: float, count: int = 10) -> list[str]:
     """Season ends due at ``now``, leased for ``lease_s`` (members ``tenant|game|season``)."""
-    taken: list[str] = []
-    for index, leases in DUE_SHARDS:
-        if len(taken) >= count:
-            break
-        want = count - len(taken)
-        taken += Leases(client).claim(index, leases, now, lease_s, want)
-    return taken
+    return [member for _, member in Leases(client).claim_shards(DUE_SHARDS, now, lease_s, count)]
 
 
 def close_due_seasons(client: Any, now: float | None = None, lease_s: float = 30.0,

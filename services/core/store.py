@@ -337,17 +337,11 @@ class MatchStore:
 
     def _claim_shards(self, kind: str, shards: tuple[tuple[str, str], ...], now: float, lease_s: float,
                       count: int) -> list[str]:
-        """Lease up to ``count`` due entries of a sharded index, one script per shard (one slot each),
-        starting each call at the next shard so that none waits behind a busy one."""
-        taken: list[str] = []
+        """Lease up to ``count`` due entries of a sharded index, starting each call at the next shard so that none
+        waits behind a busy one."""
         start = self._claim_from[kind]
         self._claim_from[kind] = (start + 1) % len(shards)
-        for i in range(len(shards)):
-            if len(taken) >= count:
-                break
-            index, leases = shards[(start + i) % len(shards)]
-            taken += self.leases.claim(index, leases, now, lease_s, count - len(taken))
-        return taken
+        return [member for _, member in self.leases.claim_shards(shards, now, lease_s, count, start)]
 
     def release(self, member: str, due: float | None = None, *, idle: bool = False) -> None:
         """Done with a leased deadline; ``due`` puts it back for later (it was not due yet). ``idle``: an

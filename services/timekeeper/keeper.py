@@ -180,9 +180,9 @@ class Timekeeper:
         """Fire every deadline due now; returns how many timed out."""
         now = time.time() if now is None else now
         fired = self._settle(self.store.claim_due(now, self.lease_s), self.fire, now, "timeout")
-        self.metrics.pending.set(self.store.deadlines_pending())
-        if now >= self._idle_at:
+        if now >= self._idle_at:  # (the gauge too: a scrape every few seconds needs no fresher figure)
             self._idle_at = now + IDLE_EVERY_S
+            self.metrics.pending.set(self.store.deadlines_pending())
             self.sweep_idle(now)
         if now >= self._competitions_at:
             self._competitions_at = now + self.competitions_every_s

@@ -89,6 +89,8 @@ return out
 
 
 due_key, leases_key, delivery_key = webhooks.due_key, webhooks.leases_key, webhooks.delivery_key
+#: The deliveries' due sets and leases, shard by shard (one slot each).
+DUE_SHARDS = tuple((due_key(shard), leases_key(shard)) for shard in range(webhooks.SHARDS))
 
 
 def sign(secret: str, timestamp: int, body: bytes) -> str:
@@ -233,9 +235,9 @@ class WebhookWorker:
     # -- deliver ------------------------------------------------------------------------------------------
     def deliver(self, now: float) -> int:
         sent = 0
-        for shard in range(webhooks.SHARDS):  # a script per shard (one slot each: a cluster pipeline runs none)
-            for member in self.leases.claim(due_key(shard), leases_key(shard), now, self.lease_s, 50):
-                sent += self._send(member, shard, now)
+        for shard, member in self.leases.claim_shards(DUE_SHARDS, now, self.lease_s, 50 * webhooks.SHARDS,
+                                                      per_shard=50):
+            sent += self._send(member, shard, now)
         pipe = self.redis.pipeline(transaction=False)
         for shard in range(webhooks.SHARDS):
             pipe.zcard(due_key(shard))

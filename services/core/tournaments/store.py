@@ -234,13 +234,8 @@ def ack(client: Any, tournament_id: str, entries: list[str]) -> None:
 
 # -- due work ---------------------------------------------------------------------------------------------------
 def claim(client: Any, now: float, lease_s: float, count: int = 20) -> list[str]:
-    """Tournaments due at ``now``, leased for ``lease_s`` (one script per shard: one slot)."""
-    taken: list[str] = []
-    for due, leases in DUE_SHARDS:
-        if len(taken) >= count:
-            break
-        taken += Leases(client).claim(due, leases, now, lease_s, count - len(taken))
-    return taken
+    """Tournaments due at ``now``, leased for ``lease_s``."""
+    return [member for _, member in Leases(client).claim_shards(DUE_SHARDS, now, lease_s, count)]
 
 
 def release(client: Any, tournament_id: str, due: float | None) -> None:
