@@ -143,21 +143,6 @@ def last_rows(history: Path) -> dict[str, dict[str, str]]:
     return {row["Name"]: row for row in rows if row["Timestamp"] == newest}
 
 
-def process_cpu(pid: int) -> float:
-    """CPU seconds of a process and its live descendants (gunicorn's workers)."""
-    import psutil
-
-    try:
-        root = psutil.Process(pid)
-        total = 0.0
-        for proc in [root, *root.children(recursive=True)]:
-            times = proc.cpu_times()
-            total += times.user + times.system
-        return total
-    except psutil.Error:
-        return 0.0
-
-
 def host_speed_ms(rounds: int = 7) -> float:
     """Milliseconds a fixed pure-Python loop takes on this machine now (the median of ``rounds``).
 
@@ -291,7 +276,7 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
         assert stack.gateway_url is not None, "the load test needs the gateway"
         info.update(gateway_url=stack.gateway_url, rules=stack.rules_addresses)
         before = scrape_all(stack.metrics)
-        cpu_before = cpu_now(stack)
+        cpu_before = stack.cpu_seconds()
         children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         chaos = Chaos(stack, cfg.duration_s) if cfg.chaos else None
         if chaos is not None:  # bot matches' versions, read from the store every 0.5 s (see botstall)
@@ -300,9 +285,9 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
         if cfg.preload:
             cfg = dataclasses.replace(cfg, duration_s=max(10, cfg.duration_s // 2))
             drive_locust(cfg, stack, out, prefix="empty_locust")
-            halves = [(before, cpu_before), (scrape_all(stack.metrics), cpu_now(stack))]
+            halves = [(before, cpu_before), (scrape_all(stack.metrics), stack.cpu_seconds())]
             info["preload"] = preload(redisconn.connect(stack.redis_url), cfg.preload)
-            halves.append((scrape_all(stack.metrics), cpu_now(stack)))
+            halves.append((scrape_all(stack.metrics), stack.cpu_seconds()))
         try:
             elapsed, stop_reason, progress = drive_locust(cfg, stack, out, chaos)
         finally:
@@ -318,7 +303,7 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
         for name, text in texts.items():
             (out / "metrics" / f"{name}.prom").write_text(text)
         after = {name: promtext.parse(text) for name, text in texts.items()}
-        cpu_end = cpu_now(stack)
+        cpu_end = stack.cpu_seconds()
         cpu = {name: max(0.0, cpu_end[name] - cpu_before.get(name, 0.0)) for name in cpu_end}
         cpu["locust"] = ((children_after.ru_utime + children_after.ru_stime)
                          - (children_before.ru_utime + children_before.ru_stime))
@@ -390,10 +375,6 @@ def per_human_move(deltas: dict[str, promtext.Samples], cpu: dict[str, float], m
 
 #: Redis commands that wait on purpose (long-polls, idle workers): not round trips a move pays for.
 BLOCKING = {"XREAD", "XREADGROUP", "BLPOP", "BRPOP", "BZPOPMIN"}
-
-
-def cpu_now(stack: Stack) -> dict[str, float]:
-    return {name: process_cpu(proc.pid) for name, proc in stack.procs}
 
 
 def half_figures(metrics_before: dict[str, promtext.Samples], cpu_before: dict[str, float],

@@ -44,7 +44,7 @@ def _optional(sub: Any, name: str, module: str) -> None:
 
 
 def _add_bench(sub: Any) -> None:
-    from services import bench, bench_floor, bench_leaderboard, bench_waiters
+    from services import bench, bench_floor, bench_idle, bench_leaderboard, bench_waiters
 
     parser = sub.add_parser("bench", help="benchmarks (speed targets are measured here, not in tests)")
     kinds = parser.add_subparsers(dest="bench", required=True)
@@ -52,6 +52,7 @@ def _add_bench(sub: Any) -> None:
     bench_waiters.add_parser(kinds)
     bench_leaderboard.add_parser(kinds)
     bench_floor.add_parser(kinds)
+    bench_idle.add_parser(kinds)
 
 
 def _add_games(sub: Any) -> None:

@@ -257,6 +257,10 @@ class Stack:
         lines.append("Press Ctrl-C to stop.")
         return "\n".join(lines)
 
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU seconds each process of the stack has used so far, by name (a gateway's with its workers')."""
+        return {name: process_cpu(proc.pid) for name, proc in self.procs}
+
     def failed(self) -> str | None:
         for name, proc in self.procs:
             if proc.poll() is not None and proc.pid not in self.expected_exits:
@@ -364,3 +368,18 @@ def run(args: argparse.Namespace) -> int:
         return 0
     finally:
         stack.stop()
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds of a process and its live descendants (gunicorn's workers)."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        total = 0.0
+        for proc in [root, *root.children(recursive=True)]:
+            times = proc.cpu_times()
+            total += times.user + times.system
+        return total
+    except psutil.Error:
+        return 0.0

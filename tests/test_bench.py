@@ -81,3 +81,14 @@ def test_bench_rules_replays_the_same_games_through_a_sealing_and_a_validating_s
     # "bench" is the key id: magic, its length byte, the id, the MAC
     assert report["sealed"]["bytes"] - report["validated"]["bytes"] == len(MAGIC) + 1 + len("bench") + MAC_BYTES
     assert set(report["sealed_vs_validated"]) == {"apply", "state"}
+
+
+def test_bench_idle_reads_every_process_of_a_stack_nobody_plays_on(capsys: pytest.CaptureFixture[str]) -> None:
+    from services import cli
+
+    assert cli.main(["bench", "idle", "--seconds", "2", "--warmup", "1", "--json"]) == 0
+    report = orjson.loads(capsys.readouterr().out)
+    spent = report["cpu_pct_of_one_core"]
+    assert set(spent) == {"redis", "rules-0", "gateway", "bots-0", "timekeeper", "webhooks"}
+    assert all(pct >= 0 for pct in spent.values())
+    assert report["total_cpu_pct_of_one_core"] == pytest.approx(sum(spent.values()), abs=0.05)
