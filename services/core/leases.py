@@ -4,7 +4,8 @@ Two sorted sets in one slot: ``index`` (member -> when it is due) and ``leases``
 runs out). :meth:`Leases.claim` moves due members to the leases (due again at the lease's end) and returns
 them; expired leases (their holder died) return to the index first. One script, so two processes never take
 the same member; the holder removes the lease when done, or puts the member back with a new due time.
-Clock deadlines, idle matches and webhook deliveries are leased this way.
+Work spread over shards (one slot each) is claimed with :meth:`Leases.claim_shards`. Clock deadlines, idle
+matches, tournaments, season ends and webhook deliveries are leased this way.
 """
 
 from __future__ import annotations

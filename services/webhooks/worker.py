@@ -91,6 +91,8 @@ return out
 due_key, leases_key, delivery_key = webhooks.due_key, webhooks.leases_key, webhooks.delivery_key
 #: The deliveries' due sets and leases, shard by shard (one slot each).
 DUE_SHARDS = tuple((due_key(shard), leases_key(shard)) for shard in range(webhooks.SHARDS))
+#: Deliveries one pump takes from each shard (so one busy shard cannot take a whole pump's leases).
+DELIVERIES_PER_SHARD = 50
 
 
 def sign(secret: str, timestamp: int, body: bytes) -> str:
@@ -235,12 +237,13 @@ class WebhookWorker:
     # -- deliver ------------------------------------------------------------------------------------------
     def deliver(self, now: float) -> int:
         sent = 0
-        for shard, member in self.leases.claim_shards(DUE_SHARDS, now, self.lease_s, 50 * webhooks.SHARDS,
-                                                      per_shard=50):
+        for shard, member in self.leases.claim_shards(DUE_SHARDS, now, self.lease_s,
+                                                      DELIVERIES_PER_SHARD * len(DUE_SHARDS),
+                                                      per_shard=DELIVERIES_PER_SHARD):
             sent += self._send(member, shard, now)
         pipe = self.redis.pipeline(transaction=False)
-        for shard in range(webhooks.SHARDS):
-            pipe.zcard(due_key(shard))
+        for due, _ in DUE_SHARDS:
+            pipe.zcard(due)
         self.metrics.due.set(sum(int(n) for n in pipe.execute()))
         return sent
 
