@@ -132,14 +132,19 @@ def _f(text: str | None) -> float:
 
 
 def last_rows(history: Path) -> dict[str, dict[str, str]]:
-    """The newest row per request name in Locust's ``_stats_history.csv`` (it grows while Locust runs)."""
+    """The rows of the newest whole second in Locust's ``_stats_history.csv``, by request name.
+
+    Locust writes a second's rows with ``Aggregated`` last, and the file is read while Locust's buffered
+    writes land: its tail is often a second cut short, which would show no users and no requests.
+    """
     if not history.exists():
         return {}
     with history.open(newline="") as handle:
         rows = list(csv.DictReader(handle))
-    if not rows:
+    whole = [row["Timestamp"] for row in rows if row["Name"] == "Aggregated"]
+    if not whole:
         return {}
-    newest = rows[-1]["Timestamp"]
+    newest = whole[-1]
     return {row["Name"]: row for row in rows if row["Timestamp"] == newest}
 
 

@@ -13,7 +13,8 @@ import orjson
 import pytest
 
 from loadtests import promtext
-from loadtests.runner import LOCUSTFILE, LoadConfig, gateway_workers_for, parse_think, parse_weights, run_loadtest
+from loadtests.runner import (LOCUSTFILE, LoadConfig, gateway_workers_for, last_rows, parse_think, parse_weights,
+                              run_loadtest)
 from services.cli import main
 
 SUMMARY_KEYS = {"users", "duration_s", "requests", "failures", "moves_per_s", "endpoints", "baseline",
@@ -84,6 +85,22 @@ def test_locust_refuses_any_host_but_loopback_before_a_user_starts() -> None:
     assert out.returncode != 0
     assert "refusing to load 'http://192.0.2.1:9'" in out.stdout + out.stderr
     assert "Aggregated" not in out.stdout + out.stderr
+
+
+def test_the_progress_line_reads_the_newest_whole_second_of_a_history_cut_short(tmp_path: Path) -> None:
+    """Locust's buffered writes leave the history's last second half written while the runner reads it: the
+    progress line showed "users 0" and no requests for the first 40 s of a run whose users were all playing."""
+    history = tmp_path / "locust_stats_history.csv"
+    header = "Timestamp,User Count,Type,Name,Requests/s,Total Request Count\n"
+    second = ("{t},50,POST,move,60.0,{n}\n"
+              "{t},50,,Aggregated,230.0,{m}\n")
+    history.write_text(header + second.format(t=100, n=600, m=2300) + second.format(t=101, n=660, m=2530)
+                       + "102,50,POST,move,61.0,72")
+    rows = last_rows(history)
+    assert rows["Aggregated"]["User Count"] == "50"
+    assert rows["move"]["Total Request Count"] == "660"
+    history.write_text(header + "100,0,POST,mo")
+    assert last_rows(history) == {}
 
 
 def test_histogram_quantiles_interpolate_inside_buckets_like_promql() -> None:
