@@ -258,14 +258,18 @@ def add_delivery(client: Any, delivery_id: str, tenant: str, hook: dict[str, Any
                  body: dict[str, Any], first_at: float, shard: int, keep_s: float = DELIVERY_KEEP_S) -> bool:
     """Make one delivery, due at once: its record (written with NX, so making it again after a crash makes no
     second one) and its entry in the shard's due set. A record made before a crash that kept it from being due
-    is put in the due set now (unless a sender holds it). Returns whether the record is new."""
+    is put in the due set now (unless a sender holds it). Returns whether the record is new.
+
+    Due at once means by this machine's clock: an event stamped ahead of it (another machine's clock, a clock
+    stepped back since) is not held back until then."""
     doc = {"id": delivery_id, "tenant": tenant, "hook": hook["id"], "url": hook["url"], "type": event_type,
            "body": orjson.dumps(body).decode(), "first_at": first_at, "attempts": 0, "shard": shard}
+    due = min(first_at, time.time())
     if client.set(delivery_key(delivery_id), orjson.dumps(doc), nx=True, ex=int(keep_s)):
-        client.zadd(due_key(shard), {delivery_id: first_at})
+        client.zadd(due_key(shard), {delivery_id: due})
         return True
     if client.zscore(leases_key(shard), delivery_id) is None:
-        client.zadd(due_key(shard), {delivery_id: first_at}, nx=True)
+        client.zadd(due_key(shard), {delivery_id: due}, nx=True)
     return False
 
 

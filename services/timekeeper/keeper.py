@@ -89,6 +89,13 @@ def abandoned(meta: dict[str, Any]) -> dict[str, Any]:
     return {**meta, "status": "finished", "to_act": [], "outcome": outcome}
 
 
+def due_again(now: float, next_at: float, every_s: float) -> bool:
+    """Is work done every ``every_s`` due again at ``now``, its next run set for ``next_at``? Also when the wall
+    clock went back past the last run (an NTP step, a caller's ``now`` from the future): waiting for the clock
+    to catch up would pause the tournaments and the idle sweep for as long as it stepped."""
+    return now >= next_at or now < next_at - every_s
+
+
 class Timekeeper:
     def __init__(self, redis_url: str, lease_s: float = 10.0, poll_s: float = 0.1,
                  metrics: TimekeeperMetrics | None = None, config: Config | None = None,
@@ -180,11 +187,11 @@ class Timekeeper:
         """Fire every deadline due now; returns how many timed out."""
         now = time.time() if now is None else now
         fired = self._settle(self.store.claim_due(now, self.lease_s), self.fire, now, "timeout")
-        if now >= self._idle_at:  # (the gauge too: a scrape every few seconds needs no fresher figure)
+        if due_again(now, self._idle_at, IDLE_EVERY_S):  # (the gauge too: a scrape every few seconds will do)
             self._idle_at = now + IDLE_EVERY_S
             self.metrics.pending.set(self.store.deadlines_pending())
             self.sweep_idle(now)
-        if now >= self._competitions_at:
+        if due_again(now, self._competitions_at, self.competitions_every_s):
             self._competitions_at = now + self.competitions_every_s
             self.run_competitions(now)
         return fired

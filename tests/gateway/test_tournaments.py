@@ -182,6 +182,23 @@ def receiver() -> Iterator[Receiver]:
     rec.stop()
 
 
+def test_a_wall_clock_stepped_back_does_not_pause_the_tournaments_or_the_idle_sweep(
+        own_redis_url: str, rules: RulesProcess) -> None:
+    """The timekeeper's cadences were kept in wall-clock time: once it had run at a ``now`` later than the clock
+    (an NTP step back; this file's no-show test moves time on), tournaments were not driven again until the
+    clock caught up. The swiss test below sat 120 s on a round whose matches had all finished."""
+    keeper = Timekeeper(own_redis_url, config=Config(redis_url=own_redis_url, rules_addr=f"127.0.0.1:{rules.port}"))
+    ran: list[tuple[str, float]] = []
+    keeper.run_competitions = lambda now: ran.append(("competitions", now))  # type: ignore[method-assign]
+    keeper.sweep_idle = lambda now: ran.append(("idle", now)) or 0  # type: ignore[method-assign]
+    now = time.time()
+    keeper.run_once(now=now + PER_MOVE_S + 1)
+    keeper.run_once(now=now)  # the clock is back where it was
+    keeper.run_once(now=now + 0.01)  # and the usual cadence holds from there
+    assert ran == [("idle", now + PER_MOVE_S + 1), ("competitions", now + PER_MOVE_S + 1),
+                   ("idle", now), ("competitions", now)]
+
+
 def test_a_swiss_of_nine_runs_three_rounds_with_a_bot_in_the_bye_and_a_no_show_taken_over(
         gateway: GatewayServer, own_redis_url: str, rules: RulesProcess, bots: Worker, receiver: Receiver) -> None:
     site = Site(Api(gateway.url), new_key(own_redis_url, "acme")["key"], own_redis_url)

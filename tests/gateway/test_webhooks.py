@@ -164,6 +164,21 @@ def test_every_event_arrives_signed_even_after_the_receiver_was_down(
     assert redisconn.connect(own_redis_url).xlen(webhooks.outbox_key(match_id)) == 0
 
 
+def test_an_event_stamped_ahead_of_the_workers_clock_is_delivered_at_once(
+        own_redis_url: str, receiver: Receiver) -> None:
+    """A delivery was due at its event's time: an event stamped by a clock ahead of the worker's (another
+    machine's, or one stepped back since) waited until the worker's clock got there."""
+    client = redisconn.connect(own_redis_url)
+    hook = webhooks.register(client, "acme", f"http://127.0.0.1:{receiver.port}/", ["tournament.started"])
+    receiver.secret = hook["secret"]
+    ahead = time.time() + 600
+    event = {"type": "tournament.started", "tournament_id": "t-ahead", "at": ahead, "players": 2}
+    assert webhooks.tournament_deliveries(client, "acme", "t-ahead:1", event) == 1
+    assert WebhookWorker(own_redis_url, allow=ALLOW).run_once() == 1
+    assert [(d["event"], d["valid"], d["body"]["created_at"]) for d in receiver.got] == [
+        ("tournament.started", True, ahead)]
+
+
 def test_a_worker_killed_mid_delivery_leaves_it_to_the_next_worker(
         tenant_gateway: GatewayServer, own_redis_url: str, receiver: Receiver, tmp_path: Any) -> None:
     api = Api(tenant_gateway.url)

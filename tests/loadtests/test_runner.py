@@ -13,8 +13,15 @@ import orjson
 import pytest
 
 from loadtests import promtext
-from loadtests.runner import (LOCUSTFILE, LoadConfig, gateway_workers_for, last_rows, parse_think, parse_weights,
-                              run_loadtest)
+from loadtests.runner import (
+    LOCUSTFILE,
+    LoadConfig,
+    gateway_workers_for,
+    last_rows,
+    parse_think,
+    parse_weights,
+    run_loadtest,
+)
 from services.cli import main
 
 SUMMARY_KEYS = {"users", "duration_s", "requests", "failures", "moves_per_s", "endpoints", "baseline",
