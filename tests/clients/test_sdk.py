@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from meeple_client import AsyncClient, BadRequest, Client, Forbidden, NotFound, StaleVersion, Unauthorized
+from meeple_client import AsyncClient, BadRequest, Client, Forbidden, NotFound, StaleVersion, Unauthorized, _core
 from meeple_client._core import MatchFlows, prepare
 
 from .conftest import Stack
@@ -114,6 +114,25 @@ class _Faulty(httpx.HTTPTransport):
                 super().handle_request(request).read()
                 raise httpx.ReadError("answer lost", request=request)
         return super().handle_request(request)
+
+
+def test_the_sdk_reads_and_writes_the_same_json_with_orjson_and_with_the_standard_library(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """orjson, when installed, reads the answers and writes the bodies (a tenth of a load test user's CPU went to
+    the standard library's decoder); a venv with only the SDK (``test_example_fresh_venv``) uses the standard
+    library. Both must send and read the same values."""
+    values: list[Any] = [{"move": {"type": "play", "card": "Größe ✓", "to": [0, 2]}, "version": 7},
+                         {"options": {1: "x", "rounds": 3, "ratio": 0.1, "ok": True, "none": None}},
+                         {"big": 2 ** 70}, [], {}]
+    fast = [_core.dumps(v) for v in values]
+    texts = ['{"id":"m1","seats":[{"seat":0,"you":true}],"version":12,"score":1.5,"words":"Größe ✓"}',
+             '{"type":"update","version":3,"events":[]}']
+    read_fast = [_core.loads(s.encode()) for s in texts]
+    monkeypatch.setattr(_core, "orjson", None)
+    assert [_core.loads(b) for b in fast] == [_core.loads(_core.dumps(v)) for v in values]
+    assert [_core.loads(s.encode()) for s in texts] == read_fast
+    assert _core.loads(_core.dumps(values[1])) == {"options": {"1": "x", "rounds": 3, "ratio": 0.1, "ok": True,
+                                                               "none": None}}
 
 
 def test_a_retried_move_applies_once_thanks_to_its_idempotency_key(stack: Stack) -> None:

@@ -23,6 +23,11 @@ from typing import Any, TypeVar
 
 import httpx
 
+try:  # orjson reads and writes JSON several times faster than the standard library; the SDK does not need it
+    import orjson
+except ImportError:  # pragma: no cover - the SDK's own dependencies do not include it
+    orjson = None  # type: ignore[assignment]
+
 from .errors import ApiError, RateLimited, TransportError, TransportUnavailable, Unavailable, error_for
 from .models import DeadLetter, EventsDoc, Hint, HistoryDoc, RatingsDoc, Webhook
 from .operations import LONG_POLL_MAX_S, OPERATIONS, Operation
@@ -93,14 +98,30 @@ def prepare(name: str, path: dict[str, Any] | None = None, query: dict[str, Any]
     return Request(op, op.method, url, params, headers, body, timeout)
 
 
+def loads(raw: str | bytes | bytearray) -> Any:
+    """JSON text to Python values: with orjson when it is installed, else with the standard library."""
+    return json.loads(raw) if orjson is None else orjson.loads(raw)
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON text, as UTF-8 bytes: orjson when installed, else the standard library. What orjson will not
+    write (an integer past 64 bits) goes to the standard library, so both send the same requests."""
+    if orjson is not None:
+        try:
+            return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+        except TypeError:
+            pass
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
 def content(req: Request) -> bytes | None:
-    return None if req.body is None else json.dumps(req.body, separators=(",", ":")).encode()
+    return None if req.body is None else dumps(req.body)
 
 
 def answer(response: httpx.Response) -> Any:
     """The JSON body of a 2xx answer, else the typed error."""
     try:
-        body = response.json()
+        body = loads(response.content)
     except ValueError:
         body = response.text
     if response.is_success:
@@ -257,7 +278,7 @@ def parse_sse_update(event: str, data: str) -> EventsDoc | None:
     """An ``update`` event's Events document (other event kinds are ignored)."""
     if event != "update" or not data:
         return None
-    doc: EventsDoc = json.loads(data)
+    doc: EventsDoc = loads(data)
     return doc
 
 
@@ -272,7 +293,7 @@ UNOFFERED_CODES = ("upgrade_required", "websocket_unsupported", "not_implemented
 
 def handshake_body(raw: bytes | bytearray) -> Any:
     try:
-        return json.loads(raw)
+        return loads(raw)
     except ValueError:
         return raw[:200].decode(errors="replace")
 
@@ -304,12 +325,16 @@ def ws_hello(token: str | None, after: int) -> str:
     hello: dict[str, Any] = {"type": "hello", "token": token, "after": after}
     if token:
         hello["include"] = "legal_moves"
-    return json.dumps(hello, separators=(",", ":"))
+    return dumps(hello).decode()
 
 
 def parse_ws_message(raw: str | bytes) -> EventsDoc | None:
     """An ``update`` message's Events document; None for ``ready``/``reply``; an ``error`` raises its typed error."""
-    msg = json.loads(raw)
+    return ws_update(loads(raw))
+
+
+def ws_update(msg: Any) -> EventsDoc | None:
+    """:func:`parse_ws_message` of a message already read."""
     kind = msg.pop("type", None) if isinstance(msg, dict) else None
     if kind == "error":
         err = msg.get("error") or {}
@@ -346,15 +371,15 @@ class SocketState:
         key = uuid.uuid4().hex
         msg = {"type": "move", "id": key, "move": move, "version": self.match.version, "idempotency_key": key,
                "include": "legal_moves"}
-        return key, json.dumps(msg, separators=(",", ":"))
+        return key, dumps(msg).decode()
 
     def receive(self, raw: str | bytes) -> bool:
         """Take one message; True if it brought news (an update or a reply), not just ``ready``."""
-        msg = json.loads(raw)
+        msg = loads(raw)
         if isinstance(msg, dict) and msg.get("type") == "reply":
             self.replies[str(msg.get("id"))] = msg
             return True
-        doc = parse_ws_message(raw)
+        doc = ws_update(msg)
         if doc is None:
             return False
         if doc["version"] > self.match.version:  # every version once, in order (a move's reply may have
