@@ -328,13 +328,9 @@ def ws_hello(token: str | None, after: int) -> str:
     return dumps(hello).decode()
 
 
-def parse_ws_message(raw: str | bytes) -> EventsDoc | None:
-    """An ``update`` message's Events document; None for ``ready``/``reply``; an ``error`` raises its typed error."""
-    return ws_update(loads(raw))
-
-
 def ws_update(msg: Any) -> EventsDoc | None:
-    """:func:`parse_ws_message` of a message already read."""
+    """A read message's Events document if it is an ``update``; None for ``ready``/``reply``; an ``error`` raises
+    its typed error."""
     kind = msg.pop("type", None) if isinstance(msg, dict) else None
     if kind == "error":
         err = msg.get("error") or {}
