@@ -77,6 +77,12 @@ def _error(status: int) -> dict[str, Any]:
     return response
 
 
+def body_required(model: type[Any]) -> bool:
+    """The gateway reads an empty body as ``{}``, so a body may be left out exactly when ``{}`` is a valid one: when
+    the model has no required field (``POST .../join`` with no body joins the first free seat)."""
+    return any(field.required for field in msgspec.structs.fields(model))
+
+
 def _operation(route: Route) -> dict[str, Any]:
     op: dict[str, Any] = {"operationId": route.operation_id, "tags": [route.tag], "summary": route.summary}
     if route.description:
@@ -95,10 +101,10 @@ def _operation(route: Route) -> dict[str, Any]:
     if route.body is not None:
         name = route.body.__name__
         op["requestBody"] = {
-            "required": route.body is not m.Empty,
+            "required": body_required(route.body),
             "description": f"JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES "
                            f"({L.MAX_BODY_BYTES} bytes by default), nested at most {L.MAX_JSON_DEPTH} levels deep, "
-                           f"integers anywhere in it from {L.INT_MIN} to {L.INT_MAX}",
+                           f"integers anywhere in it from {L.INT_MIN} to {L.INT_MAX}; an empty body reads as {{}}",
             "content": {"application/json": {"schema": {"$ref": REF.format(name=name)}}}}
     ok: dict[str, Any] = {"description": route.answer}
     if route.response is not None:

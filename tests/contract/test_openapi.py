@@ -15,8 +15,10 @@ from services.contract import errors, limits
 from services.contract.openapi import document, document_bytes
 from services.contract.openapi import response_of as response
 from services.contract.routes import ROUTES, SECURITY
+from services.contract.validation import parse
 from services.core.access import Action
 from services.core.config import Config
+from services.core.errors import DomainError
 from services.gateway.api import ACCESS
 from services.gateway.app import create_app
 
@@ -189,3 +191,24 @@ def test_the_served_bytes_are_the_document(doc: dict[str, Any]) -> None:
     import json
 
     assert json.loads(document_bytes()) == doc
+
+
+def test_a_request_body_is_marked_required_exactly_when_the_server_refuses_it_left_out(doc: dict[str, Any]) -> None:
+    """The gateway reads an empty body as ``{}`` (``validation.parse``): a client written from the document may leave
+    a body out exactly where the document says it is not required (a join, a resign), and nowhere else."""
+    checked = 0
+    for route in ROUTES:
+        if route.body is None:
+            continue
+        op = doc["paths"][route.path][route.method.lower()]
+        try:
+            parse(route.body, b"")
+            refused = False
+        except DomainError as err:
+            refused = True
+            assert err.code == "missing_field", route.operation_id
+        assert op["requestBody"]["required"] is refused, route.operation_id
+        checked += 1
+    assert checked >= 10
+    assert doc["paths"]["/v1/matches/{match_id}/join"]["post"]["requestBody"]["required"] is False
+    assert doc["paths"]["/v1/matches"]["post"]["requestBody"]["required"] is True

@@ -328,6 +328,16 @@ def test_join_answers_with_the_seats_view_and_replay_logs_created_and_every_join
                                                                    (2, "joined", 1)]
 
 
+def test_a_body_left_out_reads_as_empty_where_the_contract_says_it_may_be(api: Api) -> None:
+    """The OpenAPI document marks the join's body not required: a join with no body at all takes the first free
+    seat. A create's body is required: left out, it is 400 ``missing_field``, never a 500 or a silent default."""
+    created = api.post("/v1/matches", json={"game": GAME, "players": 2, "join": True}).json()
+    joined = api.post(f"/v1/matches/{created['id']}/join")
+    assert joined.status_code == 200 and joined.json()["you"] == 1 and joined.json()["token"]
+    refused = api.post("/v1/matches")
+    assert refused.status_code == 400 and refused.json()["error"]["code"] == "missing_field"
+
+
 def test_a_garbage_bearer_token_is_401_with_www_authenticate(api: Api) -> None:
     match_id, _ = two_humans(api)
     for path in ("", "/legal-moves", "/replay", "/events?wait=0"):

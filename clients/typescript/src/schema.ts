@@ -1813,7 +1813,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807; an empty body reads as {} */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CreateMatch"];
@@ -1965,7 +1965,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807; an empty body reads as {} */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SubmitMove"];
@@ -2047,8 +2047,8 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
-        requestBody: {
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807; an empty body reads as {} */
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["JoinMatch"];
             };
@@ -2089,7 +2089,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807; an empty body reads as {} */
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["Empty"];
@@ -2130,7 +2130,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807; an empty body reads as {} */
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["Empty"];
@@ -2172,7 +2172,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807; an empty body reads as {} */
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["Empty"];
@@ -2213,7 +2213,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807; an empty body reads as {} */
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["Empty"];
@@ -2370,7 +2370,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807; an empty body reads as {} */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Enqueue"];
@@ -2583,7 +2583,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807; an empty body reads as {} */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AddWebhook"];
@@ -2870,7 +2870,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807; an empty body reads as {} */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["BoardSettingsBody"];
@@ -2944,7 +2944,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807; an empty body reads as {} */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CreateSeason"];
@@ -3055,8 +3055,8 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
-        requestBody: {
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807; an empty body reads as {} */
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["UpdateSeason"];
             };
@@ -3129,7 +3129,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807; an empty body reads as {} */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CreateTournament"];
@@ -3201,7 +3201,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807; an empty body reads as {} */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RegisterPlayer"];
@@ -3313,7 +3313,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807 */
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807; an empty body reads as {} */
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["Empty"];
