@@ -423,7 +423,10 @@ class WsClient:
             self.inbox.append(CloseConnection(1006))
 
     def send(self, doc: dict[str, Any]) -> None:
-        self.sock.sendall(self.ws.send(TextMessage(data=orjson.dumps(doc).decode())))
+        self.send_text(orjson.dumps(doc).decode())
+
+    def send_text(self, text: str) -> None:
+        self.sock.sendall(self.ws.send(TextMessage(data=text)))
 
     def next(self) -> dict[str, Any] | None:
         """The next JSON message, or None once the server closed."""
@@ -517,6 +520,29 @@ def test_a_websocket_move_gets_the_rest_errors_and_idempotent_replays(start_node
     while doc is not None and doc["type"] == "update":
         doc = client.next()
     assert doc is not None and doc["type"] == "error" and doc["error"]["code"] == "bad_message"
+
+
+def test_a_websocket_move_with_an_integer_past_64_bits_is_refused_as_the_rest_body_is(
+        start_node: Callable[..., Node]) -> None:
+    """The contract bounds every integer of a body to 64 bits. The socket's messages were read with orjson, which
+    turns a larger integer into a float: the move went on to the version check and the rules service, where the
+    same REST body is refused by the bound. Now both read it the same way: the same error, nothing applied."""
+    node = start_node()
+    match_id, tokens = new_match(node)
+    status = requests.get(f"{node.url}/v1/matches/{match_id}", timeout=10).json()
+    seat = status["to_act"][0]
+    body = f'{{"move": {{"type": "draw", "n": {2**70}}}, "version": {status["version"]}}}'
+    rest = requests.post(f"{node.url}/v1/matches/{match_id}/moves", data=body, timeout=10,
+                         headers={**auth(tokens[seat]), "Content-Type": "application/json"})
+    assert rest.status_code == 400 and rest.json()["error"]["code"] == "malformed_move"
+    client = WsClient(node, match_id)
+    client.send({"type": "hello", "token": tokens[seat]})
+    assert client.next() == {"type": "ready", "seat": seat, "version": status["version"]}
+    client.send_text('{"type": "move", "id": 1, ' + body[1:])
+    reply = client.next()
+    assert reply is not None and reply["type"] == "reply" and reply["status"] == 400, reply
+    assert reply["body"]["error"] == rest.json()["error"]
+    assert requests.get(f"{node.url}/v1/matches/{match_id}", timeout=10).json()["version"] == status["version"]
 
 
 def test_a_websocket_with_a_wrong_token_or_no_hello_is_closed(start_node: Callable[..., Node]) -> None:

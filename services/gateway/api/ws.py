@@ -23,6 +23,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
+import msgspec
 import orjson
 from flask import Blueprint, Response, request
 from wsproto.connection import Connection, ConnectionState, ConnectionType
@@ -180,9 +181,9 @@ class WsSession(Stream):
 
     # -- messages ---------------------------------------------------------------------------------------------
     def message(self, text: str, write: Write) -> bool:
-        try:
-            msg = orjson.loads(text)
-        except orjson.JSONDecodeError:
+        try:  # read as a REST body is: an integer past 64 bits stays one (orjson makes it a float), so the
+            msg = msgspec.json.decode(text)  # contract's integer bound refuses it here too
+        except (msgspec.DecodeError, RecursionError):
             msg = None
         if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
             self.error(write, "malformed_json", 'every message is a JSON object with a "type"')
