@@ -181,8 +181,10 @@ class WsSession(Stream):
 
     # -- messages ---------------------------------------------------------------------------------------------
     def message(self, text: str, write: Write) -> bool:
-        try:  # read as a REST body is: an integer past 64 bits stays one (orjson makes it a float), so the
-            msg = msgspec.json.decode(text)  # contract's integer bound refuses it here too
+        # Read as a REST body is (msgspec): an integer past 64 bits stays an integer, which orjson would make a
+        # float, so the contract's integer bound refuses it at this door too.
+        try:
+            msg = msgspec.json.decode(text)
         except (msgspec.DecodeError, RecursionError):
             msg = None
         if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
