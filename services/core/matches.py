@@ -282,6 +282,9 @@ def new_match(core: Core, game_id: str, players: int, options: dict[str, Any], s
     A match whose every seat is seated at once (bots, seats ``kept`` for named players) starts active, clocks
     running.
     """
+    named = [seat["player"] for seat in seats if seat.get("player")]
+    if len(named) != len(set(named)):  # parse_seats' and take_seat's rule, held for every door that seats
+        raise DomainError(Kind.CONFLICT, "player_seated", "a player sits at most once in a match")
     if tenant is not None:
         owner = tenant.owner
     check_room(core)

@@ -11,7 +11,8 @@ call (:func:`~.access.authorize_ticket`): a tenant's ticket is its key's alone.
 
 Keys: ``mm:ticket:{<ticket>}`` (the record), ``mm:ticket:{<ticket>}:events`` (one entry when it is matched or
 cancelled: what a long-polling reader waits on), and per pool ``mm:{<digest>}:pool`` (sorted set: ticket by
-rating) and ``mm:{<digest>}:since`` (hash: ticket -> queued at).
+rating), ``mm:{<digest>}:since`` (hash: ticket -> queued at) and ``mm:{<digest>}:player`` (hash: ticket -> the
+tenant's player it seats, for named tickets: a group never seats one player twice).
 """
 
 from __future__ import annotations
@@ -51,15 +52,17 @@ def _take(core: Core, prefix: str, choose: Callable[[list[skill.Entry], float], 
           ) -> list[str]:
     """Take the group ``choose`` picks off the pool, atomically across gateways (WATCH: a pool that changed
     meanwhile is read again)."""
-    pool, since = f"{prefix}:pool", f"{prefix}:since"
+    pool, since, named = _pool_keys(prefix)
     for _ in range(MAX_REBASES):
         with core.redis.pipeline(transaction=True) as pipe:  # a cluster's pipeline WATCHes only as a transaction
             try:
                 pipe.watch(pool)
                 rows: list[tuple[bytes, float]] = pipe.zrange(pool, 0, POOL_SCAN - 1, withscores=True)  # type: ignore[assignment]
                 stamps: dict[bytes, bytes] = pipe.hgetall(since)  # type: ignore[assignment]
+                players: dict[bytes, bytes] = pipe.hgetall(named)  # type: ignore[assignment]
                 now = time.time()
-                group = choose([skill.Entry(m.decode(), float(r), float(stamps.get(m, now))) for m, r in rows], now)
+                group = choose([skill.Entry(m.decode(), float(r), float(stamps.get(m, now)),
+                                            players[m].decode() if m in players else None) for m, r in rows], now)
                 if not group:
                     pipe.unwatch()
                     return []
@@ -67,6 +70,7 @@ def _take(core: Core, prefix: str, choose: Callable[[list[skill.Entry], float], 
                 pipe.multi()
                 pipe.zrem(pool, *ids)
                 pipe.hdel(since, *ids)
+                pipe.hdel(named, *ids)
                 pipe.execute()
                 return ids
             except redis.WatchError:
@@ -74,15 +78,25 @@ def _take(core: Core, prefix: str, choose: Callable[[list[skill.Entry], float], 
     return []
 
 
+def _pool_keys(prefix: str) -> tuple[str, str, str]:
+    """A pool's keys (one slot): tickets by rating, when each started waiting, and the player each seats."""
+    return f"{prefix}:pool", f"{prefix}:since", f"{prefix}:player"
+
+
 def _pool_add(core: Core, prefix: str, docs: list[dict[str, Any]]) -> None:
-    """Put waiting tickets into their queue's pool, by rating, each with the time it started waiting."""
+    """Put waiting tickets into their queue's pool, by rating, each with the time it started waiting (and the
+    player it seats, if named)."""
     if not docs:
         return
+    pool, since, named = _pool_keys(prefix)
+    players = {d["ticket"]: d["player"] for d in docs if d.get("player")}
     pipe = core.redis.pipeline(transaction=True)
-    pipe.zadd(f"{prefix}:pool", {d["ticket"]: d["rating"] for d in docs})
-    pipe.hset(f"{prefix}:since", mapping={d["ticket"]: repr(d["created_at"]) for d in docs})
-    pipe.expire(f"{prefix}:pool", TICKET_TTL_S)
-    pipe.expire(f"{prefix}:since", TICKET_TTL_S)
+    pipe.zadd(pool, {d["ticket"]: d["rating"] for d in docs})
+    pipe.hset(since, mapping={d["ticket"]: repr(d["created_at"]) for d in docs})
+    if players:
+        pipe.hset(named, mapping=players)
+    for key in (pool, since, named):
+        pipe.expire(key, TICKET_TTL_S)
     pipe.execute()
 
 
@@ -317,10 +331,11 @@ def cancel(core: Core, caller: Caller, ticket: str) -> dict[str, Any]:
 def _withdraw(core: Core, doc: dict[str, Any]) -> None:
     """Take a waiting ticket out of its queue for good (cancelled); its owner's charge is released."""
     ticket = doc["ticket"]
-    prefix = _queue(doc["game"], doc["players"], doc["options"], doc.get("tenant"))
+    pool, since, named = _pool_keys(_queue(doc["game"], doc["players"], doc["options"], doc.get("tenant")))
     pipe = core.redis.pipeline(transaction=True)
-    pipe.zrem(f"{prefix}:pool", ticket)
-    pipe.hdel(f"{prefix}:since", ticket)
+    pipe.zrem(pool, ticket)
+    pipe.hdel(since, ticket)
+    pipe.hdel(named, ticket)
     pipe.execute()
     _save(core, {**doc, "status": "cancelled"}, wake=True)
     if doc.get("owner"):

@@ -14,6 +14,13 @@ from ai import ladder
 from loadtests.matchmaking_sim import simulate
 from services import redisconn
 from services.core import ratings, skill
+from services.core.config import Config
+from services.core.errors import DomainError
+from services.core.matches import new_match
+from services.core.metrics import CoreMetrics
+from services.core.rules_client import RulesClient
+from services.core.service import Core
+from services.core.store import MatchStore
 
 from .conftest import Api, GatewayServer, RulesProcess, start_gateway
 from .test_backends import as_key, new_key
@@ -61,6 +68,63 @@ def test_the_matcher_groups_the_closest_ratings_first(mm_gateway: GatewayServer,
     low = api.get(f"/v1/matchmaking/{tickets['low']['ticket']}", headers=as_key(key)).json()
     high = api.get(f"/v1/matchmaking/{tickets['high']['ticket']}", headers=as_key(key)).json()
     assert low["match_id"] == tickets["low2"]["match_id"] and high["match_id"] == tickets["high2"]["match_id"]
+
+
+def test_a_player_queued_twice_is_never_seated_against_themselves(mm_gateway: GatewayServer,
+                                                                    own_redis_url: str) -> None:
+    """Found probing as a backend would (a double tap queues a player twice): both tickets were grouped into
+    one match, the player in both seats. A match takes a player once, as a create (bad_seats) and a join
+    (player_seated) already said; the second ticket waits for someone else."""
+    api = Api(mm_gateway.url)
+    key = new_key(own_redis_url, "acme")["key"]
+    first, second = (api.post("/v1/matchmaking", headers=as_key(key),
+                              json={"game": GAME, "players": 2, "player": "twice"}).json() for _ in range(2))
+    assert first["status"] == second["status"] == "waiting"
+    other = api.post("/v1/matchmaking", headers=as_key(key), json={"game": GAME, "players": 2, "player": "else"})
+    assert other.json()["status"] == "matched"
+    match = api.get(f"/v1/matches/{other.json()['match_id']}", headers=as_key(key)).json()
+    assert sorted(s["player"] for s in match["seats"]) == ["else", "twice"]
+    waiting = [api.get(f"/v1/matchmaking/{t['ticket']}", headers=as_key(key)).json()["status"] for t in (first, second)]
+    assert sorted(waiting) == ["matched", "waiting"]
+
+
+def test_bot_fill_of_a_player_queued_twice_takes_a_bot_not_their_other_ticket(mm_gateway: GatewayServer,
+                                                                               own_redis_url: str) -> None:
+    api = Api(mm_gateway.url)
+    client = redisconn.connect(own_redis_url)
+    key = new_key(own_redis_url, "acme")["key"]
+    tickets = [api.post("/v1/matchmaking", headers=as_key(key),
+                        json={"game": GAME, "players": 2, "player": "twice"}).json()["ticket"] for _ in range(2)]
+    doc_key = f"mm:ticket:{{{tickets[0]}}}"
+    stored = orjson.loads(client.get(doc_key))
+    client.set(doc_key, orjson.dumps({**stored, "created_at": time.time() - 60}), keepttl=True)  # past fill
+    polled = api.get(f"/v1/matchmaking/{tickets[0]}", headers=as_key(key)).json()
+    assert polled["status"] == "matched", polled
+    match = api.get(f"/v1/matches/{polled['match_id']}", headers=as_key(key)).json()
+    assert [s["kind"] for s in match["seats"]] == ["human", "bot"]
+    assert api.get(f"/v1/matchmaking/{tickets[1]}", headers=as_key(key)).json()["status"] == "waiting"
+
+
+def test_no_door_can_make_a_match_that_seats_one_player_twice(own_redis_url: str) -> None:
+    """The core's own check, under create's bad_seats and join's player_seated: a door that forgot the rule
+    (as matchmaking had) gets a 409, not a match with one player on both sides."""
+    store = MatchStore(redisconn.connect(own_redis_url), 60, 60)
+    core = Core(Config(), store, RulesClient("127.0.0.1:9"), CoreMetrics())  # refused before any rules call
+    seats = [{"kind": "human", "token_hash": None, "player": "twice"} for _ in range(2)]
+    with pytest.raises(DomainError) as refused:
+        new_match(core, GAME, 2, {}, None, seats)
+    assert refused.value.code == "player_seated"
+
+
+def test_a_group_is_the_closest_run_of_distinct_players() -> None:
+    e = skill.Entry
+    pool = [e("a1", 20.0, 0.0, "a"), e("a2", 20.0, 1.0, "a"), e("a3", 20.1, 2.0, "a"), e("b", 20.5, 3.0, "b"),
+            e("anon1", 30.0, 4.0), e("anon2", 30.0, 5.0)]
+    # "a"'s three tickets are closest to each other, but one player makes no group: a3 (nearest b) and b do.
+    assert [x.ticket for x in skill.pick_group(pool[:4], 2, 10.0, 2.0, 0.0) or []] == ["a3", "b"]
+    assert skill.pick_group(pool[:3], 2, 10.0, 2.0, 0.0) is None
+    assert [x.ticket for x in skill.pick_group(pool, 2, 10.0, 2.0, 0.0) or []] == ["anon1", "anon2"]  # anonymous
+    assert [x.ticket for x in skill.nearest(pool, pool[0], 2)] == ["b", "anon1"]
 
 
 @pytest.mark.parametrize(("mu", "level"), [(14.0, "easy"), (26.0, "normal"), (33.0, "hard")])
