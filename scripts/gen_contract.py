@@ -298,6 +298,9 @@ def competition_limits() -> str:
              "`round_s`, an arena only `duration_s`, `grace_s` and `bot_after_s` (400 `bad_tournament`); defaults: "
              f"`round_s` {_num(L.TOURNAMENT_ROUND_S_DEFAULT)}, `grace_s` {_num(L.TOURNAMENT_GRACE_S_DEFAULT)}, "
              f"`bot_after_s` {_num(L.TOURNAMENT_BOT_AFTER_S_DEFAULT)};",
+             "* a tournament's `clock` is a seat clock: `mode` `none` is 400 `bad_tournament` (a player who never "
+             "comes must time out so a bot can take the seat);",
+             "* a season's `decay` comes with the policy `decay` only (with `keep` or `reset`: 400 `bad_season`);",
              "* a tournament takes at most its `max_players` registrations (409 `tournament_full`); Swiss "
              "registers until it starts, an arena until its window ends (409 `registration_closed`)."]
     return "\n".join(rows)

@@ -460,8 +460,9 @@ SeasonName = Annotated[str, meta(f"1-{L.SEASON_NAME_MAX} letters, digits and . _
                                  "`current`", "bad_season", min_length=1, max_length=L.SEASON_NAME_MAX,
                                  pattern=L.SEASON_NAME_PATTERN)]
 UnixTime = Annotated[float, meta("a Unix time (seconds, server clock)", ge=0, le=2.0**53)]
-Decay = Annotated[float, meta("with policy `decay`: the fraction of the way back to the default rating a rating "
-                              "moves at the season's end (0 < decay < 1)", "bad_season", gt=0, lt=1)]
+Decay = Annotated[float, meta("with policy `decay` only (with `keep` or `reset`: 400 `bad_season`): the fraction of "
+                              "the way back to the default rating a rating moves at the season's end (0 < decay < 1)",
+                              "bad_season", gt=0, lt=1)]
 TournamentStatus = Literal["registering", "running", "finished", "cancelled"]
 FormatKind = Literal["swiss", "arena"]
 TakeoverLevel = Literal["auto", "novice", "easy", "casual", "normal", "strong", "hard"]

@@ -453,10 +453,11 @@ def _check_window(doc: dict[str, Any], name: str, starts_at: float, ends_at: flo
 def _decay_of(policy: str, decay: float | None) -> float:
     if policy not in POLICIES:
         raise LeaderboardError(Kind.MALFORMED, "bad_season", f"policy must be one of {', '.join(POLICIES)}")
-    if policy == "keep":
-        return 0.0
-    if policy == "reset":
-        return 1.0
+    if policy in ("keep", "reset"):
+        if decay is not None:  # said and dropped would leave the caller believing a decay was set
+            raise LeaderboardError(Kind.MALFORMED, "bad_season", f"decay is taken only with policy 'decay' (policy "
+                                   f"{policy!r} moves ratings {'none' if policy == 'keep' else 'all'} of the way back)")
+        return 0.0 if policy == "keep" else 1.0
     if decay is None or not 0.0 < decay < 1.0:
         raise LeaderboardError(Kind.MALFORMED, "bad_season", "policy 'decay' needs decay, a fraction between 0 and 1: "
                                "how much of the way back to the default rating a rating moves")

@@ -239,6 +239,26 @@ def test_seasons_never_overlap_and_are_checked(client: Any, tenant: str) -> None
     assert [(s["name"], s["state"], s["decay"]) for s in lb.seasons(client, tenant, GAME)] == [("b", "scheduled", 0.5)]
 
 
+def test_a_decay_named_beside_keep_or_reset_is_refused_not_dropped(client: Any, tenant: str) -> None:
+    """Found probing: ``{"policy": "keep", "decay": 0.5}`` was answered 201 with ``decay: 0.0``, the value the
+    caller sent silently gone. Now it is 400 bad_season, on create and on update, and a switch of policy that
+    names no decay still works."""
+    now = time.time()
+    for policy in ("keep", "reset"):
+        with pytest.raises(lb.LeaderboardError) as err:
+            lb.define_season(client, tenant, GAME, f"k-{policy}", now + 100, now + 200, policy=policy, decay=0.5)
+        assert err.value.code == "bad_season"
+    lb.define_season(client, tenant, GAME, "d", now + 100, now + 200, policy="decay", decay=0.5)
+    with pytest.raises(lb.LeaderboardError) as err:
+        lb.update_season(client, tenant, GAME, "d", policy="keep", decay=0.3)
+    assert err.value.code == "bad_season"
+    assert lb.update_season(client, tenant, GAME, "d", decay=0.25)["decay"] == 0.25
+    assert (lb.update_season(client, tenant, GAME, "d", policy="keep")["decay"]) == 0.0
+    with pytest.raises(lb.LeaderboardError) as err:
+        lb.update_season(client, tenant, GAME, "d", decay=0.3)  # the season keeps now
+    assert err.value.code == "bad_season"
+
+
 def test_deleting_a_closed_season_drops_its_board(client: Any, tenant: str) -> None:
     _season_with(client, tenant, "keep")
     lb.close_due_seasons(client, time.time() + 1)

@@ -463,8 +463,8 @@ class CreateSeason(TypedDict):
     ends_at: float
     #: what the season's end does to the ratings: keep them, reset them to the default, or decay them toward it
     policy: NotRequired[Literal["keep", "reset", "decay"]]
-    #: with policy `decay`: the fraction of the way back to the default rating a rating moves at the season's end
-    #: (0 < decay < 1)
+    #: with policy `decay` only (with `keep` or `reset`: 400 `bad_season`): the fraction of the way back to the
+    #: default rating a rating moves at the season's end (0 < decay < 1)
     decay: NotRequired[float]
 
 
@@ -476,8 +476,8 @@ class UpdateSeason(TypedDict):
     #: a Unix time (seconds, server clock)
     ends_at: NotRequired[float]
     policy: NotRequired[Literal["keep", "reset", "decay"]]
-    #: with policy `decay`: the fraction of the way back to the default rating a rating moves at the season's end
-    #: (0 < decay < 1)
+    #: with policy `decay` only (with `keep` or `reset`: 400 `bad_season`): the fraction of the way back to the
+    #: default rating a rating moves at the season's end (0 < decay < 1)
     decay: NotRequired[float]
 
 

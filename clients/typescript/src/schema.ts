@@ -1288,7 +1288,7 @@ export interface components {
              * @enum {string}
              */
             policy: "keep" | "reset" | "decay";
-            /** @description with policy `decay`: the fraction of the way back to the default rating a rating moves at the season's end (0 < decay < 1) */
+            /** @description with policy `decay` only (with `keep` or `reset`: 400 `bad_season`): the fraction of the way back to the default rating a rating moves at the season's end (0 < decay < 1) */
             decay?: number;
         };
         /**
@@ -1302,7 +1302,7 @@ export interface components {
             ends_at?: number;
             /** @enum {string} */
             policy?: "keep" | "reset" | "decay";
-            /** @description with policy `decay`: the fraction of the way back to the default rating a rating moves at the season's end (0 < decay < 1) */
+            /** @description with policy `decay` only (with `keep` or `reset`: 400 `bad_season`): the fraction of the way back to the default rating a rating moves at the season's end (0 < decay < 1) */
             decay?: number;
         };
         /** CreateTournament */
