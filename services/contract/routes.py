@@ -184,7 +184,7 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", _M + "/rematch", "rematch", "seats.rematch", "seats",
           "The next match with the same seats: each human takes theirs (and a new token) here", m.Match,
           answer="your seat in the rematch, with its token", body=m.Empty, path_params=m.MatchPath,
-          errors=(401, 404, 409)),
+          headers=m.IdempotencyHeaders, errors=(401, 404, 409, 422)),
     Route("GET", _M + "/events", "events", "events.long_poll", "events",
           "Long-poll for what happened after a version", m.Events, answer="events", path_params=m.MatchPath,
           query=m.EventsQuery, errors=(401, 404), description=WAITING),

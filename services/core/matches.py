@@ -604,9 +604,41 @@ def rematch_seats(meta: dict[str, Any]) -> list[dict[str, Any]]:
     return seats
 
 
-def rematch(core: Core, caller: Caller, match_id: str) -> dict[str, Any]:
-    """The next match with the same seats; each human takes their seat (and a new token) with this call."""
+def rematch(core: Core, caller: Caller, match_id: str, *, idempotency_key: str | None = None) -> dict[str, Any]:
+    """The next match with the same seats; each human takes their seat (and a new token) with this call. With an
+    ``idempotency_key``, the same seat and token on every retry, as a join (the token is shown once: an answer
+    lost on the way must not lose the seat)."""
     opened = open_match(core, caller, match_id, Action.ACT)
+    if idempotency_key is None:
+        return _rematch(core, caller, match_id, opened)
+    seat = opened.access.seat
+    claim = idempotency.claim(core.redis, idempotency.match_record(match_id, caller.owner, idempotency_key),
+                              idempotency_key, idempotency.fingerprint("rematch", {"seat": seat}), {})
+    if (done := claim.answer) is not None:
+        return done
+    if not claim.fresh:
+        next_id = opened.match.meta.get("rematch")
+        nxt = core.store.load(next_id) if next_id else None
+        taken = seat_with_secret(nxt, claim.secret) if nxt is not None else None
+        if nxt is not None and taken is not None:  # the first request took the seat, and its answer was lost
+            return claim.complete(_seat_answer(core, nxt, taken, f"{taken}.{claim.secret}", opened.access.players))
+        if claim.young():
+            raise claim.in_use()
+    try:
+        made = _rematch(core, caller, match_id, opened, secret=claim.secret)
+    except Exception:
+        claim.forget()
+        raise
+    return claim.complete(made)
+
+
+def _seat_answer(core: Core, match: Match, seat: int, token: str, players: bool) -> dict[str, Any]:
+    return {**status_doc(match, MatchAccess(seat, players), seat_view(core, match, seat)), "seat": seat,
+            "token": token}
+
+
+def _rematch(core: Core, caller: Caller, match_id: str, opened: Opened, *, secret: str | None = None
+             ) -> dict[str, Any]:
     for _ in range(MAX_REBASES):
         match, seat = opened.match, opened.access.seat
         assert seat is not None
@@ -630,7 +662,6 @@ def rematch(core: Core, caller: Caller, match_id: str) -> dict[str, Any]:
                 opened = open_match(core, caller, match_id, Action.ACT, count=False)
                 continue
             next_id = fresh.id
-        nxt, taken, token = take_seat(core, next_id, seat)
-        access = MatchAccess(taken, opened.access.players)
-        return {**status_doc(nxt, access, seat_view(core, nxt, taken)), "seat": taken, "token": token}
+        nxt, taken, token = take_seat(core, next_id, seat, secret=secret)
+        return _seat_answer(core, nxt, taken, token, opened.access.players)
     raise busy()

@@ -1,6 +1,7 @@
-"""A create, a join or a matchmaking enqueue whose answer is lost (a gateway replica restarting in a rolling
+"""A create, a join, a rematch or a matchmaking enqueue whose answer is lost (a gateway replica restarting in a rolling
 deploy cuts it) is sent again by the SDK, and the server's Idempotency-Key makes it ONE match, ONE seat, ONE
 ticket: the answer the client finally gets names the very match, seat or ticket of the answer it never saw.
+(A rematch's token is shown once too: it joined the list when probing found a repeated rematch was 409.)
 
 End to end over real HTTP against the deployed shape (gunicorn with the gateway's worker, a real Redis, a
 real rules server, a bot worker): the transport lets the first such request reach the server, reads the
@@ -89,3 +90,17 @@ def test_an_enqueue_whose_answer_is_lost_is_sent_again_and_queues_one_ticket(sta
         ticket.cancel()
     assert lossy.lost is not None and len(lossy.sent) == 2 and lossy.sent[0] == lossy.sent[1] is not None
     assert ticket.doc["ticket"] == lossy.lost["ticket"]  # the same ticket, not a second one in the queue
+
+
+@resent("rematch")
+def test_a_rematch_whose_answer_is_lost_is_sent_again_and_keeps_the_seat(stack: Stack) -> None:
+    with client(stack) as api:
+        host = api.create_match("clash", 2, seats=[{"kind": "human"}, {"kind": "human"}])
+        guest = api.join(host.id)
+        guest.resign()
+    lossy = LosesFirstAnswer("/rematch")
+    with client(stack, lossy) as api:
+        again = api.match(host.id, host.token).rematch()
+    assert lossy.lost is not None and len(lossy.sent) == 2 and lossy.sent[0] == lossy.sent[1] is not None
+    assert again.id == lossy.lost["id"] and again.seat == lossy.lost["seat"] == host.seat
+    assert again.token == lossy.lost["token"]  # the seat's one token, not a 409 seat_taken

@@ -132,6 +132,25 @@ def test_idempotency_key_returns_the_original_response_and_rejects_another_body(
     assert api.get(f"/v1/matches/{match_id}").json()["version"] == first.json()["version"]
 
 
+def test_a_rematch_with_an_idempotency_key_gives_the_same_seat_and_token_on_a_retry(api: Api) -> None:
+    """A rematch hands out its seat's token once; without a key, a retry after a lost answer was 409 seat_taken
+    and the seat stayed held by a token nobody had (found probing)."""
+    match_id, tokens = new_match(api, "clash", 2)
+    assert api.post(f"/v1/matches/{match_id}/resign", tokens[1], json={}).status_code == 200
+    first = api.post(f"/v1/matches/{match_id}/rematch", tokens[0], json={}, headers={"Idempotency-Key": "r1"})
+    again = api.post(f"/v1/matches/{match_id}/rematch", tokens[0], json={}, headers={"Idempotency-Key": "r1"})
+    assert first.status_code == again.status_code == 200, (first.text, again.text)
+    assert (again.json()["id"], again.json()["seat"], again.json()["token"]) == \
+        (first.json()["id"], 0, first.json()["token"])
+    other_seat = api.post(f"/v1/matches/{match_id}/rematch", tokens[1], json={}, headers={"Idempotency-Key": "r1"})
+    assert other_seat.status_code == 422 and other_seat.json()["error"]["code"] == "idempotency_key_reused"
+    unkeyed = api.post(f"/v1/matches/{match_id}/rematch", tokens[0], json={})
+    assert unkeyed.status_code == 409 and unkeyed.json()["error"]["code"] == "seat_taken"
+    second = api.post(f"/v1/matches/{match_id}/rematch", tokens[1], json={}, headers={"Idempotency-Key": "r2"})
+    assert second.status_code == 200 and second.json()["status"] == "active"
+    assert api.get(f"/v1/matches/{first.json()['id']}/legal-moves", first.json()["token"]).status_code == 200
+
+
 def test_stale_version_is_409_and_changes_nothing(api: Api) -> None:
     match_id, tokens = new_match(api)
     status = api.get(f"/v1/matches/{match_id}", tokens[0]).json()

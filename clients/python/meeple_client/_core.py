@@ -468,6 +468,10 @@ class MatchFlows(MatchState):
     def leave_flow(self) -> Flow[None]:
         self.update((yield Call("leave", self._path(), token=self.token)))
 
+    def resign_flow(self) -> Flow[None]:
+        """Concede: the seat's side forfeits (the match may play on for the others, a bot in the seat)."""
+        self.update((yield Call("resign", self._path(), token=self.token)))
+
     def reclaim_flow(self) -> Flow[None]:
         self.update((yield Call("reclaim", {**self._path(), "seat": self.seat}, token=self.token)))
         yield from self.refresh_flow()

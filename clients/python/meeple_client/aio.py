@@ -286,6 +286,10 @@ class AsyncMatch(MatchFlows):
         await self.client.run(self.leave_flow())
         return self
 
+    async def resign(self) -> AsyncMatch:
+        await self.client.run(self.resign_flow())
+        return self
+
     async def reclaim(self) -> AsyncMatch:
         await self.client.run(self.reclaim_flow())
         return self

@@ -310,6 +310,10 @@ class Match(MatchFlows):
         self.client.run(self.leave_flow())
         return self
 
+    def resign(self) -> Match:
+        self.client.run(self.resign_flow())
+        return self
+
     def reclaim(self) -> Match:
         self.client.run(self.reclaim_flow())
         return self

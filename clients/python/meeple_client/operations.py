@@ -43,7 +43,7 @@ OPERATIONS: dict[str, Operation] = {
     'leave': Operation('POST', '/v1/matches/{match_id}/leave', (), body=True, auth='required', idempotent=False, headers=(), key=False, token=True),
     'resign': Operation('POST', '/v1/matches/{match_id}/resign', (), body=True, auth='required', idempotent=False, headers=(), key=False, token=True),
     'reclaim': Operation('POST', '/v1/matches/{match_id}/seats/{seat}/reclaim', (), body=True, auth='required', idempotent=False, headers=(), key=False, token=True),
-    'rematch': Operation('POST', '/v1/matches/{match_id}/rematch', (), body=True, auth='required', idempotent=False, headers=(), key=False, token=True),
+    'rematch': Operation('POST', '/v1/matches/{match_id}/rematch', (), body=True, auth='required', idempotent=True, headers=('Idempotency-Key',), key=False, token=True),
     'events': Operation('GET', '/v1/matches/{match_id}/events', ('include', 'after', 'wait', 'until'), body=False, auth='optional', idempotent=True, headers=(), key=False, token=True),
     'events_stream': Operation('GET', '/v1/matches/{match_id}/events/stream', ('after', 'limit'), body=False, auth='optional', idempotent=True, headers=('Last-Event-ID',), key=False, token=True),
     'ws': Operation('GET', '/v1/matches/{match_id}/ws', (), body=False, auth='optional', idempotent=True, headers=(), key=False, token=True),

@@ -2207,7 +2207,10 @@ export interface operations {
     rematch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description a retry with the same key and the same request answers the first answer (kept 24 h; the same key with another request: 422 idempotency_key_reused; while the first is still being answered: 409 idempotency_key_in_use) */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 match_id: string;
             };
@@ -2238,6 +2241,7 @@ export interface operations {
             414: components["responses"]["Error414"];
             415: components["responses"]["Error415"];
             417: components["responses"]["Error417"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             431: components["responses"]["Error431"];
             501: components["responses"]["Error501"];

@@ -12,7 +12,7 @@ from services.contract import models as m
 from services.core import matches
 
 from ..context import caller, core
-from .common import answer, body
+from .common import answer, body, given, headers
 
 bp = Blueprint("seats", __name__)
 
@@ -38,4 +38,5 @@ def reclaim(match_id: str, seat: int) -> Response:
 @bp.post("/v1/matches/<match_id>/rematch")
 def rematch(match_id: str) -> Response:
     body(m.Empty)
-    return answer(matches.rematch(core(), caller(), match_id))
+    key = headers(m.IdempotencyHeaders).idempotency_key
+    return answer(matches.rematch(core(), caller(), match_id, idempotency_key=given(key)))
