@@ -5,7 +5,7 @@
  *
  * `MeepleClient` creates, joins, spectates and matchmakes; a `Match` is one seat's picture of a match: it
  * submits each move at the version it read (a 409 `stale_version` is an `ApiError`, nothing is rebased behind
- * your back); every move, create, join and matchmaking enqueue carries an `Idempotency-Key`, so 503s, 429s and
+ * your back); every move, create, join, rematch and matchmaking enqueue carries an `Idempotency-Key`, so 503s, 429s and
  * lost connections are retried safely (never a second match, seat or ticket),
  * and `events()` follows the match over its WebSocket, falling back to long-polls where none is offered.
  */
@@ -305,6 +305,37 @@ export class Match {
     this.update(await this.client.send("leave", false, () => this.client.api.POST("/v1/matches/{match_id}/leave", {
       params: this.path(), body: {}, headers: this.client.headers(this.token, false) })));
     return this;
+  }
+
+  /** Concede: this seat's side forfeits (the match may play on for the others, a bot in the seat). */
+  async resign(): Promise<this> {
+    this.update(await this.client.send("resign", false, () => this.client.api.POST("/v1/matches/{match_id}/resign", {
+      params: this.path(), body: {}, headers: this.client.headers(this.token, false) })));
+    return this;
+  }
+
+  /** Take this seat back from the bot that played it since its clock ran out. */
+  async reclaim(): Promise<this> {
+    const seat = this.seat;
+    if (seat === null) throw new Error("reclaim needs this seat's token");
+    this.update(await this.client.send("reclaim", false, () =>
+      this.client.api.POST("/v1/matches/{match_id}/seats/{seat}/reclaim", {
+        params: { path: { match_id: this.id, seat } }, body: {}, headers: this.client.headers(this.token, false) })));
+    return this.refresh();
+  }
+
+  /**
+   * This seat in the next match (same game, options and seats), with its new token. One Idempotency-Key for the
+   * call and its retries: the token is shown once, and a retry after a lost answer gets the same seat and token.
+   */
+  async rematch(): Promise<Match> {
+    const key = crypto.randomUUID();
+    const doc = await this.client.send("rematch", true, () => this.client.api.POST("/v1/matches/{match_id}/rematch", {
+      params: { ...this.path(), header: { "Idempotency-Key": key } }, body: {},
+      headers: this.client.headers(this.token, false) }));
+    const next = new Match(this.client, doc.id, doc.token);
+    next.update(doc);
+    return next.refresh();
   }
 
   /**

@@ -84,3 +84,18 @@ test("a body the contract refuses is a 400 with the API's code, and the catalogu
   const games = await api.games();
   assert.ok(games.some((g) => g.id === "clash" && g.min_players === 2));
 });
+
+test("resign ends a two-seat match and rematch seats both again, the token once per seat", async () => {
+  const api = new MeepleClient({ baseUrl: url });
+  const host = await api.createMatch({ game: "clash", players: 2, options: { match: "single" },
+    seats: [{ kind: "human" }, { kind: "human" }] });
+  const guest = await api.join(host.id);
+  await guest.resign();
+  assert.equal(guest.status, "finished");
+  const first = await (await host.refresh()).rematch();
+  const second = await guest.rematch();
+  assert.equal(first.id, second.id);
+  assert.notEqual(first.token, host.token);
+  assert.equal((await first.refresh()).status, "active");
+  assert.deepEqual([first.seat, second.seat], [host.seat, guest.seat]);
+});
