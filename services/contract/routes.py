@@ -132,7 +132,9 @@ TOURNAMENTS = (
     "(unfinished tables are drawn and ended). A bot's result never counts as a human's win over a human. Events: "
     "tournament.started, round.started, round.finished, tournament.finished (webhooks). Settings that only the "
     "rules service can judge (game, options, players_per_table) are checked here: 400 unknown_game, "
-    "invalid_options.")
+    "invalid_options. A tournament holds one of the tenant's `matches` quota for each table of a round "
+    "(ceil(max_players / players_per_table)) from its creation until it ends, so its tables never fail for the "
+    "quota and are charged nothing more: 429 quota_exceeded when the quota lacks that room.")
 
 ROUTES: tuple[Route, ...] = (
     Route("GET", "/v1/games", "games", "games.list_games", "games", "The game catalogue", m.Games, answer="games",

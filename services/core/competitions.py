@@ -14,11 +14,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from . import clocks, leaderboards, tenants
+from . import clocks, leaderboards, quotas, tenants
 from .access import Caller, authorize_tenant, authorize_tournament
 from .errors import DomainError, Kind
 from .limits import count_request
-from .matches import parse_player
+from .matches import parse_player, quota_limits
 from .service import Core
 from .tournaments import machine
 from .tournaments import store as tournaments
@@ -129,12 +129,28 @@ def create_tournament(core: Core, caller: Caller, body: dict[str, Any]) -> dict[
     The settings are checked by the machine (400 ``bad_tournament``), the clock as a match's (400 ``bad_clock``),
     and the game, its options and the table size by the rules service, as a match of the tournament will be
     (400 ``unknown_game``, ``invalid_options``)."""
-    tenant = _tenant(core, caller)
+    who = authorize_tenant(caller)
+    count_request(core, caller)
+    tenant, owner = who.name, who.owner
     now = time.time()
     checked = machine.settings(body, now)
     clock = clocks.parse(checked["clock"])
     core.rules.new_game(checked["game"], checked["players_per_table"], 0, checked["options"], derive=False)
-    doc = tournaments.create(core.redis, tenant, {**body, "clock": clock}, now)
+    tournament_id = tournaments.new_id()
+    held, until = machine.reservation(tournament_id, checked)
+    limit = quota_limits(core, who).matches
+    try:
+        quotas.reserve(core.redis, owner, held, now, until, limit)
+    except quotas.QuotaExceeded as err:
+        raise DomainError(Kind.LIMITED, "quota_exceeded", f"tenant {tenant}: a tournament holds one of the tenant's "
+                          f"{limit} matches for each table of a round ({len(held)} for {checked['max_players']} "
+                          f"players at {checked['players_per_table']} a table) until it ends, and {err.held} are "
+                          "held now; lower max_players, or end some matches or tournaments first") from None
+    try:
+        doc = tournaments.create(core.redis, tenant, {**body, "clock": clock}, now, tournament_id)
+    except Exception:
+        quotas.unreserve(core.redis, owner, held)
+        raise
     return machine.view(doc, {})
 
 

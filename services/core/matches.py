@@ -271,7 +271,7 @@ def new_match(core: Core, game_id: str, players: int, options: dict[str, Any], s
               seats: list[dict[str, Any]], clock: dict[str, Any] | None = None,
               takeover_level: str = control.DEFAULT_TAKEOVER_LEVEL, owner: str | None = None,
               tenant: tenants.Tenant | None = None, match_id: str | None = None, rated: bool = True,
-              tag: str | None = None) -> Match:
+              tag: str | None = None, reserved: bool = False) -> Match:
     """A new match in the store (the rules service sets it up); shared by create, matchmaking, rematch and
     tournaments.
 
@@ -279,6 +279,8 @@ def new_match(core: Core, game_id: str, players: int, options: dict[str, Any], s
     ``tenant``'s match is charged to the tenant instead, with its quotas, and indexed for its history.
     ``rated``: whether a tenant's match is rated (see :mod:`.ratings`; matches without a tenant never are).
     ``tag``: what the match belongs to (``tournament:<id>``: the tournament is woken when it finishes).
+    ``reserved``: its quota was taken ahead of time (a tournament's table, see
+    :func:`.tournaments.machine.reservation`): it is charged nothing more.
     A match whose every seat is seated at once (bots, seats ``kept`` for named players) starts active, clocks
     running.
     """
@@ -287,6 +289,8 @@ def new_match(core: Core, game_id: str, players: int, options: dict[str, Any], s
         raise DomainError(Kind.CONFLICT, "player_seated", "a player sits at most once in a match")
     if tenant is not None:
         owner = tenant.owner
+    if reserved:
+        owner = None
     check_room(core)
     seed = secrets.randbits(63) if seed is None else seed
     game = core.rules.new_game(game_id, players, seed, options)

@@ -17,9 +17,10 @@ from typing import Any
 import orjson
 
 #: Drop lapsed charges, check every limit, then charge everything at once: (0) or (which limit, held now).
+#: ARGV: now, until, then the members to charge (JSON lists: matches, bot seats, hard ones), then the limits.
 _CHARGE = """
 local now = tonumber(ARGV[1])
-local wanted = {{ARGV[3]}, cjson.decode(ARGV[4]), cjson.decode(ARGV[5])}
+local wanted = {cjson.decode(ARGV[3]), cjson.decode(ARGV[4]), cjson.decode(ARGV[5])}
 for i = 1, 3 do
   redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now)
   local limit = tonumber(ARGV[5 + i])
@@ -69,10 +70,27 @@ def charge(client: Any, owner: str, member: str, seats: list[dict[str, Any]], no
            limits: Limits) -> None:
     """Charge ``owner`` one match (``member``) and its bot seats, or raise :class:`QuotaExceeded`."""
     bots, hard = seat_members(member, seats)
-    which, held = client.eval(_CHARGE, 3, *keys(owner), now, until, member, orjson.dumps(bots).decode(),
-                              orjson.dumps(hard).decode(), *limits.values())
+    _charge(client, owner, ([member], bots, hard), now, until, limits)
+
+
+def reserve(client: Any, owner: str, members: list[str], now: float, until: float, limit: int) -> None:
+    """Charge ``owner`` the ``members`` as matches, all or none (a tournament's tables, ahead of time), or raise
+    :class:`QuotaExceeded`."""
+    _charge(client, owner, (members, [], []), now, until, Limits(limit, 0, 0))
+
+
+def _charge(client: Any, owner: str, members: tuple[list[str], list[str], list[str]], now: float, until: float,
+            limits: Limits) -> None:
+    which, held = client.eval(_CHARGE, 3, *keys(owner), now, until, *(orjson.dumps(m).decode() for m in members),
+                              *limits.values())
     if which:
         raise QuotaExceeded(WHAT[which - 1], limits.values()[which - 1], int(held))
+
+
+def unreserve(client: Any, owner: str, members: list[str]) -> None:
+    """Give back a :func:`reserve` (a tournament that ended)."""
+    if members:
+        client.zrem(keys(owner)[0], *members)
 
 
 def release(pipe: Any, owner: str, member: str, seats: list[dict[str, Any]]) -> None:

@@ -132,6 +132,22 @@ def new(tournament_id: str, tenant: str, checked: Mapping[str, Any], now: float)
             "started_at": None, "ended_at": None, "reason": None}
 
 
+#: How long past its latest planned end a tournament's reservation lapses by itself (if its end never released it).
+RESERVATION_SLACK_S = 86400.0
+
+
+def reservation(tournament_id: str, checked: Mapping[str, Any]) -> tuple[list[str], float]:
+    """What a tournament holds of its tenant's ``matches`` quota from its creation until it ends: one match per
+    table of its largest round (each player sits at one table at a time, Swiss or arena), so its tables never
+    fail for a quota mid-round and are not charged again; and when that lapses at the latest."""
+    tables = -(-int(checked["max_players"]) // int(checked["players_per_table"]))
+    fmt = checked["format"]
+    span = (fmt["rounds"] * fmt["round_s"] if fmt["kind"] == "swiss"
+            else fmt["duration_s"] + fmt["grace_s"])
+    return [f"tour:{tournament_id}:{n}" for n in range(tables)], float(checked["starts_at"]) + span + \
+        RESERVATION_SLACK_S
+
+
 @dataclass
 class Step:
     doc: dict[str, Any]

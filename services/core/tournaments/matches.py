@@ -5,7 +5,9 @@
   tenant match: ``POST /v1/matches/{id}/join {"player": ...}``), bot seats at the table's rung, the clocks
   running, ``rated`` as the tournament says and tagged ``tournament:<id>``: the commit pipeline wakes the
   tournament when it finishes. A player who never comes times out on their first decision and a bot of the
-  takeover level plays the seat (the timekeeper's takeover rules); they may still join and reclaim it.
+  takeover level plays the seat (the timekeeper's takeover rules); they may still join and reclaim it. Its
+  quota was reserved with the tournament (``machine.reservation``): it is charged nothing, so a round never
+  fails half-made because the tenant's own matches filled the quota meanwhile.
   Idempotent: the match is made under the id the tournament chose for the table when it paired the round (or,
   for a spec without one, an id chosen once per key in ``{tour:<id>}:match:<table>``, SET NX), so a runner
   that died anywhere makes the same match, never a second one.
@@ -72,7 +74,7 @@ class TournamentMatches:
             matches.new_match(self.core, spec.game, len(seats), dict(spec.options), None, seats,
                               clocks.parse(dict(spec.clock)), spec.takeover_level,
                               tenant=tenants.by_name(self.client, spec.tenant), match_id=match_id, rated=spec.rated,
-                              tag=spec.tag)
+                              tag=spec.tag, reserved=True)
         return match_id
 
     def match_result(self, tenant: str, match_id: str) -> MatchResult:

@@ -33,12 +33,12 @@ from typing import Any
 import orjson
 
 from services import redisconn
-from services.core import tenants
+from services.core import quotas, tenants
 from services.core.errors import Kind
 from services.core.leases import Leases
 
 from .due import DUE_SHARDS, SHARDS, due_keys, schedule, wake
-from .machine import TournamentError, new, settings
+from .machine import TournamentError, new, reservation, settings
 
 __all__ = ["DUE_SHARDS", "SHARDS", "due_keys", "schedule", "wake"]  # the due index, kept in .due
 
@@ -102,10 +102,15 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def create(client: Any, tenant: str, body: Mapping[str, Any], now: float | None = None) -> dict[str, Any]:
+def new_id() -> str:
+    return secrets.token_urlsafe(9).replace("-", "a").replace("_", "b")
+
+
+def create(client: Any, tenant: str, body: Mapping[str, Any], now: float | None = None,
+           tournament_id: str | None = None) -> dict[str, Any]:
     """A new tournament of ``tenant`` from the request ``body`` (checked by :func:`.machine.settings`)."""
     now = time.time() if now is None else now
-    tournament_id = secrets.token_urlsafe(9).replace("-", "a").replace("_", "b")
+    tournament_id = tournament_id or new_id()
     doc = new(tournament_id, tenant, settings(body, now), now)
     client.zadd(tenant_index(tenant), {tournament_id: now})  # before the document: see the module docstring
     save(client, tournament_id, -1, doc, [])
@@ -154,6 +159,8 @@ def save(client: Any, tournament_id: str, version: int, doc: Mapping[str, Any],
         _SAVE, 5, k["doc"], k["v"], k["status"], k["outbox"], k["players"], *args))[0]
     if int(ok) != 1:
         raise StaleState(f"tournament {tournament_id} is at version {current}")
+    if over:  # what it held of its tenant's quota (see .machine.reservation); lapses by itself otherwise
+        quotas.unreserve(client, tenants.owner_of(doc["tenant"]), reservation(tournament_id, doc)[0])
     return int(current)
 
 
