@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import orjson
 import pytest
@@ -39,6 +40,17 @@ def mm_gateway(own_redis_url: str, rules: RulesProcess) -> Iterator[GatewayServe
 def rate(redis_url: str, tenant: str, player: str, mu: float) -> None:
     redisconn.connect(redis_url).hset(ratings.player_key(tenant, player), GAME,
                                          orjson.dumps({"mu": mu, "sigma": 3.0, "matches": 10}))
+
+
+def filled_after_waiting(api: Api, client: Any, key: str, ticket: str) -> dict[str, Any]:
+    """The match the ticket's bot fill makes once it has waited past ``bot_fill_s`` (its queue time moved back,
+    then one read of it)."""
+    doc_key = f"mm:ticket:{{{ticket}}}"
+    stored = orjson.loads(client.get(doc_key))
+    client.set(doc_key, orjson.dumps({**stored, "created_at": time.time() - 60}), keepttl=True)
+    polled = api.get(f"/v1/matchmaking/{ticket}", headers=as_key(key)).json()
+    assert polled["status"] == "matched" and polled["token"], polled
+    return dict(api.get(f"/v1/matches/{polled['match_id']}", headers=as_key(key)).json())
 
 
 def test_a_simulated_population_is_matched_closer_than_first_come_pairing() -> None:
@@ -95,12 +107,7 @@ def test_bot_fill_of_a_player_queued_twice_takes_a_bot_not_their_other_ticket(mm
     key = new_key(own_redis_url, "acme")["key"]
     tickets = [api.post("/v1/matchmaking", headers=as_key(key),
                         json={"game": GAME, "players": 2, "player": "twice"}).json()["ticket"] for _ in range(2)]
-    doc_key = f"mm:ticket:{{{tickets[0]}}}"
-    stored = orjson.loads(client.get(doc_key))
-    client.set(doc_key, orjson.dumps({**stored, "created_at": time.time() - 60}), keepttl=True)  # past fill
-    polled = api.get(f"/v1/matchmaking/{tickets[0]}", headers=as_key(key)).json()
-    assert polled["status"] == "matched", polled
-    match = api.get(f"/v1/matches/{polled['match_id']}", headers=as_key(key)).json()
+    match = filled_after_waiting(api, client, key, tickets[0])
     assert [s["kind"] for s in match["seats"]] == ["human", "bot"]
     assert api.get(f"/v1/matchmaking/{tickets[1]}", headers=as_key(key)).json()["status"] == "waiting"
 
@@ -138,12 +145,7 @@ def test_bot_fill_seats_the_level_closest_in_rating_to_the_table(mm_gateway: Gat
     key = new_key(own_redis_url, "acme")["key"]
     rate(own_redis_url, "acme", "solo", mu)
     ticket = api.post("/v1/matchmaking", headers=as_key(key), json={"game": GAME, "players": 2, "player": "solo"})
-    doc_key = f"mm:ticket:{{{ticket.json()['ticket']}}}"
-    doc = orjson.loads(client.get(doc_key))
-    client.set(doc_key, orjson.dumps({**doc, "created_at": time.time() - 60}), keepttl=True)  # waited past fill
-    polled = api.get(f"/v1/matchmaking/{ticket.json()['ticket']}", headers=as_key(key)).json()
-    assert polled["status"] == "matched" and polled["token"]
-    match = api.get(f"/v1/matches/{polled['match_id']}", headers=as_key(key)).json()
+    match = filled_after_waiting(api, client, key, ticket.json()["ticket"])
     assert [s["level"] for s in match["seats"] if s["kind"] == "bot"] == [level]
 
 
@@ -225,11 +227,6 @@ def test_bot_fill_seats_the_shipped_rung_closest_to_the_player(mm_gateway: Gatew
         player = f"p{n}"
         rate(own_redis_url, "acme", player, mu)
         ticket = api.post("/v1/matchmaking", headers=as_key(key), json={"game": GAME, "players": 2, "player": player})
-        doc_key = f"mm:ticket:{{{ticket.json()['ticket']}}}"
-        stored = orjson.loads(client.get(doc_key))
-        client.set(doc_key, orjson.dumps({**stored, "created_at": time.time() - 60}), keepttl=True)  # past fill
-        polled = api.get(f"/v1/matchmaking/{ticket.json()['ticket']}", headers=as_key(key)).json()
-        assert polled["status"] == "matched", polled
-        match = api.get(f"/v1/matches/{polled['match_id']}", headers=as_key(key)).json()
+        match = filled_after_waiting(api, client, key, ticket.json()["ticket"])
         seated.append(next(s["level"] for s in match["seats"] if s["kind"] == "bot"))
     assert seated == [level for level, _ in rungs]
