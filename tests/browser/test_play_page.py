@@ -462,6 +462,20 @@ def test_a_reload_mid_game_resumes_the_same_seat(new_page: Any) -> None:
     assert received.socket_updates() > 0
 
 
+def test_the_page_sends_one_idempotency_key_with_every_write_a_retry_may_repeat(new_page: Any) -> None:
+    """The page retries a 503; a create, join or rematch retried without a key would make a second match or
+    lose the seat's one token (409 seat_taken). Every such POST carries a key, as the SDKs' do."""
+    page = new_page()
+    sent: list[tuple[str, str, str | None]] = []
+    page.on("request", lambda r: sent.append((r.method, r.url.split("?")[0], r.headers.get("idempotency-key")))
+            if "/v1/" in r.url else None)
+    start_from_lobby(page, "clash", 2, {})
+    repeatable = re.compile(r"/v1/(matches|matchmaking)$|/(moves|join|rematch)$")
+    writes = [(url, key) for method, url, key in sent if method == "POST" and repeatable.search(url)]
+    assert any(url.endswith("/v1/matches") for url, _ in writes), sent
+    assert all(key for _, key in writes), writes
+
+
 def test_the_page_falls_back_to_long_polls_where_the_gateway_holds_no_websocket(new_page: Any,
                                                                               plain_stack: Stack) -> None:
     page = new_page(base_url=plain_stack.url)  # werkzeug's server: /ws answers 501

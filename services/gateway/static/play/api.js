@@ -1,9 +1,11 @@
-// The REST API from the browser: JSON in and out, bearer tokens, an Idempotency-Key on every move.
+// The REST API from the browser: JSON in and out, bearer tokens, an Idempotency-Key on every repeatable write.
 // Seat tokens stay in this browser's localStorage (per match), so a reload resumes the game.
 
 export class ApiError extends Error {
   constructor(status, code, message) { super(`${code}: ${message}`); this.status = status; this.code = code; }
 }
+
+const IDEMPOTENT_WRITE = /^\/(matches|matchmaking)$|\/(moves|join|rematch)$/;
 
 export async function call(method, path, { token = null, body = undefined, query = {}, signal } = {}) {
   const url = new URL("/v1" + path, location.origin);
@@ -15,7 +17,11 @@ export async function call(method, path, { token = null, body = undefined, query
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body === undefined ? {} : body);
   }
-  if (path.endsWith("/moves")) headers["Idempotency-Key"] = crypto.randomUUID ? crypto.randomUUID() : String(Math.random());
+  // Every write the server lets a client repeat carries one key for the call and its retries (docs/api.md,
+  // "Versions, retries and concurrency"): a retried join or rematch gets its seat's token again, not a 409.
+  if (method === "POST" && IDEMPOTENT_WRITE.test(path)) {
+    headers["Idempotency-Key"] = crypto.randomUUID ? crypto.randomUUID() : String(Math.random());
+  }
   let response;
   for (let attempt = 0; ; attempt++) {
     response = await fetch(url, init);
