@@ -31,7 +31,7 @@ import pytest
 from loadtests.audit import audit_match
 from services import redisconn
 from services.bots.worker import Worker
-from services.core import ratings, skill
+from services.core import quotas, ratings, skill, tenants
 from services.core.config import Config
 from services.stack import ROOT
 from services.timekeeper.keeper import Timekeeper
@@ -210,6 +210,8 @@ def test_a_swiss_of_nine_runs_three_rounds_with_a_bot_in_the_bye_and_a_no_show_t
     tid = tournament["id"]
     players = [f"u{i}" for i in range(1, 10)]
     site.register(tid, players)
+    held = redisconn.connect(own_redis_url).zcard(quotas.keys(tenants.owner_of("acme"))[0])
+    assert held == -(-256 // 2)  # the tournament holds one of the tenant's matches a table (max_players 256)
 
     site.keeper.run_once()
     first = site.view(tid)
@@ -229,6 +231,7 @@ def test_a_swiss_of_nine_runs_three_rounds_with_a_bot_in_the_bye_and_a_no_show_t
 
     final = site.play_round(tid, {no_show}, drive, lambda v: v["status"] == "finished")
     assert final["rounds_played"] == 3 and final["round"]["n"] == 3
+    assert redisconn.connect(own_redis_url).zcard(quotas.keys(tenants.owner_of("acme"))[0]) == 0  # given back
     rows = {s["player"]: s for s in final["standings"]}
     assert sorted(rows) == players
     assert rows[no_show]["absent"] and rows[no_show]["points"] == 0 and rows[no_show]["played"] == 1
