@@ -204,6 +204,12 @@ def _issue_token(core: Core, doc: dict[str, Any]) -> str | None:
     return None
 
 
+def with_defaults(game: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    """The options a ticket asks for, each option the game takes and it leaves out at the game's default: players
+    who send a default and players who leave it out ask for the same game, so they share a pool."""
+    return {**{o["name"]: o["default"] for o in game.get("options", [])}, **options}
+
+
 def enqueue(core: Core, caller: Caller, *, game: str, players: int, options: dict[str, Any] | None = None,
             player: str | None = None, idempotency_key: str | None = None) -> dict[str, Any]:
     """``POST /v1/matchmaking``: a new ticket, seated at once if a group can play (then with its token); with an
@@ -221,6 +227,7 @@ def enqueue(core: Core, caller: Caller, *, game: str, players: int, options: dic
                                                              f"{catalogue[game]['max_players']} players")
     if options:  # options the game does not take are refused now (400 invalid_options), not when a group is seated
         core.rules.new_game(game, players, 0, options, derive=False)
+    options = with_defaults(catalogue[game], options)
     if idempotency_key is None:
         return _enqueue(core, caller, game, players, options, named, secrets.token_urlsafe(18), kept=False)
     request = {"game": game, "players": players, "options": options, "player": player}

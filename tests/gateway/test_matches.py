@@ -513,6 +513,20 @@ def test_matchmaking_ticket_can_be_cancelled(api: Api) -> None:
     assert bad.status_code == 400
 
 
+def test_a_ticket_that_sends_a_default_option_and_one_that_leaves_it_out_are_matched(api: Api) -> None:
+    """Found probing: options were compared as sent, so `{"match": "best_of_3"}` (CLASH's default) and `{}` asked
+    for the same game from two pools that never met (likewise a points series' default length here). A ticket's
+    options now carry the game's defaults."""
+    defaults = {o["name"]: o["default"] for o in api.get("/v1/games/clash").json()["options"]}
+    points = {"match": "points"}  # a pool no other test of this Redis queues in
+    first = api.post("/v1/matchmaking", json={"game": "clash", "players": 2, "options": points}).json()
+    second = api.post("/v1/matchmaking", json={"game": "clash", "players": 2,
+                                               "options": {**points, "games": defaults["games"]}}).json()
+    assert first["options"] == second["options"] == {**defaults, **points}
+    assert second["status"] == "matched", second
+    assert api.get(f"/v1/matchmaking/{first['ticket']}").json()["match_id"] == second["match_id"]
+
+
 def test_matchmaking_refuses_options_the_game_does_not_take_when_the_ticket_is_made(api: Api) -> None:
     players = max(GAMES[ANY].min_players, 2)
     reply = api.post("/v1/matchmaking", json={"game": ANY, "players": players, "options": {"no_such_option": 1}})
