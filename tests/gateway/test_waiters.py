@@ -545,6 +545,22 @@ def test_a_websocket_move_with_an_integer_past_64_bits_is_refused_as_the_rest_bo
     assert requests.get(f"{node.url}/v1/matches/{match_id}", timeout=10).json()["version"] == status["version"]
 
 
+def test_a_hellos_include_takes_what_the_rest_parameter_takes(start_node: Callable[..., Node]) -> None:
+    """`include=` (empty) is "nothing" on REST; the hello refused it (bad_parameter), found probing the two doors
+    with the same values. Now both take the contract's values, and both refuse another."""
+    node = start_node()
+    match_id, tokens = new_match(node)
+    for include, ok in (("", True), ("legal_moves", True), ("foo", False)):
+        rest = requests.get(f"{node.url}/v1/matches/{match_id}/events", params={"include": include},
+                            headers=auth(tokens[0]), timeout=10)
+        client = WsClient(node, match_id)
+        client.send({"type": "hello", "token": tokens[0], "include": include})
+        first = client.next()
+        assert first is not None and (rest.status_code == 200) == ok == (first["type"] == "ready"), (include, first)
+        if not ok:
+            assert rest.json()["error"]["code"] == first["error"]["code"] == "bad_parameter"
+
+
 def test_a_websocket_with_a_wrong_token_or_no_hello_is_closed(start_node: Callable[..., Node]) -> None:
     node = start_node()
     match_id, _ = new_match(node)

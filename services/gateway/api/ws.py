@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import replace
-from typing import Any
+from typing import Any, get_args
 
 import msgspec
 import orjson
@@ -56,6 +56,8 @@ POLICY, TOO_BIG, NORMAL = 1008, 1009, 1000
 #: A ``move`` message's fields beyond the REST body: its type, the client's id for the reply, and what REST
 #: sends as the ``Idempotency-Key`` header and the ``include`` parameter (``models.MoveOptions``).
 MOVE_EXTRAS = ("type", "id", "idempotency_key", "include")
+#: What a hello's ``include`` takes: the REST query parameter's values (``models.IncludeLegal``).
+INCLUDE: tuple[str, ...] = get_args(get_args(m.IncludeLegal)[0])
 
 
 @bp.get("/v1/matches/<match_id>/ws")
@@ -209,8 +211,8 @@ class WsSession(Stream):
             problem = "token must be a string"
         elif after is not None and (not isinstance(after, int) or isinstance(after, bool) or not 0 <= after < 2**31):
             problem = "after must be a version (an integer >= 0)"
-        elif include not in (None, "legal_moves"):
-            problem = "include takes: legal_moves"
+        elif include is not None and include not in INCLUDE:
+            problem = "include takes: legal_moves, or empty for nothing (as the REST parameter)"
         if problem:
             self.error(write, "bad_parameter", problem)
             return self.close_with(write, POLICY, "bad hello")
