@@ -81,6 +81,9 @@ def create_app(config: Config | None = None) -> Flask:
             response.headers["Vary"] = "Origin"
             response.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type, Idempotency-Key, X-API-Key"
             response.headers["Access-Control-Allow-Methods"] = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
+            # what a client in that page must read of an answer: when to retry, the catalogue's version, why a
+            # credential was refused (a browser hides every other header of a cross-origin answer)
+            response.headers["Access-Control-Expose-Headers"] = "Retry-After, ETag, WWW-Authenticate"
         response.headers.setdefault("Cache-Control", "no-store")
         return response
 

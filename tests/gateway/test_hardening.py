@@ -522,3 +522,23 @@ def test_a_body_sent_with_a_content_encoding_is_415_not_read_as_json(gunicorn_ga
     identity = requests.post(f"{url}/v1/matches", data=b'{"nope": 1}', timeout=10,
                              headers={"Content-Type": "application/json", "Content-Encoding": "identity"})
     assert identity.status_code == 400 and identity.json()["error"]["code"] == "unknown_field", identity.text
+
+
+def test_an_allowed_origin_may_read_retry_after_etag_and_www_authenticate_and_send_an_idempotency_key(
+        redis_url: str, rules: RulesProcess) -> None:
+    """A browser hides every header of a cross-origin answer it is not told to expose: the TypeScript SDK in
+    another origin's page could not read Retry-After (found reading the CORS answer; nothing tested it)."""
+    server = start_gateway(redis_url, rules.port, cors_origins=("https://app.example",))
+    try:
+        allowed = {"Origin": "https://app.example"}
+        answer = requests.get(f"{server.url}/v1/games/clash", headers=allowed, timeout=10)
+        assert answer.headers["Access-Control-Allow-Origin"] == "https://app.example"
+        exposed = {h.strip() for h in answer.headers["Access-Control-Expose-Headers"].split(",")}
+        assert {"Retry-After", "ETag", "WWW-Authenticate"} <= exposed and "ETag" in answer.headers
+        preflight = requests.options(f"{server.url}/v1/matches/x/rematch", timeout=10, headers={
+            **allowed, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "idempotency-key"})
+        assert "Idempotency-Key" in preflight.headers["Access-Control-Allow-Headers"]
+        other = requests.get(f"{server.url}/v1/games", headers={"Origin": "https://evil.example"}, timeout=10)
+        assert "Access-Control-Allow-Origin" not in other.headers
+    finally:
+        server.stop()
