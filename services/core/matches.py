@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -462,8 +463,8 @@ def join(core: Core, caller: Caller, match_id: str, seat: int | None = None, pla
     named = parse_player(player, caller.tenant) if player is not None else None
 
     def answer(match: Match, taken: int, token: str) -> dict[str, Any]:
-        access = MatchAccess(taken, caller.tenant is not None and caller.tenant.name == match.meta.get("tenant"))
-        return {**status_doc(match, access, seat_view(core, match, taken)), "seat": taken, "token": token}
+        return _seat_answer(core, match, taken, token,
+                            caller.tenant is not None and caller.tenant.name == match.meta.get("tenant"))
 
     if idempotency_key is None:
         return answer(*take_seat(core, match_id, seat, named, caller=caller))
@@ -471,22 +472,43 @@ def join(core: Core, caller: Caller, match_id: str, seat: int | None = None, pla
         raise not_found(match_id[:MAX_ID] + "...")
     claim = idempotency.claim(core.redis, idempotency.match_record(match_id, caller.owner, idempotency_key),
                               idempotency_key, idempotency.fingerprint("join", {"seat": seat, "player": player}), {})
+
+    def joined(secret: str) -> dict[str, Any] | None:
+        match = load(core, match_id)
+        authorize_match(caller, match, Action.JOIN)
+        taken = seat_with_secret(match, secret)
+        return None if taken is None else answer(match, taken, f"{taken}.{secret}")
+
+    return _seat_once(claim, joined, lambda secret: answer(*take_seat(core, match_id, seat, named, caller=caller,
+                                                                       secret=secret)))
+
+
+def _seat_once(claim: idempotency.Claim, seated: Callable[[str], dict[str, Any] | None],
+               take: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+    """A seat taken once for an Idempotency-Key (a join, a rematch): the key's stored answer; else the seat an
+    earlier request with the key took and whose answer was lost (``seated``: found by the key's token secret);
+    else 409 ``idempotency_key_in_use`` while that request may still be running; else ``take`` it now with the
+    key's secret (a refusal forgets the claim, so a retry is a new request)."""
     if (done := claim.answer) is not None:
         return done
     if not claim.fresh:
-        match = load(core, match_id)
-        authorize_match(caller, match, Action.JOIN)
-        taken = seat_with_secret(match, claim.secret)
-        if taken is not None:  # the first request joined, and its answer was lost
-            return claim.complete(answer(match, taken, f"{taken}.{claim.secret}"))
+        if (found := seated(claim.secret)) is not None:
+            return claim.complete(found)
         if claim.young():
             raise claim.in_use()
     try:
-        made = take_seat(core, match_id, seat, named, caller=caller, secret=claim.secret)
+        made = take(claim.secret)
     except Exception:
         claim.forget()
         raise
-    return claim.complete(answer(*made))
+    return claim.complete(made)
+
+
+def _seat_answer(core: Core, match: Match, seat: int, token: str, players: bool) -> dict[str, Any]:
+    """A seat just taken, as its caller sees it: the seat's status and view, the seat and its token (shown once).
+    ``players``: the caller is the match's tenant (player ids shown)."""
+    return {**status_doc(match, MatchAccess(seat, players), seat_view(core, match, seat)), "seat": seat,
+            "token": token}
 
 
 def abort(core: Core, match_id: str, reason: str, *, tenant: str | None = None) -> Match | None:
@@ -615,30 +637,17 @@ def rematch(core: Core, caller: Caller, match_id: str, *, idempotency_key: str |
     opened = open_match(core, caller, match_id, Action.ACT)
     if idempotency_key is None:
         return _rematch(core, caller, match_id, opened)
-    seat = opened.access.seat
     claim = idempotency.claim(core.redis, idempotency.match_record(match_id, caller.owner, idempotency_key),
-                              idempotency_key, idempotency.fingerprint("rematch", {"seat": seat}), {})
-    if (done := claim.answer) is not None:
-        return done
-    if not claim.fresh:
+                              idempotency_key, idempotency.fingerprint("rematch", {"seat": opened.access.seat}), {})
+
+    def seated(secret: str) -> dict[str, Any] | None:
         next_id = opened.match.meta.get("rematch")
         nxt = core.store.load(next_id) if next_id else None
-        taken = seat_with_secret(nxt, claim.secret) if nxt is not None else None
-        if nxt is not None and taken is not None:  # the first request took the seat, and its answer was lost
-            return claim.complete(_seat_answer(core, nxt, taken, f"{taken}.{claim.secret}", opened.access.players))
-        if claim.young():
-            raise claim.in_use()
-    try:
-        made = _rematch(core, caller, match_id, opened, secret=claim.secret)
-    except Exception:
-        claim.forget()
-        raise
-    return claim.complete(made)
+        if nxt is None or (taken := seat_with_secret(nxt, secret)) is None:
+            return None
+        return _seat_answer(core, nxt, taken, f"{taken}.{secret}", opened.access.players)
 
-
-def _seat_answer(core: Core, match: Match, seat: int, token: str, players: bool) -> dict[str, Any]:
-    return {**status_doc(match, MatchAccess(seat, players), seat_view(core, match, seat)), "seat": seat,
-            "token": token}
+    return _seat_once(claim, seated, lambda secret: _rematch(core, caller, match_id, opened, secret=secret))
 
 
 def _rematch(core: Core, caller: Caller, match_id: str, opened: Opened, *, secret: str | None = None
