@@ -30,9 +30,14 @@ PAGE_MAX, PAGE_DEFAULT = 100, 20
 
 
 def _tenant(core: Core, caller: Caller) -> str:
+    return _tenant_of(core, caller).name
+
+
+def _tenant_of(core: Core, caller: Caller) -> tenants.Tenant:
+    """The caller's tenant (a competition is a tenant's alone), the request counted against its rate."""
     tenant = authorize_tenant(caller)
     count_request(core, caller)
-    return tenant.name
+    return tenant
 
 
 def _game(core: Core, game: str) -> str:
@@ -129,8 +134,7 @@ def create_tournament(core: Core, caller: Caller, body: dict[str, Any]) -> dict[
     The settings are checked by the machine (400 ``bad_tournament``), the clock as a match's (400 ``bad_clock``),
     and the game, its options and the table size by the rules service, as a match of the tournament will be
     (400 ``unknown_game``, ``invalid_options``)."""
-    who = authorize_tenant(caller)
-    count_request(core, caller)
+    who = _tenant_of(core, caller)
     tenant, owner = who.name, who.owner
     now = time.time()
     checked = machine.settings(body, now)
