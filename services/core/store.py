@@ -41,7 +41,9 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,6 +73,8 @@ IDLE_SHARDS = tuple((f"idle:{{{tag}}}:matches", f"idle:{{{tag}}}:leases") for ta
 ROOM_CHECK_EVERY_S = 1.0
 #: How often the store looks again whether a match's primary has a replica to ``WAIT`` for.
 REPLICA_CHECK_S = 5.0
+#: Matches whose last update this process committed, kept with what a push reads (see :meth:`MatchStore.load_next`).
+RECENT_MATCHES = 512
 
 #: KEYS[8], when given, is the match's webhook outbox and the last ARGV the record to append to it.
 _CAS = """
@@ -211,6 +215,9 @@ class MatchStore:
         self.leases = Leases(client)
         self._claim_from = {"deadlines": 0, "idle": 0}  # the shard each kind's next claim starts at
         self._room: tuple[float, float] = (0.0, 0.0)  # (checked at, used share of maxmemory)
+        #: match id -> the match as this process last committed it (derived documents and log entry included)
+        self._recent: OrderedDict[str, Match] = OrderedDict()
+        self._recent_lock = threading.Lock()
 
     @classmethod
     def from_config(cls, client: Any, config: Config) -> MatchStore:
@@ -265,6 +272,33 @@ class MatchStore:
         replies = redisconn.on_slot(self.redis, keys(match_id)[0],
                                     lambda pipe: _queue_reads(pipe, match_id, fields, log_from), patient=patient)
         return _read(match_id, replies, fields, log_from)
+
+    def load_next(self, match_id: str, fields: tuple[str, ...], after: int) -> Match | None:
+        """The match past version ``after`` for a push to a reader who has seen ``after``: with the derived
+        documents ``fields`` and the log entries after ``after``.
+
+        When this process committed version ``after + 1`` itself (a move on one of its sockets), that version is
+        answered from memory, with no round trip: a committed version never changes, so it is what Redis holds
+        for it. A newer version, if one landed meanwhile, wakes the reader again. Otherwise: :meth:`load`.
+        """
+        with self._recent_lock:
+            kept = self._recent.get(match_id)
+        # (a seat's legal moves are derived only while it is to act: one left out is one the reader won't need)
+        if kept is not None and kept.version == after + 1 and all(
+                name in kept.derived for name in fields if name.startswith("view:")):
+            return Match(kept.id, kept.version, kept.meta, kept.state, dict(kept.presence),
+                         {name: kept.derived[name] for name in fields if name in kept.derived}, list(kept.tail or ()))
+        return self.load(match_id, fields, after + 1)
+
+    def _keep(self, match: Match, derived: dict[str, str], entry: dict[str, Any]) -> None:
+        """Remember a version this process just committed with a new state, for :meth:`load_next`."""
+        kept = Match(match.id, match.version, match.meta, match.state, dict(match.presence),
+                     {name: doc.encode() for name, doc in derived.items()}, [orjson.loads(orjson.dumps(entry))])
+        with self._recent_lock:
+            self._recent.pop(match.id, None)
+            self._recent[match.id] = kept
+            while len(self._recent) > RECENT_MATCHES:
+                self._recent.popitem(last=False)
 
     def load_counted(self, match_id: str, ident: str, idempotency_key: str | None = None,
                      fields: tuple[str, ...] = (), log_from: int | None = None, window_s: int = 60,
@@ -371,12 +405,15 @@ class MatchStore:
         as do the webhook ``events`` the update makes (its outbox).
         """
         entry = {**entry, "version": match.version + 1, "at": time.time()}
-        updated = Match(match.id, match.version + 1, meta, match.state if state is None else state)
+        updated = Match(match.id, match.version + 1, meta, match.state if state is None else state,
+                        dict(match.presence))
         ok, version = self._compare_and_set(match.id, match.version, meta, state, entry,
                                             derived if state is not None else None,
                                             remember(updated) if remember is not None else None, events)
         if ok != 1:
             raise StaleVersion(int(version))
+        if state is not None and derived:
+            self._keep(updated, derived, entry)
         return updated
 
     def _compare_and_set(self, match_id: str, version: int, meta: dict[str, Any], state: bytes | None,

@@ -491,6 +491,52 @@ def test_a_full_game_over_websockets_never_shows_a_seat_another_seats_secrets(
     assert requests.get(f"{node.url}/v1/matches/{match_id}", timeout=10).json()["status"] == "finished"
 
 
+def test_the_updates_a_socket_move_causes_on_its_own_gateway_are_pushed_without_reading_the_match_again(
+        start_node: Callable[..., Node]) -> None:
+    """Issue 47: a move's pushes (the mover's update and the other seat's) come from the version the gateway just
+    committed, not from a read of Redis each: one match read per move (its own), where there were three. And
+    each update is exactly what a REST read of the same events answers."""
+    node = start_node()
+    match_id, tokens = new_match(node, "fierce-women")
+    store = redis.Redis.from_url(node.redis_url)
+    sockets = [WsClient(node, match_id) for _ in tokens]
+    for seat, client in enumerate(sockets):
+        client.send({"type": "hello", "token": tokens[seat], "include": "legal_moves", "after": 0})
+        assert (client.next() or {})["type"] == "ready"
+        update = client.next()
+        assert update is not None and update["type"] == "update"
+    version, to_act, legal = update["version"], update["to_act"], {}
+    for seat in range(len(tokens)):
+        legal[seat] = requests.get(f"{node.url}/v1/matches/{match_id}/legal-moves", headers=auth(tokens[seat]),
+                                   timeout=10).json()["moves"]
+    rng, moves = random.Random(3), 6
+
+    def match_reads() -> int:
+        return int(store.info("commandstats").get("cmdstat_mget", {}).get("calls", 0))
+
+    before = match_reads()
+    for n in range(moves):
+        seat = rng.choice(to_act)
+        sockets[seat].send({"type": "move", "id": n, "move": rng.choice(legal[seat]), "version": version})
+        updates = {}
+        for other, client in enumerate(sockets):
+            while other not in updates:
+                doc = client.next()
+                assert doc is not None
+                if doc["type"] == "update":
+                    updates[other] = doc
+                else:
+                    assert doc["type"] == "reply" and doc["status"] == 200, doc
+        for other, doc in updates.items():  # what a REST read of the same step answers, word for word
+            rest = requests.get(f"{node.url}/v1/matches/{match_id}/events?after={version}&include=legal_moves",
+                                headers=auth(tokens[other]), timeout=10).json()
+            assert {k: doc[k] for k in rest} == rest
+            legal[other] = doc["legal_moves"] or []
+        version, to_act = updates[0]["version"], updates[0]["to_act"]
+    pushed = match_reads() - before - moves * len(tokens)  # less the REST reads above
+    assert pushed < 2 * moves  # its own read, and rarely a wake that raced it; it was three a move (one per push)
+
+
 def test_a_websocket_move_gets_the_rest_errors_and_idempotent_replays(start_node: Callable[..., Node]) -> None:
     node = start_node()
     match_id, tokens = new_match(node)

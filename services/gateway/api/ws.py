@@ -255,7 +255,7 @@ class WsSession(Stream):
         """Send an update if the match is past what this socket has seen; True if one went out."""
         key = SPECTATOR if self.seat is None else self.seat
         fields = (f"view:{key}", *((f"legal:{key}",) if self.legal and self.seat is not None else ()))
-        match = self.core.store.load(self.match_id, fields, self.after + 1)
+        match = self.core.store.load_next(self.match_id, fields, self.after)
         if match is None:
             self.error(write, "match_not_found", "the match expired")
             return self.close_with(write, NORMAL, "match not found")
