@@ -74,7 +74,7 @@ test: install test-tools
 	$(BIN)/python scripts/gen_proto.py --check
 	$(MAKE) --no-print-directory contract-check docs-check
 	$(BIN)/ruff check .
-	$(BIN)/mypy services ai loadtests clients/python/meeple_client
+	$(BIN)/mypy services ai loadtests tooling clients/python/meeple_client
 	$(BIN)/pytest -n 2 -q
 	MEEPLE_PURE_PYTHON=1 $(BIN)/pytest -n 2 -q -p no:cacheprovider tests/games tests/test_conformance.py tests/test_determinization.py
 
@@ -82,7 +82,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy services ai loadtests clients/python/meeple_client
+	$(BIN)/mypy services ai loadtests tooling clients/python/meeple_client
 
 ## Benchmarks: printed figures, never timed tests.
 bench: $(STAMP)

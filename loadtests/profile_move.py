@@ -37,9 +37,8 @@ from services.core.config import Config
 from services.core.rules_client import RulesClient
 from services.gateway.app import create_app
 from services.rules.games import GAMES, get_game, words
-from services.stack import free_port, grpc_serving, port_open, redis_server_binary, wait_until
-
-from . import promtext
+from tooling import promtext
+from tooling.stack import free_port, grpc_serving, port_open, redis_server_binary, wait_until
 
 #: Innermost-first: a sample belongs to the first of these its stack meets, walking from the leaf up.
 CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (

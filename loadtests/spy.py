@@ -24,7 +24,7 @@ from typing import Any
 
 import requests
 
-from services.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
+from tooling.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
 
 GATEWAY_CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Redis client (redis-py, hiredis)", ("redis/", "hiredis")),

@@ -17,7 +17,7 @@ from services.core.store import MatchStore, StaleVersion, keys
 from services.rules.games import GAMES, words
 from services.rules.games.base import leaked_secrets
 from services.rules.server import RulesMetrics, serve, shutdown
-from services.stack import free_port
+from tooling.stack import free_port
 
 from .conftest import Api, RulesProcess, start_gateway
 

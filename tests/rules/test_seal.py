@@ -175,7 +175,7 @@ def test_make_run_generates_one_key_under_var_and_reuses_it(tmp_path: Any) -> No
     """``meeple run`` makes the key once (owner-only file) and every later start reuses it."""
     import stat
 
-    from services.stack import seal_keys
+    from tooling.stack import seal_keys
 
     first = seal_keys(tmp_path)
     assert Sealer.from_spec(first).enabled
