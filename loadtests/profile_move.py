@@ -37,6 +37,7 @@ from services.core.config import Config
 from services.core.rules_client import RulesClient
 from services.gateway.app import create_app
 from services.rules.games import GAMES, get_game, words
+from services.rules.seal import strip as unsealed
 from tooling import promtext
 from tooling.stack import free_port, grpc_serving, port_open, redis_server_binary, wait_until
 
@@ -168,7 +169,7 @@ def engine_costs(samples: list[Sample], repeats: int = 3) -> dict[str, float]:
         for _ in range(repeats):
             t0 = perf()
             move = orjson.loads(orjson.dumps(sample.move))
-            state = game.decode(sample.state)
+            state = game.decode(unsealed(sample.state))
             t1 = perf()
             game.apply_in_place(state, sample.seat, move)
             t2 = perf()

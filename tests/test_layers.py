@@ -8,6 +8,9 @@ a second module is found too.
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -122,3 +125,16 @@ def test_every_refusal_the_server_builds_is_a_catalogued_code_of_its_kind() -> N
             assert (Kind[kind.attr], code.value) in CATALOG, f"{path.name}: {kind.attr} {code.value!r}"
             seen += 1
     assert seen > 80
+
+
+@pytest.mark.parametrize("module", ["services.gateway.app", "services.gateway.wsgi", "services.contract.openapi"])
+def test_importing_the_gateway_loads_no_engine_and_no_compiled_build_switch(module: str) -> None:
+    """The gateway reaches the games only through the rules service: importing it loads no engine module, and not
+    ``services.rules`` either, whose import installs the switch between the compiled and the pure-Python engines.
+    Run in a fresh interpreter with ``MEEPLE_PURE_PYTHON=1``, where that import would install the switch."""
+    probe = (f"import sys, {module}\n"
+             "print(sorted(m for m in sys.modules if m.startswith(('services.rules', 'ai.')) or m == 'ai'))\n"
+             "print(sorted(type(f).__name__ for f in sys.meta_path if type(f).__name__ == 'SourceFirst'))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True,
+                         env={**os.environ, "MEEPLE_PURE_PYTHON": "1"}).stdout.splitlines()
+    assert out == ["[]", "[]"], f"{module} loads {out[0]}; import hooks: {out[1]}"

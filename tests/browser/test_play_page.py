@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from services.rules.games.base import leaked_secrets
 from tests.clients.conftest import RulesProcess, gunicorn_stack
+from tests.games.fixtures import leaked_secrets
 from tests.replaying import engine_states
 from tooling.stack import LOCAL_PLAYER_ENV
 

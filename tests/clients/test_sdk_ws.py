@@ -16,7 +16,7 @@ import httpx
 import pytest
 from meeple_client import ApiError, AsyncClient, Client, EventsDoc, TransportUnavailable, Unauthorized
 
-from services.rules.games.base import leaked_secrets
+from tests.games.fixtures import leaked_secrets
 from tests.replaying import engine_states
 from tooling.stack import wait_until
 

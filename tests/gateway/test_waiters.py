@@ -26,7 +26,7 @@ from wsproto.events import AcceptConnection, CloseConnection, Ping, Request, Tex
 from services.core.store import keys
 from services.gateway.gunicorn_worker import raise_fd_limit
 from services.rules.games import GAMES
-from services.rules.games.base import leaked_secrets
+from tests.games.fixtures import leaked_secrets
 from tooling import promtext
 from tooling.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
 

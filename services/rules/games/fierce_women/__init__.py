@@ -3,7 +3,7 @@
 Layout: ``components`` (data file, category masks, the column rule E2, rearrangements E6/E7), ``flow``
 (state, setup, turns, the automa, effects, legal moves and each move's validation), ``scoring`` (end and
 scoring), ``text`` (the game in words), and this module: the engine (views and hidden information, determinize,
-validated transport) and the test helper :func:`position`.
+validated transport); tests build positions with ``tests/games/fixtures/fierce_women.py``.
 """
 
 from __future__ import annotations
@@ -124,7 +124,6 @@ __all__ = [
     "place_moves",
     "placement_error",
     "play_move",
-    "position",
     "remove_cards",
     "remove_column",
     "score",
@@ -459,31 +458,3 @@ def _check_reachable(s: State) -> None:
 
 
 GAME: Final = FierceWomen()
-
-
-def position(players: int = 3, *, tables: list[list[list[str]]] | None = None,
-             hands: list[list[str]] | None = None, piles: list[list[str]] | None = None, current: int = 0,
-             phase: str = "play", action_cards: bool = True, **fields: Any) -> State:
-    """A position in the spec's test notation (``T[s]``, ``H[s]``, piles top first).
-
-    Cards not mentioned go out of the game, so the state stays a valid deal; ``fields`` sets any other
-    state field (``overrides``, ``popular_min``, ``automa_placed``, ...).
-    """
-    s = State.__new__(State)
-    s.players, s.options, s.rng = players, {"action_cards": action_cards}, random.Random(0)
-    n = s.seats
-    s.tables = [[list(c) for c in t] for t in (tables or [[] for _ in range(n)])]
-    s.hands = [list(h) for h in (hands or [[] for _ in range(n)])]
-    s.known = [[] for _ in range(n)]
-    s.piles = [list(p) for p in (piles or [[], [], ["W56"]])]
-    s.discard, s.overrides, s.popular_min, s.collect_five_plus_one, s.pending = [], {}, False, None, None
-    s.automa_placed = [c for col in s.tables[2] for c in col if c in WOMEN] if players == 2 else None
-    s.automa_last = None
-    s.phase, s.current, s.turn = phase, current, 1
-    for name, value in fields.items():
-        setattr(s, name, value)
-    used = {c for p in s.piles for c in p} | {c for h in s.hands for c in h} | set(s.discard) | \
-        {c for t in s.tables for col in t for c in col}
-    deck = WOMAN_IDS + (ACTION_IDS if action_cards else [])
-    s.out_of_game = [c for c in deck if c not in used]
-    return s
