@@ -61,7 +61,7 @@ BUILDERS: tuple[Callable[[Any], None], ...] = (_add_serve, _add_games)
 OPTIONAL: tuple[tuple[str, str], ...] = (
     ("run", "tooling.stack"),
     ("bench", "tooling.benches"),
-    ("arena", "ai.arena"),
+    ("arena", "ai.command"),
     ("loadtest", "loadtests.runner"),
     ("play", "meeple_client.tui"),  # the SDK's terminal client (clients/python), when installed
     ("keys", "services.keys"),
