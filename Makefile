@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-tools install proto proto-check lint typecheck bench loadtest arena clean \
+.PHONY: run test test-tools install proto proto-check lint typecheck bench bench-peers loadtest arena clean \
         contract contract-check ts-install docs docs-check deploy-test deploy-images
 
 # The compiled hot path (setup.py, docs/engines/compiled.md): mypyc builds these with the C compiler during
@@ -89,6 +89,12 @@ typecheck: $(STAMP)
 ## Benchmarks: printed figures, never timed tests.
 bench: $(STAMP)
 	$(BIN)/meeple bench engines --seconds 3
+
+## boardgame.io's server CPU per move (../shared/peers/boardgameio, node) beside our socket and REST moves, in one
+## window, with issue 47's ratios (node and npm with apt-get when missing). JSON: ARGS=--json
+bench-peers: $(STAMP)
+	@bash scripts/ensure_node.sh
+	$(BIN)/meeple bench peers $(ARGS)
 
 loadtest: $(STAMP)
 	$(BIN)/meeple loadtest --users 50 --spawn-rate 10 --duration 180

@@ -19,6 +19,12 @@ timed), then sends the timed requests in an order that alternates: ``POST /bare`
 gateway, run by ``DIR/.venv``'s Python when it has one). The client is ``http.client`` on a kept-alive connection
 per server, so the client's own cost stays small beside the servers'.
 
+The socket path (issue 47) is timed beside it on the same stack: human-vs-human matches of every game in turn
+with every seat on its own WebSocket (hello with ``include: legal_moves``, so no REST read between moves). A move
+is one ``move`` message; its wall time is the round trip to the ``reply``, and its CPU is read from just before
+the message until every seat's socket has the move's ``update`` (the pushes count, as boardgame.io's broadcast
+counts in its harness).
+
 Figures: p50/p95 (and mean) of each timed request's wall time, the ratio of the move's p50 to the bare
 route's (the issue's target: <= 2), the same ratio for ``/floor-io`` (how much of that target the waits alone
 take) and the move's p50 over ``/floor-io``'s (what the move path adds to its waits), and CPU per timed request
@@ -36,6 +42,7 @@ import http.client
 import os
 import random
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -49,6 +56,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from wsproto import ConnectionType, WSConnection
+from wsproto.events import AcceptConnection, CloseConnection, Message, Ping, Request, TextMessage
 
 from services.rules.seal import ENV_VAR as SEAL_ENV_VAR
 from services.rules.seal import new_key_spec
@@ -268,6 +277,7 @@ class Series:
         return {"requests": len(self.wall), "p50_ms": ms(percentile(self.wall, 50)),
                 "p95_ms": ms(percentile(self.wall, 95)), "mean_ms": ms(statistics.fmean(self.wall or [0.0])),
                 "cpu_ms": {part: round(seconds * 1000 / n, 3) for part, seconds in self.cpu.items()},
+                "cpu_ms_total": round(sum(self.cpu.values()) * 1000 / n, 3),
                 **({"p50_ms_by_game": {g: ms(percentile(w, 50)) for g, w in self.per_game.items()}}
                    if self.per_game else {})}
 
@@ -324,6 +334,124 @@ class Player:
         return match["game"], move
 
 
+class Socket:
+    """A seat's WebSocket (wsproto on a blocking socket): JSON messages in and out."""
+
+    def __init__(self, port: int, match_id: str, token: str) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.ws = WSConnection(ConnectionType.CLIENT)
+        self.sock.sendall(self.ws.send(Request(host="127.0.0.1", target=f"/v1/matches/{match_id}/ws")))
+        self.inbox: list[dict[str, Any]] = []
+        self.parts: list[str] = []
+        self.accepted = False
+        while not self.accepted:
+            self._pump()
+        # after 0: the first update carries the seat's view and legal moves at once
+        self.send({"type": "hello", "token": token, "include": "legal_moves", "after": 0})
+
+    def send(self, doc: dict[str, Any]) -> None:
+        self.sock.sendall(self.ws.send(Message(data=orjson.dumps(doc).decode())))
+
+    def _pump(self) -> None:
+        data = self.sock.recv(1 << 20)
+        if not data:
+            raise ConnectionError("the gateway closed the socket")
+        self.ws.receive_data(data)
+        for event in self.ws.events():
+            if isinstance(event, AcceptConnection):
+                self.accepted = True
+            elif isinstance(event, TextMessage):
+                self.parts.append(event.data)
+                if event.message_finished:
+                    self.inbox.append(orjson.loads("".join(self.parts)))
+                    self.parts = []
+            elif isinstance(event, Ping):
+                self.sock.sendall(self.ws.send(event.response()))
+            elif isinstance(event, CloseConnection):
+                self.inbox.append({"type": "closed"})
+
+    def until(self, kind: str, version: int = -1) -> dict[str, Any]:
+        """The next message of ``kind`` (an update: at ``version`` or later), dropping what comes before it."""
+        while True:
+            for i, msg in enumerate(self.inbox):
+                if msg["type"] == kind and msg.get("version", version) >= version:
+                    del self.inbox[:i + 1]
+                    return msg
+            self._pump()
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class SocketPlayer:
+    """Human-vs-human matches of every game in turn, every seat on its own WebSocket: a move is one ``move``
+    message, its ``reply`` the round trip timed, and the CPU read once every seat has the move's ``update`` (the
+    gateway pushes it to each socket, as boardgame.io pushes each seat its state)."""
+
+    def __init__(self, stack: Stack, seed: int) -> None:
+        from services.rules.games import GAMES
+
+        self.stack, self.rng = stack, random.Random(seed)
+        self.games = [(g.id, max(g.min_players, 2)) for g in GAMES.values()]
+        self.played = 0
+        self.sockets: list[Socket] = []
+        self.last: dict[int, dict[str, Any]] = {}
+        self.rtt = 0.0
+
+    def _new_match(self) -> None:
+        for old in self.sockets:
+            old.close()
+        gid, players = self.games[self.played % len(self.games)]
+        self.played += 1
+        http = self.stack.http
+        made = http.call("POST", "/v1/matches", {"game": gid, "players": players, "join": True,
+                                                 "seed": self.rng.randrange(2**31)})
+        tokens = [made["token"]] + [http.call("POST", f"/v1/matches/{made['id']}/join", {})["token"]
+                                    for _ in range(players - 1)]
+        self.game = gid
+        self.sockets = [Socket(http.conn.port, made["id"], token) for token in tokens]
+        for sock in self.sockets:
+            sock.until("ready")
+        self.last = {seat: sock.until("update") for seat, sock in enumerate(self.sockets)}
+
+    def _latest(self) -> dict[str, Any]:
+        return max(self.last.values(), key=lambda doc: doc["version"])
+
+    def prepare(self) -> tuple[str, Callable[[], Any]]:
+        if not self.sockets or self._latest()["status"] != "active":
+            self._new_match()
+        seat = self.rng.choice(self._latest()["to_act"])
+        seen = self.last[seat]
+        message = {"type": "move", "id": self.played, "move": self.rng.choice(seen["legal_moves"]),
+                   "version": seen["version"], "idempotency_key": uuid.UUID(int=self.rng.getrandbits(128)).hex}
+
+        def move() -> None:
+            start = time.perf_counter()
+            self.sockets[seat].send(message)
+            reply = self.sockets[seat].until("reply")
+            self.rtt = time.perf_counter() - start
+            if reply["status"] != 200:
+                raise RuntimeError(f"socket move: {reply['status']} {reply['body']}")
+            for other, sock in enumerate(self.sockets):
+                self.last[other] = sock.until("update", reply["body"]["version"])
+
+        return self.game, move
+
+    def close(self) -> None:
+        for sock in self.sockets:
+            sock.close()
+
+
+#: Every series a run may time, in the order they are printed.
+SERIES = ("bare", "floor_io", "move", "socket_move", "baseline_move", "baseline_socket_move")
+
+
+def socket_name(stack: str) -> str:
+    """The socket path's series of a stack's (``move`` -> ``socket_move``)."""
+    return stack.replace("move", "socket_move")
+
+
 def timed(call: Callable[[], Any], pids: dict[str, int]) -> tuple[float, dict[str, float]]:
     """Wall seconds of ``call`` and the CPU seconds each of ``pids`` spent meanwhile."""
     before = {part: cpu_s(pid) for part, pid in pids.items()}
@@ -346,29 +474,35 @@ def run_bench(moves: int, warmup: int = 20, baseline: Path | None = None, seed: 
         bare_port, bare_worker = gunicorn(procs, ROOT, "tooling.bench_floor:bare_app()",
                                           {FLOOR_REDIS_ENV: mover.redis_url, FLOOR_RULES_ENV: mover.rules_addr}, tmp)
         bare = Http(bare_port)
-        players = {name: Player(stack, seed) for name, stack in stacks.items()}
-        series = {name: Series() for name in ("bare", "floor_io", *stacks)}
+        players: dict[str, Player | SocketPlayer] = {name: Player(stack, seed) for name, stack in stacks.items()}
+        sockets = {socket_name(name): SocketPlayer(stack, seed) for name, stack in stacks.items()}
+        players.update(sockets)
+        series = {name: Series() for name in ("bare", "floor_io", *players)}
         io_pids = {**mover.pids(), "gateway": bare_worker}  # the bare app makes the move stack's hops
         for n in range(warmup + moves):
             jobs: list[tuple[str, Callable[[], Any], dict[str, int], str | None]] = []
             for name, player in players.items():
                 game, move = player.prepare()
-                jobs.append((name, move, stacks[name].pids(), game))
+                jobs.append((name, move, player.stack.pids(), game))
             body = {"move": {"n": n}, "version": n}
             jobs.append(("bare", lambda b=body: bare.call("POST", "/bare", b), {"gateway": bare_worker}, None))  # type: ignore[misc]
             jobs.append(("floor_io", lambda b=body: bare.call("POST", "/floor-io", b), io_pids, None))  # type: ignore[misc]
             shift = n % len(jobs)
             for kind, call, pids, played in jobs[shift:] + jobs[:shift]:  # each kind goes first in turn
                 wall, cpu = timed(call, pids)
+                if kind in sockets:  # the reply's round trip; the CPU is read once every seat has the update
+                    wall = sockets[kind].rtt
                 if n >= warmup:
                     series[kind].add(wall, cpu, played)
         for stack in stacks.values():
             stack.http.close()
+        for player in sockets.values():
+            player.close()
         bare.close()
         report = {name: s.figures() for name, s in series.items()}
-        pairs = [("move", "bare"), ("floor_io", "bare"), ("move", "floor_io")]
+        pairs = [("move", "bare"), ("floor_io", "bare"), ("move", "floor_io"), ("socket_move", "move")]
         if baseline:
-            pairs += [("baseline_move", "bare"), ("move", "baseline_move")]
+            pairs += [("baseline_move", "bare"), ("move", "baseline_move"), ("socket_move", "baseline_socket_move")]
         for kind, over in pairs:
             report[f"ratio_{kind}_to_{over}_p50"] = round(report[kind]["p50_ms"] / report[over]["p50_ms"], 3)
         if baseline:
@@ -397,18 +531,23 @@ def run(args: argparse.Namespace) -> int:
         print(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
         return 0
     print(f"{'request':<16} {'n':>5} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8}  CPU ms per request")
-    for name in ("bare", "floor_io", "move", "baseline_move"):
+    print(f"{'request':<20} {'n':>5} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8}  CPU ms per request")
+    for name in SERIES:
         if name in report:
             f = report[name]
             cpu = "  ".join(f"{part} {v:.3f}" for part, v in f["cpu_ms"].items())
-            print(f"{name:<16} {f['requests']:>5} {f['p50_ms']:>8.3f} {f['p95_ms']:>8.3f} {f['mean_ms']:>8.3f}  {cpu}")
-    print(f"move p50 / bare p50: {report['ratio_move_to_bare_p50']:.2f}  (target <= 2)")
+            print(f"{name:<20} {f['requests']:>5} {f['p50_ms']:>8.3f} {f['p95_ms']:>8.3f} {f['mean_ms']:>8.3f}  {cpu}"
+                  f"  = {f['cpu_ms_total']:.3f}")
+    print(f"move p50 / floor_io p50: {report['ratio_move_to_floor_io_p50']:.2f}  (issue 47's target: <= 1.3); "
+          f"move p50 / bare p50: {report['ratio_move_to_bare_p50']:.2f}")
     print(f"floor_io p50 / bare p50: {report['ratio_floor_io_to_bare_p50']:.2f}  (a Redis read, an empty gRPC call "
-          f"and a Redis write, nothing else); move p50 / floor_io p50: {report['ratio_move_to_floor_io_p50']:.2f}")
+          f"and a Redis write, nothing else); socket move p50 / REST move p50: "
+          f"{report['ratio_socket_move_to_move_p50']:.2f}")
     if "baseline" in report:
         print(f"baseline move p50 / bare p50: {report['ratio_baseline_move_to_bare_p50']:.2f}; "
-              f"move / baseline move p50: {report['ratio_move_to_baseline_move_p50']:.3f}  ({report['baseline']})")
-    for name in ("move", "baseline_move"):
+              f"move / baseline move p50: {report['ratio_move_to_baseline_move_p50']:.3f}; socket move / baseline "
+              f"socket move p50: {report['ratio_socket_move_to_baseline_socket_move_p50']:.3f}  ({report['baseline']})")
+    for name in ("move", "baseline_move", "socket_move", "baseline_socket_move"):
         if name in report:
             games = ", ".join(f"{g} {v:.2f}" for g, v in report[name]["p50_ms_by_game"].items())
             print(f"{name} p50 ms by game: {games}")
