@@ -273,6 +273,28 @@ def test_moves_made_while_events_come_over_the_socket_go_over_that_socket(ws_sta
     assert served() == {"ws": moves - before_socket, "rest": before_socket}
 
 
+def test_a_move_with_wait_over_the_socket_answers_at_the_seats_turn_with_what_happened_in_between(
+        ws_stack: Stack) -> None:
+    recorder, served = Recorder(ws_stack.url), MoveCount(ws_stack.url)
+    with Client(ws_stack.url, http=recorder.http) as api:
+        match = api.create_match("clash", 2, options=SINGLE, seats=VS_BOT, seed=43)
+        bot_moves, moves = 0, 0
+        with match.socket():
+            match.wait_turn(timeout=60)
+            while not match.finished:
+                assert match.my_turn  # a move with wait answers at the seat's turn or at the end
+                before = match.version
+                match.move(match.legal_moves[0], wait=30)
+                moves += 1
+                events = match.doc["events"]
+                versions = [e["version"] for e in events]  # what happened after the move, up to now, once each
+                assert versions == sorted(set(versions)) and all(v > before + 1 for v in versions)
+                assert not versions or versions[-1] == match.version
+                bot_moves += sum(e["kind"] == "move" and e["seat"] == 1 for e in events)
+        assert bot_moves > 0 and recorder.moves() == 0 and not recorder.streams()
+    assert served() == {"ws": moves, "rest": 0}
+
+
 def test_a_move_goes_over_rest_when_no_socket_is_open(ws_stack: Stack) -> None:
     recorder, served = Recorder(ws_stack.url), MoveCount(ws_stack.url)
     with Client(ws_stack.url, http=recorder.http) as api:
