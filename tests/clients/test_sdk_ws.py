@@ -295,6 +295,52 @@ def test_a_move_with_wait_over_the_socket_answers_at_the_seats_turn_with_what_ha
     assert served() == {"ws": moves, "rest": 0}
 
 
+def test_a_thread_moving_while_another_reads_the_socket_gets_its_replies_and_no_update_is_lost(
+        ws_stack: Stack) -> None:
+    recorder, served = Recorder(ws_stack.url), MoveCount(ws_stack.url)
+    with Client(ws_stack.url, http=recorder.http) as api:
+        match = api.create_match("clash", 2, options=SINGLE, seats=VS_BOT, seed=47)
+        start, seen = match.version, []
+        reader = follow(match, "ws", seen)  # this Match's own events, in another thread: the socket's one reader
+        wait_until(lambda: match.live is not None, "the reading thread's socket")
+        play_to_the_end(match)  # wait_turn and move from this thread, over the same socket
+        reader.join(60)
+        assert not reader.is_alive() and match.finished
+        assert seen == list(range(start + 1, match.version + 1))
+        moves = my_moves(api, match.id, 0)
+    assert moves > 1 and recorder.moves() == 0
+    assert served() == {"ws": moves, "rest": 0}
+
+
+def test_an_async_task_moving_while_another_reads_the_socket_gets_its_replies(ws_stack: Stack) -> None:
+    async def play() -> tuple[list[int], int, int, int]:
+        async with AsyncClient(ws_stack.url) as api:
+            match = await api.create_match("clash", 2, options=SINGLE, seats=VS_BOT, seed=53)
+            start, seen = match.version, []
+
+            async def read() -> None:
+                async for doc in match.events(transport="ws"):
+                    seen.extend(e["version"] for e in doc["events"])
+
+            reader = asyncio.create_task(read())
+            while match.live is None:
+                await asyncio.sleep(0.01)
+            moves = 0
+            while not match.finished:
+                await match.wait_turn(timeout=60)
+                if match.my_turn:
+                    await match.move(match.legal_moves[0])
+                    moves += 1
+            await asyncio.wait_for(reader, 60)
+            return seen, start, match.version, moves
+
+    served = MoveCount(ws_stack.url)
+    with ThreadPoolExecutor(1) as pool:
+        seen, start, final, moves = pool.submit(asyncio.run, play()).result(timeout=180)
+    assert seen == list(range(start + 1, final + 1)) and moves > 1
+    assert served() == {"ws": moves, "rest": 0}
+
+
 def test_a_move_goes_over_rest_when_no_socket_is_open(ws_stack: Stack) -> None:
     recorder, served = Recorder(ws_stack.url), MoveCount(ws_stack.url)
     with Client(ws_stack.url, http=recorder.http) as api:
