@@ -253,7 +253,7 @@ class AsyncMatch(MatchFlows):
         """Submit at the version read; :class:`StaleVersion` if the decision is no longer pending. ``wait`` > 0:
         answer once this seat must act again or the match is over (see :meth:`Match.move`). Over the match's
         socket while one is open, else REST."""
-        if self.live is not None:
+        if self.live is not None and self.token:  # (without a seat's token REST refuses it before sending)
             return await self.live.move(move, wait)
         await self.client.run(self.move_flow(move, wait))
         return self

@@ -283,7 +283,7 @@ class Match(MatchFlows):
         ``wait`` > 0: the answer comes once this seat must act again or the match is over (at most ``wait``
         seconds), so a turn is one request (``doc["events"]`` holds what happened in between).
         Over the match's socket while one is open (the same versions, key, errors and timeout), else REST."""
-        if self.live is not None:
+        if self.live is not None and self.token:  # (without a seat's token REST refuses it before sending)
             return self.live.move(move, wait)
         self.client.run(self.move_flow(move, wait))
         return self
