@@ -22,6 +22,7 @@ from meeple_client import (
     Client,
     EventsDoc,
     Match,
+    RateLimited,
     StaleVersion,
     TransportUnavailable,
     Unauthorized,
@@ -514,3 +515,24 @@ def test_a_socket_dropped_mid_move_is_reopened_and_the_move_sent_again_with_its_
         assert my_moves(api, match.id, match.seat or 0) == 1
         player.close()
     assert served() == {"ws": 2, "rest": 0}  # the move, and the same one again on the new socket
+
+
+def test_a_rate_limited_socket_move_is_sent_again_then_raises_the_rest_moves_typed_error(rules: RulesProcess) -> None:
+    retried: list[tuple[str, type[Exception]]] = []
+    with gunicorn_stack(rules.port, MEEPLE_RATE_LIMIT_PER_MINUTE="4") as node, \
+            Client(node.url, retries=2, on_retry=lambda name, exc, _delay: retried.append((name, type(exc)))) as api:
+        served = MoveCount(node.url)
+        match = api.create_match("clash", 2, options=SINGLE, seats=VS_BOT, seed=59)
+        with match.socket(), pytest.raises(RateLimited) as over_ws:
+            for _ in range(4):  # the seat token's requests a minute (its read, then its moves) run out: a 429 reply
+                match.wait_turn(timeout=30)
+                match.move(match.legal_moves[0])
+        with Client(node.url, retries=0) as no_retry, pytest.raises(RateLimited) as over_rest:
+            same_seat = Match(no_retry, match.id, match.token)
+            same_seat.update(match.doc)  # as read: no request before the move
+            same_seat.move(match.legal_moves[0])
+        sent = served()
+    assert (over_ws.value.status, over_ws.value.code) == (over_rest.value.status, over_rest.value.code) == \
+        (429, "rate_limited")
+    assert retried == [("move", RateLimited)] * 2  # sent again twice (the same message, the same key), then raised
+    assert sent == {"ws": 3 + 1 + 2, "rest": 1}  # 3 moves, the 4th and its 2 resends; the REST move
