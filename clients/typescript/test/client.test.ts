@@ -245,17 +245,19 @@ test("a socket move is refused with the same typed errors as the REST move (400/
   assert.deepEqual(await servedSince(before), { ws: 3, rest: 3 });
 });
 
-/** A real WebSocket that loses the reply to the first move it sends and then closes: a socket dropped mid-move. */
-class DropsMidMove extends WebSocket {
-  private cut = false;
+/** A real WebSocket that loses every reply after the first move it sends: a reply lost on the way. */
+class LosesReplies extends WebSocket {
+  protected cut = false;
 
   override send(data: string | ArrayBufferLike | Blob | ArrayBufferView): void {
     super.send(data);
     if (!this.cut && String(data).includes('"type":"move"')) {
       this.cut = true;
-      setTimeout(() => this.close(1000), 200); // the gateway applies the move; its reply is dropped below
+      this.onCut();
     }
   }
+
+  protected onCut(): void {}
 
   override addEventListener(type: string, listener: EventListenerOrEventListenerObject | null,
     options?: unknown): void {
@@ -268,16 +270,26 @@ class DropsMidMove extends WebSocket {
   }
 }
 
-test("a move whose socket drops before its reply is sent again over REST with its key and applied once", async () => {
-  const before = await served();
-  const { api, posts } = counted({ WebSocket: DropsMidMove as typeof WebSocket });
-  const mover = await twoHumans(api);
-  const version = mover.version;
-  await mover.connect();
-  await mover.move(first(mover)); // another key would be a 409 stale_version: the match had moved on
-  mover.close();
-  assert.equal(mover.version, version + 1);
-  assert.equal(posts(), 1);
-  assert.equal(await movesOf(api, mover), 1);
-  assert.deepEqual(await servedSince(before), { ws: 1, rest: 1 });
-});
+/** ... and then closes: a socket dropped mid-move. */
+class DropsMidMove extends LosesReplies {
+  protected override onCut(): void {
+    setTimeout(() => this.close(1000), 200); // the gateway applies the move; its reply is dropped
+  }
+}
+
+for (const [Ws, what] of [[DropsMidMove, "whose socket drops before its reply"],
+  [LosesReplies, "with no reply within timeoutMs"]] as const) {
+  test(`a move ${what} is sent again over REST with its key and applied once`, async () => {
+    const before = await served();
+    const { api, posts } = counted({ WebSocket: Ws as typeof WebSocket, timeoutMs: 1000 });
+    const mover = await twoHumans(api);
+    const version = mover.version;
+    await mover.connect();
+    await mover.move(first(mover)); // another key would be a 409 stale_version: the match had moved on
+    mover.close();
+    assert.equal(mover.version, version + 1);
+    assert.equal(posts(), 1);
+    assert.equal(await movesOf(api, mover), 1);
+    assert.deepEqual(await servedSince(before), { ws: 1, rest: 1 });
+  });
+}
