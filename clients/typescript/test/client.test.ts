@@ -119,15 +119,20 @@ async function servedSince(before: { ws: number; rest: number }): Promise<{ ws: 
   return { ws: now.ws - before.ws, rest: now.rest - before.rest };
 }
 
-/** A client whose every HTTP move (POST .../moves) is counted: the SDK's own HTTP layer, instrumented. */
-function counted(options: Partial<ClientOptions> = {}): { api: MeepleClient; posts: () => number } {
+/** A client whose HTTP moves (POST .../moves) and long-polls (GET .../events) are counted: the SDK's own HTTP
+ * layer, instrumented. */
+function counted(options: Partial<ClientOptions> = {}):
+  { api: MeepleClient; posts: () => number; polls: () => number } {
   const api = new MeepleClient({ baseUrl: url, ...options });
   let posts = 0;
+  let polls = 0;
   api.api.use({ onRequest({ request }) {
-    if (request.method === "POST" && new URL(request.url).pathname.endsWith("/moves")) posts++;
+    const path = new URL(request.url).pathname;
+    if (request.method === "POST" && path.endsWith("/moves")) posts++;
+    if (request.method === "GET" && path.endsWith("/events")) polls++;
     return undefined;
   } });
-  return { api, posts: () => posts };
+  return { api, posts: () => posts, polls: () => polls };
 }
 
 async function movesOf(api: MeepleClient, match: Match): Promise<number> {
@@ -140,7 +145,7 @@ const first = (match: Match) => match.legalMoves[0] as Move;
 test("while the match's socket is open every move goes over it: no POST /moves, the gateway counts socket moves",
   async () => {
     const before = await served();
-    const { api, posts } = counted();
+    const { api, posts, polls } = counted();
     const held = await api.createMatch({ game: "clash", players: 2, options: { match: "single" }, seats: VS_BOT });
     await held.connect(); // moves and waitTurn over the socket from here
     assert.ok(held.socketOpen);
@@ -149,6 +154,7 @@ test("while the match's socket is open every move goes over it: no POST /moves, 
       if (held.myTurn) await held.move(first(held));
     }
     held.close();
+    assert.equal(polls(), 0); // waitTurn read the socket's updates
     const read = await api.createMatch({ game: "clash", players: 2, options: { match: "single" }, seats: VS_BOT });
     await read.connect();
     while (read.myTurn) await read.move(first(read));
@@ -182,7 +188,7 @@ test("move(m, wait) over the open socket answers at the seat's next turn with th
 
 test("with no socket open a move goes over REST", async () => {
   const before = await served();
-  const { api, posts } = counted();
+  const { api, posts, polls } = counted();
   const match = await api.createMatch({ game: "clash", players: 2, options: { match: "single" }, seats: VS_BOT });
   await match.connect();
   match.close(); // held, then closed: REST again
@@ -194,6 +200,7 @@ test("with no socket open a move goes over REST", async () => {
   const moves = await movesOf(api, match);
   assert.ok(moves > 1);
   assert.equal(posts(), moves);
+  assert.ok(polls() > 0); // waitTurn long-polled
   assert.deepEqual(await servedSince(before), { ws: 0, rest: moves });
 });
 
