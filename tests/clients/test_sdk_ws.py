@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import socket
+import subprocess
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
@@ -30,7 +33,7 @@ from meeple_client import (
 
 from loadtests import promtext
 from services.rules.games.base import leaked_secrets
-from services.stack import wait_until
+from services.stack import ROOT, wait_until
 from tests.replaying import engine_states
 
 from .conftest import RulesProcess, Stack, gunicorn_stack
@@ -536,3 +539,13 @@ def test_a_rate_limited_socket_move_is_sent_again_then_raises_the_rest_moves_typ
         (429, "rate_limited")
     assert retried == [("move", RateLimited)] * 2  # sent again twice (the same message, the same key), then raised
     assert sent == {"ws": 3 + 1 + 2, "rest": 1}  # 3 moves, the 4th and its 2 resends; the REST move
+
+
+def test_the_python_example_plays_over_the_socket_where_the_gateway_holds_one(ws_stack: Stack) -> None:
+    served = MoveCount(ws_stack.url)
+    run = subprocess.run([sys.executable, str(ROOT / "clients" / "python" / "examples" / "play_vs_bot.py"),
+                          ws_stack.url, "--level", "easy", "--seed", "3"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    played = re.search(r"finished after (\d+) of your moves", run.stdout)
+    assert played and int(played[1]) > 1
+    assert served() == {"ws": int(played[1]), "rest": 0}
