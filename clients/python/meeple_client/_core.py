@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover - the SDK's own dependencies do not incl
     orjson = None  # type: ignore[assignment]
 
 from .errors import ApiError, RateLimited, TransportError, TransportUnavailable, Unavailable, error_for
-from .models import DeadLetter, EventsDoc, Hint, HistoryDoc, RatingsDoc, Webhook
+from .models import DeadLetter, Event, EventsDoc, Hint, HistoryDoc, RatingsDoc, Webhook
 from .operations import LONG_POLL_MAX_S, OPERATIONS, Operation
 
 T = TypeVar("T")
@@ -79,8 +79,9 @@ def auth_headers(op: Operation, name: str, token: str | None, api_key: str | Non
 
 def prepare(name: str, path: dict[str, Any] | None = None, query: dict[str, Any] | None = None,
             body: Any = None, token: str | None = None, timeout: float = 10.0,
-            api_key: str | None = None) -> Request:
-    """Build one call of operation ``name``; refuses query parameters the operation does not declare."""
+            api_key: str | None = None, idempotency_key: str | None = None) -> Request:
+    """Build one call of operation ``name``; refuses query parameters the operation does not declare.
+    ``idempotency_key``: the key of a call tried before (a socket move sent again over REST), else a new one."""
     op = OPERATIONS[name]
     params = {k: v for k, v in (query or {}).items() if v is not None}
     unknown = set(params) - set(op.query)
@@ -93,7 +94,7 @@ def prepare(name: str, path: dict[str, Any] | None = None, query: dict[str, Any]
         headers["Content-Type"] = "application/json"
         body = {} if body is None else body
     if "Idempotency-Key" in op.headers:
-        headers["Idempotency-Key"] = uuid.uuid4().hex  # one key per logical call: its retries reuse it
+        headers["Idempotency-Key"] = idempotency_key or uuid.uuid4().hex  # one key per logical call and its retries
     url = op.path.format(**{k: str(v) for k, v in (path or {}).items()})
     return Request(op, op.method, url, params, headers, body, timeout)
 
@@ -342,38 +343,76 @@ def ws_update(msg: Any) -> EventsDoc | None:
     return doc
 
 
+@dataclass
+class SocketMove:
+    """A move sent over the socket: its message id, idempotency key and text, and what a retry over REST needs
+    (the same key with the same body, so the server answers the first outcome)."""
+
+    id: str
+    key: str
+    move: dict[str, Any]
+    version: int
+    text: str
+
+
+class ReplyLost(Exception):
+    """No reply to a socket move within the client's timeout: it is sent again over REST, with the same key."""
+
+
 class SocketState:
     """One match's socket, sans-I/O: the messages to send, and what each received message does to the match.
-    Updates wait in ``pending`` for the caller's iterator; replies to moves in ``replies`` by message id."""
+    Updates wait in ``pending`` for the caller's iterator; moves sent and not yet answered in ``outbox`` (sent
+    again after every hello: a reply lost with a dropped socket is answered again under the same key); their
+    replies in ``replies`` by message id."""
 
     def __init__(self, match: MatchState) -> None:
         self.match = match
         self.pending: deque[EventsDoc] = deque()
+        self.outbox: dict[str, str] = {}
         self.replies: dict[str, dict[str, Any]] = {}
+        #: the events of the updates received while a move waits for the seat's turn (``move(m, wait)``)
+        self.heard: list[Event] | None = None
         #: the last version an update brought (a move's reply may put the match ahead of it)
         self.seen = match.version
 
     def hello(self) -> str:
         return ws_hello(self.match.token, self.seen)
 
+    def greeting(self) -> list[str]:
+        """What a freshly opened socket sends: the hello, then every move still waiting for its reply."""
+        return [self.hello(), *self.outbox.values()]
+
     @property
     def done(self) -> bool:
         """The match is over and its last update arrived."""
         return self.match.finished and self.seen >= self.match.version and not self.pending
 
-    def move_message(self, move: dict[str, Any]) -> tuple[str, str]:
-        """(message id, text) of a move at the version the match read, with a fresh idempotency key that a
-        resend after a reconnect reuses (the server then answers the first outcome again)."""
+    def move_message(self, move: dict[str, Any]) -> SocketMove:
+        """A move at the version the match read, with a fresh idempotency key that every resend reuses (after a
+        reconnect, a 503 or a 429, or over REST), as ``POST /moves`` asks the same thing (``include``)."""
         key = uuid.uuid4().hex
         msg = {"type": "move", "id": key, "move": move, "version": self.match.version, "idempotency_key": key,
                "include": "legal_moves"}
-        return key, dumps(msg).decode()
+        return SocketMove(key, key, move, self.match.version, dumps(msg).decode())
+
+    def send(self, sent: SocketMove) -> None:
+        self.outbox[sent.id] = sent.text
+
+    def forget(self, sent: SocketMove) -> None:
+        """The move is no longer the socket's (answered, or handed to REST): not sent again, a late reply dropped."""
+        self.outbox.pop(sent.id, None)
+        self.replies.pop(sent.id, None)
+
+    def answered(self, sent: SocketMove) -> bool:
+        return sent.id in self.replies
 
     def receive(self, raw: str | bytes) -> bool:
         """Take one message; True if it brought news (an update or a reply), not just ``ready``."""
         msg = loads(raw)
         if isinstance(msg, dict) and msg.get("type") == "reply":
-            self.replies[str(msg.get("id"))] = msg
+            msg_id = str(msg.get("id"))
+            if msg_id in self.outbox:  # else a late reply to a move already answered or sent over REST
+                self.replies[msg_id] = msg
             return True
         doc = ws_update(msg)
         if doc is None:
@@ -381,15 +420,33 @@ class SocketState:
         if doc["version"] > self.match.version:  # every version once, in order (a move's reply may have
             self.match.update(doc)                # folded it in already)
         self.seen = max(self.seen, doc["version"])
+        if self.heard is not None:
+            self.heard.extend(doc["events"])
         self.pending.append(doc)
         return True
 
-    def settle(self, msg_id: str) -> None:
-        """Fold a move's reply in (the status document POST /moves answers), or raise its typed error."""
-        reply = self.replies.pop(msg_id)
+    def settle(self, sent: SocketMove) -> dict[str, Any]:
+        """The move's reply as ``POST /moves`` answers: its status document, or its typed error raised."""
+        reply = self.replies.pop(sent.id)
+        self.outbox.pop(sent.id, None)
         if not 200 <= int(reply["status"]) < 300:
             raise error_for(int(reply["status"]), reply.get("body"))
-        self.match.update(reply["body"])
+        body: dict[str, Any] = reply["body"]
+        return body
+
+
+def retry_reply(exc: ApiError, delays: Iterator[float]) -> float:
+    """After a socket move's error reply: the seconds before sending it again (same key), as REST retries the
+    same statuses (429, 503), or the error to give up with."""
+    delay = next(delays, None)
+    if delay is None or not (isinstance(exc, RateLimited) or exc.status in RETRY_STATUSES):
+        raise exc
+    return min(exc.retry_after, 10.0) if isinstance(exc, RateLimited) else delay
+
+
+def waited_events(heard: list[Event], moved: int) -> list[Event]:
+    """What a move with ``wait`` answers in ``events``: what happened after the move, up to the seat's turn."""
+    return [e for e in heard if e["version"] > moved]
 
 
 #: Failures after which a socket is opened again: a connection that dropped or never opened, too many
@@ -422,6 +479,8 @@ class Call:
     body: Any = None
     token: str | None = None
     timeout: float | None = None
+    #: the Idempotency-Key of a call tried before through another door (a socket move sent again over REST)
+    idempotency_key: str | None = None
 
 
 #: A flow: yields calls, receives each call's answer, returns its result.
@@ -440,11 +499,15 @@ class MatchFlows(MatchState):
     def refresh_flow(self) -> Flow[None]:
         self.update((yield Call("get_match", self._path(), {"include": self._include()}, token=self.token)))
 
-    def move_flow(self, move: dict[str, Any], wait: int = 0) -> Flow[None]:
-        body = {"move": move, "version": self.version}  # the version this object read: never rebased
+    def move_flow(self, move: dict[str, Any], wait: int = 0, *, version: int | None = None,
+                  key: str | None = None) -> Flow[None]:
+        """``version`` and ``key``: a move first sent over the socket, sent again as it was (the same body under
+        the same key answers its first outcome, whichever door it came through)."""
+        body = {"move": move, "version": self.version if version is None else version}  # never rebased
         query: dict[str, Any] = {"include": "legal_moves", **({"wait": wait} if wait else {})}
         # with wait: the HTTP read timeout covers the wait, as a long-poll's does; else the client's own
-        self.update((yield Call("move", self._path(), query, body, self.token, timeout=wait + 15 if wait else None)))
+        self.update((yield Call("move", self._path(), query, body, self.token, timeout=wait + 15 if wait else None,
+                                idempotency_key=key)))
 
     def poll_flow(self, until: str = "change", wait: int = LONG_POLL_S) -> Flow[EventsDoc]:
         query = {"after": self.version, "wait": wait, "until": until, "include": self._include()}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from contextlib import suppress
 from typing import Any
 
 import httpx
@@ -15,7 +16,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidMes
 from . import _core
 from ._core import Flow, MatchFlows, T, create_body, parse_sse_update, prepare, ticket_wait_flow
 from .client import DROPPED, base_of
-from .errors import TransportUnavailable
+from .errors import TransportError, TransportUnavailable
 from .models import (
     BoardAround,
     BoardRank,
@@ -62,8 +63,9 @@ class AsyncClient:
         await self.http.aclose()
 
     async def call(self, name: str, path: dict[str, Any] | None = None, query: dict[str, Any] | None = None,
-                   body: Any = None, token: str | None = None, timeout: float | None = None) -> Any:
-        req = prepare(name, path, query, body, token, timeout or self.timeout, self.api_key)
+                   body: Any = None, token: str | None = None, timeout: float | None = None,
+                   idempotency_key: str | None = None) -> Any:
+        req = prepare(name, path, query, body, token, timeout or self.timeout, self.api_key, idempotency_key)
         delays = _core.retry_delays(self.retries)
         while True:
             try:
@@ -80,7 +82,8 @@ class AsyncClient:
         try:
             step = next(flow)
             while True:
-                answer = await self.call(step.name, step.path, step.query, step.body, step.token, step.timeout)
+                answer = await self.call(step.name, step.path, step.query, step.body, step.token, step.timeout,
+                                         step.idempotency_key)
                 step = flow.send(answer)
         except StopIteration as done:
             result: T = done.value
@@ -228,11 +231,13 @@ class AsyncClient:
 
 
 class AsyncMatch(MatchFlows):
-    """Awaitable twin of :class:`meeple_client.Match`."""
+    """Awaitable twin of :class:`meeple_client.Match`: while its socket is open, moves go over it."""
 
     def __init__(self, client: AsyncClient, match_id: str, token: str | None = None) -> None:
         super().__init__(match_id, token)
         self.client = client
+        #: the socket held open, that moves go over (None: they go over REST)
+        self.live: AsyncMatchSocket | None = None
 
     @classmethod
     async def from_doc(cls, client: AsyncClient, doc: dict[str, Any], refresh: bool = True) -> AsyncMatch:
@@ -246,12 +251,19 @@ class AsyncMatch(MatchFlows):
 
     async def move(self, move: dict[str, Any], wait: int = 0) -> AsyncMatch:
         """Submit at the version read; :class:`StaleVersion` if the decision is no longer pending. ``wait`` > 0:
-        answer once this seat must act again or the match is over (see :meth:`Match.move`)."""
+        answer once this seat must act again or the match is over (see :meth:`Match.move`). Over the match's
+        socket while one is open, else REST."""
+        if self.live is not None and self.token:  # (without a seat's token REST refuses it before sending)
+            return await self.live.move(move, wait)
         await self.client.run(self.move_flow(move, wait))
         return self
 
     async def wait_turn(self, timeout: float | None = None) -> AsyncMatch:
-        await self.client.run(self.wait_turn_flow(timeout))
+        """The open socket's updates, else long-polls (``until=turn``)."""
+        if self.live is not None:
+            await self.live.wait_turn(timeout)
+        else:
+            await self.client.run(self.wait_turn_flow(timeout))
         return self
 
     async def poll(self, until: str = "change", wait: int = _core.LONG_POLL_S) -> EventsDoc:
@@ -276,7 +288,7 @@ class AsyncMatch(MatchFlows):
 
     def socket(self) -> AsyncMatchSocket:
         """The match's WebSocket held open (``async with match.socket() as ws: async for doc in ws.updates():
-        ... await ws.move(m)``)."""
+        ... await match.move(m)``); while it is open every move of this match goes over it."""
         return AsyncMatchSocket(self)
 
     async def hint(self) -> Hint:
@@ -322,31 +334,46 @@ async def _sse(match: AsyncMatch) -> AsyncIterator[EventsDoc]:
 
 async def _ws(match: AsyncMatch) -> AsyncIterator[EventsDoc]:
     """As the sync ``_ws``, on ``websockets``' asyncio client."""
+    if match.live is not None:  # the socket the caller holds open
+        async for doc in match.live.updates():
+            yield doc
+        return
     async with AsyncMatchSocket(match) as sock:
         async for doc in sock.updates():
             yield doc
 
 
 class AsyncMatchSocket:
-    """Awaitable twin of :class:`meeple_client.client.MatchSocket` (``async with match.socket() as ws``)."""
+    """Awaitable twin of :class:`meeple_client.client.MatchSocket` (``async with match.socket() as ws``): one
+    task reads the socket at a time, a task that moves while another iterates the updates gets its reply from
+    the reading one."""
 
     def __init__(self, match: AsyncMatch) -> None:
         self.match = match
         self.state = _core.SocketState(match)
         self.sock: Any = None
         self.failures = 0
+        self.turn = asyncio.Condition()
+        self.reading = False
 
     async def __aenter__(self) -> AsyncMatchSocket:
         try:
             await self._open()
         except _core.TRANSIENT as exc:
             await self._reopen(exc)
+        self.match.live = self
         return self
 
     async def __aexit__(self, *_: object) -> None:
         await self.close()
 
     async def close(self) -> None:
+        """Close the socket: the match's moves go over REST again."""
+        if self.match.live is self:
+            self.match.live = None
+        await self._drop()
+
+    async def _drop(self) -> None:
         if self.sock is not None:
             await self.sock.close()
             self.sock = None
@@ -365,46 +392,114 @@ class AsyncMatchSocket:
             if isinstance(exc, InvalidMessage):
                 raise ConnectionError(repr(exc)) from None
             raise TransportUnavailable(repr(exc)) from None
-        await self.sock.send(self.state.hello())
+        for text in self.state.greeting():
+            await self.sock.send(text)
 
-    async def _reopen(self, exc: Exception, resend: str | None = None) -> None:
+    async def _reopen(self, exc: Exception) -> None:
         while True:
-            await self.close()
+            await self._drop()
             self.failures += 1
             await asyncio.sleep(max(getattr(exc, "retry_after", 0.0),
                                     _core.reconnect_delay(self.failures, self.match.client.retries)))
             try:
                 await self._open()
-                break
+                return
             except _core.TRANSIENT as again:
                 exc = again
-        if resend is not None:
-            await self.sock.send(resend)
 
-    async def _step(self, resend: str | None = None) -> None:
+    async def _step(self, timeout: float | None) -> None:
         try:
-            if self.state.receive(await self.sock.recv()):
-                self.failures = 0
+            if self.sock is None:
+                raise ConnectionError("the socket is closed")
+            raw = await asyncio.wait_for(self.sock.recv(), timeout)  # cancelling recv loses no message
+        except TimeoutError:
+            return
         except DROPPED as exc:
-            await self._reopen(exc, resend)
+            await self._reopen(exc)
+            return
+        if self.state.receive(raw):
+            self.failures = 0
+
+    async def _until(self, ready: Callable[[], bool], deadline: float | None) -> bool:
+        loop = asyncio.get_running_loop()
+        while not ready():
+            left = None if deadline is None else deadline - loop.time()
+            if left is not None and left <= 0:
+                return False
+            async with self.turn:
+                if self.reading:
+                    with suppress(TimeoutError):
+                        await asyncio.wait_for(self.turn.wait(), left)
+                    continue
+                self.reading = True
+            try:
+                await self._step(left)
+            finally:
+                async with self.turn:
+                    self.reading = False
+                    self.turn.notify_all()
+        return True
+
+    def _deadline(self, seconds: float | None) -> float | None:
+        return None if seconds is None else asyncio.get_running_loop().time() + seconds
 
     async def updates(self) -> AsyncIterator[EventsDoc]:
-        while not self.state.done:
+        while True:
             while self.state.pending:
                 yield self.state.pending.popleft()
-            if not self.state.done:
-                await self._step()
+            if self.state.done:
+                return
+            await self._until(lambda: bool(self.state.pending) or self.state.done, None)
 
-    async def move(self, move: dict[str, Any]) -> AsyncMatch:
-        msg_id, text = self.state.move_message(move)
+    async def _send(self, sent: _core.SocketMove) -> dict[str, Any]:
+        self.state.send(sent)
         try:
-            await self.sock.send(text)
-        except (ConnectionClosed, OSError) as exc:
-            await self._reopen(exc, text)
-        while msg_id not in self.state.replies:
-            await self._step(resend=text)
-        self.state.settle(msg_id)
-        return self.match
+            if self.sock is not None:
+                await self.sock.send(sent.text)
+        except (ConnectionClosed, OSError):
+            pass  # the reader sees the drop and reopens: the greeting sends the move again
+        try:
+            answered = await self._until(lambda: self.state.answered(sent), self._deadline(self.match.client.timeout))
+        except (TransportError, ConnectionClosed, OSError) as exc:
+            raise _core.ReplyLost(repr(exc)) from exc
+        if not answered:
+            raise _core.ReplyLost(f"no reply within {self.match.client.timeout:g} s")
+        return self.state.settle(sent)
+
+    async def move(self, move: dict[str, Any], wait: int = 0) -> AsyncMatch:
+        """As :meth:`meeple_client.client.MatchSocket.move`."""
+        match, sent = self.match, self.state.move_message(move)
+        delays = _core.retry_delays(match.client.retries)
+        self.state.heard = [] if wait else None
+        try:
+            while True:
+                try:
+                    doc = await self._send(sent)
+                    break
+                except (_core.RateLimited, _core.Unavailable) as exc:
+                    delay = _core.retry_reply(exc, delays)
+                    if match.client.on_retry is not None:
+                        match.client.on_retry("move", exc, delay)
+                    await asyncio.sleep(delay)
+                except _core.ReplyLost:
+                    self.state.forget(sent)
+                    await match.client.run(match.move_flow(move, wait, version=sent.version, key=sent.key))
+                    return match
+            match.update(doc)
+            if wait:
+                with suppress(*DROPPED, TransportError):
+                    await self._until(lambda: match.finished or match.my_turn, self._deadline(wait))
+                match.doc["events"] = _core.waited_events(self.state.heard or [], doc["version"])
+        finally:
+            self.state.heard = None
+        return match
+
+    async def wait_turn(self, timeout: float | None = None) -> AsyncMatch:
+        match = self.match
+        await self._until(lambda: match.finished or match.my_turn, self._deadline(timeout))
+        if match.finished and match.outcome is None:
+            await match.refresh()
+        return match
 
 
 class AsyncTicket:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import suppress
 from typing import Any
 
 import httpx
@@ -13,7 +15,7 @@ from websockets.sync.client import connect as ws_connect
 
 from . import _core
 from ._core import Flow, MatchFlows, T, create_body, parse_sse_update, prepare, ticket_wait_flow
-from .errors import TransportUnavailable
+from .errors import TransportError, TransportUnavailable
 from .models import (
     BoardAround,
     BoardRank,
@@ -73,9 +75,10 @@ class Client:
         self.http.close()
 
     def call(self, name: str, path: dict[str, Any] | None = None, query: dict[str, Any] | None = None,
-             body: Any = None, token: str | None = None, timeout: float | None = None) -> Any:
+             body: Any = None, token: str | None = None, timeout: float | None = None,
+             idempotency_key: str | None = None) -> Any:
         """One operation of the table, with the safe retries; returns the JSON body or raises a typed error."""
-        req = prepare(name, path, query, body, token, timeout or self.timeout, self.api_key)
+        req = prepare(name, path, query, body, token, timeout or self.timeout, self.api_key, idempotency_key)
         delays = _core.retry_delays(self.retries)
         while True:
             try:
@@ -93,7 +96,8 @@ class Client:
         try:
             step = next(flow)
             while True:
-                step = flow.send(self.call(step.name, step.path, step.query, step.body, step.token, step.timeout))
+                step = flow.send(self.call(step.name, step.path, step.query, step.body, step.token, step.timeout,
+                                           step.idempotency_key))
         except StopIteration as done:
             result: T = done.value
             return result
@@ -251,11 +255,16 @@ class Client:
 
 
 class Match(MatchFlows):
-    """A match as one seat (or a spectator) sees it. Attributes mirror the last status document."""
+    """A match as one seat (or a spectator) sees it. Attributes mirror the last status document.
+
+    While its WebSocket is open (``with match.socket()``, or ``match.events()`` over the socket), :meth:`move`
+    and :meth:`wait_turn` go over it: one message per move, no HTTP request; else over REST."""
 
     def __init__(self, client: Client, match_id: str, token: str | None = None) -> None:
         super().__init__(match_id, token)
         self.client = client
+        #: the socket held open, that moves go over (None: they go over REST)
+        self.live: MatchSocket | None = None
 
     @classmethod
     def from_doc(cls, client: Client, doc: dict[str, Any], refresh: bool = True) -> Match:
@@ -272,13 +281,20 @@ class Match(MatchFlows):
         """Submit ``move`` at the version this object read. Raises :class:`StaleVersion` (409) if the match
         moved on so that the decision is no longer pending: call :meth:`refresh` and decide again.
         ``wait`` > 0: the answer comes once this seat must act again or the match is over (at most ``wait``
-        seconds), so a turn is one request (``doc["events"]`` holds what happened in between)."""
+        seconds), so a turn is one request (``doc["events"]`` holds what happened in between).
+        Over the match's socket while one is open (the same versions, key, errors and timeout), else REST."""
+        if self.live is not None and self.token:  # (without a seat's token REST refuses it before sending)
+            return self.live.move(move, wait)
         self.client.run(self.move_flow(move, wait))
         return self
 
     def wait_turn(self, timeout: float | None = None) -> Match:
-        """Block until this seat must act or the match is over (long-polls ``until=turn``)."""
-        self.client.run(self.wait_turn_flow(timeout))
+        """Block until this seat must act or the match is over: the open socket's updates, else long-polls
+        (``until=turn``)."""
+        if self.live is not None:
+            self.live.wait_turn(timeout)
+        else:
+            self.client.run(self.wait_turn_flow(timeout))
         return self
 
     def poll(self, until: str = "change", wait: int = _core.LONG_POLL_S) -> EventsDoc:
@@ -296,7 +312,7 @@ class Match(MatchFlows):
 
     def socket(self) -> MatchSocket:
         """The match's WebSocket held open, for its updates and moves over it (``with match.socket() as ws:
-        for doc in ws.updates(): ... ws.move(m)``)."""
+        for doc in ws.updates(): ... match.move(m)``); while it is open every move of this match goes over it."""
         return MatchSocket(self)
 
     def hint(self) -> Hint:
@@ -361,35 +377,52 @@ DROPPED: tuple[type[Exception], ...] = (ConnectionClosed, *_core.TRANSIENT)
 def _ws(match: Match, until: str) -> Iterator[EventsDoc]:
     """The match's WebSocket (``websockets``' sync client; it answers the server's pings)."""
     del until  # the socket sends every version; callers filter
+    if match.live is not None:  # the socket the caller holds open
+        yield from match.live.updates()
+        return
     with MatchSocket(match) as sock:
         yield from sock.updates()
 
 
 class MatchSocket:
-    """The match's WebSocket held open: its updates, and moves sent over it (``with match.socket() as ws``).
+    """The match's WebSocket held open: its updates, and the match's moves sent over it (``with match.socket()``).
 
-    A move goes at the version the match read, with an idempotency key; its reply is folded in like
-    :meth:`Match.move`'s answer and an error reply raises the same typed error. After a drop, a 429 or a 503
-    the socket is reopened with ``after`` = the last version seen (no version missed or repeated), and a move
-    whose reply was lost is sent again with the same key (the server answers its first outcome)."""
+    A move goes at the version the match read, with an idempotency key; its reply is folded in like a REST
+    move's answer and an error reply raises the same typed error; a 429 or 503 reply is sent again after the
+    same delays as REST's retries. After a drop, a 429 or a 503 the socket is reopened with ``after`` = the last
+    version seen (no version missed or repeated), and a move whose reply was lost is sent again with the same
+    key (the server answers its first outcome). A move with no reply within the client's timeout, or whose
+    socket cannot be opened again, is sent over REST with the same key and body: the two doors share keys.
+
+    One thread reads the socket at a time (the ``websockets`` library allows one ``recv``); a thread that moves
+    while another one iterates the updates gets its reply from the reading thread."""
 
     def __init__(self, match: Match) -> None:
         self.match = match
         self.state = _core.SocketState(match)
         self.sock: Any = None
         self.failures = 0
+        self.turn = threading.Condition()
+        self.reading = False
 
     def __enter__(self) -> MatchSocket:
         try:
             self._open()
         except _core.TRANSIENT as exc:
             self._reopen(exc)
+        self.match.live = self
         return self
 
     def __exit__(self, *_: object) -> None:
         self.close()
 
     def close(self) -> None:
+        """Close the socket: the match's moves go over REST again."""
+        if self.match.live is self:
+            self.match.live = None
+        self._drop()
+
+    def _drop(self) -> None:
         if self.sock is not None:
             self.sock.close()
             self.sock = None
@@ -408,50 +441,118 @@ class MatchSocket:
             if isinstance(exc, InvalidMessage):  # the connection dropped mid-handshake: transient
                 raise ConnectionError(repr(exc)) from None
             raise TransportUnavailable(repr(exc)) from None  # no upgrade: a proxy in between answered
-        self.sock.send(self.state.hello())
+        for text in self.state.greeting():
+            self.sock.send(text)
 
-    def _reopen(self, exc: Exception, resend: str | None = None) -> None:
+    def _reopen(self, exc: Exception) -> None:
         """Open the socket again after ``exc`` (a short random delay, or the server's Retry-After)."""
         while True:
-            self.close()
+            self._drop()
             self.failures += 1
             time.sleep(max(getattr(exc, "retry_after", 0.0),
                            _core.reconnect_delay(self.failures, self.match.client.retries)))
             try:
                 self._open()
-                break
+                return
             except _core.TRANSIENT as again:
                 exc = again
-        if resend is not None:
-            self.sock.send(resend)
 
-    def _step(self, resend: str | None = None) -> None:
-        """Take one message; after a drop, reopen (and send ``resend`` again)."""
+    def _step(self, timeout: float | None) -> None:
+        """Take one message (None within ``timeout``: nothing); after a drop, reopen."""
         try:
-            if self.state.receive(self.sock.recv()):
-                self.failures = 0
+            if self.sock is None:
+                raise ConnectionError("the socket is closed")
+            raw = self.sock.recv(timeout)
+        except TimeoutError:
+            return
         except DROPPED as exc:
-            self._reopen(exc, resend)
+            self._reopen(exc)
+            return
+        if self.state.receive(raw):
+            self.failures = 0
+
+    def _until(self, ready: Callable[[], bool], deadline: float | None) -> bool:
+        """Receive until ``ready()`` (True) or the deadline (False). One thread reads at a time; the others wait
+        for what it reads."""
+        while not ready():
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            with self.turn:
+                if self.reading:
+                    self.turn.wait(left)
+                    continue
+                self.reading = True
+            try:
+                self._step(left)
+            finally:
+                with self.turn:
+                    self.reading = False
+                    self.turn.notify_all()
+        return True
 
     def updates(self) -> Iterator[EventsDoc]:
         """Every update from now until the match is finished (the seat's ones carry its legal moves)."""
-        while not self.state.done:
+        while True:
             while self.state.pending:
                 yield self.state.pending.popleft()
-            if not self.state.done:
-                self._step()
+            if self.state.done:
+                return
+            self._until(lambda: bool(self.state.pending) or self.state.done, None)
 
-    def move(self, move: dict[str, Any]) -> Match:
-        """As :meth:`Match.move`, over the socket."""
-        msg_id, text = self.state.move_message(move)
+    def _send(self, sent: _core.SocketMove) -> dict[str, Any]:
+        """Send a move and wait for its reply (its status document), or raise its typed error; a move lost with a
+        socket that could not be opened again, or unanswered within the timeout, raises ReplyLost."""
+        self.state.send(sent)
         try:
-            self.sock.send(text)
-        except (ConnectionClosed, OSError) as exc:
-            self._reopen(exc, text)
-        while msg_id not in self.state.replies:
-            self._step(resend=text)
-        self.state.settle(msg_id)
-        return self.match
+            if self.sock is not None:
+                self.sock.send(sent.text)
+        except (ConnectionClosed, OSError):
+            pass  # the reader sees the drop and reopens: the greeting sends the move again
+        try:
+            answered = self._until(lambda: self.state.answered(sent),
+                                   time.monotonic() + self.match.client.timeout)
+        except (TransportError, ConnectionClosed, OSError) as exc:
+            raise _core.ReplyLost(repr(exc)) from exc
+        if not answered:
+            raise _core.ReplyLost(f"no reply within {self.match.client.timeout:g} s")
+        return self.state.settle(sent)
+
+    def move(self, move: dict[str, Any], wait: int = 0) -> Match:
+        """As :meth:`Match.move` (which calls this while the socket is open)."""
+        match, sent = self.match, self.state.move_message(move)
+        delays = _core.retry_delays(match.client.retries)
+        self.state.heard = [] if wait else None
+        try:
+            while True:
+                try:
+                    doc = self._send(sent)
+                    break
+                except (_core.RateLimited, _core.Unavailable) as exc:  # changed nothing: the same key again
+                    delay = _core.retry_reply(exc, delays)
+                    if match.client.on_retry is not None:
+                        match.client.on_retry("move", exc, delay)
+                    time.sleep(delay)
+                except _core.ReplyLost:  # the other door, the same key and body: the first outcome, or applied now
+                    self.state.forget(sent)
+                    match.client.run(match.move_flow(move, wait, version=sent.version, key=sent.key))
+                    return match
+            match.update(doc)
+            if wait:  # applied: the turn's news as far as the socket brings them (REST's answers at its deadline)
+                with suppress(*DROPPED, TransportError):
+                    self._until(lambda: match.finished or match.my_turn, time.monotonic() + wait)
+                match.doc["events"] = _core.waited_events(self.state.heard or [], doc["version"])
+        finally:
+            self.state.heard = None
+        return match
+
+    def wait_turn(self, timeout: float | None = None) -> Match:
+        """As :meth:`Match.wait_turn`, from the socket's updates (which still go to :meth:`updates`)."""
+        match = self.match
+        self._until(lambda: match.finished or match.my_turn, None if timeout is None else time.monotonic() + timeout)
+        if match.finished and match.outcome is None:  # updates carry no outcome
+            match.refresh()
+        return match
 
 
 def _auto(match: Match, until: str) -> Iterator[EventsDoc]:

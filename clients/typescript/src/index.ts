@@ -7,7 +7,9 @@
  * submits each move at the version it read (a 409 `stale_version` is an `ApiError`, nothing is rebased behind
  * your back); every move, create, join, rematch and matchmaking enqueue carries an `Idempotency-Key`, so 503s, 429s and
  * lost connections are retried safely (never a second match, seat or ticket),
- * and `events()` follows the match over its WebSocket, falling back to long-polls where none is offered.
+ * and `events()` follows the match over its WebSocket, falling back to long-polls where none is offered. While the
+ * match's socket is open (`connect()`, or `events()` over it), `move()` and `waitTurn()` go over that socket: one
+ * message per move, no HTTP request; else over REST.
  */
 import createClient, { type Client } from "openapi-fetch";
 import type { components, paths } from "./schema.js";
@@ -39,10 +41,15 @@ export class ApiError extends Error {
   }
 
   static async from(response: Response, body: unknown): Promise<ApiError> {
-    const err = (body as { error?: { code?: string; message?: string } } | undefined)?.error;
     const retry = Number(response.headers.get("Retry-After"));
-    return new ApiError(response.status, err?.code ?? "http_error", err?.message ?? response.statusText,
+    return ApiError.of(response.status, body, response.statusText,
       Number.isFinite(retry) && retry > 0 ? retry : undefined);
+  }
+
+  /** The error of an answer's status and body (a socket move's `reply` carries both, as REST does). */
+  static of(status: number, body: unknown, fallback = "", retryAfterS?: number): ApiError {
+    const err = (body as { error?: { code?: string; message?: string } } | undefined)?.error;
+    return new ApiError(status, err?.code ?? "http_error", err?.message ?? fallback, retryAfterS);
   }
 }
 
@@ -62,6 +69,9 @@ export interface ClientOptions {
   onRetry?: (what: string, error: unknown, delayMs: number) => void;
   /** The WebSocket class (default: the global one; Node 20 needs `--experimental-websocket`). */
   WebSocket?: typeof WebSocket;
+  /** How long a move over the match's socket waits for its reply (default 10 000 ms); then it is sent over REST
+   * with the same Idempotency-Key and body, so it is applied once whichever door answers. */
+  timeoutMs?: number;
 }
 
 type Answer<T> = { data?: T; error?: unknown; response: Response };
@@ -89,7 +99,8 @@ export class MeepleClient {
   readonly apiKey?: string;
   readonly retries: number;
   readonly WebSocket?: typeof WebSocket;
-  private readonly onRetry?: ClientOptions["onRetry"];
+  readonly timeoutMs: number;
+  readonly onRetry?: ClientOptions["onRetry"];
 
   constructor(options: ClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "");
@@ -100,6 +111,7 @@ export class MeepleClient {
     this.retries = options.retries ?? 4;
     this.onRetry = options.onRetry;
     this.WebSocket = options.WebSocket ?? (globalThis as { WebSocket?: typeof WebSocket }).WebSocket;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
     this.api = createClient<paths>({ baseUrl: this.baseUrl });
   }
 
@@ -205,8 +217,10 @@ export class Ticket {
 }
 
 /** One message of the match's WebSocket (docs/api.md "WebSocket"). */
-type SocketMessage = { type: "ready" | "update" | "error" | "reply"; error?: { code: string; message: string } } &
+type SocketMessage = { type: "ready" | "update" | "error"; error?: { code: string; message: string } } &
   Partial<EventsDoc>;
+/** A socket move's answer: the status and body `POST /v1/matches/{id}/moves` would have answered. */
+type Reply = { type: "reply"; id: string; status: number; body: unknown };
 
 const WS_ERROR_STATUS: Record<string, number> = { wrong_token: 401, missing_token: 401, match_not_found: 404,
   too_many_waiters: 429 };
@@ -216,6 +230,13 @@ export class Match {
   doc: Partial<MatchDoc> = {};
   /** How the last events arrived: `ws` or `long-poll`. */
   transport?: "ws" | "long-poll";
+  /** The socket moves go over while it is open (`connect()`, or `events()` over the WebSocket). */
+  private live?: MatchSocket;
+  /** `connect()` asked for the socket to be held (a dropped one is opened again by the next move). */
+  private held = false;
+  /** The last version an update of the socket brought: a reconnect's hello asks for what came after it (a move's
+   * reply may have put `version` ahead of it). */
+  private seen?: number;
 
   constructor(readonly client: MeepleClient, readonly id: string, public token?: string) {}
 
@@ -271,6 +292,15 @@ export class Match {
   async move(move: Move, wait = 0): Promise<this> {
     const key = crypto.randomUUID();
     const body = { move, version: this.version };
+    const socket = await this.socket();
+    if (socket) {
+      try {
+        await this.socketMove(socket, body, key, wait);
+        return this;
+      } catch (error) { // the socket closed before the reply, or none came in time: REST, the same key and body
+        if (!(error instanceof SocketClosed)) throw error;
+      }
+    }
     const query = { include: "legal_moves" as const, wait: wait > 0 ? wait : undefined }; // undefined: not sent
     this.update(await this.client.send("move", true, () => this.client.api.POST("/v1/matches/{match_id}/moves", {
       params: { ...this.path(), query, header: { "Idempotency-Key": key } },
@@ -288,9 +318,15 @@ export class Match {
     return doc;
   }
 
-  /** Wait until this seat must act or the match is over. */
+  /** Wait until this seat must act or the match is over: the open socket's updates, else long-polls. */
   async waitTurn(): Promise<this> {
-    while (!(this.finished || this.myTurn)) await this.poll("turn");
+    while (!(this.finished || this.myTurn)) {
+      const socket = await this.socket();
+      if (!socket) await this.poll("turn");
+      else await socket.until(() => this.finished || this.myTurn).catch((error: unknown) => {
+        if (!(error instanceof SocketClosed)) throw error; // closed: the next round reopens it, or long-polls
+      });
+    }
     if (this.finished && !this.outcome) await this.refresh(); // events documents carry no outcome
     return this;
   }
@@ -362,83 +398,263 @@ export class Match {
     if (!this.outcome) await this.refresh();
   }
 
+  /**
+   * Open the match's WebSocket and hold it: until `close()`, moves and `waitTurn()` go over it and `events()`
+   * reads it. Resolves once the server accepted the hello (a refused one rejects with its `ApiError`).
+   */
+  async connect(): Promise<this> {
+    if (this.live?.open) {
+      this.held = true;
+      return this;
+    }
+    try {
+      await this.dial();
+    } catch (error) {
+      if (!(error instanceof SocketClosed)) throw error;
+      throw new TransportError("the match's WebSocket did not open", { cause: error });
+    }
+    this.held = true;
+    return this;
+  }
+
+  /** Close the held socket: moves go over REST again. */
+  close(): void {
+    this.held = false;
+    this.live?.close();
+    this.live = undefined;
+    this.seen = undefined;
+  }
+
+  /** Whether moves go over the socket now. */
+  get socketOpen(): boolean {
+    return this.live?.open ?? false;
+  }
+
+  /** A new socket, once the server accepted its hello. */
+  private async dial(): Promise<MatchSocket> {
+    const Ws = this.client.WebSocket;
+    if (!Ws) throw new Error("no WebSocket class: pass ClientOptions.WebSocket (Node 20: --experimental-websocket)");
+    this.seen ??= this.version;
+    const socket = new MatchSocket(this, Ws, this.seen, (version) => {
+      this.seen = Math.max(this.seen ?? 0, version);
+    });
+    this.live = socket;
+    try {
+      await socket.ready;
+    } catch (error) {
+      socket.close();
+      if (this.live === socket) this.live = undefined;
+      throw error;
+    }
+    this.transport = "ws";
+    return socket;
+  }
+
+  /** The socket a move goes over: the open one; one held by `connect()` that dropped is opened again; else none. */
+  private async socket(): Promise<MatchSocket | undefined> {
+    if (this.live?.open) return this.live;
+    if (!this.held) return undefined;
+    try {
+      return await this.dial();
+    } catch {
+      return undefined; // REST this time
+    }
+  }
+
+  /** A move over the socket, as `POST /moves` answers it; 503 and 429 replies are sent again (the same key). */
+  private async socketMove(socket: MatchSocket, body: { move: Move; version: number }, key: string,
+    wait: number): Promise<void> {
+    const message = { type: "move", id: key, ...body, idempotency_key: key, include: "legal_moves" };
+    const heard: EventsDoc["events"] = [];
+    const stop = socket.listen((doc) => heard.push(...doc.events));
+    try {
+      for (let i = 0; ; i++) {
+        const reply = await socket.request(message, this.client.timeoutMs);
+        if (reply.status >= 200 && reply.status < 300) {
+          this.update(reply.body as MatchDoc);
+          break;
+        }
+        const error = ApiError.of(reply.status, reply.body);
+        if (!(reply.status === 503 || reply.status === 429) || i >= this.client.retries) throw error;
+        const delay = backoff(i);
+        this.client.onRetry?.("move", error, delay);
+        await sleep(delay);
+      }
+      if (wait > 0) { // the seat's turn as the socket brings it, as a REST move with wait answers
+        const moved = this.version;
+        await socket.until(() => this.finished || this.myTurn, wait * 1000).catch(() => undefined);
+        this.doc.events = heard.filter((e) => e.version > moved);
+      }
+    } finally {
+      stop();
+    }
+  }
+
   private async *socketEvents(): AsyncGenerator<EventsDoc> {
     let failures = 0;
-    let everReady = false;
-    while (!this.finished) {
-      const socket = new MatchSocket(this, this.client.WebSocket as typeof WebSocket);
-      try {
-        for await (const msg of socket.messages()) {
-          if (msg.type === "ready") {
-            everReady = true;
-            failures = 0;
-            this.transport = "ws";
-          } else if (msg.type === "update") {
-            const doc = msg as unknown as EventsDoc & { type?: string };
-            delete doc.type;
+    let everOpen = false;
+    try {
+      while (!this.finished) {
+        try {
+          const socket = this.live?.open ? this.live : await this.dial();
+          everOpen = true;
+          failures = 0;
+          for await (const doc of socket.updates()) {
             this.update(doc);
             yield doc;
-          } else if (msg.type === "error") {
-            const code = msg.error?.code ?? "bad_message";
-            throw new ApiError(WS_ERROR_STATUS[code] ?? 400, code, msg.error?.message ?? "");
           }
+        } catch (error) {
+          if (!(error instanceof SocketClosed)) throw error;
+          if (!everOpen) throw new SocketUnavailable("the match's WebSocket did not open");
         }
-      } catch (error) {
-        if (!(error instanceof SocketClosed)) throw error;
-        if (!everReady) throw new SocketUnavailable("the match's WebSocket did not open");
-      } finally {
-        socket.close();
+        if (this.finished) return;
+        if (++failures > this.client.retries) throw new TransportError("the match's WebSocket dropped too often");
+        await sleep(backoff(failures));
       }
-      if (this.finished) return;
-      if (++failures > this.client.retries) throw new TransportError("the match's WebSocket dropped too often");
-      await sleep(backoff(failures));
+    } finally {
+      if (!this.held) this.close();
     }
   }
 }
 
+/** The socket closed (or a move's reply did not come in time): what a socket move hands to REST. */
 class SocketClosed extends Error {}
 class SocketUnavailable extends Error {}
 
-/** One WebSocket of a match: hello with the token and the last version seen, then messages until it closes. */
+/**
+ * One WebSocket of a match: hello with the token and the last version seen, then messages until it closes.
+ * Updates are folded into the match as they arrive and queued for `events()`; replies resolve their move.
+ */
 class MatchSocket {
+  readonly ready: Promise<void>;
   private readonly socket: WebSocket;
   private readonly queue: SocketMessage[] = [];
-  private wake?: () => void;
+  private readonly replies = new Map<string, { resolve: (reply: Reply) => void; reject: (error: Error) => void }>();
+  private readonly listeners = new Set<(doc: EventsDoc) => void>();
+  private wakers: (() => void)[] = [];
+  private accepted = false;
   private closed = false;
 
-  constructor(match: Match, Ws: typeof WebSocket) {
+  constructor(private readonly match: Match, Ws: typeof WebSocket, after: number,
+    private readonly onVersion: (version: number) => void) {
     const url = match.client.baseUrl.replace(/^http/, "ws") + `/v1/matches/${encodeURIComponent(match.id)}/ws`;
+    let accept: () => void = () => {};
+    let refuse: (error: Error) => void = () => {};
+    this.ready = new Promise<void>((resolve, reject) => { accept = resolve; refuse = reject; });
     this.socket = new Ws(url);
     this.socket.addEventListener("open", () => {
-      this.socket.send(JSON.stringify({ type: "hello", token: match.token ?? null, after: match.version,
+      this.socket.send(JSON.stringify({ type: "hello", token: match.token ?? null, after,
         ...(match.token ? { include: "legal_moves" } : {}) }));
     });
     this.socket.addEventListener("message", (event: MessageEvent) => {
-      this.queue.push(JSON.parse(String(event.data)) as SocketMessage);
-      this.wake?.();
+      const msg = JSON.parse(String(event.data)) as SocketMessage | Reply;
+      if (msg.type === "reply") {
+        const waiting = this.replies.get(String(msg.id));
+        this.replies.delete(String(msg.id));
+        waiting?.resolve(msg as Reply); // else a late reply to a move already sent over REST
+        return;
+      }
+      if (msg.type === "ready") {
+        this.accepted = true;
+        accept();
+      } else if (msg.type === "error" && !this.accepted) {
+        refuse(socketError(msg as SocketMessage));
+      } else if (msg.type === "update") {
+        const { type: _type, ...doc } = msg as SocketMessage;
+        this.match.update(doc as EventsDoc);
+        this.onVersion((doc as EventsDoc).version);
+        for (const listener of this.listeners) listener(doc as EventsDoc);
+      }
+      this.queue.push(msg as SocketMessage);
+      this.wake();
     });
     const end = () => {
       this.closed = true;
-      this.wake?.();
+      refuse(new SocketClosed("the match's WebSocket closed before its hello was answered"));
+      const lost = new SocketClosed("the socket closed before the reply");
+      for (const waiting of this.replies.values()) waiting.reject(lost);
+      this.replies.clear();
+      this.wake();
     };
     this.socket.addEventListener("close", end);
     this.socket.addEventListener("error", end);
   }
 
-  async *messages(): AsyncGenerator<SocketMessage> {
+  /** Accepted and not closed: moves may go over it. */
+  get open(): boolean {
+    return this.accepted && !this.closed;
+  }
+
+  private wake(): void {
+    const wakers = this.wakers;
+    this.wakers = [];
+    for (const waker of wakers) waker();
+  }
+
+  private next(timeoutMs?: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = timeoutMs === undefined ? undefined : setTimeout(resolve, timeoutMs);
+      this.wakers.push(() => { clearTimeout(timer); resolve(); });
+    });
+  }
+
+  /** Every update until the socket closes (an error message raises its `ApiError`). */
+  async *updates(): AsyncGenerator<EventsDoc> {
     for (;;) {
-      const next = this.queue.shift();
-      if (next) {
-        yield next;
-        continue;
+      const msg = this.queue.shift();
+      if (msg?.type === "update") {
+        const { type: _type, ...doc } = msg;
+        yield doc as EventsDoc;
+      } else if (msg?.type === "error") {
+        throw socketError(msg);
+      } else if (!msg) {
+        if (this.closed) throw new SocketClosed();
+        await this.next();
       }
-      if (this.closed) throw new SocketClosed();
-      await new Promise<void>((resolve) => { this.wake = resolve; });
-      this.wake = undefined;
     }
+  }
+
+  /** Call `listener` with every update from now on; returns what stops it. */
+  listen(listener: (doc: EventsDoc) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Resolves once `done()` holds (updates fold into the match as they come), or after `timeoutMs`. */
+  async until(done: () => boolean, timeoutMs?: number): Promise<void> {
+    const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
+    while (!done()) {
+      if (this.closed) throw new SocketClosed();
+      const left = deadline === undefined ? undefined : deadline - Date.now();
+      if (left !== undefined && left <= 0) return;
+      await this.next(left);
+    }
+  }
+
+  /** Send a message with an `id` and resolve with its reply; rejects with SocketClosed if the socket closes
+   * first or no reply comes within `timeoutMs`. */
+  request(message: { id: string }, timeoutMs: number): Promise<Reply> {
+    if (!this.open) return Promise.reject(new SocketClosed("the socket is closed"));
+    return new Promise<Reply>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.replies.delete(message.id);
+        reject(new SocketClosed(`no reply within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.replies.set(message.id, {
+        resolve: (reply) => { clearTimeout(timer); resolve(reply); },
+        reject: (error) => { clearTimeout(timer); reject(error); },
+      });
+      this.socket.send(JSON.stringify(message));
+    });
   }
 
   close(): void {
     if (this.socket.readyState <= 1) this.socket.close(1000);
   }
+}
+
+function socketError(msg: SocketMessage): ApiError {
+  const code = msg.error?.code ?? "bad_message";
+  return new ApiError(WS_ERROR_STATUS[code] ?? 400, code, msg.error?.message ?? "",
+    code === "too_many_waiters" ? 5 : undefined);
 }

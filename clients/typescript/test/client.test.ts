@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ApiError, MeepleClient } from "../src/index.js";
+import { ApiError, type ClientOptions, type Match, MeepleClient, type Move } from "../src/index.js";
 import { playVsBot } from "../examples/play-vs-bot.js";
 
 const url = process.env.MEEPLE_URL ?? "";
@@ -99,3 +99,204 @@ test("resign ends a two-seat match and rematch seats both again, the token once 
   assert.equal((await first.refresh()).status, "active");
   assert.deepEqual([first.seat, second.seat], [host.seat, guest.seat]);
 });
+
+// -- moves on the open socket -------------------------------------------------------------------------------------
+const VS_BOT = [{ kind: "human" as const }, { kind: "bot" as const, level: "easy" as const }];
+const HUMANS = [{ kind: "human" as const }, { kind: "human" as const }];
+const MOVE_ROUTES = { ws: "ws:move", rest: "/v1/matches/<match_id>/moves" };
+
+/** The moves the gateway itself answered so far, per door (its /metrics: what the server saw, not the SDK). */
+async function served(): Promise<{ ws: number; rest: number }> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const count = (route: string) => text.split("\n")
+    .filter((line) => line.startsWith("meeple_gateway_request_seconds_count{") && line.includes(`route="${route}"`))
+    .reduce((sum, line) => sum + Number(line.split(" ").pop()), 0);
+  return { ws: count(MOVE_ROUTES.ws), rest: count(MOVE_ROUTES.rest) };
+}
+
+async function servedSince(before: { ws: number; rest: number }): Promise<{ ws: number; rest: number }> {
+  const now = await served();
+  return { ws: now.ws - before.ws, rest: now.rest - before.rest };
+}
+
+/** A client whose HTTP moves (POST .../moves) and long-polls (GET .../events) are counted: the SDK's own HTTP
+ * layer, instrumented. */
+function counted(options: Partial<ClientOptions> = {}):
+  { api: MeepleClient; posts: () => number; polls: () => number } {
+  const api = new MeepleClient({ baseUrl: url, ...options });
+  let posts = 0;
+  let polls = 0;
+  api.api.use({ onRequest({ request }) {
+    const path = new URL(request.url).pathname;
+    if (request.method === "POST" && path.endsWith("/moves")) posts++;
+    if (request.method === "GET" && path.endsWith("/events")) polls++;
+    return undefined;
+  } });
+  return { api, posts: () => posts, polls: () => polls };
+}
+
+async function movesOf(api: MeepleClient, match: Match): Promise<number> {
+  const replay = await api.replay(match.id);
+  return replay.log.filter((e) => e.kind === "move" && e.seat === match.seat).length;
+}
+
+const first = (match: Match) => match.legalMoves[0] as Move;
+
+test("while the match's socket is open every move goes over it: no POST /moves, the gateway counts socket moves",
+  async () => {
+    const before = await served();
+    const { api, posts, polls } = counted();
+    const held = await api.createMatch({ game: "clash", players: 2, options: { match: "single" }, seats: VS_BOT });
+    await held.connect(); // moves and waitTurn over the socket from here
+    assert.ok(held.socketOpen);
+    while (!held.finished) {
+      await held.waitTurn();
+      if (held.myTurn) await held.move(first(held));
+    }
+    held.close();
+    assert.equal(polls(), 0); // waitTurn read the socket's updates
+    const read = await api.createMatch({ game: "clash", players: 2, options: { match: "single" }, seats: VS_BOT });
+    await read.connect();
+    while (read.myTurn) await read.move(first(read));
+    for await (const _update of read.events("ws")) { // the events loop reads the held socket; moves go over it too
+      while (read.myTurn) await read.move(first(read));
+    }
+    read.close();
+    assert.equal(read.status, "finished");
+    assert.equal(posts(), 0);
+    const moves = await movesOf(api, held) + await movesOf(api, read);
+    assert.ok(moves > 2);
+    assert.deepEqual(await servedSince(before), { ws: moves, rest: 0 });
+  });
+
+test("move(m, wait) over the open socket answers at the seat's next turn with the bot's moves, no HTTP request",
+  async () => {
+    const { api, posts } = counted();
+    const match = await api.createMatch({ game: "clash", players: 2, options: { match: "single" }, seats: VS_BOT });
+    await match.connect();
+    await match.waitTurn();
+    let botMoves = 0;
+    while (!match.finished) {
+      assert.ok(match.myTurn, "a move with wait answers only at the seat's turn or at the end");
+      await match.move(first(match), 30);
+      botMoves += (match.doc.events ?? []).filter((e) => e.kind === "move" && e.seat === 1).length;
+    }
+    match.close();
+    assert.ok(botMoves > 0);
+    assert.equal(posts(), 0);
+  });
+
+test("with no socket open a move goes over REST", async () => {
+  const before = await served();
+  const { api, posts, polls } = counted();
+  const match = await api.createMatch({ game: "clash", players: 2, options: { match: "single" }, seats: VS_BOT });
+  await match.connect();
+  match.close(); // held, then closed: REST again
+  assert.equal(match.socketOpen, false);
+  while (!match.finished) {
+    await match.waitTurn();
+    if (match.myTurn) await match.move(first(match));
+  }
+  const moves = await movesOf(api, match);
+  assert.ok(moves > 1);
+  assert.equal(posts(), moves);
+  assert.ok(polls() > 0); // waitTurn long-polled
+  assert.deepEqual(await servedSince(before), { ws: 0, rest: moves });
+});
+
+async function twoHumans(api: MeepleClient): Promise<Match> {
+  const host = await api.createMatch({ game: "clash", players: 2, options: { match: "single" }, seats: HUMANS });
+  const guest = await api.join(host.id);
+  await host.refresh();
+  return host.myTurn ? host : guest;
+}
+
+/** [class, status, code] of the error `move` gets from `match`, over its socket (`ws`) or over REST. */
+async function refusal(match: Match, move: Move, door: "ws" | "rest"): Promise<unknown[]> {
+  if (door === "ws") await match.connect();
+  try {
+    await match.move(move);
+  } catch (error) {
+    assert.ok(error instanceof ApiError);
+    return [error.constructor.name, error.status, error.code];
+  } finally {
+    match.close();
+  }
+  throw new Error(`${JSON.stringify(move)} was accepted over ${door}`);
+}
+
+test("a socket move is refused with the same typed errors as the REST move (400/422, 409 stale_version)", async () => {
+  const before = await served();
+  const api = new MeepleClient({ baseUrl: url });
+  const mover = await twoHumans(api);
+  const again = () => api.match(mover.id, mover.token);
+  const bogus = [await refusal(await again(), { type: "no-such-move" }, "rest"),
+    await refusal(await again(), { type: "no-such-move" }, "ws")];
+  assert.deepEqual(bogus[0], bogus[1]);
+  assert.ok([400, 422].includes(bogus[1]?.[1] as number));
+  const stale = await again(); // read before the move
+  await mover.move(first(mover));
+  assert.deepEqual(await refusal(stale, first(stale), "rest"), ["ApiError", 409, "stale_version"]);
+  // over the socket: two pictures of one seat move at once at the same version; the second is stale
+  const other = await twoHumans(api);
+  const [a, b] = [await api.match(other.id, other.token), await api.match(other.id, other.token)];
+  await a.connect();
+  await b.connect();
+  const raced = await Promise.allSettled([a.move(first(a)), b.move(first(b))]);
+  a.close();
+  b.close();
+  const lost = raced.find((r) => r.status === "rejected") as PromiseRejectedResult | undefined;
+  assert.ok(lost && raced.some((r) => r.status === "fulfilled"));
+  assert.ok(lost.reason instanceof ApiError);
+  assert.deepEqual([lost.reason.status, lost.reason.code], [409, "stale_version"]);
+  assert.deepEqual(await servedSince(before), { ws: 3, rest: 3 });
+});
+
+/** A real WebSocket that loses every reply after the first move it sends: a reply lost on the way. */
+class LosesReplies extends WebSocket {
+  protected cut = false;
+
+  override send(data: string | ArrayBufferLike | Blob | ArrayBufferView): void {
+    super.send(data);
+    if (!this.cut && String(data).includes('"type":"move"')) {
+      this.cut = true;
+      this.onCut();
+    }
+  }
+
+  protected onCut(): void {}
+
+  override addEventListener(type: string, listener: EventListenerOrEventListenerObject | null,
+    options?: unknown): void {
+    const pass = (event: Event) => {
+      if (type === "message" && this.cut && String((event as MessageEvent).data).includes('"type":"reply"')) return;
+      if (typeof listener === "function") listener.call(this, event);
+      else listener?.handleEvent(event);
+    };
+    super.addEventListener(type, pass, options as boolean | AddEventListenerOptions | undefined);
+  }
+}
+
+/** ... and then closes: a socket dropped mid-move. */
+class DropsMidMove extends LosesReplies {
+  protected override onCut(): void {
+    setTimeout(() => this.close(1000), 200); // the gateway applies the move; its reply is dropped
+  }
+}
+
+for (const [Ws, what] of [[DropsMidMove, "whose socket drops before its reply"],
+  [LosesReplies, "with no reply within timeoutMs"]] as const) {
+  test(`a move ${what} is sent again over REST with its key and applied once`, async () => {
+    const before = await served();
+    const { api, posts } = counted({ WebSocket: Ws as typeof WebSocket, timeoutMs: 1000 });
+    const mover = await twoHumans(api);
+    const version = mover.version;
+    await mover.connect();
+    await mover.move(first(mover)); // another key would be a 409 stale_version: the match had moved on
+    mover.close();
+    assert.equal(mover.version, version + 1);
+    assert.equal(posts(), 1);
+    assert.equal(await movesOf(api, mover), 1);
+    assert.deepEqual(await servedSince(before), { ws: 1, rest: 1 });
+  });
+}
