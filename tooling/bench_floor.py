@@ -530,7 +530,6 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
         return 0
-    print(f"{'request':<16} {'n':>5} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8}  CPU ms per request")
     print(f"{'request':<20} {'n':>5} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8}  CPU ms per request")
     for name in SERIES:
         if name in report:

@@ -537,6 +537,30 @@ def test_the_updates_a_socket_move_causes_on_its_own_gateway_are_pushed_without_
     assert pushed < 2 * moves  # its own read, and rarely a wake that raced it; it was three a move (one per push)
 
 
+def test_a_socket_move_refused_by_the_rate_limit_says_when_to_retry_as_rest_does(
+        start_node: Callable[..., Node]) -> None:
+    node = start_node(MEEPLE_RATE_LIMIT_PER_MINUTE="4")
+    match_id, tokens = new_match(node)
+    status = requests.get(f"{node.url}/v1/matches/{match_id}", timeout=10).json()
+    seat = status["to_act"][0]
+    client = WsClient(node, match_id)
+    client.send({"type": "hello", "token": tokens[seat]})
+    assert (client.next() or {})["type"] == "ready"
+    replies = []
+    for n in range(6):  # stale versions: refused (409) until the limit refuses them (429)
+        client.send({"type": "move", "id": n, "move": {"type": "pass"}, "version": status["version"] + 9})
+        doc = client.next()
+        assert doc is not None and doc["type"] == "reply"
+        replies.append(doc)
+    limited = [r for r in replies if r["status"] == 429]
+    assert limited and all(r["body"]["error"]["code"] == "rate_limited" for r in limited)
+    rest = requests.post(f"{node.url}/v1/matches/{match_id}/moves", headers=auth(tokens[seat]), timeout=10,
+                         json={"move": {"type": "pass"}, "version": status["version"] + 9})
+    assert rest.status_code == 429
+    assert 0 < limited[-1]["retry_after"] <= int(rest.headers["Retry-After"]) + 1
+    assert all("retry_after" not in r for r in replies if r["status"] != 429)
+
+
 def test_a_websocket_move_gets_the_rest_errors_and_idempotent_replays(start_node: Callable[..., Node]) -> None:
     node = start_node()
     match_id, tokens = new_match(node)

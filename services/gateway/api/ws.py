@@ -242,13 +242,15 @@ class WsSession(Stream):
             doc = moves.submit(self.core, self.who, self.match_id, body.move, body.version,
                                idempotency_key=given(options.idempotency_key),
                                include_legal=options.include == "legal_moves")
-            status, encoded = 200, answer_bytes(m.Match, doc)
+            status, encoded, wait = 200, answer_bytes(m.Match, doc), None
         except Exception as err:  # every failure becomes the reply's status and error body, as over HTTP
-            status, error, _ = answer_to(err)
-            encoded = dump(error)
+            status, error, headers = answer_to(err)
+            encoded, wait = dump(error), headers.get("Retry-After")
         self.gw.metrics.latency.labels("ws:move", "WS", str(status)).observe(time.perf_counter() - started)
-        self.send_json(write, dump({"type": "reply", "id": msg.get("id"), "status": status,
-                                    "body": m.fragment(encoded)}))
+        reply = {"type": "reply", "id": msg.get("id"), "status": status, "body": m.fragment(encoded)}
+        if wait is not None:  # what REST sends as the Retry-After header (a 429 or a 503)
+            reply["retry_after"] = int(wait)
+        self.send_json(write, dump(reply))
         return True
 
     def push(self, write: Write) -> bool:
