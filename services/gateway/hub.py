@@ -3,7 +3,7 @@
 A *waiter* is a long-poll, an SSE stream, a WebSocket or a matchmaking long-poll that waits for a Redis
 stream (a match's ``match:{id}:events``, a ticket's ``mm:ticket:{t}:events``) to pass a known entry.
 It holds no thread and no Redis connection of its own: it is an entry in :class:`Hub`. Every stream write
-also ``PUBLISH``es ``<key> <version> <wake>`` on :data:`~.store.EVENTS_CHANNEL` (in the match script, and
+also ``PUBLISH``es ``<key> <version> <wake>`` on the events channel (in the match script, and
 after a ticket's XADD), and one :class:`Subscriber` thread per process listens on its own connection (never
 the request pool, so waiters cannot starve moves). For each message it wakes exactly the waiters of that key
 whose condition holds (``until=turn`` waiters look at the ``wake`` field: no wake-up for other seats' turns).
@@ -39,8 +39,8 @@ from typing import Any
 import redis
 
 from services import redisconn
+from services.core import events
 from services.core.errors import DomainError, Kind
-from services.core.store import EVENTS_CHANNEL, parse_wake, your_turn_or_over
 
 log = logging.getLogger("meeple.gateway.hub")
 
@@ -74,7 +74,7 @@ class Waiter:
     def wants(self, version: int, wake: bytes | None) -> bool:
         if version <= self.after:
             return False
-        return self.seat is None or wake is None or your_turn_or_over(*parse_wake(wake), self.seat)
+        return self.seat is None or wake is None or events.wakes_seat(wake, self.seat)
 
 
 @dataclass(eq=False)
@@ -90,13 +90,8 @@ class Slot:
         self.hub._release(self)
 
 
-def _after(after: int) -> str:
-    """The ``XREVRANGE`` lower bound of the entries past version ``after`` (entry ids are ``<version>-1``)."""
-    return f"({after}-1" if after >= 0 else "-"
-
-
 class Subscriber(threading.Thread):
-    """The process's reader: one subscription to :data:`EVENTS_CHANNEL` (on a cluster: on one node, the next
+    """The process's reader: one subscription to the events channel (on a cluster: on one node, the next
     one when it is lost), feeding every message to the hub."""
 
     def __init__(self, hub: Hub) -> None:
@@ -136,7 +131,7 @@ class Subscriber(threading.Thread):
         client = self.connect()
         pubsub = client.pubsub()
         try:
-            pubsub.subscribe(EVENTS_CHANNEL)
+            events.subscribe(pubsub)
             held: collections.deque[tuple[float, bytes]] = collections.deque()
             while not self.hub.stopped:
                 wait = 1.0 if not held else max(0.0, held[0][0] - time.monotonic())
@@ -187,7 +182,7 @@ class Checker(threading.Thread):
             try:
                 pipe = self.client.pipeline(transaction=False)
                 for key, after in batch.items():
-                    pipe.xrevrange(key, "+", _after(after), count=COUNT)
+                    events.read_after(pipe, key, after, COUNT)
                 replies = pipe.execute()
             except redisconn.FAILURES as err:  # failing over, or no node answers: again shortly, for keys watched
                 log.warning("event check: %s; retrying", err)
@@ -346,14 +341,12 @@ class Hub:
                 del self.recent[key]
 
     def _published(self, data: bytes) -> None:
-        """A message on :data:`EVENTS_CHANNEL` (``<key> <version> <wake>``): dispatched as its stream entry."""
-        try:
-            key, version, wake = data.split(b" ", 2)
-            int(version)
-        except ValueError:
+        """A message on the events channel (``<key> <version> <wake>``): dispatched as its stream entry."""
+        announced = events.published_entry(data)
+        if announced is None:
             log.warning("event channel: unexpected message %r", data[:200])
             return
-        self._dispatch([(key, [(version + b"-1", {b"wake": wake} if wake else {})])])
+        self._dispatch([announced])
 
     def _subscribed(self) -> None:
         """A (re-)subscription: read every watched stream once, and each new waiter's for a few seconds."""

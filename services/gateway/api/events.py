@@ -20,10 +20,11 @@ from services.contract import models as m
 from services.contract.limits import HEARTBEAT_S
 from services.contract.validation import answer as answer_bytes
 from services.core.access import Action, Caller, MatchAccess
+from services.core.events import match_topic, waiter_of, your_turn_or_over
 from services.core.matches import Opened, open_match
 from services.core.reads import SPECTATOR, events_since
 from services.core.service import Core
-from services.core.store import Match, events_key, hash_token, your_turn_or_over
+from services.core.store import Match
 
 from ..context import caller, core, gateway
 from ..hub import Hub, Slot
@@ -41,7 +42,7 @@ def next_beat() -> float:
 
 def waiter_ident(who: Caller) -> str:
     """Whose waiters these are, for the per-client cap: the seat token (hashed), or the address without one."""
-    return f"t:{hash_token(who.token)[:20]}" if who.token else f"ip:{who.address}"
+    return waiter_of(who)
 
 
 @bp.get("/v1/matches/<match_id>/events")
@@ -71,7 +72,7 @@ def long_poll(match_id: str) -> Response:
     if not ready and remaining > 0.01:
         # until=turn sleeps through versions it has seen that were not the caller's turn
         since = max(after, match.version) if turn_of is not None else after
-        if wait_or_park(gw.hub, None, "poll", waiter_ident(who), events_key(match_id), since, turn_of,
+        if wait_or_park(gw.hub, None, "poll", waiter_ident(who), match_topic(match_id), since, turn_of,
                         time.monotonic() + remaining, {"after": after}):
             return Response(status=204)  # never sent: the worker holds the connection until a wake-up
         current = opened(after, False)
@@ -96,7 +97,7 @@ class SseStream(Stream):
         return min(self.beat, self.end)
 
     def arm(self, wake: Any) -> None:
-        self.watch(events_key(self.match.id), self.after, wake)
+        self.watch(match_topic(self.match.id), self.after, wake)
 
     def first(self) -> str:
         """What the response starts with: the reconnect delay, and the update if the match is past ``after``."""
@@ -191,7 +192,7 @@ def stream(match_id: str) -> Response:
             keep = True
             while keep:
                 timer = sse.timer() or time.monotonic()
-                woken = gw.hub.wait(events_key(match_id), sse.after, timer - time.monotonic())
+                woken = gw.hub.wait(match_topic(match_id), sse.after, timer - time.monotonic())
                 text, keep = sse.step(woken)
                 if text:
                     yield text

@@ -14,7 +14,7 @@ from flask import Blueprint, Response
 from services.contract import models as m
 from services.core import matches, moves
 from services.core.errors import DomainError
-from services.core.store import events_key
+from services.core.events import match_topic
 
 from ..context import caller, core, gateway
 from ..parking import resumed, wait_or_park
@@ -70,7 +70,7 @@ def submit_move(match_id: str) -> Response:
         if moves.must_act_or_over(doc) or again.remaining() <= 0.01:
             return answer(doc)
     try:
-        parked = wait_or_park(gateway().hub, None, "poll", waiter_ident(who), events_key(match_id), doc["version"],
+        parked = wait_or_park(gateway().hub, None, "poll", waiter_ident(who), match_topic(match_id), doc["version"],
                               seat, deadline, {"moved": moved})
     except DomainError as refused:
         if again is None and refused.code == "too_many_waiters":

@@ -37,9 +37,10 @@ from services.contract.validation import dump, parse_value
 from services.core import limits, moves
 from services.core.access import Action, Caller, MatchAccess
 from services.core.errors import DomainError, Kind
+from services.core.events import match_topic
 from services.core.matches import open_match
 from services.core.reads import SPECTATOR, events_since
-from services.core.store import Match, events_key
+from services.core.store import Match
 
 from ..context import Gateway, caller, core, gateway
 from ..errors import answer_to
@@ -122,7 +123,7 @@ class WsSession(Stream):
 
     def arm(self, wake: Any) -> None:
         if self.ready:
-            self.watch(events_key(self.match_id), self.after, wake)
+            self.watch(match_topic(self.match_id), self.after, wake)
 
     # -- sending ------------------------------------------------------------------------------------------
     def send(self, write: Write, doc: dict[str, Any]) -> None:
