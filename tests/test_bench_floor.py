@@ -17,11 +17,17 @@ def test_bench_floor_times_moves_the_bare_route_and_the_io_floor_and_stops_what_
         capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "floor", "--json", "--moves", "6", "--warmup", "2"]) == 0
     report = orjson.loads(capsys.readouterr().out)
-    for kind in ("bare", "floor_io", "move"):
+    for kind in ("bare", "floor_io", "move", "socket_move"):
         figures = report[kind]
         assert figures["requests"] == 6
         assert 0 < figures["p50_ms"] <= figures["p95_ms"]
     assert set(report["move"]["cpu_ms"]) == set(report["floor_io"]["cpu_ms"]) == {"gateway", "rules", "redis"}
+    assert set(report["socket_move"]["cpu_ms"]) == {"gateway", "rules", "redis"}
+    assert report["socket_move"]["cpu_ms_total"] == pytest.approx(sum(report["socket_move"]["cpu_ms"].values()),
+                                                                   abs=0.01)
+    assert report["socket_move"]["p50_ms_by_game"]  # played over the sockets, every seat on its own
+    assert report["ratio_socket_move_to_move_p50"] == round(
+        report["socket_move"]["p50_ms"] / report["move"]["p50_ms"], 3)
     assert set(report["bare"]["cpu_ms"]) == {"gateway"}
     assert report["ratio_move_to_bare_p50"] == round(report["move"]["p50_ms"] / report["bare"]["p50_ms"], 3)
     assert report["ratio_floor_io_to_bare_p50"] == round(report["floor_io"]["p50_ms"] / report["bare"]["p50_ms"], 3)
@@ -29,3 +35,22 @@ def test_bench_floor_times_moves_the_bare_route_and_the_io_floor_and_stops_what_
     assert report["move"]["p50_ms_by_game"]  # real matches of real games were played
     assert len(report["started_pids"]) == 6  # redis, rules, two gunicorn masters and their workers
     assert not [pid for pid in report["started_pids"] if alive(pid)]
+
+
+def test_bench_peers_sets_boardgameio_beside_our_moves_with_the_issues_ratios(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The peer harness (node) and our moves in one run: the figures are there and each ratio is its figures'."""
+    from tooling.bench_peers import PEER_DIR
+
+    if not (PEER_DIR / "run.js").exists():
+        pytest.skip(f"no peer harness at {PEER_DIR}")
+    assert main(["bench", "peers", "--json", "--rounds", "1", "--duration", "1", "--moves", "4"]) == 0
+    report = orjson.loads(capsys.readouterr().out)
+    (only,) = report["rounds"]
+    tricks, ours = only["boardgameio"]["tricks"], only["meeple"]
+    assert tricks["moves"] > 0 and tricks["server_cpu_ms_per_move"] > 0
+    assert only["ratios"]["socket_cpu_over_peer"] == round(
+        ours["socket_move"]["cpu_ms_total"] / tricks["server_cpu_ms_per_move"], 2)
+    assert only["ratios"]["rest_p50_over_floor_io"] == round(ours["move"]["p50_ms"] / ours["floor_io"]["p50_ms"], 2)
+    assert set(report["targets"]) == {"socket_cpu_over_peer", "socket_p50_over_peer", "rest_p50_over_floor_io"}
+    assert not [pid for pid in ours["started_pids"] if alive(pid)]

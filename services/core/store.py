@@ -74,7 +74,7 @@ ROOM_CHECK_EVERY_S = 1.0
 #: How often the store looks again whether a match's primary has a replica to ``WAIT`` for.
 REPLICA_CHECK_S = 5.0
 #: Matches whose last update this process committed, kept with what a push reads (see :meth:`MatchStore.load_next`).
-RECENT_MATCHES = 512
+RECENT_MATCHES = 256
 
 #: KEYS[8], when given, is the match's webhook outbox and the last ARGV the record to append to it.
 _CAS = """
