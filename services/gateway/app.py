@@ -14,6 +14,7 @@ from services.core.service import Core
 from services.core.webhooks import allowed_networks
 
 from .api import backends, clients, events, games, leaderboards, matches, matchmaking, ops, seats, tournaments, ws
+from .api.common import policy_refusal
 from .context import Gateway
 from .errors import register_error_handlers
 from .hub import Hub
@@ -44,7 +45,7 @@ def create_app(config: Config | None = None) -> Flask:
         core=the_core, metrics=metrics,
         hub=Hub(config.redis_url, config.waiters_max, config.waiters_per_client, metrics),
     )
-    register_error_handlers(app)
+    register_error_handlers(app, policy_refusal)
     for blueprint in (games.bp, matches.bp, seats.bp, events.bp, ws.bp, matchmaking.bp, backends.bp, leaderboards.bp,
                       tournaments.bp, ops.bp):
         app.register_blueprint(blueprint)
