@@ -21,6 +21,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -33,6 +34,8 @@ from services import redisconn
 from services.bots.worker import Worker
 from services.core import quotas, ratings, skill, tenants
 from services.core.config import Config
+from services.core.tournaments.matches import TournamentMatches
+from services.core.tournaments.runner import TournamentRunner
 from services.stack import ROOT
 from services.timekeeper.keeper import Timekeeper
 from services.webhooks.worker import WebhookWorker
@@ -82,13 +85,11 @@ class Site:
         assert reply.status_code == 200, reply.text
         return dict(reply.json())
 
-    def token(self, match_id: str, player: str) -> str | None:
-        """The player's seat token: the backend takes the seat kept for them with its key, once. None while the
-        match is not made yet (a table's id is named when its round is paired; the runner then makes it)."""
+    def token(self, match_id: str, player: str) -> str:
+        """The player's seat token: the backend takes the seat kept for them with its key, once (a table is shown
+        only once its match is made: the join never answers 404)."""
         if (match_id, player) not in self.tokens:
             joined = self.api.post(f"/v1/matches/{match_id}/join", headers=self.headers, json={"player": player})
-            if joined.status_code == 404 and joined.json()["error"]["code"] == "match_not_found":
-                return None
             assert joined.status_code == 200, joined.text
             self.tokens[(match_id, player)] = joined.json()["token"]
         return self.tokens[(match_id, player)]
@@ -97,8 +98,6 @@ class Site:
         """One move of ``player`` in their match if they have a decision (a random legal one); whether they did.
         A seat a bot took over is reclaimed first (it never is here: the clocks only run out when moved)."""
         token = self.token(match_id, player)
-        if token is None:
-            return False
         status = self.api.get(f"/v1/matches/{match_id}?include=legal_moves", token).json()
         seat = status["you"]
         if status["status"] != "active" or seat not in status["to_act"] or not status["legal_moves"]:
@@ -291,6 +290,77 @@ def test_a_swiss_of_nine_runs_three_rounds_with_a_bot_in_the_bye_and_a_no_show_t
     assert site.api.get(f"/v1/players/{ranked_player}/ratings", headers=rival).json()["ratings"] == {}
 
 
+class JoinEveryTableShown(TournamentMatches):
+    """The match core as a runner uses it, looking first at the tournament as a backend does: before each match the
+    runner makes (the moment a table whose match is not made yet could be shown), every table the tournament shows
+    is joined by its players with the tenant's key, as the guide says to."""
+
+    def __init__(self, core: Any, site: Site, tournament_id: str) -> None:
+        super().__init__(core)
+        self.site, self.tournament_id, self.made = site, tournament_id, 0
+
+    def create_match(self, spec: Any) -> str:
+        join_every_table_shown(self.site, self.tournament_id)
+        self.made += 1
+        return super().create_match(spec)
+
+
+def join_every_table_shown(site: Site, tournament_id: str, join: bool = True) -> int:
+    """Join every human seat of every table the tournament shows (and its players' own views show), or (``join``
+    False: a seat is joined once) read its match; how many tables."""
+    tables = site.view(tournament_id)["tables"]
+    for table in tables:
+        read = site.api.get(f"/v1/matches/{table['match_id']}", headers=site.headers)
+        assert read.status_code == 200, read.text
+        for seat in table["seats"]:
+            if "player" in seat:
+                mine = site.api.get(f"/v1/tournaments/{tournament_id}/players/{seat['player']}", headers=site.headers)
+                assert mine.json()["table"]["match_id"] == table["match_id"], mine.text
+                if join:
+                    assert site.token(table["match_id"], seat["player"])  # 200, never 404 match_not_found
+    return len(tables)
+
+
+@pytest.mark.parametrize("fmt", [{"kind": "swiss", "rounds": 2, "round_s": 3600},
+                                 {"kind": "arena", "duration_s": 600, "grace_s": 0, "bot_after_s": 60}],
+                         ids=["swiss", "arena"])
+def test_a_table_is_shown_only_once_its_match_can_be_joined(gateway: GatewayServer, own_redis_url: str,
+                                                              rules: RulesProcess, fmt: dict[str, Any]) -> None:
+    """Issue 49: as soon as a tournament showed a running table, joining its match could answer 404
+    ``match_not_found`` (a round was saved with its tables, then their matches made): a backend that did not retry
+    left its player a no-show. Now a table is shown (the tournament, the player's view, ``round.started``) once its
+    match is made: looked at before every match the runner makes, and by backends polling meanwhile."""
+    site = Site(Api(gateway.url), new_key(own_redis_url, "acme")["key"], own_redis_url)
+    keeper = keeper_of(own_redis_url, rules)
+    tid = site.create(format=fmt)["id"]
+    players = [f"p{i}" for i in range(12)]
+    site.register(tid, players)
+    prober = JoinEveryTableShown(keeper.core, site, tid)
+    keeper.tournaments = TournamentRunner(keeper.redis, prober, lease_s=5)
+    stop, failures = threading.Event(), []
+
+    def backend() -> None:  # another backend process, polling the tournament while its round is made
+        other = Site(Api(gateway.url), site.key, own_redis_url)
+        try:
+            while not stop.is_set():
+                join_every_table_shown(other, tid, join=False)
+        except AssertionError as failed:
+            failures.append(failed)
+
+    pollers = [threading.Thread(target=backend) for _ in range(2)]
+    for poller in pollers:
+        poller.start()
+    try:
+        keeper.run_once()
+    finally:
+        stop.set()
+        for poller in pollers:
+            poller.join(60)
+    assert not failures, failures[0]
+    assert join_every_table_shown(site, tid) == 6  # the round (the wave) is made: 12 players, 2 a table
+    assert prober.made == 6  # it looked before each of them
+
+
 def test_a_tournament_holds_its_tables_quota_so_a_round_is_made_whole(gateway: GatewayServer, own_redis_url: str,
                                                                          rules: RulesProcess) -> None:
     """Found probing as a backend near its quota: a round's second table was refused by the tenant's `matches`
@@ -320,7 +390,7 @@ def test_a_tournament_holds_its_tables_quota_so_a_round_is_made_whole(gateway: G
     assert len(view["tables"]) == 2
     for table in view["tables"]:  # each table is a real match its players can join
         assert site.api.get(f"/v1/matches/{table['match_id']}", headers=site.headers).status_code == 200
-        assert site.token(table["match_id"], table["seats"][0]["player"]) is not None
+        assert site.token(table["match_id"], table["seats"][0]["player"])
     assert own_match() == 429  # still full: the tournament's room is its own
     assert site.api.post(f"/v1/tournaments/{tid}/cancel", headers=site.headers, json={}).status_code == 200
     assert own_match() == 201  # the cancel gave the room back

@@ -184,6 +184,12 @@ def tables(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [t for r in doc["rounds"] for t in r["tables"]]
 
 
+def published(table: Mapping[str, Any]) -> bool:
+    """Whether the table is shown (the tournament's reads, ``round.started``): once its match is made, so a
+    backend that joins a table it is shown never gets 404 (a round is paired, saved, then its matches made)."""
+    return has_match(table)
+
+
 def standings(doc: Mapping[str, Any], players: Mapping[str, Mapping[str, Any]]) -> list[scoring.Standing]:
     absent = [p for p in players if p not in active(doc, players) and not players[p].get("withdrawn")]
     return scoring.standings(doc["format"]["kind"], players, tables(doc), doc["ratings"], absent)
@@ -424,8 +430,8 @@ def with_aborted(doc: Mapping[str, Any], keys: set[str]) -> dict[str, Any]:
 
 def view(doc: Mapping[str, Any], players: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The tournament as ``GET /v1/tournaments/{id}`` shows it: settings, state, the current round (Swiss; an
-    arena's: its latest wave) and ``tables`` (Swiss: the current round's; arena: every table still playing),
-    and the standings."""
+    arena's: its latest wave) and ``tables`` (Swiss: the current round's; arena: every table still playing; a
+    table once its match is made: :func:`published`), and the standings."""
     current = doc["rounds"][-1] if doc["rounds"] else None
     keys = ("id", "name", "game", "players_per_table", "options", "clock", "takeover_level", "rated", "starts_at",
             "max_players", "format", "status", "created_at", "started_at", "ended_at", "reason")
@@ -433,6 +439,7 @@ def view(doc: Mapping[str, Any], players: Mapping[str, Mapping[str, Any]]) -> di
         shown = current["tables"] if current else []
     else:
         shown = [t for t in tables(doc) if not t.get("result")]
+    shown = [t for t in shown if published(t)]
     return {**{k: doc[k] for k in keys}, "registered": len(players),
             "rounds_played": sum(1 for r in doc["rounds"] if r["finished_at"] is not None),
             "round": None if current is None else {k: current[k] for k in ("n", "started_at", "deadline",
@@ -446,5 +453,6 @@ def player_view(doc: Mapping[str, Any], players: Mapping[str, Mapping[str, Any]]
     if player not in players:
         raise TournamentError(Kind.NOT_FOUND, "player_not_registered", f"{player!r} is not registered")
     row = next(s for s in standings(doc, players) if s.player == player)
-    playing = [t for t in tables(doc) if not t.get("result") and any(s.get("player") == player for s in t["seats"])]
+    playing = [t for t in tables(doc) if not t.get("result") and published(t)
+               and any(s.get("player") == player for s in t["seats"])]
     return {"standing": row.public(), "table": _public_table(playing[-1]) if playing else None}
