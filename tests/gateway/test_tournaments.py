@@ -34,11 +34,13 @@ from services import redisconn
 from services.bots.worker import Worker
 from services.core import quotas, ratings, skill, tenants
 from services.core.config import Config
+from services.core.tournaments import machine, store
 from services.core.tournaments.matches import TournamentMatches
 from services.core.tournaments.runner import TournamentRunner
 from services.stack import ROOT
 from services.timekeeper.keeper import Timekeeper
 from services.webhooks.worker import WebhookWorker
+from tests.core.test_tournament_logic import repeats_before_due
 
 from .conftest import Api, GatewayServer, RulesProcess, bot_worker_thread, gunicorn_gateway, start_gateway
 from .test_backends import as_key, new_key
@@ -483,6 +485,43 @@ def test_an_arena_pairs_waves_during_its_window_and_ends_the_tables_still_playin
         match = site.api.get(f"/v1/matches/{match_id}", headers=site.headers).json()
         assert match["status"] == "finished" and match["outcome"]["ended_by"] == "aborted", match
         assert match["outcome"]["ratings"] is None
+
+
+def test_an_arena_run_by_two_timekeepers_pairs_no_table_straight_back(
+        gateway: GatewayServer, own_redis_url: str, rules: RulesProcess, bots: Worker) -> None:
+    """Issue 49's arena (4 players, ``bot_after_s`` 4): the pair that finished first was paired again at once while
+    the other table still played. Here two timekeepers drive it at once (time moved on half a second a pass), one
+    table's players answer slowly so tables finish at different times, and every table the arena made is held to
+    the guide's rule: a repeat only once another table finished since, or after ``REPEAT_WAIT_S``."""
+    site = Site(Api(gateway.url), new_key(own_redis_url, "acme")["key"], own_redis_url)
+    keepers = [keeper_of(own_redis_url, rules) for _ in range(2)]
+    tid = site.create(format={"kind": "arena", "duration_s": 600, "grace_s": 20, "bot_after_s": 4})["id"]
+    site.register(tid, ["ar1", "ar2", "ar3", "ar4"])
+    offset, slow = [0.0], "ar4"
+
+    def drive() -> None:
+        offset[0] += 0.5
+        at = time.time() + offset[0]
+        both = [threading.Thread(target=k.run_once, kwargs={"now": at}) for k in keepers]
+        for thread in both:
+            thread.start()
+        for thread in both:
+            thread.join(60)
+
+    for tick in range(400):
+        drive()
+        view = site.view(tid)
+        for table in view["tables"]:
+            for seat in table["seats"]:
+                player = seat.get("player")
+                if player is not None and (player != slow or tick % 6 == 0):
+                    site.play(table["match_id"], player)
+        made = machine.tables(store.load(redisconn.connect(own_redis_url), tid)[1])  # type: ignore[index]
+        if sum(1 for t in made if t.get("result")) >= 12:
+            break
+    doc = store.load(redisconn.connect(own_redis_url), tid)[1]  # type: ignore[index]
+    assert sum(1 for t in machine.tables(doc) if t.get("result")) >= 12
+    assert repeats_before_due(doc) == []
 
 
 def test_a_timekeeper_killed_mid_round_loses_nothing(

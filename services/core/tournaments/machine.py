@@ -19,6 +19,11 @@ not absent) is paired in waves (each wave is a "round" of the document); a playe
 pool as soon as their match ends. No pairing after the window; matches still running then count when they
 finish, until ``grace_s`` after the window, when they are scored as draws and ended.
 
+**No straight repeat.** Two players who sat at one table are not seated together again straight away: the
+repeat waits until it is *due*, when another table (one neither of them sat at) has finished since both were
+freed, or when both have waited ``REPEAT_WAIT_S``. Until then they are held apart (:mod:`.pairing`): each may be
+paired with anyone else, or with bots once they waited ``bot_after_s``. A due repeat is still the last choice.
+
 **Players.** Registering (again) puts a player in; unregistering before the start takes them out, after it
 withdraws them (they keep their points, and are not paired again). A no-show (see :mod:`.scoring`) is marked
 absent at the time the table was scored and is not paired again until they register again.
@@ -48,6 +53,8 @@ from .port import MatchResult, MatchSpec, SeatSpec
 POLL_S = 15.0
 #: How often an arena pairs its waiting players.
 ARENA_WAVE_S = 5.0
+#: How long two players of one arena table wait, at most, before they may be paired together again.
+REPEAT_WAIT_S = 10.0
 MAX_PLAYERS = 1024
 MAX_ROUNDS = 50
 SEATS = (2, 6)
@@ -261,15 +268,36 @@ def _history(doc: Mapping[str, Any], arena: bool) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _entrants(doc: dict[str, Any], names: list[str], ratings_of: RatingsOf, arena: bool) -> list[pairing.Entrant]:
+def _entrants(doc: dict[str, Any], names: list[str], ratings_of: RatingsOf, arena: bool,
+              since: Mapping[str, float] | None = None, now: float = 0.0) -> list[pairing.Entrant]:
+    """The players to pair, with their history; an arena's (``since``: when each waiting player was freed) with
+    the opponents each is held apart from now (:func:`_held`)."""
     rates = ratings_of(names)
     history = _history(doc, arena)
     out = []
     for name in names:
         h = history.get(name, {"score": 0.0, "met": {}, "byes": 0, "firsts": 0})
         doc["ratings"][name] = float(rates.get(name, 25.0))
-        out.append(pairing.Entrant(name, h["score"], doc["ratings"][name], h["met"], h["byes"], h["firsts"]))
+        held = _held(doc, name, h["met"], since, now) if since is not None else frozenset()
+        out.append(pairing.Entrant(name, h["score"], doc["ratings"][name], h["met"], h["byes"], h["firsts"], held))
     return out
+
+
+def _held(doc: Mapping[str, Any], player: str, last: Mapping[str, int], since: Mapping[str, float],
+          now: float) -> frozenset[str]:
+    """The waiting opponents of ``player``'s last table whose repeat is not due yet: neither another table finished
+    since both were freed, nor have both waited ``REPEAT_WAIT_S``."""
+    held = set()
+    for other in last:
+        if other not in since:
+            continue  # not waiting: nothing to hold
+        freed = max(since[player], since[other])
+        waited = now - freed >= REPEAT_WAIT_S
+        moved_on = any(t.get("result") and float(t.get("finished_at") or 0.0) >= freed
+                       and not {player, other} & {s.get("player") for s in t["seats"]} for t in tables(doc))
+        if not (waited or moved_on):
+            held.add(other)
+    return frozenset(held)
 
 
 def _open_round(doc: dict[str, Any], plan: list[pairing.Table], ladder: Mapping[str, Mapping[str, Any]],
@@ -362,8 +390,9 @@ def _arena(doc: dict[str, Any], players: Mapping[str, Mapping[str, Any]], result
     if waiting:
         since = {p: doc["free_since"].get(p, max(doc["started_at"], float(players[p].get("registered_at", 0.0))))
                  for p in waiting}
-        plan = pairing.arena(_entrants(doc, waiting, ratings_of, arena=True), doc["players_per_table"], ladder,
-                             {p: now - t for p, t in since.items()}, fmt["bot_after_s"])
+        plan = pairing.arena(_entrants(doc, waiting, ratings_of, arena=True, since=since, now=now),
+                             doc["players_per_table"], ladder, {p: now - t for p, t in since.items()},
+                             fmt["bot_after_s"])
         if plan:
             _open_round(doc, plan, ladder, now, None, out)
             _close_rounds(doc, players, now, out)
