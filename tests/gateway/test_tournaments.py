@@ -170,7 +170,7 @@ def deliver_until(redis_url: str, receiver: Receiver, done: Callable[[dict[str, 
         if done(receiver.delivered()):
             break
         time.sleep(0.05)
-    return sorted(receiver.delivered().values(), key=lambda d: int(d["body"]["id"].split("-")[0].split(":")[1]))
+    return sorted(receiver.delivered().values(), key=lambda d: int(d["body"]["id"].split(":")[1]))
 
 
 @pytest.fixture()
@@ -257,6 +257,9 @@ def test_a_swiss_of_nine_runs_three_rounds_with_a_bot_in_the_bye_and_a_no_show_t
     assert [d["event"] for d in got] == ["tournament.started", "round.started", "round.finished", "round.started",
                                          "round.finished", "round.started", "round.finished", "tournament.finished"]
     assert {d["body"]["data"]["tournament_id"] for d in got} == {tid}
+    # event ids as the guide says: <tournament>:<n>, in order; the delivery (one a hook) adds the hook's id
+    assert [d["body"]["id"] for d in got] == [f"{tid}:{n}" for n in range(1, 9)]
+    assert [d["id"] for d in got] == [f"{tid}:{n}-{hook['id']}" for n in range(1, 9)]
     assert got[-1]["body"]["data"]["standings"] == final["standings"]
     assert [t["match_id"] for t in got[1]["body"]["data"]["tables"]] == [t["match_id"] for t in first["tables"]]
 
