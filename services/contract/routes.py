@@ -299,8 +299,9 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/healthz", "healthz", "ops.healthz", "operations", "Liveness", m.Health, answer="alive"),
     Route("GET", "/readyz", "readyz", "ops.readyz", "operations", "Readiness (Redis and rules service)", m.Ready,
           answer="ready", errors=(503,)),
-    Route("GET", "/metrics", "metrics", "ops.metrics", "operations", "Prometheus metrics", None,
-          answer="the Prometheus text format", media="text/plain"),
+    Route("GET", "/metrics", "metrics", "ops.metrics", "operations", "Prometheus metrics, without any series that "
+          "names a tenant; 404 when the gateway serves its metrics on a port of their own (MEEPLE_METRICS_PORT, "
+          "the deploy setting)", None, answer="the Prometheus text format", media="text/plain", errors=(404,)),
     Route("GET", "/v1/openapi.json", "openapi", "ops.openapi", "operations", "This document", None,
           answer="OpenAPI 3.1", media="application/json"),
     Route("GET", "/docs", "docs", "play.docs", "operations", "Interactive docs: Swagger UI, served locally", None,

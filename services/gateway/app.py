@@ -19,7 +19,7 @@ from .context import Gateway
 from .errors import register_error_handlers
 from .hub import Hub
 from .jsonio import OrjsonProvider
-from .metrics import GatewayMetrics, check_multiprocess
+from .metrics import GatewayMetrics, check_multiprocess, multiprocess_enabled, serve_metrics
 
 log = logging.getLogger("meeple.gateway")
 
@@ -41,6 +41,8 @@ def create_app(config: Config | None = None) -> Flask:
     the_core = Core.connect(config, metrics.registry, socket_timeout=config.long_poll_max_s + 5,
                             socket_connect_timeout=2, health_check_interval=30)
     metrics.registry.register(MatchStatsCollector(the_core.redis))
+    if config.metrics_port and not multiprocess_enabled():  # (gunicorn's master serves the workers' sum: its conf)
+        metrics.server = serve_metrics(config.metrics_port, metrics.registry)
     app.extensions["meeple"] = Gateway(
         core=the_core, metrics=metrics,
         hub=Hub(config.redis_url, config.waiters_max, config.waiters_per_client, metrics),

@@ -672,7 +672,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics */
+        /** Prometheus metrics, without any series that names a tenant; 404 when the gateway serves its metrics on a port of their own (MEEPLE_METRICS_PORT, the deploy setting) */
         get: operations["metrics"];
         put?: never;
         post?: never;
@@ -1538,7 +1538,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
+        /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); with anonymous access off, a read of a match or a ticket without any credential; `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining or queueing without one, or reading a ticket with only a seat token, when anonymous access is off). */
         Error401: {
             headers: {
                 /** @description Bearer */
@@ -1558,7 +1558,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+        /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}, a leaderboard's or a season's {game}); `not_found`: no such path. */
         Error404: {
             headers: {
                 [name: string]: unknown;
@@ -3422,6 +3422,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             414: components["responses"]["Error414"];
             417: components["responses"]["Error417"];
             431: components["responses"]["Error431"];
