@@ -282,10 +282,17 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", _T, "tournament", "tournaments.get_tournament", "tournaments",
           "A tournament: settings, the current round's tables (with their matches) and the standings", m.Tournament,
           answer="the tournament", path_params=m.TournamentPath, errors=(401, 404)),
+    Route("GET", _T + "/rounds", "tournament_rounds", "tournaments.tournament_rounds", "tournaments",
+          "The tournament's history: its rounds (an arena's waves), oldest first, each with every table, its match "
+          "and result", m.TournamentRounds, answer="a page of rounds", query=m.RoundsQuery,
+          path_params=m.TournamentPath, errors=(401, 404)),
     Route("POST", _T + "/players", "register", "tournaments.register", "tournaments",
           "Register a player (again: brings back an absent or withdrawn one)", m.Registration, 201, "registered",
           body=m.RegisterPlayer, path_params=m.TournamentPath, errors=(401, 404, 409, *BODY_ERRORS),
-          description="Swiss: until it starts; arena: until its window ends."),
+          description="Swiss: until it starts; arena: until its window ends. Registering a player who is "
+                      "registered (not withdrawn, not absent) changes nothing and answers their registration "
+                      "as it is (201, the same `registered_at`): a retry is safe. Registering a withdrawn or "
+                      "absent player again brings them back (a new `registered_at`)."),
     Route("GET", _T + "/players/{player}", "tournament_player", "tournaments.tournament_player", "tournaments",
           "A player's standing and the table they play at now (its match: the way into theirs)", m.TournamentPlayer,
           answer="the player's standing and table", path_params=m.TournamentPlayerPath, errors=(401, 404)),

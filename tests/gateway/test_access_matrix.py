@@ -113,6 +113,7 @@ PROFILE: dict[tuple[str, str], str] = {
     ("POST", "/v1/tournaments"): "tenant",
     ("GET", "/v1/tournaments"): "tenant",
     ("GET", "/v1/tournaments/<tournament_id>"): "tournament",
+    ("GET", "/v1/tournaments/<tournament_id>/rounds"): "tournament",
     ("POST", "/v1/tournaments/<tournament_id>/players"): "tournament",
     ("GET", "/v1/tournaments/<tournament_id>/players/<player>"): "tournament",
     ("DELETE", "/v1/tournaments/<tournament_id>/players/<player>"): "tournament",
@@ -335,7 +336,8 @@ QUERIED = {("GET", "/v1/matches"), ("GET", "/v1/matches/<match_id>"), ("GET", "/
            ("GET", "/v1/matches/<match_id>/events/stream"), ("GET", "/v1/matches/<match_id>/replay"),
            ("GET", "/v1/matchmaking/<ticket>"), ("GET", "/v1/players/<player>/matches"),
            ("GET", "/v1/webhooks/dead-letters"), ("GET", "/v1/leaderboards/<game>"),
-           ("GET", "/v1/leaderboards/<game>/players/<player>/around"), ("GET", "/v1/tournaments")}
+           ("GET", "/v1/leaderboards/<game>/players/<player>/around"), ("GET", "/v1/tournaments"),
+           ("GET", "/v1/tournaments/<tournament_id>/rounds")}
 UNREADABLE = sorted(r for r in PROFILE if PROFILE[r] not in ("open", "catalogue")
                     and (r[0] in ("POST", "PUT", "PATCH") or r in QUERIED))
 

@@ -263,6 +263,28 @@ def test_a_swiss_of_nine_runs_three_rounds_with_a_bot_in_the_bye_and_a_no_show_t
     assert got[-1]["body"]["data"]["standings"] == final["standings"]
     assert [t["match_id"] for t in got[1]["body"]["data"]["tables"]] == [t["match_id"] for t in first["tables"]]
 
+    # the history (GET /rounds, two pages): every round's tables as round.started named them, each scored, and
+    # the standings' points are the sum of the tables' points
+    pages = [site.api.get(f"/v1/tournaments/{tid}/rounds", headers=site.headers, params={"limit": 2}).json()]
+    assert pages[0]["next"] == 2
+    pages.append(site.api.get(f"/v1/tournaments/{tid}/rounds", headers=site.headers,
+                              params={"after": 2, "limit": 2}).json())
+    assert pages[1]["next"] is None
+    history = [r for page in pages for r in page["rounds"]]
+    announced = [d["body"]["data"] for d in got if d["event"] == "round.started"]
+    assert [r["n"] for r in history] == [a["round"] for a in announced] == [1, 2, 3]
+    for past, said in zip(history, announced, strict=True):
+        assert [(t["table"], t["match_id"], t["seats"]) for t in past["tables"]] == [
+            (t["table"], t["match_id"], t["seats"]) for t in said["tables"]]
+        assert past["finished_at"] is not None
+        assert all(t["status"] == "finished" and t["result"] and t["finished_at"] for t in past["tables"])
+    scored: dict[str, float] = {}
+    for past in history:
+        for table in past["tables"]:
+            for player, points in table["result"]["points"].items():
+                scored[player] = scored.get(player, 0.0) + points
+    assert scored == pytest.approx({s["player"]: s["points"] for s in final["standings"]})
+
     # the pairings (round.started names each round's tables): no two humans met twice; one bye in round 1 (9
     # players), none after the no-show was marked absent (8 left); the no-show was never paired again
     rounds = [d["body"]["data"]["tables"] for d in got if d["event"] == "round.started"]
@@ -633,6 +655,38 @@ def test_a_gateway_and_a_bot_worker_killed_mid_round_lose_nothing(own_redis_url:
     assert len(made) == 4 and all(m["status"] == "finished" for m in made)  # 2 tables x 2 rounds, each once
     client = redisconn.connect(own_redis_url)
     assert all(audit_match(client, m["id"]).ok for m in made)  # each replays from its seed and log to what is stored
+
+
+def test_registering_twice_answers_the_same_registration_and_brings_back_only_the_absent(
+        gateway: GatewayServer, own_redis_url: str, rules: RulesProcess) -> None:
+    """Issue 49: registering a registered player answered 201 with a new registration, and the docs did not say what
+    that meant. A registered player's registration comes back unchanged (a retry is safe, even after a Swiss
+    started); an absent player registering again is brought back with a new one."""
+    site = Site(Api(gateway.url), new_key(own_redis_url, "acme")["key"], own_redis_url)
+    tid = site.create(starts_at=time.time() + 3600,
+                      format={"kind": "arena", "duration_s": 600, "grace_s": 0, "bot_after_s": 60})["id"]
+
+    def register(player: str) -> dict[str, Any]:
+        reply = site.api.post(f"/v1/tournaments/{tid}/players", headers=site.headers, json={"player": player})
+        assert reply.status_code == 201, reply.text
+        return dict(reply.json())
+
+    first = register("ann")
+    assert register("ann") == first and site.view(tid)["registered"] == 1
+    swiss = site.create(starts_at=time.time(), format={"kind": "swiss", "rounds": 1, "round_s": 3600})["id"]
+    site.register(swiss, ["ann", "ben"])
+    keeper_of(own_redis_url, rules).run_once()
+    assert site.view(swiss)["status"] == "running"
+    again = site.api.post(f"/v1/tournaments/{swiss}/players", headers=site.headers, json={"player": "ann"})
+    assert again.status_code == 201 and again.json()["player"] == "ann"  # a late retry: the same registration
+    late = site.api.post(f"/v1/tournaments/{swiss}/players", headers=site.headers, json={"player": "cat"})
+    assert late.status_code == 409 and late.json()["error"]["code"] == "registration_closed"
+    # an absent player (a no-show) registering again comes back with a new registration
+    client = redisconn.connect(own_redis_url)
+    version, doc, _ = store.load(client, tid)  # type: ignore[misc]
+    store.save(client, tid, version, {**doc, "absent": {"ann": time.time()}}, [])
+    back = register("ann")
+    assert back["registered_at"] > first["registered_at"] and register("ann") == back
 
 
 def test_another_tenant_sees_none_of_it(gateway: GatewayServer, own_redis_url: str, rules: RulesProcess) -> None:

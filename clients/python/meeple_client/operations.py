@@ -70,6 +70,7 @@ OPERATIONS: dict[str, Operation] = {
     'create_tournament': Operation('POST', '/v1/tournaments', (), body=True, auth='required', idempotent=False, headers=(), key=True, token=False),
     'tournaments': Operation('GET', '/v1/tournaments', ('limit', 'before'), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
     'tournament': Operation('GET', '/v1/tournaments/{tournament_id}', (), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
+    'tournament_rounds': Operation('GET', '/v1/tournaments/{tournament_id}/rounds', ('after', 'limit'), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
     'register': Operation('POST', '/v1/tournaments/{tournament_id}/players', (), body=True, auth='required', idempotent=False, headers=(), key=True, token=False),
     'tournament_player': Operation('GET', '/v1/tournaments/{tournament_id}/players/{player}', (), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
     'unregister': Operation('DELETE', '/v1/tournaments/{tournament_id}/players/{player}', (), body=False, auth='required', idempotent=False, headers=(), key=True, token=False),

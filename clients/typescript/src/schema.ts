@@ -576,6 +576,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tournaments/{tournament_id}/rounds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tournament's history: its rounds (an arena's waves), oldest first, each with every table, its match and result */
+        get: operations["tournament_rounds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tournaments/{tournament_id}/players": {
         parameters: {
             query?: never;
@@ -587,7 +604,7 @@ export interface paths {
         put?: never;
         /**
          * Register a player (again: brings back an absent or withdrawn one)
-         * @description Swiss: until it starts; arena: until its window ends.
+         * @description Swiss: until it starts; arena: until its window ends. Registering a player who is registered (not withdrawn, not absent) changes nothing and answers their registration as it is (201, the same `registered_at`): a retry is safe. Registering a withdrawn or absent player again brings them back (a new `registered_at`).
          */
         post: operations["register"];
         delete?: never;
@@ -1207,7 +1224,7 @@ export interface components {
         };
         /** Deleted */
         Deleted: {
-            /** @description the webhook's id */
+            /** @description what was deleted: the webhook's id (`DELETE /v1/webhooks/{hook_id}`) or the season's name (`DELETE /v1/leaderboards/{game}/seasons/{name}`) */
             deleted: string;
         };
         /** Leaderboard */
@@ -1425,12 +1442,16 @@ export interface components {
         TournamentTable: {
             /** @description r<round>t<table> */
             table: string;
-            /** @description the table's match: a tenant match, joined by each player with the tenant's key and their player id */
+            /** @description the table's match: a tenant match, joined by each player with the tenant's key and their player id (a table is shown once its match exists) */
             match_id: string | null;
             seats: components["schemas"]["TableSeat"][];
             /** @enum {string} */
             status: "finished" | "running";
             result: components["schemas"]["TableResult"] | null;
+            /** @description when the table was paired */
+            started_at: number;
+            /** @description when it was scored (its match ended, or a deadline or a cancel ended it) */
+            finished_at: number | null;
         };
         /** TableSeat */
         TableSeat: {
@@ -1461,10 +1482,10 @@ export interface components {
             player: string;
             points: number;
             played: number;
-            /** @description Swiss: Buchholz; arena: points per match */
+            /** @description Swiss: Buchholz; arena: points per match, rounded to 4 decimals (as points) */
             tiebreak: number;
-            /** @description rating (mu) at the player's last pairing */
-            rating: number;
+            /** @description the player's openskill mu in the game at their last pairing (25.0 for a new player; not the rating mu - 3 sigma of the boards), rounded to 3 decimals: the last tie-break */
+            mu: number;
             absent: boolean;
             withdrawn: boolean;
         };
@@ -1486,6 +1507,23 @@ export interface components {
             starts_at: number;
             registered: number;
             created_at: number;
+        };
+        /** TournamentRounds */
+        TournamentRounds: {
+            /** @description the rounds after `after`, oldest first */
+            rounds: components["schemas"]["RoundTables"][];
+            /** @description the `after` of the next page; null on the last (the rounds so far: more may come while the tournament runs) */
+            next: number | null;
+        };
+        /** RoundTables */
+        RoundTables: {
+            n: number;
+            started_at: number;
+            /** @description Swiss: when unfinished tables are ended; arena: null */
+            deadline: number | null;
+            finished_at: number | null;
+            /** @description every table of the round (an arena's wave), in order, with its match and, once scored, its result */
+            tables: components["schemas"]["TournamentTable"][];
         };
         /** RegisterPlayer */
         RegisterPlayer: {
@@ -3181,6 +3219,44 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Tournament"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    tournament_rounds: {
+        parameters: {
+            query?: {
+                /** @description only the rounds after this round number (the `next` of the previous page) */
+                after?: number;
+                /** @description rounds per page */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of rounds */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TournamentRounds"];
                 };
             };
             400: components["responses"]["Error400"];

@@ -208,7 +208,8 @@ def _public_standings(doc: Mapping[str, Any], players: Mapping[str, Mapping[str,
 
 def _public_table(table: Mapping[str, Any]) -> dict[str, Any]:
     return {"table": table["key"], "match_id": table["match_id"], "seats": table["seats"],
-            "status": "finished" if table.get("result") else "running", "result": table.get("result")}
+            "status": "finished" if table.get("result") else "running", "result": table.get("result"),
+            "started_at": table["created_at"], "finished_at": table.get("finished_at")}
 
 
 def _score(doc: dict[str, Any], results: Mapping[str, MatchResult], now: float) -> list[dict[str, Any]]:
@@ -474,6 +475,16 @@ def view(doc: Mapping[str, Any], players: Mapping[str, Mapping[str, Any]]) -> di
             "round": None if current is None else {k: current[k] for k in ("n", "started_at", "deadline",
                                                                            "finished_at")},
             "tables": [_public_table(t) for t in shown], "standings": _public_standings(doc, players)}
+
+
+def rounds_page(doc: Mapping[str, Any], after: int, limit: int) -> dict[str, Any]:
+    """``GET /v1/tournaments/{id}/rounds``: up to ``limit`` rounds after round ``after``, oldest first, each with
+    every table shown so far (:func:`published`), and the ``after`` of the next page (None: none yet)."""
+    later = [r for r in doc["rounds"] if r["n"] > after]
+    page = later[:limit]
+    return {"rounds": [{**{k: r[k] for k in ("n", "started_at", "deadline", "finished_at")},
+                        "tables": [_public_table(t) for t in r["tables"] if published(t)]} for r in page],
+            "next": page[-1]["n"] if len(later) > limit else None}
 
 
 def player_view(doc: Mapping[str, Any], players: Mapping[str, Mapping[str, Any]], player: str) -> dict[str, Any]:

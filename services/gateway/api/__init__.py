@@ -52,6 +52,7 @@ ACCESS: dict[str, Action | None] = {
     "tournaments.create_tournament": Action.TENANT,
     "tournaments.list_tournaments": Action.TENANT,
     "tournaments.get_tournament": Action.TOURNAMENT,
+    "tournaments.tournament_rounds": Action.TOURNAMENT,
     "tournaments.register": Action.TOURNAMENT,
     "tournaments.tournament_player": Action.TOURNAMENT,
     "tournaments.unregister": Action.TOURNAMENT,
