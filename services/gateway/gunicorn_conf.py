@@ -43,13 +43,12 @@ def on_starting(server: Any) -> None:
 def when_ready(server: Any) -> None:
     """With ``MEEPLE_METRICS_PORT``, the master serves the metrics there (every worker's added up, the tenants'
     series included), before any worker starts: the API port's ``/metrics`` is then 404."""
-    from services import redisconn
     from services.core.config import Config
-    from services.gateway.metrics import gateway_registry, serve_metrics
+    from services.gateway.metrics import LazyClient, gateway_registry, serve_metrics
 
     config = Config.from_env()
     if config.metrics_port:
-        serve_metrics(config.metrics_port, gateway_registry(redisconn.connect(config.redis_url, socket_timeout=10)))
+        serve_metrics(config.metrics_port, gateway_registry(LazyClient(config.redis_url)))
 
 
 def child_exit(server: Any, worker: Any) -> None:

@@ -17,9 +17,11 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+import redis
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, multiprocess, start_http_server, values
 from prometheus_client.core import Metric
 
+from services import redisconn
 from services.core.metrics import MatchStatsCollector
 
 #: Request latencies: fine steps around the targets (p50 15 ms, p99 100 ms) so percentiles interpolate well.
@@ -46,6 +48,23 @@ class WithoutTenants:
         for family in self.source.collect():
             if not family.name.startswith(TENANT_FAMILIES) and not any("tenant" in s.labels for s in family.samples):
                 yield family
+
+
+class LazyClient:
+    """A Redis client made at its first use: gunicorn's master serves the metrics from before Redis may answer (a
+    cluster client asks for the slots when it is made); until one is made, a scrape has no match counts."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.client: Any = None
+
+    def pipeline(self, **kwargs: Any) -> Any:
+        if self.client is None:
+            try:
+                self.client = redisconn.connect(self.url, socket_timeout=10)
+            except (redis.RedisError, OSError) as err:
+                raise redis.ConnectionError(f"redis not reachable yet: {err}") from err
+        return self.client.pipeline(**kwargs)
 
 
 def gateway_registry(client: Any) -> CollectorRegistry:
