@@ -24,8 +24,9 @@ repeat waits until it is *due*, when another table (one neither of them sat at) 
 freed, or when both have waited ``REPEAT_WAIT_S``. Until then they are held apart (:mod:`.pairing`): each may be
 paired with anyone else, or with bots once they waited ``bot_after_s``. A due repeat is still the last choice.
 
-**Players.** Registering (again) puts a player in; unregistering before the start takes them out, after it
-withdraws them (they keep their points, and are not paired again). A no-show (see :mod:`.scoring`) is marked
+**Players.** Registering puts a player in; registering again brings back one withdrawn or absent, and leaves
+one who is neither as they are (the store answers their registration unchanged); unregistering before the start
+takes them out, after it withdraws them (they keep their points, and are not paired again). A no-show (see :mod:`.scoring`) is marked
 absent at the time the table was scored and is not paired again until they register again.
 
 Events (webhooks): ``tournament.started``, ``round.started`` (with the tables), ``round.finished`` (with
