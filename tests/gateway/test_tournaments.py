@@ -328,6 +328,10 @@ class JoinEveryTableShown(TournamentMatches):
 
     def create_match(self, spec: Any) -> str:
         join_every_table_shown(self.site, self.tournament_id)
+        # the round's webhook is not handed over either while a table of it has no match yet
+        TournamentRunner(self.client, self).forward(self.tournament_id)
+        waiting = [event["type"] for _, _, event in store.outbox(self.client, self.tournament_id)]
+        assert "round.started" in waiting, waiting
         self.made += 1
         return super().create_match(spec)
 
