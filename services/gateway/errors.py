@@ -87,6 +87,9 @@ def register_error_handlers(app: Flask, refused: Callable[[], DomainError | None
             found = refused()
         except DomainError as err:  # the credential itself is refused (an unknown key, a malformed header)
             found = err
+        except Exception as err:  # the policy could not be asked (the store is down): that answer, as anywhere
+            status, body, headers = answer_to(err)
+            return error_response(status, body["error"]["code"], body["error"]["message"], headers)
         return None if found is None else refusal(found)
 
     @app.errorhandler(HTTPException)

@@ -26,8 +26,9 @@ paired with anyone else, or with bots once they waited ``bot_after_s``. A due re
 
 **Players.** Registering puts a player in; registering again brings back one withdrawn or absent, and leaves
 one who is neither as they are (the store answers their registration unchanged); unregistering before the start
-takes them out, after it withdraws them (they keep their points, and are not paired again). A no-show (see :mod:`.scoring`) is marked
-absent at the time the table was scored and is not paired again until they register again.
+takes them out, after it withdraws them (they keep their points, and are not paired again). A no-show (see
+:mod:`.scoring`) is marked absent at the time the table was scored and is not paired again until they register
+again.
 
 Events (webhooks): ``tournament.started``, ``round.started`` (with the tables), ``round.finished`` (with
 the standings), ``tournament.finished`` (with the final standings; ``cancelled: true`` if it never ran or was
