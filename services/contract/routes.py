@@ -74,6 +74,8 @@ class Route:
     description: str = ""
     #: cacheable: the answer carries an ``ETag``; ``If-None-Match`` naming it gets 304 without a body
     conditional: bool = False
+    #: a write that may be sent again as it is (the same request changes nothing more): clients may retry it
+    idempotent: bool = False
 
     @property
     def action(self) -> Action | None:
@@ -288,7 +290,7 @@ ROUTES: tuple[Route, ...] = (
           path_params=m.TournamentPath, errors=(401, 404)),
     Route("POST", _T + "/players", "register", "tournaments.register", "tournaments",
           "Register a player (again: brings back an absent or withdrawn one)", m.Registration, 201, "registered",
-          body=m.RegisterPlayer, path_params=m.TournamentPath, errors=(401, 404, 409, *BODY_ERRORS),
+          body=m.RegisterPlayer, path_params=m.TournamentPath, errors=(401, 404, 409, *BODY_ERRORS), idempotent=True,
           description="Swiss: until it starts; arena: until its window ends. Registering a player who is "
                       "registered (not withdrawn, not absent) changes nothing and answers their registration "
                       "as it is (201, the same `registered_at`): a retry is safe. Registering a withdrawn or "

@@ -10,6 +10,7 @@ from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import httpx
 import pytest
 import redis
 from meeple_client import AsyncClient, Client, NotFound, Unauthorized
@@ -246,3 +247,18 @@ def test_a_tournaments_rounds_are_read_page_by_page_in_both_clients_and_register
                     await rival.tournament_rounds(tid)
 
     run_async(scenario())
+
+
+def test_a_lost_answer_to_a_registration_is_resent_and_answers_the_same_registration(stack: Stack) -> None:
+    """Registering is idempotent (issue 49; the document marks it ``x-meeple-idempotent``), so the SDK resends one
+    whose answer was lost, and the server answers the registration the first request made."""
+    from .test_sdk import _Faulty
+
+    key, _ = new_key(stack)
+    with Client(stack.url, api_key=key) as backend:
+        tid = backend.create_tournament(_tournament_settings())["id"]
+    faulty = _Faulty("/players", "lost")
+    with Client(stack.url, api_key=key, http=httpx.Client(base_url=stack.url, transport=faulty)) as backend:
+        registered = backend.register_player(tid, "ann")
+        assert faulty.seen == 2 and registered["player"] == "ann"
+        assert backend.register_player(tid, "ann") == registered and backend.tournament(tid)["registered"] == 1
