@@ -152,7 +152,7 @@ def python_operations(doc: dict[str, Any]) -> str:
             headers = tuple(p["name"] for p in params if p["in"] == "header")
             schemes = {name for req in op.get("security", []) for name in req}
             key = ("apiKey" in schemes and "seatToken" not in schemes) or "x-meeple-api-key" in op
-            idempotent = method == "get" or "Idempotency-Key" in headers
+            idempotent = method == "get" or "Idempotency-Key" in headers or "x-meeple-idempotent" in op
             token = "seatToken" in schemes
             ops.append(f"    {op['operationId']!r}: Operation({method.upper()!r}, {path!r}, {query!r}, "
                        f"body={'requestBody' in op}, auth={_auth(op)!r}, idempotent={idempotent}, "
@@ -161,7 +161,8 @@ def python_operations(doc: dict[str, Any]) -> str:
     wanted = ("LONG_POLL_MAX_S", "IDEMPOTENCY_KEY_MAX", "PAGE_MAX", "MAX_BODY_BYTES", "MAX_JSON_DEPTH")
     out = [HEADER, '"""Every call of the API the SDK makes, from /v1/openapi.json: method, path template, the query',
            "parameters and headers it may send, whether it takes a body, who may authenticate it (``none``,",
-           "``optional``, ``required``), whether a retry is safe (reads, and the writes that take an Idempotency-Key),",
+           "``optional``, ``required``), whether a retry is safe (reads, the writes that take an Idempotency-Key, and",
+           "those the document marks ``x-meeple-idempotent``),",
            "whether a tenant's API key goes with it (``key``: X-API-Key) and whether a seat token does (``token``:",
            'the bearer)."""', "",
            "from __future__ import annotations", "", "from dataclasses import dataclass",

@@ -61,6 +61,24 @@ def test_prometheus_scrapes_every_process_and_grafana_is_provisioned() -> None:
     assert any("provisioning" in volume for volume in compose["services"]["grafana"]["volumes"])
 
 
+def test_the_gateways_metrics_are_scraped_on_their_own_port_never_the_published_one() -> None:
+    """Issue 49: the gateway's metrics (tenants' names among them) were on its API port, which the entrance
+    publishes. Compose and Kubernetes set MEEPLE_METRICS_PORT, Prometheus scrapes that port, and neither the
+    load balancer nor the Service exposes it."""
+    yaml = pytest.importorskip("yaml")
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    port = int(compose["services"]["gateway"]["environment"]["MEEPLE_METRICS_PORT"])
+    assert port != 8000 and all(str(port) not in p for p in compose["services"]["lb"]["ports"])
+    jobs = {j["job_name"]: j for j in yaml.safe_load((DEPLOY / "prometheus-compose.yml").read_text())["scrape_configs"]}
+    assert [c["port"] for c in jobs["gateway"]["dns_sd_configs"]] == [port]
+    gateway, service = list(yaml.safe_load_all((DEPLOY / "k8s" / "gateway.yaml").read_text()))[:2]
+    pod = gateway["spec"]["template"]
+    env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]}
+    assert int(env["MEEPLE_METRICS_PORT"]) == int(pod["metadata"]["annotations"]["prometheus.io/port"]) == port
+    assert [p["targetPort"] for p in service["spec"]["ports"]] == [8000]
+    assert f"{port}" not in (DEPLOY / "haproxy.cfg").read_text()
+
+
 def test_no_compose_image_comes_from_docker_hub_but_grafanas_optional_profile() -> None:
     """Docker Hub is not reachable here: every image is built from Debian (deploy/images/base.Dockerfile)."""
     yaml = pytest.importorskip("yaml")

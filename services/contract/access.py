@@ -54,6 +54,7 @@ ACCESS: dict[str, Action | None] = {
     "tournaments.list_tournaments": Action.TENANT,
     "tournaments.get_tournament": Action.TOURNAMENT,
     "tournaments.register": Action.TOURNAMENT,
+    "tournaments.tournament_rounds": Action.TOURNAMENT,
     "tournaments.tournament_player": Action.TOURNAMENT,
     "tournaments.unregister": Action.TOURNAMENT,
     "tournaments.cancel": Action.TOURNAMENT,

@@ -86,6 +86,11 @@ TOURNAMENT_GRACE_S_MAX = 86400.0
 TOURNAMENT_GRACE_S_DEFAULT = 600.0
 TOURNAMENT_BOT_AFTER_S_MAX = 3600.0
 TOURNAMENT_BOT_AFTER_S_DEFAULT = 60.0
+#: A page of a tournament's rounds (``GET /v1/tournaments/{id}/rounds``): ``limit`` at most, and by default.
+TOURNAMENT_ROUNDS_PAGE_MAX = 50
+TOURNAMENT_ROUNDS_PAGE_DEFAULT = 10
+#: ``after`` (a round number) at most: an arena's waves are its rounds (one every few seconds for a week at most).
+TOURNAMENT_ROUND_N_MAX = 2**31
 TOURNAMENT_PLAYERS_MAX = 1024
 TOURNAMENT_PLAYERS_DEFAULT = 256
 TOURNAMENT_STARTS_AHEAD_S = 365 * 86400.0
@@ -149,6 +154,9 @@ SETTINGS: tuple[Setting, ...] = (
             "webhooks"),
     Setting("MEEPLE_WEBHOOKS_TIMEOUT_S", "10", "seconds", "one delivery's HTTP timeout", "webhooks"),
     Setting("MEEPLE_WEBHOOKS_METRICS_PORT", "9104", "port", "the webhook worker's /metrics", "webhooks"),
+    Setting("MEEPLE_METRICS_PORT", "0", "port",
+            "the gateway's metrics on a port of their own, every series (the tenants' too), the API port's `/metrics` "
+            "then 404; 0 = on the API port, without any series that names a tenant"),
 )
 
 

@@ -440,7 +440,8 @@ class Cleared(Response, kw_only=True):
 
 
 class Deleted(Response, kw_only=True):
-    deleted: Annotated[str, meta("the webhook's id")]
+    deleted: Annotated[str, meta("what was deleted: the webhook's id (`DELETE /v1/webhooks/{hook_id}`) or the "
+                                 "season's name (`DELETE /v1/leaderboards/{game}/seasons/{name}`)")]
 
 
 class Health(Response, kw_only=True):
@@ -619,10 +620,14 @@ class TableResult(Response, kw_only=True):
 class TournamentTable(Response, kw_only=True):
     table: Annotated[str, meta("r<round>t<table>")]
     match_id: Annotated[str | None, meta("the table's match: a tenant match, joined by each player with the "
-                                         "tenant's key and their player id")]
+                                         "tenant's key and their player id (a table is shown once its match "
+                                         "exists)")]
     seats: list[TableSeat]
     status: Literal["running", "finished"]
     result: TableResult | None
+    started_at: Annotated[float, meta("when the table was paired")]
+    finished_at: Annotated[float | None, meta("when it was scored (its match ended, or a deadline or a cancel "
+                                              "ended it)")]
 
 
 class Standing(Response, kw_only=True):
@@ -630,8 +635,10 @@ class Standing(Response, kw_only=True):
     player: str
     points: float
     played: int
-    tiebreak: Annotated[float, meta("Swiss: Buchholz; arena: points per match")]
-    rating: Annotated[float, meta("rating (mu) at the player's last pairing")]
+    tiebreak: Annotated[float, meta("Swiss: Buchholz; arena: points per match, rounded to 4 decimals (as points)")]
+    mu: Annotated[float, meta("the player's openskill mu in the game at their last pairing (25.0 for a new player; "
+                              "not the rating mu - 3 sigma of the boards), rounded to 3 decimals: the last "
+                              "tie-break")]
     absent: bool
     withdrawn: bool
 
@@ -665,6 +672,17 @@ class Tournament(Response, kw_only=True):
     round: Annotated[TournamentRound | None, meta("the current round (an arena: its latest wave)")]
     tables: Annotated[list[TournamentTable], meta("Swiss: the current round's; arena: those still playing")]
     standings: list[Standing]
+
+
+class RoundTables(TournamentRound, kw_only=True):
+    tables: Annotated[list[TournamentTable], meta("every table of the round (an arena's wave), in order, with its "
+                                                  "match and, once scored, its result")]
+
+
+class TournamentRounds(Response, kw_only=True):
+    rounds: Annotated[list[RoundTables], meta("the rounds after `after`, oldest first")]
+    next: Annotated[int | None, meta("the `after` of the next page; null on the last (the rounds so far: more "
+                                     "may come while the tournament runs)")]
 
 
 class TournamentSummary(Response, kw_only=True):
@@ -843,6 +861,13 @@ class LeaderboardQuery(Params, kw_only=True):
 class AroundQuery(Params, kw_only=True):
     season: BoardName | UnsetType = UNSET
     span: Annotated[int, meta("neighbours on each side", ge=1, le=L.BOARD_SPAN_MAX)] = L.BOARD_SPAN_DEFAULT
+
+
+class RoundsQuery(Params, kw_only=True):
+    after: Annotated[int, meta("only the rounds after this round number (the `next` of the previous page)", ge=0,
+                               le=L.TOURNAMENT_ROUND_N_MAX)] = 0
+    limit: Annotated[int, meta("rounds per page", ge=1, le=L.TOURNAMENT_ROUNDS_PAGE_MAX)] = \
+        L.TOURNAMENT_ROUNDS_PAGE_DEFAULT
 
 
 class TournamentsQuery(Params, kw_only=True):

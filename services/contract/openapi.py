@@ -96,6 +96,8 @@ def _operation(route: Route) -> dict[str, Any]:
         op["parameters"] = params
     if route.security:
         op["security"] = route.security
+    if route.idempotent:
+        op["x-meeple-idempotent"] = "sending it again changes nothing more: safe to retry"
     if route.key_counts:
         op["x-meeple-api-key"] = "optional: a tenant's key counts the request against the tenant's quotas, not the IP's"
     if route.body is not None:

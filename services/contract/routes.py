@@ -74,6 +74,8 @@ class Route:
     description: str = ""
     #: cacheable: the answer carries an ``ETag``; ``If-None-Match`` naming it gets 304 without a body
     conditional: bool = False
+    #: a write that may be sent again as it is (the same request changes nothing more): clients may retry it
+    idempotent: bool = False
 
     @property
     def action(self) -> Action | None:
@@ -282,10 +284,17 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", _T, "tournament", "tournaments.get_tournament", "tournaments",
           "A tournament: settings, the current round's tables (with their matches) and the standings", m.Tournament,
           answer="the tournament", path_params=m.TournamentPath, errors=(401, 404)),
+    Route("GET", _T + "/rounds", "tournament_rounds", "tournaments.tournament_rounds", "tournaments",
+          "The tournament's history: its rounds (an arena's waves), oldest first, each with every table, its match "
+          "and result", m.TournamentRounds, answer="a page of rounds", query=m.RoundsQuery,
+          path_params=m.TournamentPath, errors=(401, 404)),
     Route("POST", _T + "/players", "register", "tournaments.register", "tournaments",
           "Register a player (again: brings back an absent or withdrawn one)", m.Registration, 201, "registered",
-          body=m.RegisterPlayer, path_params=m.TournamentPath, errors=(401, 404, 409, *BODY_ERRORS),
-          description="Swiss: until it starts; arena: until its window ends."),
+          body=m.RegisterPlayer, path_params=m.TournamentPath, errors=(401, 404, 409, *BODY_ERRORS), idempotent=True,
+          description="Swiss: until it starts; arena: until its window ends. Registering a player who is "
+                      "registered (not withdrawn, not absent) changes nothing and answers their registration "
+                      "as it is (201, the same `registered_at`): a retry is safe. Registering a withdrawn or "
+                      "absent player again brings them back (a new `registered_at`)."),
     Route("GET", _T + "/players/{player}", "tournament_player", "tournaments.tournament_player", "tournaments",
           "A player's standing and the table they play at now (its match: the way into theirs)", m.TournamentPlayer,
           answer="the player's standing and table", path_params=m.TournamentPlayerPath, errors=(401, 404)),
@@ -299,8 +308,9 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/healthz", "healthz", "ops.healthz", "operations", "Liveness", m.Health, answer="alive"),
     Route("GET", "/readyz", "readyz", "ops.readyz", "operations", "Readiness (Redis and rules service)", m.Ready,
           answer="ready", errors=(503,)),
-    Route("GET", "/metrics", "metrics", "ops.metrics", "operations", "Prometheus metrics", None,
-          answer="the Prometheus text format", media="text/plain"),
+    Route("GET", "/metrics", "metrics", "ops.metrics", "operations", "Prometheus metrics, without any series that "
+          "names a tenant; 404 when the gateway serves its metrics on a port of their own (MEEPLE_METRICS_PORT, "
+          "the deploy setting)", None, answer="the Prometheus text format", media="text/plain", errors=(404,)),
     Route("GET", "/v1/openapi.json", "openapi", "ops.openapi", "operations", "This document", None,
           answer="OpenAPI 3.1", media="application/json"),
     Route("GET", "/docs", "docs", "play.docs", "operations", "Interactive docs: Swagger UI, served locally", None,

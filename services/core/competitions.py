@@ -174,6 +174,12 @@ def tournament(core: Core, caller: Caller, tournament_id: str) -> dict[str, Any]
     return machine.view(doc, players)
 
 
+def tournament_rounds(core: Core, caller: Caller, tournament_id: str, after: int, limit: int) -> dict[str, Any]:
+    """The tournament's history: its rounds after ``after``, oldest first, every table with its match and result."""
+    _, doc, _ = _tournament(core, caller, tournament_id)
+    return machine.rounds_page(doc, after, limit)
+
+
 def tournaments_page(core: Core, caller: Caller, limit: int, before: float | None) -> dict[str, Any]:
     tenant = _tenant(core, caller)
     found, nxt = tournaments.listing(core.redis, tenant, limit, before)

@@ -61,6 +61,9 @@ class Config:
     #: within it), and while Redis cannot answer, the one read before serves for ``key_stale_s`` more.
     key_cache_s: float = 5.0
     key_stale_s: float = 60.0
+    #: The gateway serves its Prometheus metrics on this port of its own (0: on the API port, ``/metrics``,
+    #: without the series that name tenants); the API port's ``/metrics`` is then 404.
+    metrics_port: int = 0
 
     @classmethod
     def from_env(cls) -> Config:
@@ -112,4 +115,5 @@ ENV: dict[str, str] = {
     "webhook_allow_private": "MEEPLE_WEBHOOK_ALLOW_PRIVATE",
     "key_cache_s": "MEEPLE_KEY_CACHE_S",
     "key_stale_s": "MEEPLE_KEY_STALE_S",
+    "metrics_port": "MEEPLE_METRICS_PORT",
 }

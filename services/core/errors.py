@@ -73,14 +73,15 @@ CATALOG: dict[tuple[Kind, str], str] = {
     (K.MALFORMED, "bad_min_matches"): "min_matches is not a whole number from 0 to 10000",
     # unauthenticated
     (K.UNAUTHENTICATED, "missing_token"): "no credential: this call needs a seat token (or the match's tenant's "
-                                          "key, where it reads)",
+                                          "key, where it reads); with anonymous access off, a read of a match or a "
+                                          "ticket without any credential",
     (K.UNAUTHENTICATED, "bad_authorization"): "an Authorization header that is not 'Bearer <token>'",
     (K.UNAUTHENTICATED, "wrong_token"): "a seat token that holds no seat in this match (unknown, revoked, or "
                                         "another match's)",
     (K.UNAUTHENTICATED, "invalid_api_key"): "an API key that is unknown, malformed or revoked",
     (K.UNAUTHENTICATED, "api_key_required"): "no API key where one is needed (backends' calls; creating, "
-                                             "joining, queueing or reading without one when anonymous access "
-                                             "is off)",
+                                             "joining or queueing without one, or reading a ticket with only a "
+                                             "seat token, when anonymous access is off)",
     # forbidden
     (K.FORBIDDEN, "not_your_seat"): "the token is valid but holds another seat",
     # not found
@@ -92,7 +93,8 @@ CATALOG: dict[tuple[Kind, str], str] = {
     (K.NOT_FOUND, "season_not_found"): "no season of that name for this game",
     (K.NOT_FOUND, "no_live_season"): "the board `current` was asked for and no season of the game is live",
     (K.NOT_FOUND, "player_not_ranked"): "the player is not on the board (no rated match of the game on it)",
-    (K.NOT_FOUND, "game_not_found"): "no such game in the catalogue (GET /v1/games/{game})",
+    (K.NOT_FOUND, "game_not_found"): "no such game in the catalogue (GET /v1/games/{game}, a leaderboard's or a "
+                                     "season's {game})",
     (K.NOT_FOUND, "not_found"): "no such path",
     # conflict
     (K.CONFLICT, "stale_version"): "the match is past the version the request was decided on",

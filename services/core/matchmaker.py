@@ -117,7 +117,8 @@ def wake_key(ticket: str) -> str:
     return f"mm:ticket:{{{ticket}}}:events"
 
 
-def _load(core: Core, ticket: str) -> dict[str, Any]:
+def ticket_record(core: Core, ticket: str) -> dict[str, Any]:
+    """The ticket's stored record, or 404 ``ticket_not_found`` (no access decided: see :func:`open_ticket`)."""
     raw = core.redis.get(ticket_key(ticket)) if len(ticket) <= MAX_ID else None
     if raw is None:
         raise DomainError(Kind.NOT_FOUND, "ticket_not_found", "no such ticket (it may have expired)")
@@ -151,7 +152,7 @@ def _seat_tickets(core: Core, tickets: list[str], game: str, players: int, optio
                   tenant: str | None = None) -> None:
     """Create the match for these tickets (bots in the remaining seats, each human seat reserved for its
     ticket, with the ticket's player) and tell each ticket its seat."""
-    docs = [_load(core, t) for t in tickets]
+    docs = [ticket_record(core, t) for t in tickets]
     seats: list[dict[str, Any]] = [{"kind": "human", "token_hash": None, "reserved": _reservation(t),
                                     **({"player": d["player"]} if d.get("player") else {})}
                                    for t, d in zip(tickets, docs, strict=True)]
@@ -167,7 +168,7 @@ def _seat_tickets(core: Core, tickets: list[str], game: str, players: int, optio
         _pool_add(core, _queue(game, players, options, tenant), _still_waiting(core, tickets))
         raise
     for seat, doc in enumerate(docs):
-        _save(core, {**_load(core, doc["ticket"]), "status": "matched", "match_id": match.id, "seat": seat},
+        _save(core, {**ticket_record(core, doc["ticket"]), "status": "matched", "match_id": match.id, "seat": seat},
               wake=True)
 
 
@@ -243,7 +244,7 @@ def enqueue(core: Core, caller: Caller, *, game: str, players: int, options: dic
             doc = orjson.loads(raw)
             if doc["status"] == "waiting":
                 _group(core, game, players, options, doc["tenant"])
-                doc = _load(core, ticket)  # seated just now, perhaps
+                doc = ticket_record(core, ticket)  # seated just now, perhaps
             return claim.complete(settle(core, doc))
         if claim.young():
             raise claim.in_use()
@@ -277,7 +278,7 @@ def _enqueue(core: Core, caller: Caller, game: str, players: int, options: dict[
         if not kept and (own := _still_waiting(core, [ticket])):
             _withdraw(core, own[0])
         raise
-    doc = _load(core, ticket)
+    doc = ticket_record(core, ticket)
     return public(doc, _issue_token(core, doc))
 
 
@@ -295,7 +296,7 @@ def open_ticket(core: Core, caller: Caller, ticket: str, *, count: bool = True) 
     require_credential(caller)
     if count:
         count_request(core, caller)
-    doc = _load(core, ticket)
+    doc = ticket_record(core, ticket)
     authorize_ticket(caller, doc)
     return doc
 
@@ -322,7 +323,7 @@ def settle(core: Core, doc: dict[str, Any]) -> dict[str, Any]:
         group = _take(core, _queue(doc["game"], doc["players"], doc["options"], doc.get("tenant")), with_nearest)
         if group:
             _seat_tickets(core, group, doc["game"], doc["players"], doc["options"], doc.get("tenant"))
-        doc = _load(core, ticket)
+        doc = ticket_record(core, ticket)
     return public(doc, _issue_token(core, doc))
 
 

@@ -68,9 +68,11 @@ def default() -> dict[str, Any]:
 
 
 def public(doc: dict[str, Any]) -> dict[str, Any]:
-    """A rating as the API shows it: ``rating`` = mu - 3 sigma (conservative), plus mu and sigma."""
-    return {"rating": round(doc["mu"] - 3 * doc["sigma"], 3), "mu": round(doc["mu"], 4),
-            "sigma": round(doc["sigma"], 4), "matches": doc["matches"]}
+    """A rating as the API shows it: ``mu`` and ``sigma`` rounded to 4 decimals, and ``rating`` = mu - 3 sigma
+    (conservative) of those very values, rounded to 3. A match's outcome stores what it shows (``apply``), so the
+    rating is computed from the same numbers at every door: the outcome, the player's ratings, the boards."""
+    mu, sigma = round(doc["mu"], 4), round(doc["sigma"], 4)
+    return {"rating": round(mu - 3 * sigma, 3), "mu": mu, "sigma": sigma, "matches": doc["matches"]}
 
 
 def of_player(client: Any, tenant: str, player: str, game: str | None = None) -> dict[str, dict[str, Any]]:

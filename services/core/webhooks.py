@@ -276,14 +276,15 @@ def add_delivery(client: Any, delivery_id: str, tenant: str, hook: dict[str, Any
 def tournament_deliveries(client: Any, tenant: str, event_id: str, event: dict[str, Any]) -> int:
     """A tournament's event, one delivery per hook of ``tenant`` subscribed to its type; the same ``event_id``
     (``<tournament>:<n>``) makes the same deliveries, so handing an event over again sends nothing twice.
-    The body: ``{"id", "type", "created_at", "data": {"tournament_id", "at", ...the event's fields}}``."""
+    The body: ``{"id": <event id>, "type", "created_at", "data": {"tournament_id", "at", ...the event's
+    fields}}``; the delivery's own id (``Meeple-Delivery``) is ``<event id>-<hook id>`` (one per hook)."""
     made = 0
     shard = shard_of(str(event["tournament_id"]))
     for hook in hooks(client, tenant):
         if event["type"] not in hook["events"]:
             continue
         delivery_id = f"{event_id}-{hook['id']}"
-        body = {"id": delivery_id, "type": event["type"], "created_at": event["at"],
+        body = {"id": event_id, "type": event["type"], "created_at": event["at"],
                 "data": {k: v for k, v in event.items() if k != "type"}}
         made += add_delivery(client, delivery_id, tenant, hook, event["type"], body, float(event["at"]), shard)
     return made

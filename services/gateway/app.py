@@ -14,11 +14,12 @@ from services.core.service import Core
 from services.core.webhooks import allowed_networks
 
 from .api import backends, clients, events, games, leaderboards, matches, matchmaking, ops, seats, tournaments, ws
+from .api.common import policy_refusal
 from .context import Gateway
 from .errors import register_error_handlers
 from .hub import Hub
 from .jsonio import OrjsonProvider
-from .metrics import GatewayMetrics, check_multiprocess
+from .metrics import GatewayMetrics, check_multiprocess, multiprocess_enabled, serve_metrics
 
 log = logging.getLogger("meeple.gateway")
 
@@ -40,11 +41,13 @@ def create_app(config: Config | None = None) -> Flask:
     the_core = Core.connect(config, metrics.registry, socket_timeout=config.long_poll_max_s + 5,
                             socket_connect_timeout=2, health_check_interval=30)
     metrics.registry.register(MatchStatsCollector(the_core.redis))
+    if config.metrics_port and not multiprocess_enabled():  # (gunicorn's master serves the workers' sum: its conf)
+        metrics.server = serve_metrics(config.metrics_port, metrics.registry)
     app.extensions["meeple"] = Gateway(
         core=the_core, metrics=metrics,
         hub=Hub(config.redis_url, config.waiters_max, config.waiters_per_client, metrics),
     )
-    register_error_handlers(app)
+    register_error_handlers(app, policy_refusal)
     for blueprint in (games.bp, matches.bp, seats.bp, events.bp, ws.bp, matchmaking.bp, backends.bp, leaderboards.bp,
                       tournaments.bp, ops.bp):
         app.register_blueprint(blueprint)

@@ -8,6 +8,7 @@ The WebSocket puts the same status in its ``reply`` (:func:`status_of`), so a mo
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import redis
@@ -19,6 +20,10 @@ from services.core.errors import DomainError, Kind
 from services.redisconn import UNAVAILABLE
 
 log = logging.getLogger("meeple.gateway")
+
+#: A request the server could not read (nor act on): its caller is asked about first (see ``register_error_handlers``).
+_UNREAD = (Kind.MALFORMED, Kind.TOO_LARGE, Kind.UNSUPPORTED_MEDIA)
+_UNREAD_STATUS = (400, 413, 415)
 
 #: Credentials that were presented and refused say so in their challenge (RFC 6750).
 _INVALID_CREDENTIAL = ("wrong_token", "invalid_api_key")
@@ -71,10 +76,26 @@ def _doc(code: str, message: str) -> dict[str, Any]:
     return {"error": {"code": code, "message": message}}
 
 
-def register_error_handlers(app: Flask) -> None:
+def register_error_handlers(app: Flask, refused: Callable[[], DomainError | None] = lambda: None) -> None:
+    """``refused()``: the access policy's refusal of the request's caller, if it refuses them. A request that
+    cannot be read (400, 413, 415) is answered with that refusal first: what a caller the policy turns away is
+    told never depends on what they sent (docs/api.md, "Who may do what")."""
+
+    def policy_first() -> Response | None:
+        try:
+            found = refused()
+        except DomainError as err:  # the credential itself is refused (an unknown key, a malformed header)
+            found = err
+        except Exception as err:  # the policy could not be asked (the store is down): that answer, as anywhere
+            status, body, headers = answer_to(err)
+            return error_response(status, body["error"]["code"], body["error"]["message"], headers)
+        return None if found is None else refusal(found)
+
     @app.errorhandler(HTTPException)
     def _http(err: HTTPException) -> Response:
         status = err.code or 500
+        if status in _UNREAD_STATUS and (first := policy_first()) is not None:
+            return first
         message = err.description or err.name
         if status == 413:
             message = f"request body too large (limit {app.config['MAX_CONTENT_LENGTH'] - 1} bytes)"
@@ -83,6 +104,8 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def _failed(err: Exception) -> Response:
+        if isinstance(err, DomainError) and err.kind in _UNREAD and (first := policy_first()) is not None:
+            return first
         status, body, headers = answer_to(err)
         return error_response(status, body["error"]["code"], body["error"]["message"], headers)
 

@@ -40,6 +40,17 @@ def on_starting(server: Any) -> None:
         stale.unlink()
 
 
+def when_ready(server: Any) -> None:
+    """With ``MEEPLE_METRICS_PORT``, the master serves the metrics there (every worker's added up, the tenants'
+    series included), before any worker starts: the API port's ``/metrics`` is then 404."""
+    from services.core.config import Config
+    from services.gateway.metrics import LazyClient, gateway_registry, serve_metrics
+
+    config = Config.from_env()
+    if config.metrics_port:
+        serve_metrics(config.metrics_port, gateway_registry(LazyClient(config.redis_url)))
+
+
 def child_exit(server: Any, worker: Any) -> None:
     """Drop a dead worker's live gauges (in-flight requests, waiting long-polls); its counters stay."""
     multiprocess.mark_process_dead(worker.pid)

@@ -1,5 +1,10 @@
 """Prometheus metrics of the gateway process (the Redis and match-count metrics it shares are in core.metrics).
 
+Where they are served: with ``MEEPLE_METRICS_PORT`` (the deploy setting), on that port of their own, all of
+them (the tenants' series too), which the API's entrance does not publish; without it (``make run``, tests), on
+the API port's ``/metrics``, without any series that names a tenant (:class:`WithoutTenants`): a tenant never
+learns of another from anything public.
+
 Under gunicorn every worker is its own process. prometheus-client's multiprocess mode keeps each metric's
 values in files under ``PROMETHEUS_MULTIPROC_DIR`` so that ``/metrics``, whichever worker serves it, adds up
 every worker. That only works if the variable is set before ``prometheus_client`` is first imported:
@@ -9,8 +14,15 @@ every worker. That only works if the variable is set before ``prometheus_client`
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, values
+import redis
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, multiprocess, start_http_server, values
+from prometheus_client.core import Metric
+
+from services import redisconn
+from services.core.metrics import MatchStatsCollector
 
 #: Request latencies: fine steps around the targets (p50 15 ms, p99 100 ms) so percentiles interpolate well.
 LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15,
@@ -20,6 +32,55 @@ MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 def multiprocess_enabled() -> bool:
     return bool(os.environ.get(MULTIPROC_ENV))
+
+
+#: Metric families named so hold a tenant label: never on the API port.
+TENANT_FAMILIES = "meeple_tenant_"
+
+
+class WithoutTenants:
+    """A registry as the API port's ``/metrics`` shows it: every family but those that name a tenant."""
+
+    def __init__(self, source: Any) -> None:
+        self.source = source
+
+    def collect(self) -> Iterator[Metric]:
+        for family in self.source.collect():
+            if not family.name.startswith(TENANT_FAMILIES) and not any("tenant" in s.labels for s in family.samples):
+                yield family
+
+
+class LazyClient:
+    """A Redis client made at its first use: gunicorn's master serves the metrics from before Redis may answer (a
+    cluster client asks for the slots when it is made); until one is made, a scrape has no match counts."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.client: Any = None
+
+    def pipeline(self, **kwargs: Any) -> Any:
+        if self.client is None:
+            try:
+                self.client = redisconn.connect(self.url, socket_timeout=10)
+            except (redis.RedisError, OSError) as err:
+                raise redis.ConnectionError(f"redis not reachable yet: {err}") from err
+        return self.client.pipeline(**kwargs)
+
+
+def gateway_registry(client: Any) -> CollectorRegistry:
+    """What a scrape of a gunicorn gateway answers: every worker's metrics added up (their files), and the match
+    counts read from Redis (``client``)."""
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry)
+    registry.register(MatchStatsCollector(client))
+    return registry
+
+
+def serve_metrics(port: int, registry: Any) -> Any:
+    """Serve ``registry`` on ``port`` (all interfaces: Prometheus scrapes each gateway container or pod there),
+    from a daemon thread; returns the server (``shutdown()`` stops it)."""
+    server, _ = start_http_server(port, addr="0.0.0.0", registry=registry)
+    return server
 
 
 def check_multiprocess() -> None:
@@ -35,6 +96,8 @@ class GatewayMetrics:
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
+        #: the server of ``MEEPLE_METRICS_PORT`` in a process that serves it itself (not under gunicorn)
+        self.server: Any = None
         self.latency = Histogram("meeple_gateway_request_seconds",
                                  "Gateway request latency by route and status (a long-poll's run that parked until a "
                                  "wake-up: status parked; the run that answers has its own)",

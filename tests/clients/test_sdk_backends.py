@@ -10,12 +10,15 @@ from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import httpx
 import pytest
 import redis
 from meeple_client import AsyncClient, Client, NotFound, Unauthorized
 from meeple_client._core import prepare
 
 from services.core import tenants
+from tests.gateway.conftest import RulesProcess
+from tests.gateway.test_tournaments import keeper_of
 
 from .conftest import Stack
 
@@ -191,3 +194,71 @@ def test_the_async_client_makes_the_same_tournament_and_season_calls(stack: Stac
             assert (await backend.cancel_tournament(tid))["status"] == "cancelled"
 
     run_async(scenario())
+
+
+def started_swiss(stack: Stack, rules: RulesProcess, key: str, players: list[str]) -> str:
+    """A Swiss of ``players`` (2 a table) whose first round the timekeeper has paired and made (time moved past its
+    ``starts_at`` as the keeper sees it); its id."""
+    with Client(stack.url, api_key=key) as backend:
+        tid = backend.create_tournament({**_tournament_settings(), "max_players": 4})["id"]
+        for player in players:
+            backend.register_player(tid, player)
+        starts = backend.tournament(tid)["starts_at"]
+    keeper_of(stack.redis_url, rules).run_once(now=starts + 1)
+    return str(tid)
+
+
+def test_a_tournaments_rounds_are_read_page_by_page_in_both_clients_and_registering_again_changes_nothing(
+        stack: Stack, rules: RulesProcess) -> None:
+    """Issue 49: a tournament showed only its current round; a backend that missed a webhook could not rebuild the
+    rounds, tables and results. ``tournament_rounds`` reads them (paged); registering twice answered 201 with a new
+    registration, undocumented: now the same registration comes back."""
+    key, _ = new_key(stack)
+    with Client(stack.url, api_key=key) as backend:
+        tid = backend.create_tournament({**_tournament_settings(), "max_players": 4})["id"]
+        first = backend.register_player(tid, "ann")
+        assert backend.register_player(tid, "ann") == first  # the same registration, nothing changed
+        assert backend.tournament(tid)["registered"] == 1
+        assert backend.tournament_rounds(tid) == {"rounds": [], "next": None}
+    tid = started_swiss(stack, rules, key, ["ann", "ben", "cat"])
+    with Client(stack.url, api_key=key) as backend:
+        page = backend.tournament_rounds(tid)
+        [round_one] = page["rounds"]
+        assert page["next"] is None and round_one["n"] == 1 and round_one["finished_at"] is None
+        tables = round_one["tables"]
+        assert [t["table"] for t in tables] == ["r1t1", "r1t2"]  # a table of two and the bye against a bot
+        assert all(t["status"] == "running" and t["result"] is None and t["match_id"] for t in tables)
+        for table in tables:  # every table named is a match the backend joins
+            for seat in table["seats"]:
+                if "player" in seat:
+                    assert backend.join(table["match_id"], player=seat["player"]).token
+        backend.cancel_tournament(tid)
+        ended = backend.tournament_rounds(tid, after=0, limit=1)
+        assert ended["next"] is None and [t["table"] for t in ended["rounds"][0]["tables"]] == ["r1t1", "r1t2"]
+        assert all(t["status"] == "finished" and t["result"]["ended_by"] == "cancelled" and t["finished_at"]
+                   for t in ended["rounds"][0]["tables"])
+        assert backend.tournament_rounds(tid, after=1)["rounds"] == []
+
+    async def scenario() -> None:
+        async with AsyncClient(stack.url, api_key=key) as backend:
+            assert await backend.tournament_rounds(tid, limit=1) == ended
+            with pytest.raises(NotFound):
+                async with AsyncClient(stack.url, api_key=new_key(stack)[0], retries=0) as rival:
+                    await rival.tournament_rounds(tid)
+
+    run_async(scenario())
+
+
+def test_a_lost_answer_to_a_registration_is_resent_and_answers_the_same_registration(stack: Stack) -> None:
+    """Registering is idempotent (issue 49; the document marks it ``x-meeple-idempotent``), so the SDK resends one
+    whose answer was lost, and the server answers the registration the first request made."""
+    from .test_sdk import _Faulty
+
+    key, _ = new_key(stack)
+    with Client(stack.url, api_key=key) as backend:
+        tid = backend.create_tournament(_tournament_settings())["id"]
+    faulty = _Faulty("/players", "lost")
+    with Client(stack.url, api_key=key, http=httpx.Client(base_url=stack.url, transport=faulty)) as backend:
+        registered = backend.register_player(tid, "ann")
+        assert faulty.seen == 2 and registered["player"] == "ann"
+        assert backend.register_player(tid, "ann") == registered and backend.tournament(tid)["registered"] == 1

@@ -13,9 +13,11 @@ import re
 import shutil
 import subprocess
 
+from tests.gateway.conftest import RulesProcess
 from tooling.stack import ROOT
 
 from .conftest import Stack
+from .test_sdk_backends import new_key, started_swiss
 
 TS = ROOT / "clients" / "typescript"
 
@@ -25,14 +27,16 @@ def _run(argv: list[str], env: dict[str, str] | None = None, timeout: int = 300)
 
 
 def test_the_typescript_client_plays_clash_against_a_bot_over_websocket_and_long_poll(
-        ws_stack: Stack, plain_stack: Stack) -> None:
+        ws_stack: Stack, plain_stack: Stack, rules: RulesProcess) -> None:
     assert shutil.which("node") and shutil.which("npm"), "node and npm are missing: run make test-tools"
     if not (TS / "node_modules" / ".package-lock.json").exists():
         installed = _run(["npm", "ci", "--no-audit", "--no-fund"])
         assert installed.returncode == 0, installed.stdout + installed.stderr
     built = _run(["npm", "run", "build"])
     assert built.returncode == 0, built.stdout + built.stderr
-    env = {**os.environ, "MEEPLE_URL": ws_stack.url, "MEEPLE_PLAIN_URL": plain_stack.url}
+    key, _ = new_key(ws_stack)  # a backend's: a Swiss of three whose first round is made (tournamentRounds)
+    env = {**os.environ, "MEEPLE_URL": ws_stack.url, "MEEPLE_PLAIN_URL": plain_stack.url, "MEEPLE_KEY": key,
+           "MEEPLE_TOURNAMENT": started_swiss(ws_stack, rules, key, ["ann", "ben", "cat"])}
     run = _run(["node", "--experimental-websocket", "--test", "--test-reporter=spec", "dist/test/"], env, 600)
     print(run.stdout[-4000:])
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]

@@ -287,6 +287,30 @@ def test_every_board_script_touches_one_slot_and_shards_cover_every_primary(clie
         assert owners == {n.name for n in client.get_primaries()}
 
 
+def test_a_rating_reads_the_same_in_the_outcome_the_players_ratings_and_the_board(client: Any, tenant: str) -> None:
+    """Issue 49: an outcome said rating 1.461 (mu 24.8984, sigma 7.8123) and the board and the player's ratings
+    1.462 for the same stored state: the outcome computed mu - 3 sigma before rounding mu and sigma, the other
+    doors after. Real two-player results settled (``ratings.settle``) and stored (``ratings.apply``) many times:
+    every door shows the outcome's number."""
+    rng = random.Random(49)
+    players = [f"r{i}" for i in range(6)]
+    for n in range(120):
+        a, b = rng.sample(players, 2)
+        meta = {"status": "finished", "rated": True, "tenant": tenant, "game": GAME, "sides": [[0], [1]],
+                "seats": [{"kind": "human", "player": a, "acted": True}, {"kind": "human", "player": b, "acted": True}],
+                "outcome": {"ended_by": "game", "winners": [0], "scores": [1, 0]}}
+        settled = ratings.settle(client, {"status": "active"}, meta)
+        outcome = settled["outcome"]
+        ratings.apply(client, tenant, GAME, outcome)
+        for change in outcome["ratings"]:
+            shown = change["after"]
+            stored = ratings.public(ratings.of_player(client, tenant, change["player"], GAME)[GAME])
+            entry, _ = lb.rank(client, tenant, GAME, change["player"])
+            assert entry is not None and (stored["rating"], entry.rating) == (shown["rating"], shown["rating"]), (
+                n, change, stored, entry)
+            assert shown["rating"] == round(shown["mu"] - 3 * shown["sigma"], 3)
+
+
 def test_the_rating_hook_writes_the_stored_rating_of_every_rated_seat(client: Any, tenant: str) -> None:
     """``apply_ratings`` on a real multi-seat outcome: each named seat lands on the board with its new rating."""
     changes = []

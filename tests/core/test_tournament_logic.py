@@ -278,14 +278,81 @@ def test_an_arena_requeues_players_after_each_match_and_stops_pairing_at_its_end
     assert [s.get("player") for s in bot_table["seats"]] == ["p0", None]
     first = machine.tables(doc)[0]
     doc = step(doc, players, T0 + 100, {first["match_id"]: result_of(first)}).doc
+    assert len(doc["rounds"]) == 2  # the two who finished are held apart: nobody else is free
+    doc = step(doc, players, T0 + 100 + machine.REPEAT_WAIT_S).doc
     waves = doc["rounds"]
-    assert len(waves) == 3  # the two who finished play again at once
+    assert len(waves) == 3  # the repeat is due: they play again
     assert sorted(s["player"] for s in waves[-1]["tables"][0]["seats"]) == sorted(
         s["player"] for s in first["seats"])
     s = step(doc, players, T0 + 600, finish_round(doc))  # the window closes as the last matches finish
     assert s.doc["status"] == "finished" and len(s.doc["rounds"]) == 3
     assert s.events[-1][1]["type"] == "tournament.finished"
     assert sum(r["points"] for r in s.events[-1][1]["standings"]) > 0
+
+
+def humans_of(table: Mapping[str, Any]) -> frozenset[str]:
+    return frozenset(s["player"] for s in table["seats"] if s.get("player"))
+
+
+def repeats_before_due(doc: Mapping[str, Any]) -> list[str]:
+    """Every arena table that seats two players of one earlier table before their repeat was due (the guide's rule:
+    another table, neither of theirs, finished since both were freed, or both waited ``REPEAT_WAIT_S``)."""
+    found = []
+    done = [t for t in machine.tables(doc) if t.get("result")]
+    for table in machine.tables(doc):
+        made = table["created_at"]
+        for a, b in itertools.combinations(sorted(humans_of(table)), 2):
+            last = {p: max((t for t in done if p in humans_of(t) and t["finished_at"] <= made),
+                           key=lambda t: t["finished_at"], default=None) for p in (a, b)}
+            if last[a] is None or last[a] is not last[b]:
+                continue  # their last tables were not one table
+            freed = max(t["finished_at"] for t in last.values() if t is not None)
+            moved_on = any(freed <= t["finished_at"] <= made and not {a, b} & humans_of(t) for t in done)
+            if not moved_on and made - freed < machine.REPEAT_WAIT_S:
+                found.append(f"{table['key']}: {a} and {b} straight back")
+    return found
+
+
+def test_an_arena_never_pairs_a_table_straight_back_until_the_repeat_is_due() -> None:
+    """Issue 49: the pair that finished first was paired again at once while the other table still played (ar1 met
+    ar3 four times in a row). Now a repeat waits until another table finishes (then everyone is paired afresh) or
+    both waited REPEAT_WAIT_S; bots, once due, are new opponents."""
+    fmt = {"kind": "arena", "duration_s": 600, "grace_s": 120, "bot_after_s": 60}
+    players = registered(["p0", "p1", "p2", "p3"])
+    doc = step(tournament(fmt), players, T0).doc
+    first, second = machine.tables(doc)
+    held = step(doc, players, T0 + 20, {first["match_id"]: result_of(first)}).doc
+    for later in (1, 5, machine.REPEAT_WAIT_S - 1):
+        assert len(step(held, players, T0 + 20 + later).doc["rounds"]) == 1  # the first pair waits
+    # the other table finishes: all four are paired, none against their last opponent
+    mixed = step(held, players, T0 + 23, {second["match_id"]: result_of(second)}).doc
+    new = [humans_of(t) for t in mixed["rounds"][-1]["tables"]]
+    assert len(new) == 2 and not set(new) & {humans_of(first), humans_of(second)}
+    # nobody else comes: the repeat is due after REPEAT_WAIT_S
+    again = step(held, players, T0 + 20 + machine.REPEAT_WAIT_S).doc
+    assert [humans_of(t) for t in again["rounds"][-1]["tables"]] == [humans_of(first)]
+    assert repeats_before_due(mixed) == repeats_before_due(again) == []
+    # bots after bot_after_s are new opponents: each of the pair at a table of their own
+    quick = step(tournament({**fmt, "bot_after_s": 4}), players, T0).doc
+    first = machine.tables(quick)[0]
+    quick = step(quick, players, T0 + 20, {first["match_id"]: result_of(first)}).doc
+    bots = step(quick, players, T0 + 24).doc["rounds"][-1]["tables"]
+    assert len(bots) == 2 and {humans_of(t) for t in bots} == {frozenset([p]) for p in humans_of(first)}
+    assert all(any("bot" in s for s in t["seats"]) for t in bots)
+
+
+def test_a_long_arena_of_uneven_tables_never_repeats_before_due() -> None:
+    """Many waves of five players, tables finishing at staggered times: no table breaks the rule."""
+    fmt = {"kind": "arena", "duration_s": 600, "grace_s": 120, "bot_after_s": 30}
+    players = registered(["p0", "p1", "p2", "p3", "p4"])
+    doc, now = tournament(fmt), T0
+    for tick in range(200):
+        running = [t for t in machine.tables(doc) if not t.get("result")]
+        done = {t["match_id"]: result_of(t) for i, t in enumerate(running) if (tick + i) % 3 == 0}
+        doc = step(doc, players, now, done).doc
+        now += 2.5
+    assert len(machine.tables(doc)) > 40
+    assert repeats_before_due(doc) == []
 
 
 def test_an_arena_ends_matches_still_running_after_its_grace() -> None:

@@ -177,6 +177,10 @@ class GatewayServer:
     def stop(self) -> None:
         self.server.shutdown()
         self.thread.join(5)
+        metrics_server = self.server.app.extensions["meeple"].metrics.server  # type: ignore[attr-defined]
+        if metrics_server is not None:  # MEEPLE_METRICS_PORT's
+            metrics_server.shutdown()
+            metrics_server.server_close()
 
 
 #: Every test client is 127.0.0.1: tests of other things must not trip the per-IP limits and quotas.

@@ -17,6 +17,7 @@ import pytest
 import requests
 
 from services import cli, redisconn
+from tooling.stack import free_port
 
 from .conftest import Api, GatewayServer, RulesProcess, start_gateway
 
@@ -182,9 +183,23 @@ def test_a_gateway_reuses_a_keys_record_until_its_key_cache_ttl(closed_gateway: 
     assert api.get("/v1/matches", headers=as_key(forged)).json()["error"]["code"] == "invalid_api_key"
 
 
-@pytest.mark.gateway_config(rate_limit_per_minute=1000)
+@pytest.fixture()
+def metrics_port() -> int:
+    return free_port()
+
+
+@pytest.fixture()
+def counted_gateway(own_redis_url: str, rules: RulesProcess, metrics_port: int) -> Iterator[GatewayServer]:
+    """A closed gateway whose metrics are served on a port of their own (``MEEPLE_METRICS_PORT``)."""
+    server = start_gateway(own_redis_url, rules.port, anonymous=False, rate_limit_per_minute=1000,
+                           metrics_port=metrics_port)
+    yield server
+    server.stop()
+
+
 def test_tenant_quotas_answer_429_naming_the_limit_and_are_shared_by_its_keys(
-        closed_gateway: GatewayServer, own_redis_url: str) -> None:
+        counted_gateway: GatewayServer, own_redis_url: str, metrics_port: int) -> None:
+    closed_gateway = counted_gateway
     api = Api(closed_gateway.url)
     key = new_key(own_redis_url, "acme", "matches=2,bots=2,hard=1")["key"]
     second_key = new_key(own_redis_url, "acme")["key"]  # the same tenant, the same quotas
@@ -199,7 +214,9 @@ def test_tenant_quotas_answer_429_naming_the_limit_and_are_shared_by_its_keys(
     # Another tenant is not touched by acme's quota.
     other = new_key(own_redis_url, "other")["key"]
     assert api.post("/v1/matches", headers=as_key(other), json={"game": GAME, "players": 2}).status_code == 201
-    metrics = requests.get(f"{closed_gateway.url}/metrics", timeout=10).text
+    # counted on the gateway's metrics port (MEEPLE_METRICS_PORT), never on the API port
+    assert requests.get(f"{closed_gateway.url}/metrics", timeout=10).status_code == 404
+    metrics = requests.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).text
     assert 'meeple_tenant_requests_total{status="201",tenant="acme"}' in metrics
     assert 'meeple_tenant_limited_total{code="quota_exceeded",tenant="acme"}' in metrics
 

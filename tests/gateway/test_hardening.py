@@ -542,3 +542,17 @@ def test_an_allowed_origin_may_read_retry_after_etag_and_www_authenticate_and_se
         assert "Access-Control-Allow-Origin" not in other.headers
     finally:
         server.stop()
+
+
+def test_a_malformed_request_while_the_store_is_down_is_503_not_500(rules: RulesProcess) -> None:
+    """A request the server cannot read asks the access policy first (issue 49): with the store unreachable that
+    question fails, and the answer is the store's 503 (as any request's), not an error raised inside the error
+    handler."""
+    down = start_gateway(f"redis://127.0.0.1:{free_port()}/0", rules.port)
+    try:
+        reply = requests.get(f"{down.url}/v1/matches/abcdefabcdef?include=zz",
+                             headers={"Authorization": "Bearer 0.not-a-token"}, timeout=30)
+        assert reply.status_code == 503 and reply.json()["error"]["code"] == "store_unavailable", reply.text
+        assert reply.headers["Retry-After"]
+    finally:
+        down.stop()

@@ -117,17 +117,43 @@ def test_a_long_poll_that_parks_is_counted_as_parked_and_its_tenant_request_once
     not a 204 in the metrics, and the tenant's request is counted once, by the answer its client got."""
     tenant = f"parks-{random.randrange(10**9)}"
     key = as_key(new_key(redis_url, tenant)["key"])
-    with gunicorn_gateway(redis_url, rules.port) as node:
+    metrics_port = free_port()
+    with gunicorn_gateway(redis_url, rules.port, MEEPLE_METRICS_PORT=str(metrics_port)) as node:
         created = requests.post(f"{node.url}/v1/matches", json={"game": ANY, "players": 2, "join": True},
                                 headers=key, timeout=10).json()
         answered = requests.get(f"{node.url}/v1/matches/{created['id']}/events?after={created['version']}&wait=1",
                                 headers=key, timeout=10)
         assert answered.status_code == 200 and answered.json()["events"] == []
-        scraped = promtext.scrape(f"{node.url}/metrics")
+        scraped = promtext.scrape(f"http://127.0.0.1:{metrics_port}/metrics")
     statuses = promtext.totals(scraped, "meeple_gateway_request_seconds_count", ("route", "status"))
     assert {status: n for (route, status), n in statuses.items() if route == EVENTS} == {"parked": 1, "200": 1}
     counted = promtext.totals(scraped, "meeple_tenant_requests_total", ("tenant", "status"))
     assert {status: n for (name, status), n in counted.items() if name == tenant} == {"201": 1, "200": 1}
+
+
+def test_tenant_names_are_never_on_the_api_port_and_all_metrics_are_on_the_metrics_port(
+        redis_url: str, rules: RulesProcess) -> None:
+    """Issue 49: ``/metrics`` on the API port named every tenant (``meeple_tenant_requests_total{tenant=...}``) to
+    anyone who could reach it. Now, under gunicorn as deployed: without ``MEEPLE_METRICS_PORT`` the API port's
+    ``/metrics`` has no series naming a tenant; with it, the API port has no ``/metrics`` (404) and the metrics
+    port has them all, every worker's added up."""
+    tenant = f"secret-{random.randrange(10**9)}"
+    key = as_key(new_key(redis_url, tenant)["key"])
+    metrics_port = free_port()
+    for env in ({}, {"MEEPLE_METRICS_PORT": str(metrics_port)}):
+        with gunicorn_gateway(redis_url, rules.port, **env) as node:
+            assert requests.post(f"{node.url}/v1/matches", json={"game": ANY, "players": 2}, headers=key,
+                                 timeout=10).status_code == 201
+            public = requests.get(f"{node.url}/metrics", timeout=10)
+            if not env:
+                assert public.status_code == 200 and "meeple_gateway_request_seconds" in public.text
+                assert "tenant" not in public.text and tenant not in public.text
+                continue
+            assert public.status_code == 404 and public.json()["error"]["code"] == "not_found"
+            private = promtext.scrape(f"http://127.0.0.1:{metrics_port}/metrics")
+    counted = promtext.totals(private, "meeple_tenant_requests_total", ("tenant", "status"))
+    assert counted[(tenant, "201")] == 1
+    assert promtext.value(private, "meeple_matches_created_total", {"game": ANY}) >= 2
 
 
 def test_late_multiprocess_setting_is_refused() -> None:

@@ -21,6 +21,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -33,8 +34,12 @@ from services import redisconn
 from services.bots.worker import Worker
 from services.core import quotas, ratings, skill, tenants
 from services.core.config import Config
+from services.core.tournaments import machine, store
+from services.core.tournaments.matches import TournamentMatches
+from services.core.tournaments.runner import TournamentRunner
 from services.timekeeper.keeper import Timekeeper
 from services.webhooks.worker import WebhookWorker
+from tests.core.test_tournament_logic import repeats_before_due
 from tooling.stack import ROOT
 
 from .conftest import Api, GatewayServer, RulesProcess, bot_worker_thread, gunicorn_gateway, start_gateway
@@ -82,13 +87,11 @@ class Site:
         assert reply.status_code == 200, reply.text
         return dict(reply.json())
 
-    def token(self, match_id: str, player: str) -> str | None:
-        """The player's seat token: the backend takes the seat kept for them with its key, once. None while the
-        match is not made yet (a table's id is named when its round is paired; the runner then makes it)."""
+    def token(self, match_id: str, player: str) -> str:
+        """The player's seat token: the backend takes the seat kept for them with its key, once (a table is shown
+        only once its match is made: the join never answers 404)."""
         if (match_id, player) not in self.tokens:
             joined = self.api.post(f"/v1/matches/{match_id}/join", headers=self.headers, json={"player": player})
-            if joined.status_code == 404 and joined.json()["error"]["code"] == "match_not_found":
-                return None
             assert joined.status_code == 200, joined.text
             self.tokens[(match_id, player)] = joined.json()["token"]
         return self.tokens[(match_id, player)]
@@ -97,8 +100,6 @@ class Site:
         """One move of ``player`` in their match if they have a decision (a random legal one); whether they did.
         A seat a bot took over is reclaimed first (it never is here: the clocks only run out when moved)."""
         token = self.token(match_id, player)
-        if token is None:
-            return False
         status = self.api.get(f"/v1/matches/{match_id}?include=legal_moves", token).json()
         seat = status["you"]
         if status["status"] != "active" or seat not in status["to_act"] or not status["legal_moves"]:
@@ -169,7 +170,7 @@ def deliver_until(redis_url: str, receiver: Receiver, done: Callable[[dict[str, 
         if done(receiver.delivered()):
             break
         time.sleep(0.05)
-    return sorted(receiver.delivered().values(), key=lambda d: int(d["body"]["id"].split("-")[0].split(":")[1]))
+    return sorted(receiver.delivered().values(), key=lambda d: int(d["body"]["id"].split(":")[1]))
 
 
 @pytest.fixture()
@@ -256,8 +257,33 @@ def test_a_swiss_of_nine_runs_three_rounds_with_a_bot_in_the_bye_and_a_no_show_t
     assert [d["event"] for d in got] == ["tournament.started", "round.started", "round.finished", "round.started",
                                          "round.finished", "round.started", "round.finished", "tournament.finished"]
     assert {d["body"]["data"]["tournament_id"] for d in got} == {tid}
+    # event ids as the guide says: <tournament>:<n>, in order; the delivery (one a hook) adds the hook's id
+    assert [d["body"]["id"] for d in got] == [f"{tid}:{n}" for n in range(1, 9)]
+    assert [d["id"] for d in got] == [f"{tid}:{n}-{hook['id']}" for n in range(1, 9)]
     assert got[-1]["body"]["data"]["standings"] == final["standings"]
     assert [t["match_id"] for t in got[1]["body"]["data"]["tables"]] == [t["match_id"] for t in first["tables"]]
+
+    # the history (GET /rounds, two pages): every round's tables as round.started named them, each scored, and
+    # the standings' points are the sum of the tables' points
+    pages = [site.api.get(f"/v1/tournaments/{tid}/rounds", headers=site.headers, params={"limit": 2}).json()]
+    assert pages[0]["next"] == 2
+    pages.append(site.api.get(f"/v1/tournaments/{tid}/rounds", headers=site.headers,
+                              params={"after": 2, "limit": 2}).json())
+    assert pages[1]["next"] is None
+    history = [r for page in pages for r in page["rounds"]]
+    announced = [d["body"]["data"] for d in got if d["event"] == "round.started"]
+    assert [r["n"] for r in history] == [a["round"] for a in announced] == [1, 2, 3]
+    for past, said in zip(history, announced, strict=True):
+        assert [(t["table"], t["match_id"], t["seats"]) for t in past["tables"]] == [
+            (t["table"], t["match_id"], t["seats"]) for t in said["tables"]]
+        assert past["finished_at"] is not None
+        assert all(t["status"] == "finished" and t["result"] and t["finished_at"] for t in past["tables"])
+    scored: dict[str, float] = {}
+    for past in history:
+        for table in past["tables"]:
+            for player, points in table["result"]["points"].items():
+                scored[player] = scored.get(player, 0.0) + points
+    assert scored == pytest.approx({s["player"]: s["points"] for s in final["standings"]})
 
     # the pairings (round.started names each round's tables): no two humans met twice; one bye in round 1 (9
     # players), none after the no-show was marked absent (8 left); the no-show was never paired again
@@ -291,6 +317,81 @@ def test_a_swiss_of_nine_runs_three_rounds_with_a_bot_in_the_bye_and_a_no_show_t
     assert site.api.get(f"/v1/players/{ranked_player}/ratings", headers=rival).json()["ratings"] == {}
 
 
+class JoinEveryTableShown(TournamentMatches):
+    """The match core as a runner uses it, looking first at the tournament as a backend does: before each match the
+    runner makes (the moment a table whose match is not made yet could be shown), every table the tournament shows
+    is joined by its players with the tenant's key, as the guide says to."""
+
+    def __init__(self, core: Any, site: Site, tournament_id: str) -> None:
+        super().__init__(core)
+        self.site, self.tournament_id, self.made = site, tournament_id, 0
+
+    def create_match(self, spec: Any) -> str:
+        join_every_table_shown(self.site, self.tournament_id)
+        # the round's webhook is not handed over either while a table of it has no match yet
+        TournamentRunner(self.client, self).forward(self.tournament_id)
+        waiting = [event["type"] for _, _, event in store.outbox(self.client, self.tournament_id)]
+        assert "round.started" in waiting, waiting
+        self.made += 1
+        return super().create_match(spec)
+
+
+def join_every_table_shown(site: Site, tournament_id: str, join: bool = True) -> int:
+    """Join every human seat of every table the tournament shows (and its players' own views show), or (``join``
+    False: a seat is joined once) read its match; how many tables."""
+    tables = site.view(tournament_id)["tables"]
+    for table in tables:
+        read = site.api.get(f"/v1/matches/{table['match_id']}", headers=site.headers)
+        assert read.status_code == 200, read.text
+        for seat in table["seats"]:
+            if "player" in seat:
+                mine = site.api.get(f"/v1/tournaments/{tournament_id}/players/{seat['player']}", headers=site.headers)
+                assert mine.json()["table"]["match_id"] == table["match_id"], mine.text
+                if join:
+                    assert site.token(table["match_id"], seat["player"])  # 200, never 404 match_not_found
+    return len(tables)
+
+
+@pytest.mark.parametrize("fmt", [{"kind": "swiss", "rounds": 2, "round_s": 3600},
+                                 {"kind": "arena", "duration_s": 600, "grace_s": 0, "bot_after_s": 60}],
+                         ids=["swiss", "arena"])
+def test_a_table_is_shown_only_once_its_match_can_be_joined(gateway: GatewayServer, own_redis_url: str,
+                                                              rules: RulesProcess, fmt: dict[str, Any]) -> None:
+    """Issue 49: as soon as a tournament showed a running table, joining its match could answer 404
+    ``match_not_found`` (a round was saved with its tables, then their matches made): a backend that did not retry
+    left its player a no-show. Now a table is shown (the tournament, the player's view, ``round.started``) once its
+    match is made: looked at before every match the runner makes, and by backends polling meanwhile."""
+    site = Site(Api(gateway.url), new_key(own_redis_url, "acme")["key"], own_redis_url)
+    keeper = keeper_of(own_redis_url, rules)
+    tid = site.create(format=fmt)["id"]
+    players = [f"p{i}" for i in range(12)]
+    site.register(tid, players)
+    prober = JoinEveryTableShown(keeper.core, site, tid)
+    keeper.tournaments = TournamentRunner(keeper.redis, prober, lease_s=5)
+    stop, failures = threading.Event(), []
+
+    def backend() -> None:  # another backend process, polling the tournament while its round is made
+        other = Site(Api(gateway.url), site.key, own_redis_url)
+        try:
+            while not stop.is_set():
+                join_every_table_shown(other, tid, join=False)
+        except AssertionError as failed:
+            failures.append(failed)
+
+    pollers = [threading.Thread(target=backend) for _ in range(2)]
+    for poller in pollers:
+        poller.start()
+    try:
+        keeper.run_once()
+    finally:
+        stop.set()
+        for poller in pollers:
+            poller.join(60)
+    assert not failures, failures[0]
+    assert join_every_table_shown(site, tid) == 6  # the round (the wave) is made: 12 players, 2 a table
+    assert prober.made == 6  # it looked before each of them
+
+
 def test_a_tournament_holds_its_tables_quota_so_a_round_is_made_whole(gateway: GatewayServer, own_redis_url: str,
                                                                          rules: RulesProcess) -> None:
     """Found probing as a backend near its quota: a round's second table was refused by the tenant's `matches`
@@ -320,7 +421,7 @@ def test_a_tournament_holds_its_tables_quota_so_a_round_is_made_whole(gateway: G
     assert len(view["tables"]) == 2
     for table in view["tables"]:  # each table is a real match its players can join
         assert site.api.get(f"/v1/matches/{table['match_id']}", headers=site.headers).status_code == 200
-        assert site.token(table["match_id"], table["seats"][0]["player"]) is not None
+        assert site.token(table["match_id"], table["seats"][0]["player"])
     assert own_match() == 429  # still full: the tournament's room is its own
     assert site.api.post(f"/v1/tournaments/{tid}/cancel", headers=site.headers, json={}).status_code == 200
     assert own_match() == 201  # the cancel gave the room back
@@ -413,6 +514,43 @@ def test_an_arena_pairs_waves_during_its_window_and_ends_the_tables_still_playin
         match = site.api.get(f"/v1/matches/{match_id}", headers=site.headers).json()
         assert match["status"] == "finished" and match["outcome"]["ended_by"] == "aborted", match
         assert match["outcome"]["ratings"] is None
+
+
+def test_an_arena_run_by_two_timekeepers_pairs_no_table_straight_back(
+        gateway: GatewayServer, own_redis_url: str, rules: RulesProcess, bots: Worker) -> None:
+    """Issue 49's arena (4 players, ``bot_after_s`` 4): the pair that finished first was paired again at once while
+    the other table still played. Here two timekeepers drive it at once (time moved on half a second a pass), one
+    table's players answer slowly so tables finish at different times, and every table the arena made is held to
+    the guide's rule: a repeat only once another table finished since, or after ``REPEAT_WAIT_S``."""
+    site = Site(Api(gateway.url), new_key(own_redis_url, "acme")["key"], own_redis_url)
+    keepers = [keeper_of(own_redis_url, rules) for _ in range(2)]
+    tid = site.create(format={"kind": "arena", "duration_s": 600, "grace_s": 20, "bot_after_s": 4})["id"]
+    site.register(tid, ["ar1", "ar2", "ar3", "ar4"])
+    offset, slow = [0.0], "ar4"
+
+    def drive() -> None:
+        offset[0] += 0.5
+        at = time.time() + offset[0]
+        both = [threading.Thread(target=k.run_once, kwargs={"now": at}) for k in keepers]
+        for thread in both:
+            thread.start()
+        for thread in both:
+            thread.join(60)
+
+    for tick in range(400):
+        drive()
+        view = site.view(tid)
+        for table in view["tables"]:
+            for seat in table["seats"]:
+                player = seat.get("player")
+                if player is not None and (player != slow or tick % 6 == 0):
+                    site.play(table["match_id"], player)
+        made = machine.tables(store.load(redisconn.connect(own_redis_url), tid)[1])  # type: ignore[index]
+        if sum(1 for t in made if t.get("result")) >= 12:
+            break
+    doc = store.load(redisconn.connect(own_redis_url), tid)[1]  # type: ignore[index]
+    assert sum(1 for t in machine.tables(doc) if t.get("result")) >= 12
+    assert repeats_before_due(doc) == []
 
 
 def test_a_timekeeper_killed_mid_round_loses_nothing(
@@ -521,6 +659,38 @@ def test_a_gateway_and_a_bot_worker_killed_mid_round_lose_nothing(own_redis_url:
     assert len(made) == 4 and all(m["status"] == "finished" for m in made)  # 2 tables x 2 rounds, each once
     client = redisconn.connect(own_redis_url)
     assert all(audit_match(client, m["id"]).ok for m in made)  # each replays from its seed and log to what is stored
+
+
+def test_registering_twice_answers_the_same_registration_and_brings_back_only_the_absent(
+        gateway: GatewayServer, own_redis_url: str, rules: RulesProcess) -> None:
+    """Issue 49: registering a registered player answered 201 with a new registration, and the docs did not say what
+    that meant. A registered player's registration comes back unchanged (a retry is safe, even after a Swiss
+    started); an absent player registering again is brought back with a new one."""
+    site = Site(Api(gateway.url), new_key(own_redis_url, "acme")["key"], own_redis_url)
+    tid = site.create(starts_at=time.time() + 3600,
+                      format={"kind": "arena", "duration_s": 600, "grace_s": 0, "bot_after_s": 60})["id"]
+
+    def register(player: str) -> dict[str, Any]:
+        reply = site.api.post(f"/v1/tournaments/{tid}/players", headers=site.headers, json={"player": player})
+        assert reply.status_code == 201, reply.text
+        return dict(reply.json())
+
+    first = register("ann")
+    assert register("ann") == first and site.view(tid)["registered"] == 1
+    swiss = site.create(starts_at=time.time(), format={"kind": "swiss", "rounds": 1, "round_s": 3600})["id"]
+    site.register(swiss, ["ann", "ben"])
+    keeper_of(own_redis_url, rules).run_once()
+    assert site.view(swiss)["status"] == "running"
+    again = site.api.post(f"/v1/tournaments/{swiss}/players", headers=site.headers, json={"player": "ann"})
+    assert again.status_code == 201 and again.json()["player"] == "ann"  # a late retry: the same registration
+    late = site.api.post(f"/v1/tournaments/{swiss}/players", headers=site.headers, json={"player": "cat"})
+    assert late.status_code == 409 and late.json()["error"]["code"] == "registration_closed"
+    # an absent player (a no-show) registering again comes back with a new registration
+    client = redisconn.connect(own_redis_url)
+    version, doc, _ = store.load(client, tid)  # type: ignore[misc]
+    store.save(client, tid, version, {**doc, "absent": {"ann": time.time()}}, [])
+    back = register("ann")
+    assert back["registered_at"] > first["registered_at"] and register("ann") == back
 
 
 def test_another_tenant_sees_none_of_it(gateway: GatewayServer, own_redis_url: str, rules: RulesProcess) -> None:

@@ -34,6 +34,7 @@ from .models import (
     Season,
     Tournament,
     TournamentPlayer,
+    TournamentRounds,
     Tournaments,
     Unregistered,
     Webhook,
@@ -216,7 +217,16 @@ class AsyncClient:
         """Settings, status, the current round's tables (with their matches) and the standings."""
         return await self.run(_core.call_flow("tournament", {"tournament_id": tournament_id}))
 
+    async def tournament_rounds(self, tournament_id: str, *, after: int | None = None,
+                                limit: int | None = None) -> TournamentRounds:
+        """The tournament's history: its rounds after round ``after`` (an arena's waves), oldest first, each with
+        every table, its match and result; ``next`` is the ``after`` of the next page (None: no more yet)."""
+        return await self.run(_core.call_flow("tournament_rounds", {"tournament_id": tournament_id},
+                                              query={"after": after, "limit": limit}))
+
     async def register_player(self, tournament_id: str, player: str) -> Registration:
+        """Register (Swiss: until the start; arena: until its end). A registered player's registration again, as
+        it is (a retry is safe); a withdrawn or absent player is brought back."""
         return await self.run(_core.call_flow("register", {"tournament_id": tournament_id}, body={"player": player}))
 
     async def unregister_player(self, tournament_id: str, player: str) -> Unregistered:

@@ -33,6 +33,7 @@ from .models import (
     Season,
     Tournament,
     TournamentPlayer,
+    TournamentRounds,
     Tournaments,
     Unregistered,
     Webhook,
@@ -240,7 +241,16 @@ class Client:
         """Settings, status, the current round's tables (with their matches) and the standings."""
         return self.run(_core.call_flow("tournament", {"tournament_id": tournament_id}))
 
+    def tournament_rounds(self, tournament_id: str, *, after: int | None = None,
+                          limit: int | None = None) -> TournamentRounds:
+        """The tournament's history: its rounds after round ``after`` (an arena's waves), oldest first, each with
+        every table, its match and result; ``next`` is the ``after`` of the next page (None: no more yet)."""
+        return self.run(_core.call_flow("tournament_rounds", {"tournament_id": tournament_id},
+                                        query={"after": after, "limit": limit}))
+
     def register_player(self, tournament_id: str, player: str) -> Registration:
+        """Register (Swiss: until the start; arena: until its end). A registered player's registration again, as
+        it is (a retry is safe); a withdrawn or absent player is brought back."""
         return self.run(_core.call_flow("register", {"tournament_id": tournament_id}, body={"player": player}))
 
     def unregister_player(self, tournament_id: str, player: str) -> Unregistered:

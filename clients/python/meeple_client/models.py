@@ -390,7 +390,8 @@ class Cleared(TypedDict):
 
 
 class Deleted(TypedDict):
-    #: the webhook's id
+    #: what was deleted: the webhook's id (`DELETE /v1/webhooks/{hook_id}`) or the season's name (`DELETE
+    #: /v1/leaderboards/{game}/seasons/{name}`)
     deleted: str
 
 
@@ -571,11 +572,16 @@ class TableResult(TypedDict):
 class TournamentTable(TypedDict):
     #: r<round>t<table>
     table: str
-    #: the table's match: a tenant match, joined by each player with the tenant's key and their player id
+    #: the table's match: a tenant match, joined by each player with the tenant's key and their player id (a
+    #: table is shown once its match exists)
     match_id: str | None
     seats: list[TableSeat]
     status: Literal["finished", "running"]
     result: TableResult | None
+    #: when the table was paired
+    started_at: float
+    #: when it was scored (its match ended, or a deadline or a cancel ended it)
+    finished_at: float | None
 
 
 class Standing(TypedDict):
@@ -583,10 +589,11 @@ class Standing(TypedDict):
     player: str
     points: float
     played: int
-    #: Swiss: Buchholz; arena: points per match
+    #: Swiss: Buchholz; arena: points per match, rounded to 4 decimals (as points)
     tiebreak: float
-    #: rating (mu) at the player's last pairing
-    rating: float
+    #: the player's openskill mu in the game at their last pairing (25.0 for a new player; not the rating mu - 3
+    #: sigma of the boards), rounded to 3 decimals: the last tie-break
+    mu: float
     absent: bool
     withdrawn: bool
 
@@ -633,6 +640,24 @@ class Tournaments(TypedDict):
     tournaments: list[TournamentSummary]
     #: the `before` of the next (older) page; null on the last
     next: float | None
+
+
+class RoundTables(TypedDict):
+    n: int
+    started_at: float
+    #: Swiss: when unfinished tables are ended; arena: null
+    deadline: float | None
+    finished_at: float | None
+    #: every table of the round (an arena's wave), in order, with its match and, once scored, its result
+    tables: list[TournamentTable]
+
+
+class TournamentRounds(TypedDict):
+    #: the rounds after `after`, oldest first
+    rounds: list[RoundTables]
+    #: the `after` of the next page; null on the last (the rounds so far: more may come while the tournament
+    #: runs)
+    next: int | None
 
 
 class RegisterPlayer(TypedDict):

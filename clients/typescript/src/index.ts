@@ -190,6 +190,15 @@ export class MeepleClient {
       headers: this.headers(token) }));
   }
 
+  /** A tournament's history (the client's API key): its rounds after round `after` (an arena's waves), oldest
+   * first, each with every table, its match and result; `next` is the `after` of the next page (null: no more
+   * yet). */
+  async tournamentRounds(tournamentId: string, page: { after?: number; limit?: number } = {}):
+    Promise<Schemas["TournamentRounds"]> {
+    return this.send("tournament_rounds", true, () => this.api.GET("/v1/tournaments/{tournament_id}/rounds", {
+      params: { path: { tournament_id: tournamentId }, query: page }, headers: this.headers() }));
+  }
+
   /** Queue for a game; `wait()` on the ticket returns your seat's match (a retry gets the same ticket). */
   async matchmaking(body: Schemas["Enqueue"]): Promise<Ticket> {
     const key = crypto.randomUUID();

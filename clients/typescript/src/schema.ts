@@ -576,6 +576,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tournaments/{tournament_id}/rounds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tournament's history: its rounds (an arena's waves), oldest first, each with every table, its match and result */
+        get: operations["tournament_rounds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tournaments/{tournament_id}/players": {
         parameters: {
             query?: never;
@@ -587,7 +604,7 @@ export interface paths {
         put?: never;
         /**
          * Register a player (again: brings back an absent or withdrawn one)
-         * @description Swiss: until it starts; arena: until its window ends.
+         * @description Swiss: until it starts; arena: until its window ends. Registering a player who is registered (not withdrawn, not absent) changes nothing and answers their registration as it is (201, the same `registered_at`): a retry is safe. Registering a withdrawn or absent player again brings them back (a new `registered_at`).
          */
         post: operations["register"];
         delete?: never;
@@ -672,7 +689,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics */
+        /** Prometheus metrics, without any series that names a tenant; 404 when the gateway serves its metrics on a port of their own (MEEPLE_METRICS_PORT, the deploy setting) */
         get: operations["metrics"];
         put?: never;
         post?: never;
@@ -1207,7 +1224,7 @@ export interface components {
         };
         /** Deleted */
         Deleted: {
-            /** @description the webhook's id */
+            /** @description what was deleted: the webhook's id (`DELETE /v1/webhooks/{hook_id}`) or the season's name (`DELETE /v1/leaderboards/{game}/seasons/{name}`) */
             deleted: string;
         };
         /** Leaderboard */
@@ -1425,12 +1442,16 @@ export interface components {
         TournamentTable: {
             /** @description r<round>t<table> */
             table: string;
-            /** @description the table's match: a tenant match, joined by each player with the tenant's key and their player id */
+            /** @description the table's match: a tenant match, joined by each player with the tenant's key and their player id (a table is shown once its match exists) */
             match_id: string | null;
             seats: components["schemas"]["TableSeat"][];
             /** @enum {string} */
             status: "finished" | "running";
             result: components["schemas"]["TableResult"] | null;
+            /** @description when the table was paired */
+            started_at: number;
+            /** @description when it was scored (its match ended, or a deadline or a cancel ended it) */
+            finished_at: number | null;
         };
         /** TableSeat */
         TableSeat: {
@@ -1461,10 +1482,10 @@ export interface components {
             player: string;
             points: number;
             played: number;
-            /** @description Swiss: Buchholz; arena: points per match */
+            /** @description Swiss: Buchholz; arena: points per match, rounded to 4 decimals (as points) */
             tiebreak: number;
-            /** @description rating (mu) at the player's last pairing */
-            rating: number;
+            /** @description the player's openskill mu in the game at their last pairing (25.0 for a new player; not the rating mu - 3 sigma of the boards), rounded to 3 decimals: the last tie-break */
+            mu: number;
             absent: boolean;
             withdrawn: boolean;
         };
@@ -1486,6 +1507,23 @@ export interface components {
             starts_at: number;
             registered: number;
             created_at: number;
+        };
+        /** TournamentRounds */
+        TournamentRounds: {
+            /** @description the rounds after `after`, oldest first */
+            rounds: components["schemas"]["RoundTables"][];
+            /** @description the `after` of the next page; null on the last (the rounds so far: more may come while the tournament runs) */
+            next: number | null;
+        };
+        /** RoundTables */
+        RoundTables: {
+            n: number;
+            started_at: number;
+            /** @description Swiss: when unfinished tables are ended; arena: null */
+            deadline: number | null;
+            finished_at: number | null;
+            /** @description every table of the round (an arena's wave), in order, with its match and, once scored, its result */
+            tables: components["schemas"]["TournamentTable"][];
         };
         /** RegisterPlayer */
         RegisterPlayer: {
@@ -1538,7 +1576,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining, queueing or reading without one when anonymous access is off). */
+        /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); with anonymous access off, a read of a match or a ticket without any credential; `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining or queueing without one, or reading a ticket with only a seat token, when anonymous access is off). */
         Error401: {
             headers: {
                 /** @description Bearer */
@@ -1558,7 +1596,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}); `not_found`: no such path. */
+        /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}, a leaderboard's or a season's {game}); `not_found`: no such path. */
         Error404: {
             headers: {
                 [name: string]: unknown;
@@ -3196,6 +3234,44 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    tournament_rounds: {
+        parameters: {
+            query?: {
+                /** @description only the rounds after this round number (the `next` of the previous page) */
+                after?: number;
+                /** @description rounds per page */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of rounds */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TournamentRounds"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
+        };
+    };
     register: {
         parameters: {
             query?: never;
@@ -3422,6 +3498,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             414: components["responses"]["Error414"];
             417: components["responses"]["Error417"];
             431: components["responses"]["Error431"];

@@ -300,3 +300,25 @@ for (const [Ws, what] of [[DropsMidMove, "whose socket drops before its reply"],
     assert.deepEqual(await servedSince(before), { ws: 1, rest: 1 });
   });
 }
+test("a backend reads a tournament's rounds page by page, each table with its match", async () => {
+  const key = process.env.MEEPLE_KEY ?? "";
+  const tournament = process.env.MEEPLE_TOURNAMENT ?? "";
+  assert.ok(key && tournament, "MEEPLE_KEY and MEEPLE_TOURNAMENT are set (a Swiss of three, round 1 made)");
+  const backend = new MeepleClient({ baseUrl: url, apiKey: key });
+  const page = await backend.tournamentRounds(tournament);
+  assert.equal(page.next, null);
+  assert.deepEqual(page.rounds.map((r) => r.n), [1]);
+  const tables = page.rounds[0]?.tables ?? [];
+  assert.deepEqual(tables.map((t) => t.table), ["r1t1", "r1t2"]);
+  for (const table of tables) {
+    assert.equal(table.status, "running");
+    assert.ok(table.match_id);
+    const match = await backend.api.GET("/v1/matches/{match_id}", {
+      params: { path: { match_id: table.match_id as string } }, headers: backend.headers() });
+    assert.equal(match.response.status, 200);
+  }
+  assert.deepEqual((await backend.tournamentRounds(tournament, { after: 1 })).rounds, []);
+  const refused = await new MeepleClient({ baseUrl: url, retries: 0 }).tournamentRounds(tournament)
+    .catch((error: unknown) => error);
+  assert.ok(refused instanceof ApiError && refused.status === 401);
+});

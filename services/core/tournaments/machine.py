@@ -19,9 +19,16 @@ not absent) is paired in waves (each wave is a "round" of the document); a playe
 pool as soon as their match ends. No pairing after the window; matches still running then count when they
 finish, until ``grace_s`` after the window, when they are scored as draws and ended.
 
-**Players.** Registering (again) puts a player in; unregistering before the start takes them out, after it
-withdraws them (they keep their points, and are not paired again). A no-show (see :mod:`.scoring`) is marked
-absent at the time the table was scored and is not paired again until they register again.
+**No straight repeat.** Two players who sat at one table are not seated together again straight away: the
+repeat waits until it is *due*, when another table (one neither of them sat at) has finished since both were
+freed, or when both have waited ``REPEAT_WAIT_S``. Until then they are held apart (:mod:`.pairing`): each may be
+paired with anyone else, or with bots once they waited ``bot_after_s``. A due repeat is still the last choice.
+
+**Players.** Registering puts a player in; registering again brings back one withdrawn or absent, and leaves
+one who is neither as they are (the store answers their registration unchanged); unregistering before the start
+takes them out, after it withdraws them (they keep their points, and are not paired again). A no-show (see
+:mod:`.scoring`) is marked absent at the time the table was scored and is not paired again until they register
+again.
 
 Events (webhooks): ``tournament.started``, ``round.started`` (with the tables), ``round.finished`` (with
 the standings), ``tournament.finished`` (with the final standings; ``cancelled: true`` if it never ran or was
@@ -48,6 +55,8 @@ from .port import MatchResult, MatchSpec, SeatSpec
 POLL_S = 15.0
 #: How often an arena pairs its waiting players.
 ARENA_WAVE_S = 5.0
+#: How long two players of one arena table wait, at most, before they may be paired together again.
+REPEAT_WAIT_S = 10.0
 MAX_PLAYERS = 1024
 MAX_ROUNDS = 50
 SEATS = (2, 6)
@@ -184,6 +193,12 @@ def tables(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [t for r in doc["rounds"] for t in r["tables"]]
 
 
+def published(table: Mapping[str, Any]) -> bool:
+    """Whether the table is shown (the tournament's reads, ``round.started``): once its match is made, so a
+    backend that joins a table it is shown never gets 404 (a round is paired, saved, then its matches made)."""
+    return has_match(table)
+
+
 def standings(doc: Mapping[str, Any], players: Mapping[str, Mapping[str, Any]]) -> list[scoring.Standing]:
     absent = [p for p in players if p not in active(doc, players) and not players[p].get("withdrawn")]
     return scoring.standings(doc["format"]["kind"], players, tables(doc), doc["ratings"], absent)
@@ -195,7 +210,8 @@ def _public_standings(doc: Mapping[str, Any], players: Mapping[str, Mapping[str,
 
 def _public_table(table: Mapping[str, Any]) -> dict[str, Any]:
     return {"table": table["key"], "match_id": table["match_id"], "seats": table["seats"],
-            "status": "finished" if table.get("result") else "running", "result": table.get("result")}
+            "status": "finished" if table.get("result") else "running", "result": table.get("result"),
+            "started_at": table["created_at"], "finished_at": table.get("finished_at")}
 
 
 def _score(doc: dict[str, Any], results: Mapping[str, MatchResult], now: float) -> list[dict[str, Any]]:
@@ -255,15 +271,36 @@ def _history(doc: Mapping[str, Any], arena: bool) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _entrants(doc: dict[str, Any], names: list[str], ratings_of: RatingsOf, arena: bool) -> list[pairing.Entrant]:
+def _entrants(doc: dict[str, Any], names: list[str], ratings_of: RatingsOf, arena: bool,
+              since: Mapping[str, float] | None = None, now: float = 0.0) -> list[pairing.Entrant]:
+    """The players to pair, with their history; an arena's (``since``: when each waiting player was freed) with
+    the opponents each is held apart from now (:func:`_held`)."""
     rates = ratings_of(names)
     history = _history(doc, arena)
     out = []
     for name in names:
         h = history.get(name, {"score": 0.0, "met": {}, "byes": 0, "firsts": 0})
         doc["ratings"][name] = float(rates.get(name, 25.0))
-        out.append(pairing.Entrant(name, h["score"], doc["ratings"][name], h["met"], h["byes"], h["firsts"]))
+        held = _held(doc, name, h["met"], since, now) if since is not None else frozenset()
+        out.append(pairing.Entrant(name, h["score"], doc["ratings"][name], h["met"], h["byes"], h["firsts"], held))
     return out
+
+
+def _held(doc: Mapping[str, Any], player: str, last: Mapping[str, int], since: Mapping[str, float],
+          now: float) -> frozenset[str]:
+    """The waiting opponents of ``player``'s last table whose repeat is not due yet: neither another table finished
+    since both were freed, nor have both waited ``REPEAT_WAIT_S``."""
+    held = set()
+    for other in last:
+        if other not in since:
+            continue  # not waiting: nothing to hold
+        freed = max(since[player], since[other])
+        waited = now - freed >= REPEAT_WAIT_S
+        moved_on = any(t.get("result") and float(t.get("finished_at") or 0.0) >= freed
+                       and not {player, other} & {s.get("player") for s in t["seats"]} for t in tables(doc))
+        if not (waited or moved_on):
+            held.add(other)
+    return frozenset(held)
 
 
 def _open_round(doc: dict[str, Any], plan: list[pairing.Table], ladder: Mapping[str, Mapping[str, Any]],
@@ -356,8 +393,9 @@ def _arena(doc: dict[str, Any], players: Mapping[str, Mapping[str, Any]], result
     if waiting:
         since = {p: doc["free_since"].get(p, max(doc["started_at"], float(players[p].get("registered_at", 0.0))))
                  for p in waiting}
-        plan = pairing.arena(_entrants(doc, waiting, ratings_of, arena=True), doc["players_per_table"], ladder,
-                             {p: now - t for p, t in since.items()}, fmt["bot_after_s"])
+        plan = pairing.arena(_entrants(doc, waiting, ratings_of, arena=True, since=since, now=now),
+                             doc["players_per_table"], ladder, {p: now - t for p, t in since.items()},
+                             fmt["bot_after_s"])
         if plan:
             _open_round(doc, plan, ladder, now, None, out)
             _close_rounds(doc, players, now, out)
@@ -424,8 +462,8 @@ def with_aborted(doc: Mapping[str, Any], keys: set[str]) -> dict[str, Any]:
 
 def view(doc: Mapping[str, Any], players: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The tournament as ``GET /v1/tournaments/{id}`` shows it: settings, state, the current round (Swiss; an
-    arena's: its latest wave) and ``tables`` (Swiss: the current round's; arena: every table still playing),
-    and the standings."""
+    arena's: its latest wave) and ``tables`` (Swiss: the current round's; arena: every table still playing; a
+    table once its match is made: :func:`published`), and the standings."""
     current = doc["rounds"][-1] if doc["rounds"] else None
     keys = ("id", "name", "game", "players_per_table", "options", "clock", "takeover_level", "rated", "starts_at",
             "max_players", "format", "status", "created_at", "started_at", "ended_at", "reason")
@@ -433,11 +471,22 @@ def view(doc: Mapping[str, Any], players: Mapping[str, Mapping[str, Any]]) -> di
         shown = current["tables"] if current else []
     else:
         shown = [t for t in tables(doc) if not t.get("result")]
+    shown = [t for t in shown if published(t)]
     return {**{k: doc[k] for k in keys}, "registered": len(players),
             "rounds_played": sum(1 for r in doc["rounds"] if r["finished_at"] is not None),
             "round": None if current is None else {k: current[k] for k in ("n", "started_at", "deadline",
                                                                            "finished_at")},
             "tables": [_public_table(t) for t in shown], "standings": _public_standings(doc, players)}
+
+
+def rounds_page(doc: Mapping[str, Any], after: int, limit: int) -> dict[str, Any]:
+    """``GET /v1/tournaments/{id}/rounds``: up to ``limit`` rounds after round ``after``, oldest first, each with
+    every table shown so far (:func:`published`), and the ``after`` of the next page (None: none yet)."""
+    later = [r for r in doc["rounds"] if r["n"] > after]
+    page = later[:limit]
+    return {"rounds": [{**{k: r[k] for k in ("n", "started_at", "deadline", "finished_at")},
+                        "tables": [_public_table(t) for t in r["tables"] if published(t)]} for r in page],
+            "next": page[-1]["n"] if len(later) > limit else None}
 
 
 def player_view(doc: Mapping[str, Any], players: Mapping[str, Mapping[str, Any]], player: str) -> dict[str, Any]:
@@ -446,5 +495,6 @@ def player_view(doc: Mapping[str, Any], players: Mapping[str, Mapping[str, Any]]
     if player not in players:
         raise TournamentError(Kind.NOT_FOUND, "player_not_registered", f"{player!r} is not registered")
     row = next(s for s in standings(doc, players) if s.player == player)
-    playing = [t for t in tables(doc) if not t.get("result") and any(s.get("player") == player for s in t["seats"])]
+    playing = [t for t in tables(doc) if not t.get("result") and published(t)
+               and any(s.get("player") == player for s in t["seats"])]
     return {"standing": row.public(), "table": _public_table(playing[-1]) if playing else None}

@@ -21,8 +21,11 @@ total cost. (Grouping into tables of k >= 3 at minimum cost is NP-hard; no libra
 table's humans (``skill.closest_level`` on the shipped ladder or Redis's newer one).
 
 **Arena.** The waiting players, by score then rating, are grouped as for Swiss (without byes); ``REPEAT``
-counts only the players' last table (a rematch at once is avoided, an old opponent is fine); players left over
-wait for the next wave, unless they have waited ``bot_after_s``, then bots fill their table.
+counts only the players' last table (a rematch at once is avoided, an old opponent is fine), and two players the
+machine *holds* apart (an opponent of their last table, before the repeat is due: see :mod:`.machine`) never sit
+at one table (``HOLD``; a table that cannot avoid it is not made). Players left over wait for the next wave,
+unless they have waited ``bot_after_s``: then bots fill their tables (at most ``seats - 1`` such players a table,
+never two held apart).
 
 **Seat order.** At each table the humans who were first to play least often sit first (seat 0), then by
 ranking; bots take the last seats.
@@ -39,6 +42,7 @@ import networkx as nx
 
 from services.core import skill
 
+HOLD = 10**18
 REPEAT = 10**15
 SCORE = 10**8
 RANK = 1
@@ -57,6 +61,8 @@ class Entrant:
     met: Mapping[str, int] = field(default_factory=dict)
     byes: int = 0
     firsts: int = 0
+    #: players this one may not sit with now (an arena's repeat that is not due yet)
+    held: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -75,8 +81,13 @@ def ranking(entrants: Sequence[Entrant]) -> list[Entrant]:
 
 
 def pair_cost(a: Entrant, b: Entrant, index: Mapping[str, int]) -> int:
-    return (REPEAT * a.met.get(b.player, 0) + SCORE * round(2 * (a.score - b.score)) ** 2
+    return (HOLD * apart(a, b) + REPEAT * a.met.get(b.player, 0) + SCORE * round(2 * (a.score - b.score)) ** 2
             + RANK * (index[a.player] - index[b.player]) ** 2)
+
+
+def apart(a: Entrant, b: Entrant) -> bool:
+    """Whether ``a`` and ``b`` are held apart (may not share a table now)."""
+    return b.player in a.held or a.player in b.held
 
 
 def table_cost(group: Sequence[Entrant], index: Mapping[str, int]) -> int:
@@ -191,9 +202,21 @@ def arena(waiting: Sequence[Entrant], per_table: int, ladder: Mapping[str, Mappi
     index = {e.player: i for i, e in enumerate(ranked)}
     full = len(ranked) // per_table
     groups = _improve(_greedy(ranked, [per_table] * full, index), index) if full else []
+    groups = [g for g in groups if not any(apart(a, b) for i, a in enumerate(g) for b in g[i + 1:])]
     tables = [_seated(g, 0, ladder, index) for g in groups]
     seated = {e.player for g in groups for e in g}
     rest = [e for e in ranked if e.player not in seated and waited.get(e.player, 0.0) >= bot_after_s]
-    if rest:
-        tables.append(_seated(rest, per_table - len(rest), ladder, index))
-    return tables
+    return tables + [_seated(g, per_table - len(g), ladder, index) for g in _with_bots(rest, per_table)]
+
+
+def _with_bots(rest: list[Entrant], per_table: int) -> list[list[Entrant]]:
+    """The players who waited ``bot_after_s`` and are left over, in tables with at least one bot, first fit (never
+    two held apart at one table)."""
+    groups: list[list[Entrant]] = []
+    for entrant in rest:
+        fits = next((g for g in groups if len(g) < per_table - 1 and not any(apart(entrant, o) for o in g)), None)
+        if fits is None:
+            groups.append([entrant])
+        else:
+            fits.append(entrant)
+    return groups

@@ -86,9 +86,10 @@ class TournamentRunner:
         return due
 
     def forward(self, tournament_id: str) -> None:
-        """Hand the saved events to the core (at least once), oldest first."""
+        """Hand the saved events to the core (at least once), oldest first; none while a table of the state is
+        still to be made (``round.started`` names its match: a backend may join it at once)."""
         found = store.load(self.client, tournament_id)
-        tenant = found[1]["tenant"] if found else None
+        tenant = found[1]["tenant"] if found and not machine.pending_creates(found[1]) else None
         while tenant is not None:
             events = store.outbox(self.client, tournament_id)
             if not events:

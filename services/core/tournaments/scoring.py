@@ -91,7 +91,7 @@ class Standing:
 
     def public(self) -> dict[str, Any]:
         return {"rank": self.rank, "player": self.player, "points": round(self.points, 4), "played": self.played,
-                "tiebreak": round(self.tiebreak, 4), "rating": round(self.rating, 3), "absent": self.absent,
+                "tiebreak": round(self.tiebreak, 4), "mu": round(self.rating, 3), "absent": self.absent,
                 "withdrawn": self.withdrawn}
 
 

@@ -62,12 +62,19 @@ return {1, v + 1}
 """
 
 #: Register ARGV[1] (doc ARGV[2]) while the status allows it and there is room (ARGV[3] players at most);
-#: ARGV[4] = 1 also while running (an arena). Returns 1, or 0 with the reason.
+#: ARGV[4] = 1 also while running (an arena). A player registered already, not withdrawn and not absent since
+#: (ARGV[5]: when the state marked them absent, -1: never), is left as is: returns 2 with their entry. Else 1, or 0
+#: with the reason.
 _REGISTER = """
 local status = redis.call('GET', KEYS[1])
 if not status then return {0, 'not_found'} end
+local old = redis.call('HGET', KEYS[2], ARGV[1])
+if old then
+  local entry = cjson.decode(old)
+  if not entry['withdrawn'] and tonumber(ARGV[5]) < tonumber(entry['registered_at']) then return {2, old} end
+end
 if status ~= 'registering' and not (status == 'running' and ARGV[4] == '1') then return {0, 'closed'} end
-if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 and redis.call('HLEN', KEYS[2]) >= tonumber(ARGV[3]) then
+if not old and redis.call('HLEN', KEYS[2]) >= tonumber(ARGV[3]) then
   return {0, 'full'}
 end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
@@ -165,8 +172,9 @@ def save(client: Any, tournament_id: str, version: int, doc: Mapping[str, Any],
 
 
 def register(client: Any, tenant: str, tournament_id: str, player: str, now: float | None = None) -> dict[str, Any]:
-    """Register ``player`` (again: clears an absence or a withdrawal). Swiss: before the start; arena: until it
-    ends."""
+    """Register ``player``: Swiss before the start, an arena until it ends. Again: a withdrawn or absent player
+    comes back (a new registration); a player registered and neither is left as is, and their registration is
+    answered (a retry is safe whenever it arrives)."""
     now = time.time() if now is None else now
     if not tenants.NAME_RE.match(player):
         raise TournamentError(Kind.MALFORMED, "bad_player", "player must be 1-64 characters: letters, digits and . _ : "
@@ -176,7 +184,9 @@ def register(client: Any, tenant: str, tournament_id: str, player: str, now: flo
     entry = {"registered_at": now, "withdrawn": False}
     ok, why = redisconn.on_slot(client, k["doc"], lambda pipe: pipe.eval(
         _REGISTER, 2, k["status"], k["players"], player, orjson.dumps(entry), doc["max_players"],
-        "1" if doc["format"]["kind"] == "arena" else "0"))[0]
+        "1" if doc["format"]["kind"] == "arena" else "0", repr(float(doc["absent"].get(player, -1.0)))))[0]
+    if int(ok) == 2:
+        return {"player": player, **orjson.loads(why)}
     if int(ok) != 1:
         reason = _text(why)
         if reason == "not_found":

@@ -24,9 +24,11 @@ from services.contract import models as m
 from services.contract.routes import BY_ENDPOINT, Route
 from services.contract.validation import answer as encode
 from services.contract.validation import malformed, parse, parse_params
+from services.core import admission
 from services.core.errors import DomainError, Kind
 
-from ..context import gateway
+from ..context import caller, core, gateway
+from . import ACCESS
 
 B = TypeVar("B", bound=m.Request)
 P = TypeVar("P", bound=m.Params)
@@ -84,6 +86,15 @@ def given(value: Any) -> Any:
 def plain(value: Any) -> Any:
     """A parsed nested model (seats, a clock) as the core takes it: plain JSON values, absent fields left out."""
     return None if value is msgspec.UNSET else msgspec.to_builtins(value)
+
+
+def policy_refusal() -> DomainError | None:
+    """The access policy's refusal of this request's caller for the route's call, if it refuses them (asked by the
+    error handlers before a request that cannot be read is answered 400, 413 or 415)."""
+    endpoint = request.endpoint
+    if endpoint is None or endpoint not in ACCESS:
+        return None
+    return admission.refusal(core(), caller(), ACCESS[endpoint], request.view_args or {})
 
 
 def answer(doc: dict[str, Any]) -> Response:

@@ -4,14 +4,13 @@ page, Swagger UI: api/clients.py)."""
 from __future__ import annotations
 
 from flask import Blueprint, Response
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, multiprocess
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from services.contract.openapi import document_bytes
-from services.core.metrics import MatchStatsCollector
 
 from ..context import gateway
 from ..errors import error_response
-from ..metrics import multiprocess_enabled
+from ..metrics import WithoutTenants, gateway_registry, multiprocess_enabled
 from .common import answer
 
 bp = Blueprint("ops", __name__)
@@ -38,14 +37,15 @@ def readyz() -> Response:
 
 @bp.get("/metrics")
 def metrics() -> Response:
+    """The metrics without the tenants' series; none at all when they have a port of their own (see
+    ``..metrics``)."""
     gw = gateway()
-    if multiprocess_enabled():  # gunicorn workers: add up every worker's files, whichever worker answers
-        registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry)
-        registry.register(MatchStatsCollector(gw.core.redis))
-    else:
-        registry = gw.metrics.registry
-    return Response(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)  # (mimetype= adds a 2nd charset)
+    if gw.config.metrics_port:
+        return error_response(404, "not_found", "no such path")
+    # gunicorn workers: add up every worker's files, whichever worker answers
+    registry = gateway_registry(gw.core.redis) if multiprocess_enabled() else gw.metrics.registry
+    return Response(generate_latest(WithoutTenants(registry)),  # type: ignore[arg-type]
+                    content_type=CONTENT_TYPE_LATEST)  # (mimetype= adds a 2nd charset)
 
 
 @bp.get("/v1/openapi.json")

@@ -1,6 +1,6 @@
 """For backends: a tenant's tournaments — create, list, read (standings, the current round's tables with their
-matches), register and unregister players, a player's standing and table, cancel (``services/core/competitions.py``
-decides; the timekeeper runs them; these views only parse)."""
+matches), its rounds (history), register and unregister players, a player's standing and table, cancel
+(``services/core/competitions.py`` decides; the timekeeper runs them; these views only parse)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,12 @@ def list_tournaments() -> Response:
 @bp.get(_T)
 def get_tournament(tournament_id: str) -> Response:
     return answer(competitions.tournament(core(), caller(), tournament_id))
+
+
+@bp.get(_T + "/rounds")
+def tournament_rounds(tournament_id: str) -> Response:
+    page = query(m.RoundsQuery)
+    return answer(competitions.tournament_rounds(core(), caller(), tournament_id, page.after, page.limit))
 
 
 @bp.post(_T + "/players")
