@@ -110,8 +110,23 @@ def test_the_build_context_leaves_out_the_venv_git_and_caches() -> None:
              if line.strip() and not line.startswith("#")]
     assert lines[0] == "*"  # everything out, then what pip install needs back in
     allowed = {line[1:].rstrip("/") for line in lines if line.startswith("!")}
-    assert allowed == {"pyproject.toml", "setup.py", "README.md", "proto", "services", "ai", "loadtests",
+    assert allowed == {"pyproject.toml", "setup.py", "README.md", "proto", "services", "ai", "loadtests", "tooling",
                        "deploy/probe.py"}
+
+
+def test_the_image_holds_every_package_the_project_installs() -> None:
+    """``pip install .`` in the image installs the packages pyproject.toml lists; one left out of the build context
+    or the Dockerfile's COPY lines is missing in the image. Without ``tooling`` the whole ``meeple`` command failed
+    there: it loads its tools by name, and ``loadtests`` (``meeple loadtest``) imports ``tooling``."""
+    import tomllib
+
+    include = tomllib.loads((DEPLOY.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    packages = {pattern.rstrip("*") for pattern in include["include"]}
+    copied = set(re.findall(r"^COPY (\S+) \1$", (DEPLOY / "Dockerfile").read_text(), re.M))
+    allowed = {line.strip()[1:].rstrip("/") for line in (DEPLOY.parent / ".dockerignore").read_text().splitlines()
+               if line.strip().startswith("!")}
+    assert packages == {"services", "ai", "proto", "loadtests", "tooling"}
+    assert packages <= copied and packages <= allowed, (packages - copied, packages - allowed)
 
 
 def test_cluster_workers_wait_for_the_formed_cluster_and_restart() -> None:

@@ -74,7 +74,8 @@ def stale_extensions() -> list[str]:
         return []
     stale = []
     for folder in ("services/rules", "services/rules/games", "services/rules/games/clash",
-                   "services/rules/games/sideboards", "services/rules/games/they_who_were_8", "ai"):
+                   "services/rules/games/fierce_women", "services/rules/games/sideboards",
+                   "services/rules/games/they_who_were_8", "ai"):
         path = os.path.join(root, folder)
         try:
             names = os.listdir(path)

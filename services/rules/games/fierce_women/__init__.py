@@ -14,15 +14,18 @@ from typing import Any, ClassVar, Final
 
 from ..base import (
     Game,
+    IllegalMove,
     InvalidOptions,
     InvalidState,
     JSONDict,
     Move,
     OptionSpec,
     Outcome,
+    check_move_shape,
     dump_document,
     is_int,
     load_document,
+    move_type,
     require,
     resolve_options,
     rng_dump,
@@ -81,7 +84,8 @@ from .flow import (
 )
 from .scoring import score
 
-#: What the one-module engine exported, still importable from ``services.rules.games.fierce_women``.
+#: What the one-module engine exported, still importable from ``services.rules.games.fierce_women`` (its test helper
+#: ``position`` is in ``tests/games/fixtures/fierce_women.py``).
 __all__ = [
     "ACTIONS",
     "ACTION_IDS",
@@ -102,6 +106,7 @@ __all__ = [
     "WOMAN_IDS",
     "WOMEN",
     "FierceWomen",
+    "IllegalMove",
     "State",
     "actor",
     "advance_queue",
@@ -111,6 +116,7 @@ __all__ = [
     "automa_turn",
     "best_arrangement",
     "cats_of",
+    "check_move_shape",
     "check_shape",
     "clone_state",
     "collecting_column",
@@ -121,6 +127,7 @@ __all__ = [
     "has_removable",
     "legal_moves_of",
     "locked",
+    "move_type",
     "place_moves",
     "placement_error",
     "play_move",
