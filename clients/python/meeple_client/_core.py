@@ -429,9 +429,8 @@ class SocketState:
         """The move's reply as ``POST /moves`` answers: its status document, or its typed error raised."""
         reply = self.replies.pop(sent.id)
         self.outbox.pop(sent.id, None)
-        if not 200 <= int(reply["status"]) < 300:  # the server's Retry-After rides in the reply (a 429, a 503)
-            wait = reply.get("retry_after")
-            raise error_for(int(reply["status"]), reply.get("body"), {"retry-after": str(wait)} if wait else None)
+        if not 200 <= int(reply["status"]) < 300:
+            raise error_for(int(reply["status"]), reply.get("body"))
         body: dict[str, Any] = reply["body"]
         return body
 

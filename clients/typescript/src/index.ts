@@ -229,8 +229,7 @@ export class Ticket {
 type SocketMessage = { type: "ready" | "update" | "error"; error?: { code: string; message: string } } &
   Partial<EventsDoc>;
 /** A socket move's answer: the status and body `POST /v1/matches/{id}/moves` would have answered. */
-/** A socket move's answer; `retry_after` is what REST sends as `Retry-After` (a 429, a 503). */
-type Reply = { type: "reply"; id: string; status: number; body: unknown; retry_after?: number };
+type Reply = { type: "reply"; id: string; status: number; body: unknown };
 
 const WS_ERROR_STATUS: Record<string, number> = { wrong_token: 401, missing_token: 401, match_not_found: 404,
   too_many_waiters: 429 };
@@ -484,9 +483,9 @@ export class Match {
           this.update(reply.body as MatchDoc);
           break;
         }
-        const error = ApiError.of(reply.status, reply.body, "", reply.retry_after);
+        const error = ApiError.of(reply.status, reply.body);
         if (!(reply.status === 503 || reply.status === 429) || i >= this.client.retries) throw error;
-        const delay = reply.retry_after !== undefined ? Math.min(reply.retry_after, 10) * 1000 : backoff(i);
+        const delay = backoff(i);
         this.client.onRetry?.("move", error, delay);
         await sleep(delay);
       }
