@@ -476,9 +476,42 @@ def test_the_page_sends_one_idempotency_key_with_every_write_a_retry_may_repeat(
     assert all(key for _, key in writes), writes
 
 
+class MovesSent:
+    """Every move the page sends: REST ``POST …/moves`` requests and ``move`` messages on its sockets."""
+
+    def __init__(self, page: Any) -> None:
+        self.rest: list[str] = []
+        self.socket: list[dict[str, Any]] = []
+        page.on("request", lambda r: self.rest.append(r.url) if r.method == "POST" and re.search(
+            r"/v1/matches/[^/]+/moves(\?|$)", r.url) else None)
+        page.on("websocket", lambda ws: ws.on("framesent", self.frame))
+
+    def frame(self, payload: Any) -> None:
+        msg = json.loads(payload)
+        if msg.get("type") == "move":
+            self.socket.append(msg)
+
+
+def test_moves_go_over_the_open_socket_and_never_as_a_rest_post_while_it_is_open(new_page: Any) -> None:
+    """One frame in per move, its reply and the bots' updates out: no HTTP request per move (issue 47)."""
+    page = new_page()
+    sent = MovesSent(page)
+    start_from_lobby(page, "clash", 2, {"match": "single"})
+    page.wait_for_function("document.body.dataset.live === 'ws'")
+    rng, moved = random.Random(6), 0
+    while moved < 3:
+        moved += choose_one_step(page, rng) == "moved"
+    assert sent.rest == [], sent.rest
+    assert len(sent.socket) >= 3 and all(m["idempotency_key"] and m["include"] == "legal_moves" and "version" in m
+                                         for m in sent.socket), sent.socket
+    assert not page.is_visible("#error"), page.inner_text("#error")
+
+
 def test_the_page_falls_back_to_long_polls_where_the_gateway_holds_no_websocket(new_page: Any,
                                                                               plain_stack: Stack) -> None:
+    """And its moves go over REST: no socket is open."""
     page = new_page(base_url=plain_stack.url)  # werkzeug's server: /ws answers 501
+    sent = MovesSent(page)
     start_from_lobby(page, "clash", 2, {"match": "single"})
     page.wait_for_function("document.body.dataset.live === 'long-poll'")
     rng, moved = random.Random(6), 0
@@ -486,6 +519,7 @@ def test_the_page_falls_back_to_long_polls_where_the_gateway_holds_no_websocket(
         moved += choose_one_step(page, rng) == "moved"
     page.wait_for_selector("button.choice, #confirm, #result")
     assert not page.is_visible("#error"), page.inner_text("#error")
+    assert len(sent.rest) >= 3 and sent.socket == [], (sent.rest, sent.socket)
 
 
 def finish_with_the_sdk(stack: Stack, game: str, players: int, seed: int = 8) -> tuple[str, str]:

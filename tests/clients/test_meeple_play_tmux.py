@@ -227,3 +227,31 @@ def test_two_friends_play_clash_in_two_terminals_with_an_invite(stack: Stack, pa
     else:
         raise AssertionError(f"no end:\n{host.screen()}\n----\n{guest.screen()}")
     assert "you won" in host.screen() or "you won" in guest.screen() or "you share the win" in host.screen()
+
+
+def moves_counted(stack: Stack) -> tuple[float, float]:
+    """(REST ``POST …/moves``, socket ``move`` messages) the gateway has answered, from its /metrics."""
+    import httpx
+
+    rest = sock = 0.0
+    for labels, value in re.findall(r"^meeple_gateway_request_seconds_count\{([^}]*)\} (\S+)$",
+                                    httpx.get(f"{stack.url}/metrics").text, re.M):
+        if 'route="/v1/matches/<match_id>/moves"' in labels and 'method="POST"' in labels:
+            rest += float(value)
+        elif 'route="ws:move"' in labels:
+            sock += float(value)
+    return rest, sock
+
+
+def test_meeple_play_sends_its_moves_on_the_open_socket_not_as_rest_posts(ws_stack: Stack,
+                                                                        pane_factory: list[Pane]) -> None:
+    """Where the gateway holds WebSockets, every move of a whole game goes over the match's socket (issue 47):
+    the gateway answers no REST move meanwhile (its own request counts say so)."""
+    rest_before, sock_before = moves_counted(ws_stack)
+    pane = Pane([MEEPLE, "play", "clash", "--vs", "easy", "--option", 'match="single"', "--url", ws_stack.url])
+    pane_factory.append(pane)
+    screen = play_ones_until(pane, "GAME OVER", limit=600)
+    assert "GAME OVER: you " in screen
+    rest, sock = moves_counted(ws_stack)
+    assert rest == rest_before, "a move went over REST while the socket was open"
+    assert sock - sock_before >= 4  # this seat's moves of a whole CLASH game

@@ -11,11 +11,12 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 from .chooser import PROMPTS, ChooserState, Words, chooser_state, index_components, step_back, steps_of, value_key
-from .client import Client, Match
-from .errors import ApiError, StaleVersion
+from .client import Client, Match, MatchSocket
+from .errors import ApiError, StaleVersion, TransportError
 from .render import identity, render_clock, render_log, render_result, render_view
 
 DEFAULT_URL = os.environ.get("MEEPLE_URL", "http://127.0.0.1:8000")
@@ -50,8 +51,11 @@ class Screen:
     current step's choices, numbered; once one legal move is left, the whole move in words and ``1`` to play it."""
 
     def __init__(self, match: Match, out: TextIO = sys.stdout, inp: TextIO = sys.stdin,
-                 components: dict[str, Any] | None = None) -> None:
+                 components: dict[str, Any] | None = None, socket: MatchSocket | None = None) -> None:
         self.match = match
+        #: the match's WebSocket while it is open: moves go on it and the others' moves come on it
+        self.socket = socket
+        self.updates: Iterator[Any] | None = socket.updates() if socket is not None else None
         self.out = out
         self.inp = inp
         self.comp = index_components(components)
@@ -142,7 +146,7 @@ class Screen:
                 plural = "s" if len(others) != 1 else ""
                 waiting = f"seat{plural} {', '.join(map(str, others))}" if others else "the others"
                 self.say(f"waiting for {waiting} ...")
-                m.wait_turn(timeout=30)
+                self.wait_turn()
                 continue
             self.draw_chooser()
             self.out.write("your move> ")
@@ -153,10 +157,43 @@ class Screen:
             if not self.act(line.strip()):
                 return 0
 
+    def drop_socket(self) -> None:
+        """The socket could not be reopened: REST and long-polls from now on."""
+        if self.socket is not None:
+            self.socket.close()
+        self.socket = self.updates = None
+        self.note = "the live connection was lost: moves now go over HTTP"
+
+    def wait_turn(self) -> None:
+        """Until this seat must act or the match is over: the socket's updates while it is open (the status is
+        read again when seats, a clock or the outcome may have changed), else a long-poll."""
+        m = self.match
+        if self.updates is None:
+            m.wait_turn(timeout=30)
+            return
+        try:
+            doc = next(self.updates, None)
+        except TransportError:
+            self.drop_socket()
+            return
+        if doc is None or m.finished or any(e.get("kind") != "move" for e in doc.get("events") or []):
+            m.refresh()
+
+    def send(self, move: dict[str, Any]) -> None:
+        """One move: over the open socket, else over REST (a socket that cannot be reopened falls back; the
+        move's version keeps a resend from being played twice)."""
+        if self.socket is not None:
+            try:
+                self.socket.move(move)
+                return
+            except TransportError:
+                self.drop_socket()
+        self.match.move(move)
+
     def play(self, move: dict[str, Any]) -> None:
         m = self.match
         try:
-            m.move(move)
+            self.send(move)
         except StaleVersion:
             m.refresh()
             self.note = "the match moved on: here it is again, decide anew"
@@ -225,11 +262,26 @@ def run(args: argparse.Namespace) -> int:
             components = api.game(match.game).get("components")
         except ApiError:  # an older server: the choices are still in words, with bare ids for the cards
             components = None
+        socket = open_socket(match)
         try:
-            return Screen(match, components=components).loop()
+            return Screen(match, components=components, socket=socket).loop()
         except KeyboardInterrupt:
             print(f"\nbye. resume with: meeple play --resume {match.id} --token {match.token}")
             return 0
+        finally:
+            if socket is not None:
+                socket.close()
+
+
+def open_socket(match: Match) -> MatchSocket | None:
+    """The match's WebSocket for this seat's moves and updates, or None where the server (or a proxy in
+    between) offers none: then REST moves and long-polls."""
+    if match.token is None or match.finished:
+        return None
+    try:
+        return match.socket().__enter__()
+    except (TransportError, ApiError):
+        return None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,7 +2,7 @@
 // in words, the log in words, clocks that tick, a result screen, replays. No build step, no framework.
 // Routes live in the URL hash so an invite is a plain link and a reload resumes: #/  #/m/ID  #/join/ID  #/replay/ID
 // (and a tenant's tournaments, tournament.js: #/tournaments  #/tournament/ID)
-import { ApiError, call, fetchText, forgetMatch, loadSeat, myMatches, saveSeat, socketSession } from "./api.js";
+import { ApiError, SocketGone, call, fetchText, forgetMatch, loadSeat, myMatches, newKey, saveSeat, socketSession } from "./api.js";
 import { SEAT_COLOURS, card, esc, indexComponents, renderBoard } from "./boards.js";
 import { moveWords, renderChooser, stepBack } from "./chooser.js";
 import { tournamentPage, tournamentsPage } from "./tournament.js";
@@ -282,7 +282,7 @@ async function matchPage(id) {
   const token = held ? held.token : null;
   const st = { id, token, doc: null, chosen: [], hint: null, alive: true, log: [], logVersion: -1,
                confirmLeave: false, controller: new AbortController() };
-  const live = { socket: null };
+  const live = { socket: null, move: null };
   page = { stop() { st.alive = false; st.controller.abort(); clearInterval(st.ticker); live.socket?.close(); } };
 
   const load = async () => {
@@ -370,8 +370,17 @@ async function matchPage(id) {
     if (st.alive) render();
   };
 
+  // A move goes over the match's socket while one is open (one frame in, the reply and the others' updates
+  // out), and over REST otherwise, or if the socket closes before its reply: with the same idempotency key,
+  // so a move the server made before the socket closed is answered, not made twice.
   const play = async move => {
-    const done = await call("POST", `/matches/${id}/moves`, { token, body: { move, version: st.doc.version }, query: { include: "legal_moves" } });
+    const body = { move, version: st.doc.version }, key = newKey();
+    let done = null;
+    if (live.move) {
+      try { done = await live.move({ ...body, idempotency_key: key, include: "legal_moves" }); }
+      catch (err) { if (!(err instanceof SocketGone)) throw err; }
+    }
+    if (!done) done = await call("POST", `/matches/${id}/moves`, { token, body, key, query: { include: "legal_moves" } });
     fold(done);
     st.hint = null; st.chosen = [];
   };
