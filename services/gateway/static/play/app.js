@@ -224,7 +224,50 @@ function secondsLeft(clock, seat) {
 
 function clockText(clock, seat) {
   const left = secondsLeft(clock, seat);
-  return left === null ? "" : ` ⏱ ${Math.floor(left / 60)}:${String(Math.floor(left % 60)).padStart(2, "0")}`;
+  return left === null ? "" : ` ${CLOCK_ICON} ${Math.floor(left / 60)}:${String(Math.floor(left % 60)).padStart(2, "0")}`;
+}
+
+/** A stopwatch drawn inline (an emoji would be an empty box without an emoji font). */
+const CLOCK_ICON = '<svg class="icon" viewBox="0 0 16 16" width="12" height="12" aria-hidden="true"><circle cx="8" cy="9" r="6" fill="none" stroke="currentColor" stroke-width="1.6"/><path d="M8 9V5.5M6 1.5h4" stroke="currentColor" stroke-width="1.6" fill="none"/></svg>';
+
+/** Low on time: at most 10 s, or a fifth of a move's time or of a Fischer bank, whichever is more. */
+function lowOnTime(clock, seat) {
+  const left = secondsLeft(clock, seat);
+  const s = clock && clock.seats ? clock.seats.find(x => x.seat === seat) : null;
+  if (left === null || !s || !s.running) return false;
+  const whole = clock.mode === "per_move" ? clock.seconds : clock.mode === "fischer" ? clock.base_s : null;
+  return left <= Math.max(10, whole ? whole / 5 : 0);
+}
+
+/** The clock of a seat: its time left, and a warning when the viewer's own clock runs low. */
+function clockHtml(d, seat) {
+  const text = clockText(d.clock, seat);
+  if (!text) return "";
+  return seat === d.you && lowOnTime(d.clock, seat) ? `${text} <b class="low-time">low on time!</b>` : text;
+}
+
+// ---------------------------------------------------------------- turn alerts
+// The tab's title says "Your turn"; a sound (if switched on here) and a browser notification (if the player
+// allowed them and the tab is not in front) say it once when a turn begins.
+const BASE_TITLE = "Meeple — play";
+const soundOn = () => localStorage.getItem("meeple.sound") === "on";
+
+function beep() {
+  try {
+    const audio = new (window.AudioContext || window.webkitAudioContext)();
+    const tone = audio.createOscillator(), gain = audio.createGain();
+    tone.frequency.value = 660; gain.gain.value = 0.08;
+    tone.connect(gain).connect(audio.destination);
+    tone.start(); tone.stop(audio.currentTime + 0.18);
+    tone.onended = () => audio.close();
+  } catch { /* no audio here */ }
+}
+
+function turnAlert(title) {
+  if (soundOn()) beep();
+  if ("Notification" in window && Notification.permission === "granted" && document.visibilityState !== "visible") {
+    try { new Notification("Your turn", { body: title, tag: "meeple-turn" }); } catch { /* not allowed here */ }
+  }
 }
 
 /** Who the viewer is, in the game's own terms: a colour and side, a team, or the automa beside them. */
@@ -260,18 +303,31 @@ function rowLabel(d, s) {
   return `${esc(s.label.replace(/ \(team \d+\)/, ""))}${you}${teamChip(d, s.seat)}`;
 }
 
-function resultHtml(d) {
+/** Seats a bot played for part of the game (a timeout, then maybe a reclaim), from the log, in words. */
+function botPlayedHtml(d, log) {
+  const seats = [...new Set((log || []).filter(e => e.kind === "timeout" && e.seat !== null && e.seat !== undefined).map(e => e.seat))];
+  if (!seats.length) return "";
+  const lines = seats.map(seat => {
+    const last = log.filter(e => ["timeout", "reclaimed"].includes(e.kind) && e.seat === seat).pop();
+    const back = last && last.kind === "reclaimed";
+    const who = seat === d.you ? "you" : seatName(d, seat);
+    return `A bot played part of this game for ${who}: ${seat === d.you ? "your" : "their"} time ran out${back ? `, and ${seat === d.you ? "you" : "they"} took the seat back later` : ", and the bot played on to the end"}.`;
+  });
+  return `<p id="bot-played" class="bot-played">${lines.map(esc).join("<br>")}</p>`;
+}
+
+function resultHtml(d, log = []) {
   const r = d.result || {}, ex = r.explanation;
   const winners = (ex && ex.winners) || (d.outcome && d.outcome.winners) || r.winners || [];
   const verdict = d.you === null ? "The game is over." : winners.includes(d.you) ? (winners.length > 1 ? "You share the win!" : "You won!") : "You lost.";
-  if (!ex) return `<div class="result" id="result" role="status"><h2>${verdict}</h2><p>Winners: ${winners.join(", ") || "none"}</p></div>`;
+  if (!ex) return `<div class="result" id="result" role="status"><h2 id="verdict">${verdict}</h2><p>Winners: ${winners.join(", ") || "none"}</p>${botPlayedHtml(d, log)}</div>`;
   const table = (rows, unit) => `<table class="breakdown"><thead><tr><th>Who</th><th>How</th><th>${esc(unit)}</th></tr></thead><tbody>
     ${rows.map(s => `<tr class="${winners.includes(s.seat) || (s.seats || []).some(x => winners.includes(x)) ? "won" : ""}"><th>${rowLabel(d, s)}</th>
       <td><ul>${s.breakdown.map(b => `<li>${esc(b.label)}: <b>${b.value}</b></li>`).join("")}</ul></td><td class="score">${s.score}</td></tr>`).join("")}</tbody></table>`;
   const forfeit = d.outcome && d.outcome.forfeited && d.outcome.forfeited.length ? `<p>Forfeited: seat ${d.outcome.forfeited.join(", ")}.</p>` : "";
   return `<div class="result" id="result" role="status"><h2 id="verdict">${verdict}</h2>
     <p id="headline">${esc(ex.headline)}</p>
-    <p class="meta" id="reason">Why it ended: ${esc(ex.reason_text || ex.end_reason.replace(/_/g, " "))}</p>${forfeit}
+    <p class="meta" id="reason">Why it ended: ${esc(ex.reason_text || ex.end_reason.replace(/_/g, " "))}</p>${forfeit}${botPlayedHtml(d, log)}
     ${ex.games ? `<ol class="games" id="games">${ex.games.map(g => `<li>${esc(g.text)}</li>`).join("")}</ol>` : ""}
     ${ex.teams ? table(ex.teams, "team points") : ""}
     ${table(ex.seats, (ex.seats[0] || {}).unit || "score")}</div>`;
@@ -283,7 +339,7 @@ async function matchPage(id) {
   const st = { id, token, doc: null, chosen: [], hint: null, alive: true, log: [], logVersion: -1,
                confirmLeave: false, controller: new AbortController() };
   const live = { socket: null, move: null };
-  page = { stop() { st.alive = false; st.controller.abort(); clearInterval(st.ticker); live.socket?.close(); } };
+  page = { stop() { st.alive = false; st.controller.abort(); clearInterval(st.ticker); live.socket?.close(); document.title = BASE_TITLE; } };
 
   const load = async () => {
     st.doc = await call("GET", `/matches/${id}`, { token, query: { include: token ? "legal_moves" : undefined } });
@@ -315,19 +371,28 @@ async function matchPage(id) {
     if (!st.alive) return;
     const d = st.doc, you = d.you, moves = d.legal_moves || [];
     const finished = d.status === "finished";
+    const myTurn = !finished && moves.length > 0;
+    document.title = myTurn ? `Your turn · ${gameTitle(d.game)} · Meeple` : `${gameTitle(d.game)} · Meeple`;
+    if (myTurn && !st.myTurn && st.shown) turnAlert(gameTitle(d.game));
+    st.myTurn = myTurn; st.shown = true;
     const seats = d.seats.map(s => `<li class="${d.to_act.includes(s.seat) ? "acting" : ""} ${s.seat === you ? "me" : ""}" data-seat="${s.seat}"
         aria-label="seat ${s.seat}, ${s.kind}${s.level ? " " + s.level : ""}${d.to_act.includes(s.seat) ? ", to act" : ""}">
         <span class="dot" style="background:${d.game === "clash" ? (s.seat ? "var(--green)" : "var(--blue)") : SEAT_COLOURS[s.seat]}"></span>
-        ${s.seat}: ${s.kind === "bot" ? `bot (${esc(s.level)})` : s.taken ? (s.seat === you ? "you" : "human") : "free"}${s.connected ? " ●" : ""}${teamChip(d, s.seat)}<span class="clock" data-clock="${s.seat}">${clockText(d.clock, s.seat)}</span></li>`).join("");
+        ${s.seat}: ${s.kind === "bot" ? `bot (${esc(s.level)})` : s.taken ? (s.seat === you ? "you" : "human") : "free"}${s.connected ? " ●" : ""}${teamChip(d, s.seat)}<span class="clock" data-clock="${s.seat}">${clockHtml(d, s.seat)}</span></li>`).join("");
     const free = d.seats.some(s => s.kind === "human" && !s.taken);
     const invite = `${location.origin}/play#/join/${d.id}`;
     const others = d.to_act.filter(s => s !== you);
     let panel;
     st.chooser = null; st.fieldOptions = [];
     if (finished) {
-      panel = `${resultHtml(d)}${you !== null ? '<button id="rematch" class="primary">Rematch</button>' : ""} <a href="#/replay/${esc(d.id)}" id="replay-link">Watch the replay</a>`;
+      panel = `${resultHtml(d, st.log)}${you !== null ? '<button id="rematch" class="primary">Rematch</button>' : ""} <a href="#/replay/${esc(d.id)}" id="replay-link">Watch the replay</a>`;
     } else if (you === null) {
       panel = '<p class="meta">Spectating: the board updates live.</p>';
+    } else if (d.seats[you] && d.seats[you].forfeited) {
+      panel = '<p id="forfeited" class="meta">You resigned: a bot plays your seat\'s remaining decisions, and the others play on.</p>';
+    } else if (d.seats[you] && d.seats[you].control === "bot") {
+      panel = `<div class="takeover" id="takeover" role="alert"><p>Your time ran out, so a bot is playing your seat.
+        It keeps playing until you take the seat back.</p><button id="reclaim" class="primary">Take my seat back</button></div>`;
     } else if (moves.length) {
       const chooser = renderChooser(d.game, moves, st.chosen, ctx());
       st.chooser = chooser.state;
@@ -341,10 +406,15 @@ async function matchPage(id) {
     } else {
       panel = `<p id="waiting" class="meta">Waiting for ${others.map(s => seatName(d, s)).join(", ") || "the next step"}…</p>`;
     }
-    const leave = you !== null && !finished ? (st.confirmLeave
+    const leave = you !== null && !finished && !(d.seats[you] || {}).forfeited ? (st.confirmLeave
       ? `<div class="confirm" role="alertdialog" aria-label="confirm leaving">Leave this match? A bot plays your seat from now on and this browser cannot play it again.
           <button id="leave-yes" class="primary">Yes, leave</button> <button id="leave-no">Stay</button></div>`
-      : '<button id="leave">Leave</button>') : "";
+      : st.confirmResign
+      ? `<div class="confirm" role="alertdialog" aria-label="confirm resigning">Resign this match? Your side loses${d.players > 2 ? " and a bot plays your seat's remaining decisions" : ""}.
+          <button id="resign-yes" class="primary">Yes, resign</button> <button id="resign-no">Keep playing</button></div>`
+      : '<p class="seat-actions"><button id="resign">Resign</button> <button id="leave">Leave</button></p>') : "";
+    const alerts = you !== null && !finished ? `<p class="alerts meta"><label><input type="checkbox" id="sound" ${soundOn() ? "checked" : ""}> sound on my turn</label>
+      ${"Notification" in window && Notification.permission === "default" ? '<button id="notify">Notify me when it is my turn</button>' : ""}</p>` : "";
     const log = st.log.slice(-40).reverse().map(e => `<li class="entry kind-${esc(e.kind)}" data-version="${e.version}">
         <span class="v">v${e.version}</span> ${e.by === "bot" ? '<span class="badge">bot</span> ' : ""}${esc(e.text || `${e.kind} seat ${e.seat ?? "-"}`)}</li>`).join("");
     app.innerHTML = `<h1>${esc(gameTitle(d.game))}</h1>
@@ -356,7 +426,7 @@ async function matchPage(id) {
         <div class="row"><input id="invite" readonly value="${esc(invite)}"> <button id="copy-invite">Copy</button> <span id="copied" role="status"></span></div></section>` : ""}
       <div class="match">
         <section class="panel board" aria-label="board">${renderBoard(d.game, d.view, { comp, selectedField: st.fieldChoice, fields: st.fieldOptions })}</section>
-        <section class="panel move-panel" id="move-panel" aria-label="your move">${panel}${leave}
+        <section class="panel move-panel" id="move-panel" aria-label="your move">${panel}${leave}${alerts}
           <h3>What happened</h3><ol class="log" id="log" aria-label="events">${log}</ol>
         </section></div>`;
     wire();
@@ -406,6 +476,13 @@ async function matchPage(id) {
       const steps = Object.keys(st.hint);  // the chooser walks to the hinted move, ready to confirm
       st.chosen = [["type", JSON.stringify(st.hint.type)], ...steps.filter(k => k !== "type").map(k => [k, JSON.stringify(st.hint[k])])];
     });
+    on("reclaim", async () => { await call("POST", `/matches/${id}/seats/${st.doc.you}/reclaim`, { token }); await load(); });
+    on("resign", async () => { st.confirmResign = true; });
+    on("resign-no", async () => { st.confirmResign = false; });
+    on("resign-yes", async () => { await call("POST", `/matches/${id}/resign`, { token }); st.confirmResign = false; await load(); });
+    on("notify", async () => { await Notification.requestPermission(); });
+    const sound = document.getElementById("sound");
+    if (sound) sound.addEventListener("change", () => { localStorage.setItem("meeple.sound", sound.checked ? "on" : "off"); if (sound.checked) beep(); });
     on("leave", async () => { st.confirmLeave = true; });
     on("leave-no", async () => { st.confirmLeave = false; });
     on("leave-yes", async () => { st.doc = await call("POST", `/matches/${id}/leave`, { token }); st.confirmLeave = false; forgetMatch(id); });
@@ -437,7 +514,7 @@ async function matchPage(id) {
   render();
   // Clocks tick here between updates: the running seat's deadline is absolute, so the time left is recomputed.
   st.ticker = setInterval(() => { if (st.doc?.clock && st.alive) {
-    for (const c of app.querySelectorAll("[data-clock]")) c.textContent = clockText(st.doc.clock, Number(c.dataset.clock)); } }, 250);
+    for (const c of app.querySelectorAll("[data-clock]")) c.innerHTML = clockHtml(st.doc, Number(c.dataset.clock)); } }, 250);
 
   // Live updates over the match's WebSocket; if the socket cannot be had (twice in a row without getting to
   // "ready"), long-polls instead. document.body.dataset.live says which one is in use.
@@ -522,7 +599,7 @@ async function replayPage(id) {
       <div class="match"><section class="panel board" id="replay-board" aria-label="board at version ${finished ? e.version : status.version}" data-version="${finished ? e.version : status.version}">
         <h3>${finished ? `Position after v${e.version}` : "Current position (the steps are drawn once the match is over)"}</h3>${renderBoard(status.game, finished && e.view !== undefined ? e.view : status.view, { comp })}</section>
       <section class="panel"><h3>Log</h3><ol class="log">${steps.map((s, i) => `<li class="${i === at ? "current" : ""}">v${s.version} ${esc(s.text || s.kind)}</li>`).join("")}</ol>
-      ${finished && replay.result ? resultHtml({ ...status, result: replay.result }) : ""}</section></div>`;
+      ${finished && replay.result ? resultHtml({ ...status, result: replay.result }, steps) : ""}</section></div>`;
     document.getElementById("first").onclick = () => go(0);
     document.getElementById("prev").onclick = () => go(at - 1);
     document.getElementById("next").onclick = () => go(at + 1);
