@@ -255,3 +255,56 @@ def test_meeple_play_sends_its_moves_on_the_open_socket_not_as_rest_posts(ws_sta
     rest, sock = moves_counted(ws_stack)
     assert rest == rest_before, "a move went over REST while the socket was open"
     assert sock - sock_before >= 4  # this seat's moves of a whole CLASH game
+
+
+@pytest.fixture()
+def timekeeper(stack: Stack) -> Iterator[None]:
+    """The deployment's timekeeper on the stack's Redis: it acts on the seats' deadlines (timeouts)."""
+    import threading
+
+    from services.timekeeper.keeper import Timekeeper
+
+    keeper = Timekeeper(stack.redis_url, lease_s=2.0, poll_s=0.05)
+    thread = threading.Thread(target=keeper.run, daemon=True)
+    thread.start()
+    yield
+    keeper.stopping.set()
+    thread.join(15)
+
+
+def test_meeple_play_takes_the_seat_back_after_a_timeout_and_the_result_says_a_bot_played(
+        stack: Stack, pane_factory: list[Pane], timekeeper: None) -> None:
+    import httpx
+
+    pane = Pane([MEEPLE, "play", "clash", "--vs", "easy", "--option", 'match="single"', "--option", "first_player=0",
+                 "--clock", "per_move:1.5", "--url", stack.url])
+    pane_factory.append(pane)
+    screen = pane.wait_for("your move>")
+    match_id = screen.split("meeple play --resume ", 1)[1].split()[0]
+
+    def log() -> list[tuple[str, int | None]]:
+        entries = httpx.get(f"{stack.url}/v1/matches/{match_id}/replay").json()["log"]
+        return [(e["kind"], e.get("seat")) for e in entries]
+
+    deadline = time.monotonic() + 30
+    while ("timeout", 0) not in log() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    pane.keys("r")  # the screen, read again, says a bot took the seat and offers it back
+    pane.wait_for("t = take my seat back")
+    pane.keys("t")
+    pane.wait_for("your seat is yours again")
+    assert ("reclaimed", 0) in log()
+    for _ in range(400):  # nobody moves for seat 0: its time runs out again and the bot plays on to the end
+        screen = pane.wait_for("your move>", "your choice>", "GAME OVER")
+        if "GAME OVER" in screen:
+            break
+        pane.keys("")
+        pane.wait_until_changed(screen, "", timeout=10)
+    screen = pane.wait_for("GAME OVER")
+    assert "a bot played part of this game for you: your time ran out" in screen, screen
+
+
+def test_meeple_play_refuses_a_clock_it_cannot_read(stack: Stack) -> None:
+    done = subprocess.run([MEEPLE, "play", "clash", "--clock", "blitz", "--url", stack.url], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode != 0 and "--clock takes per_move:SECONDS or fischer:BASE:INCREMENT" in done.stderr

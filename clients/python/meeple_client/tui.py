@@ -21,7 +21,9 @@ from .render import identity, render_clock, render_log, render_result, render_vi
 
 DEFAULT_URL = os.environ.get("MEEPLE_URL", "http://127.0.0.1:8000")
 PAGE = 30  # choices listed at once; "f TEXT" narrows a long step (a CLASH effect may have dozens of targets)
-HELP = "number = choose | b = one step back | h = hint | f TEXT = filter | r = refresh | q = quit"
+HELP = "number = choose | b = one step back | h = hint | f TEXT = filter | r = refresh | R = resign | q = quit"
+TAKEN_OVER = ("your time ran out, so a bot is playing your seat until you take it back.\n"
+              "t = take my seat back | Enter = keep watching | R = resign | q = quit")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,6 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                        "'humans' to leave them free for friends")
     parser.add_argument("--players", type=int, default=None, help="seats (default: the game's minimum, 2 or 4)")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=JSON", help="a game option")
+    parser.add_argument("--clock", default=None, metavar="per_move:S | fischer:BASE:INC",
+                        help="a clock for every seat: S seconds a move, or a BASE-second bank plus INC a move "
+                             "(when it runs out a bot plays your seat until you take it back with t)")
     parser.add_argument("--join", metavar="MATCH", help="take a free seat of a friend's match")
     parser.add_argument("--seat", type=int, default=None, help="with --join: the seat to take")
     parser.add_argument("--resume", metavar="MATCH", help="resume a match with --token")
@@ -62,6 +67,7 @@ class Screen:
         self.chosen: list[tuple[str, str, bool]] = []
         self.filter = ""
         self.note = ""
+        self.resigning = False
 
     def say(self, *lines: str) -> None:
         for line in lines:
@@ -139,8 +145,12 @@ class Screen:
         while True:
             self.draw()
             if m.finished:  # the final screen stays: nothing clears it after this
-                self.say(render_result(m.outcome, m.result, m.seat))
+                self.say(render_result(m.outcome, m.result, m.seat), *self.bot_played())
                 return 0
+            if self.taken_over():
+                if not self.ask(TAKEN_OVER + "\nyour choice> "):
+                    return 0
+                continue
             if not m.my_turn:
                 others = [s for s in m.to_act if s != m.seat]
                 plural = "s" if len(others) != 1 else ""
@@ -149,13 +159,37 @@ class Screen:
                 self.wait_turn()
                 continue
             self.draw_chooser()
-            self.out.write("your move> ")
-            self.out.flush()
-            line = self.inp.readline()
-            if not line:
+            if not self.ask("your move> "):
                 return 0
-            if not self.act(line.strip()):
-                return 0
+
+    def ask(self, prompt: str) -> bool:
+        """Read one line and act on it; False once the player quits (or the input ends)."""
+        self.out.write(prompt)
+        self.out.flush()
+        line = self.inp.readline()
+        return bool(line) and self.act(line.strip())
+
+    def taken_over(self) -> bool:
+        """A bot plays this seat since its time ran out (not a resignation: that one is for good)."""
+        m = self.match
+        seat = m.seats[m.seat] if m.seat is not None and m.seat < len(m.seats) else {}
+        return not m.finished and seat.get("control") == "bot" and not seat.get("forfeited") and not seat.get("left")
+
+    def bot_played(self) -> list[str]:
+        """The result's note when a bot played part of the game for a seat (a timeout), in words."""
+        try:
+            log = self.match.replay()["log"]
+        except ApiError:
+            return []
+        lines = []
+        for seat in dict.fromkeys(e["seat"] for e in log if e["kind"] == "timeout" and e.get("seat") is not None):
+            last = [e["kind"] for e in log if e["kind"] in ("timeout", "reclaimed") and e.get("seat") == seat][-1]
+            you = seat == self.match.seat
+            after = (f"{'you' if you else 'they'} took the seat back later" if last == "reclaimed"
+                     else "the bot played on to the end")
+            lines.append(f"a bot played part of this game for {'you' if you else f'seat {seat}'}: "
+                         f"{'your' if you else 'their'} time ran out, and {after}.")
+        return lines
 
     def drop_socket(self) -> None:
         """The socket could not be reopened: REST and long-polls from now on."""
@@ -169,7 +203,10 @@ class Screen:
         read again when seats, a clock or the outcome may have changed), else a long-poll."""
         m = self.match
         if self.updates is None:
-            m.wait_turn(timeout=30)
+            if self.taken_over():  # the bot plays this seat: the next change, not this seat's turn
+                m.poll(until="change", wait=25)
+            else:
+                m.wait_turn(timeout=30)
             return
         try:
             doc = next(self.updates, None)
@@ -198,7 +235,11 @@ class Screen:
             m.refresh()
             self.note = "the match moved on: here it is again, decide anew"
         except ApiError as err:
-            self.note = f"refused: {err.code}: {err.message}"
+            if err.code == "seat_under_bot_control":
+                m.refresh()
+                self.note = "too late: your time ran out and a bot took your seat"
+            else:
+                self.note = f"refused: {err.code}: {err.message}"
         self.chosen.clear()
         self.filter = ""
 
@@ -208,7 +249,22 @@ class Screen:
             self.say("", "bye: the match goes on without you (a clock, if any, keeps running).", self.resume_hint())
             return False
         state = self.state() if m.my_turn else None
-        if line in ("r", ""):
+        if line == "t" and self.taken_over():
+            m.reclaim()
+            m.refresh()
+            self.note = "your seat is yours again"
+        elif self.resigning:  # the answer to "resign this match?"
+            self.resigning = False
+            if line == "y":
+                m.resign()
+                m.refresh()
+                self.note = "you resigned"
+        elif line == "R":
+            self.resigning = True
+            self.note = "resign this match? your side loses. y = yes, anything else = no"
+        elif line == "" and self.taken_over():
+            self.wait_turn()
+        elif line in ("r", ""):
             m.refresh()
         elif line == "b":
             step_back(self.chosen)
@@ -246,8 +302,23 @@ def open_match(api: Client, args: argparse.Namespace) -> Match:
     players = args.players or max(catalogue[args.game]["min_players"], 2)
     other = {"kind": "human"} if args.vs == "humans" else {"kind": "bot", "level": args.vs}
     options = {k: json.loads(v) for k, v in (o.split("=", 1) for o in args.option)}
-    return api.create_match(args.game, players, options=options or None,
+    return api.create_match(args.game, players, options=options or None, clock=clock_of(args.clock),
                             seats=[{"kind": "human"}] + [other] * (players - 1))
+
+
+def clock_of(text: str | None) -> dict[str, Any] | None:
+    """``per_move:S`` or ``fischer:BASE:INC`` as the API's clock settings."""
+    if not text:
+        return None
+    mode, *numbers = text.split(":")
+    try:
+        if mode == "per_move" and len(numbers) == 1:
+            return {"mode": "per_move", "seconds": float(numbers[0])}
+        if mode == "fischer" and len(numbers) == 2:
+            return {"mode": "fischer", "base_s": float(numbers[0]), "increment_s": float(numbers[1])}
+    except ValueError:
+        pass
+    raise SystemExit(f"--clock takes per_move:SECONDS or fischer:BASE:INCREMENT, not {text!r}")
 
 
 def run(args: argparse.Namespace) -> int:
