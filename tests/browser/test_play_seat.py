@@ -114,3 +114,26 @@ def test_the_clock_warns_when_my_time_runs_low(new_page: Any, stack: Stack) -> N
     page.wait_for_selector("[data-clock='0'] .low-time")
     assert "low on time" in page.inner_text("[data-clock='0']")
     assert page.query_selector("[data-clock='1'] .low-time") is None  # only the viewer's own clock warns
+
+
+def test_each_games_rules_page_is_reachable_from_the_lobby_and_the_game_view_shows_the_goal(
+        new_page: Any, stack: Stack) -> None:
+    page = new_page()
+    page.goto("/play")
+    for game, title in [("clash", "CLASH"), ("sideboards", "Sideboards"), ("fierce-women", "Fierce Women"),
+                        ("they-who-were-8", "They Who Were 8")]:
+        page.goto("/play#/")
+        page.select_option("#game", game)
+        page.click("#rules-link")
+        page.wait_for_selector("#rules")
+        assert page.inner_text("#rules-h").startswith("How to play") and title.split()[0] in page.inner_text("#rules-h")
+        text = page.inner_text("#rules")
+        assert all(h in text for h in ("How to win", "A turn", "Components", "Scoring", "Example")), text[:500]
+        assert page.inner_text("#rules-goal").startswith("Goal:")
+    page, _, _ = seated_page(new_page, stack)
+    assert page.inner_text("#goal").startswith("Goal: Have more tiles supporting you")
+    page.click("#rules-link")  # from the game view, and back to the game
+    page.wait_for_selector("#rules")
+    assert "KABOOM" in page.inner_text("#rules")
+    page.go_back()
+    page.wait_for_selector("#match-id")

@@ -766,7 +766,7 @@ export interface components {
         };
         /**
          * GameComponents
-         * @description ``GET /v1/games/{game}``: the catalogue entry plus every component of the game.
+         * @description ``GET /v1/games/{game}``: the catalogue entry plus every component of the game and its rules.
          */
         GameComponents: {
             id: string;
@@ -782,6 +782,24 @@ export interface components {
             components: {
                 [key: string]: unknown;
             };
+            /** @description how to play, for people: the goal in one line, then the turn, the components and the scoring with an example (null for a game without a written guide) */
+            rules: components["schemas"]["GameRules"] | null;
+        };
+        /**
+         * GameRules
+         * @description How to play the game, for people (written from the spec; the engine decides).
+         */
+        GameRules: {
+            /** @description how to win, in one line */
+            goal: string;
+            /** @description the goal, the turn, the components and the scoring, with a worked example */
+            sections: components["schemas"]["RulesSection"][];
+        };
+        /** RulesSection */
+        RulesSection: {
+            /** @description How to win, A turn, Components, Scoring or Example */
+            title: string;
+            paragraphs: string[];
         };
         /** CreateMatch */
         CreateMatch: {

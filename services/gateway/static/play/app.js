@@ -26,9 +26,33 @@ async function catalogue() {
   return games;
 }
 
+const details = {};          // game id -> GET /v1/games/{game} (its components and its rules for people)
+
+async function detailsOf(game) {
+  if (!details[game]) details[game] = await call("GET", `/games/${encodeURIComponent(game)}`);
+  return details[game];
+}
+
 async function componentsOf(game) {
-  if (!components[game]) components[game] = indexComponents((await call("GET", `/games/${encodeURIComponent(game)}`)).components);
+  if (!components[game]) components[game] = indexComponents((await detailsOf(game)).components);
   return components[game];
+}
+
+/** The game's goal in one line (the catalogue's rules), for the game view. */
+const goalOf = game => ((details[game] || {}).rules || {}).goal || "";
+
+// ---------------------------------------------------------------- rules pages
+async function rulesPage(game) {
+  const doc = await detailsOf(game);
+  const rules = doc.rules;
+  if (!rules) { app.innerHTML = `<h1>${esc(doc.title)}</h1><p class="meta">No rules written for this game yet.</p>`; return; }
+  app.innerHTML = `<article class="panel rules" id="rules" aria-labelledby="rules-h">
+    <p class="meta"><a href="#/">Lobby</a> (your browser's Back returns to a game)</p>
+    <h1 id="rules-h">How to play ${esc(doc.title)}</h1>
+    <p class="goal" id="rules-goal"><b>Goal:</b> ${esc(rules.goal)}</p>
+    <p class="meta">${doc.min_players === doc.max_players ? `${doc.min_players} players` : `${doc.min_players} to ${doc.max_players} players`}</p>
+    ${rules.sections.map(sec => `<section><h2>${esc(sec.title)}</h2>${sec.paragraphs.map(p => `<p>${esc(p)}</p>`).join("")}</section>`).join("")}
+  </article>`;
 }
 
 const gameTitle = id => (games.find(g => g.id === id) || { title: id }).title;
@@ -94,6 +118,7 @@ async function lobby() {
     <section class="panel" aria-labelledby="new-h"><h2 id="new-h">New game</h2>
       <form id="new-game">
         <label>Game <select name="game" id="game">${gameOptions}</select></label>
+        <p class="meta"><a id="rules-link" href="#/rules/${esc(list[0].id)}">How to play ${esc(list[0].title)}</a></p>
         <label>Players <input name="players" id="players" type="number" min="1" max="6" value="2"></label>
         <label>Other seats <select name="vs" id="vs">
           <option value="easy">bots: easy</option><option value="normal" selected>bots: normal</option>
@@ -116,6 +141,8 @@ async function lobby() {
   const syncGame = () => {
     const g = list.find(x => x.id === gameSel.value);
     players.min = g.min_players; players.max = g.max_players;
+    const rulesLink = document.getElementById("rules-link");
+    rulesLink.href = `#/rules/${g.id}`; rulesLink.textContent = `How to play ${g.title}`;
     players.value = Math.min(g.max_players, Math.max(g.min_players, 2));
     document.getElementById("options").innerHTML = `<legend>Options for ${esc(g.title)}</legend>${g.options.map(optionField).join("") || '<p class="meta">none</p>'}`;
     for (const [name, value] of Object.entries(DEFAULTS[g.id] || {})) {
@@ -417,7 +444,8 @@ async function matchPage(id) {
       ${"Notification" in window && Notification.permission === "default" ? '<button id="notify">Notify me when it is my turn</button>' : ""}</p>` : "";
     const log = st.log.slice(-40).reverse().map(e => `<li class="entry kind-${esc(e.kind)}" data-version="${e.version}">
         <span class="v">v${e.version}</span> ${e.by === "bot" ? '<span class="badge">bot</span> ' : ""}${esc(e.text || `${e.kind} seat ${e.seat ?? "-"}`)}</li>`).join("");
-    app.innerHTML = `<h1>${esc(gameTitle(d.game))}</h1>
+    app.innerHTML = `<h1>${esc(gameTitle(d.game))} <a class="rules-link" id="rules-link" href="#/rules/${esc(d.game)}">Rules</a></h1>
+      ${goalOf(d.game) ? `<p id="goal" class="goal"><b>Goal:</b> ${esc(goalOf(d.game))}</p>` : ""}
       <p id="you" class="you">${identity(d)}</p>
       <div class="meta">match <code id="match-id">${esc(d.id)}</code> · <span id="status" data-status="${d.status}">${d.status}</span>
         · version <span id="version">${d.version}</span> · ${you === null ? "spectating" : `you are seat ${you}`}</div>
@@ -631,7 +659,7 @@ async function route() {
   showError(null);
   const info = document.getElementById("card-info");
   if (info) info.hidden = true;
-  const [, kind, id] = location.hash.match(/^#\/(m|join|replay|tournament)\/([^/?#]+)/) || [];
+  const [, kind, id] = location.hash.match(/^#\/(m|join|replay|tournament|rules)\/([^/?#]+)/) || [];
   try {
     await catalogue();
     if (kind === "tournament") page = await tournamentPage(app, decodeURIComponent(id), showError);
@@ -639,6 +667,7 @@ async function route() {
     else if (kind === "m") await matchPage(decodeURIComponent(id));
     else if (kind === "join") await joinPage(decodeURIComponent(id));
     else if (kind === "replay") await replayPage(decodeURIComponent(id));
+    else if (kind === "rules") await rulesPage(decodeURIComponent(id));
     else await lobby();
   } catch (err) {
     showError(err);
