@@ -349,6 +349,7 @@ class Hint(Response, kw_only=True):
     version: int
     seat: int
     move: Move
+    level: Annotated[str, meta("the bot level whose search gave the move (the move that level would play here)")]
 
 
 class LogEntry(Response, kw_only=True):

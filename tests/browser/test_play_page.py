@@ -662,5 +662,6 @@ def test_keyboard_play_hint_key_board_field_and_number_keys(new_page: Any) -> No
     page.wait_for_selector("button.choice, #confirm")
     page.keyboard.press("h")  # the hint walks the chooser to the suggested move
     page.wait_for_function("document.getElementById('hint-text')?.textContent.trim().length > 0")
+    assert page.inner_text("#hint-text").startswith("the normal bot would play: ")  # which level gave it
     page.wait_for_selector("#confirm")
     assert not page.is_visible("#error")

@@ -155,6 +155,7 @@ def test_meeple_play_clash_vs_a_bot_to_the_end_with_a_hint_under_tmux(stack: Sta
     assert "what happened:" in screen and "You joined the match." in screen  # the log in the server's words
     pane.keys("h")  # the hint walks the chooser to the suggested move, shown whole, in words
     screen = pane.wait_for("hint: ")
+    assert "hint: the normal bot would play " in screen, screen  # which level gave it
     assert "the move: " in screen and "1. play this move" in screen, screen
     screen = play_ones_until(pane, "GAME OVER", limit=600)
     assert "GAME OVER: you " in screen and "winners: seat" in screen

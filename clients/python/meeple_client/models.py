@@ -236,6 +236,8 @@ class Hint(TypedDict):
     version: int
     seat: int
     move: dict[str, Any]
+    #: the bot level whose search gave the move (the move that level would play here)
+    level: str
 
 
 class SubmitMove(TypedDict):

@@ -270,9 +270,11 @@ class Screen:
             step_back(self.chosen)
             self.filter = ""
         elif line == "h":
-            hint = m.hint()["move"]
+            doc = m.hint()
+            hint = doc["move"]
             self.chosen[:] = [(k, value_key(hint.get(k)), False) for k in steps_of(hint)]
-            self.note = f"hint: {self.words().move(hint)} (1 plays it, b goes back)"
+            level = doc.get("level") or "bot"  # (an older server names none)
+            self.note = f"hint: the {level} bot would play {self.words().move(hint)} (1 plays it, b goes back)"
         elif line == "f" or line.startswith("f "):
             self.filter = line[2:].strip()
         elif state is not None and line.isdigit():

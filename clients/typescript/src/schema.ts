@@ -102,7 +102,7 @@ export interface paths {
         };
         /**
          * The bot's suggested move for the caller's own seat
-         * @description Computed by a bot worker (the easy bot, MEEPLE_HINT_BUDGET_S of search); the gateway waits MEEPLE_HINT_WAIT_S for it (else 503 hint_unavailable); MEEPLE_HINTS_PER_SEAT_MINUTE hints a minute per seat (429 hint_limited).
+         * @description Computed by a bot worker (the normal bot's search, named in level; MEEPLE_HINT_BUDGET_S caps its think time); the gateway waits MEEPLE_HINT_WAIT_S for it (else 503 hint_unavailable); MEEPLE_HINTS_PER_SEAT_MINUTE hints a minute per seat (429 hint_limited).
          */
         get: operations["hint"];
         put?: never;
@@ -1025,6 +1025,8 @@ export interface components {
             move: {
                 [key: string]: unknown;
             };
+            /** @description the bot level whose search gave the move (the move that level would play here) */
+            level: string;
         };
         /** SubmitMove */
         SubmitMove: {

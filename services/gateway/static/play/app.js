@@ -425,7 +425,7 @@ async function matchPage(id) {
       st.chooser = chooser.state;
       st.fieldOptions = st.chooser.step === "field" ? st.chooser.options.map(v => JSON.parse(v).join(",")) : [];
       panel = `<h2 id="turn">Your move</h2>${chooser.html}
-        <p><button id="hint" accesskey="h">Hint (h)</button> <span id="hint-text" role="status">${st.hint ? esc(moveWords(d.game, st.hint, ctx())) : ""}</span></p>`;
+        <p><button id="hint" accesskey="h">Hint (h)</button> <span id="hint-text" role="status">${st.hint ? `the ${esc(st.hintLevel || "bot")} bot would play: ${esc(moveWords(d.game, st.hint, ctx()))}` : ""}</span></p>`;
     } else if (d.status === "waiting") {
       panel = `<p id="waiting" class="meta">Waiting for ${free ? "a friend to join: send them the invite above" : "players"}…</p>`;
     } else if (you !== null && d.to_act.includes(you)) {
@@ -500,7 +500,8 @@ async function matchPage(id) {
     }
     const on = (sel, fn) => { const el = document.getElementById(sel); if (el) el.addEventListener("click", () => act(fn)); };
     on("hint", async () => {
-      st.hint = (await call("GET", `/matches/${id}/hint`, { token })).move;
+      const hint = await call("GET", `/matches/${id}/hint`, { token });
+      st.hint = hint.move; st.hintLevel = hint.level;
       const steps = Object.keys(st.hint);  // the chooser walks to the hinted move, ready to confirm
       st.chosen = [["type", JSON.stringify(st.hint.type)], ...steps.filter(k => k !== "type").map(k => [k, JSON.stringify(st.hint[k])])];
     });
