@@ -165,7 +165,8 @@ class Worker:
             return "hint_stale"
         game = get_game(match.game)
         budget = min(max(float(job["budget_s"]), 0.01), 10.0)
-        move = choose_move(game, game.decode(match.state), seat, level=hints.HINT_LEVEL, seed=match.version, seconds=budget)
+        move = choose_move(game, game.decode(match.state), seat, level=hints.HINT_LEVEL, seed=match.version,
+                           seconds=budget)
         hints.answer(self.redis, job, {"move": move})
         return "hint"
 
