@@ -360,6 +360,46 @@ function resultHtml(d, log = []) {
     ${table(ex.seats, (ex.seats[0] || {}).unit || "score")}</div>`;
 }
 
+// ---------------------------------------------------------------- the move being chosen, drawn on the board
+const VERBS = { destroy: "destroyed", flip: "flipped", discard: "discarded", move: "moved", repeat: "repeated", zone_transfer: "taken" };
+const STEPS = { north: [-1, 0], south: [1, 0], east: [0, 1], west: [0, -1] };
+const NEAR = { orthogonal: [[1, 0], [0, 1], [-1, 0], [0, -1]], diagonal: [[1, 1], [1, -1], [-1, 1], [-1, -1]] };
+
+/** The fields a CLASH placement's effect will hit (face-up tiles without Security in its reach; the target). */
+function clashHits(view, move, comp) {
+  const e = move.effect || {}, [r, c] = move.field;
+  const at = (rr, cc) => rr >= 0 && rr < 3 && cc >= 0 && cc < 3 ? view.board[rr][cc] : null;
+  const open = (rr, cc) => { const x = at(rr, cc); return x && x.face === "up" && !x.security; };
+  if (e.target) return [e.target.join(","), ...(e.to ? [e.to.join(",")] : [])];
+  let near = [];
+  if (e.direction) { const [dr, dc] = STEPS[e.direction]; for (let k = 1; k < 3; k++) near.push([r + dr * k, c + dc * k]); }
+  else if (e.pattern) near = NEAR[e.pattern].map(([dr, dc]) => [r + dr, c + dc]);
+  else if (Object.keys(e).length === 0) {
+    const front = move.supports === "blue" ? 1 : -1;
+    near = ((comp.byId[move.tile] || {}).dots || []).length  // the Social network: the 3 fields in front of its tip
+      ? [-1, 0, 1].map(dc => [r + front, c + dc]) : [...NEAR.orthogonal, ...NEAR.diagonal].map(([dr, dc]) => [r + dr, c + dc]);
+  }
+  return near.filter(([rr, cc]) => open(rr, cc)).map(f => f.join(","));
+}
+
+/** What to draw on the board for the choices so far: the field (and the tiles an effect hits), or the column. */
+function previewOf(d, chooser, comp) {
+  const left = (chooser && chooser.left) || [];
+  const move = left[0];
+  if (!move || move.type !== "place") return {};
+  const same = k => left.every(m => JSON.stringify(m[k]) === JSON.stringify(move[k]));
+  if (d.game === "clash" && move.field && same("field")) {
+    const out = { field: move.field.join(","), tile: move.tile };
+    if (left.length === 1 && move.effect) {
+      out.hits = clashHits(d.view, move, comp);
+      out.verb = VERBS[(comp.byId[move.tile] || {}).effect] || "hit";
+    }
+    return out;
+  }
+  if (d.game === "fierce-women" && move.column !== undefined && same("column") && same("card")) return { column: move.column, card: move.card };
+  return {};
+}
+
 async function matchPage(id) {
   const held = loadSeat(id);
   const token = held ? held.token : null;
@@ -378,11 +418,13 @@ async function matchPage(id) {
     if ("events" in doc) addEvents(doc.events);
     // Never back to an older version: a move's answer can arrive after the socket brought later versions.
     if (st.doc && doc.version < st.doc.version) return;
+    const before = st.doc && st.doc.view;  // the board before this change: what changed is highlighted
     if ("events" in doc) {
       Object.assign(st.doc, { version: doc.version, status: doc.status, to_act: doc.to_act, result: doc.result });
       if (doc.view) st.doc.view = doc.view;
       if ("legal_moves" in doc) st.doc.legal_moves = doc.legal_moves;
     } else st.doc = doc;
+    if (before && st.doc.view && st.doc.view !== before && JSON.stringify(st.doc.view) !== JSON.stringify(before)) st.prevView = before;
   };
 
   await load();
@@ -453,7 +495,7 @@ async function matchPage(id) {
       ${free ? `<section class="panel invite"><label for="invite">Invite a friend: send this link</label>
         <div class="row"><input id="invite" readonly value="${esc(invite)}"> <button id="copy-invite">Copy</button> <span id="copied" role="status"></span></div></section>` : ""}
       <div class="match">
-        <section class="panel board" aria-label="board">${renderBoard(d.game, d.view, { comp, selectedField: st.fieldChoice, fields: st.fieldOptions })}</section>
+        <section class="panel board" aria-label="board">${renderBoard(d.game, d.view, { comp, selectedField: st.fieldChoice, fields: st.fieldOptions, prev: st.prevView, preview: previewOf(d, st.chooser, comp) })}</section>
         <section class="panel move-panel" id="move-panel" aria-label="your move">${panel}${leave}${alerts}
           <h3>What happened</h3><ol class="log" id="log" aria-label="events">${log}</ol>
         </section></div>`;
@@ -626,7 +668,7 @@ async function replayPage(id) {
         <button id="next">next ▶</button> <button id="last">⏭</button>
         <p id="step-text" role="status">v${e.version}: ${e.by === "bot" ? "(bot) " : ""}${esc(e.text || e.kind)}</p></section>
       <div class="match"><section class="panel board" id="replay-board" aria-label="board at version ${finished ? e.version : status.version}" data-version="${finished ? e.version : status.version}">
-        <h3>${finished ? `Position after v${e.version}` : "Current position (the steps are drawn once the match is over)"}</h3>${renderBoard(status.game, finished && e.view !== undefined ? e.view : status.view, { comp })}</section>
+        <h3>${finished ? `Position after v${e.version}` : "Current position (the steps are drawn once the match is over)"}</h3>${renderBoard(status.game, finished && e.view !== undefined ? e.view : status.view, { comp, prev: finished && at > 0 ? steps[at - 1].view : null })}</section>
       <section class="panel"><h3>Log</h3><ol class="log">${steps.map((s, i) => `<li class="${i === at ? "current" : ""}">v${s.version} ${esc(s.text || s.kind)}</li>`).join("")}</ol>
       ${finished && replay.result ? resultHtml({ ...status, result: replay.result }, steps) : ""}</section></div>`;
     document.getElementById("first").onclick = () => go(0);

@@ -53,14 +53,35 @@ function hexPoints(cx, cy, r) {
   }).join(" ");
 }
 
+/** A tile's printed dots on its hex: each offset [f, s] of its frame turned by whom it supports (blue: the tip
+ * points south, green: north); coloured dots in the tile's colour, white and black ones as printed. */
+function tileDots(entry, cell, cx, cy, R) {
+  if (!entry || !entry.dots || !entry.dots.length) return "";
+  const blue = cell.supports === "blue";
+  let out = "";
+  for (const set of entry.dots) {
+    const fill = set.colour === "white" ? "#fff" : set.colour === "black" ? "#111827" : colourOf(entry.colour === "grey" ? "purple" : entry.colour);
+    for (const [f, s] of set.at) {
+      const dr = blue ? f : -f, dc = blue ? -s : s;
+      const x = cx + dc * (dr ? 0.5 : 0.7) * R, y = cy + dr * (dc ? 0.58 : 0.72) * R;
+      out += `<circle class="dot-mark" data-dot="${esc(set.colour)}" cx="${x.toFixed(1)}" cy="${y.toFixed(1)}" r="5" fill="${fill}" stroke="#111827" stroke-width="1.2"/>`;
+    }
+  }
+  return `<g class="dots" aria-hidden="true">${out}</g>`;
+}
+
 function clash(view, ctx) {
   const comp = ctx.comp, S = 112, R = 54, X0 = 70, Y0 = 84;
+  const prev = ctx.prev && ctx.prev.board ? ctx.prev.board : null;
+  const preview = ctx.preview || {};
   const blocked = new Set((view.blocked || []).map(f => f.join(","))), stab = new Set((view.stabilised || []).map(f => f.join(",")));
   const choosable = new Set(ctx.fields || []);
   let cells = "";
   view.board.forEach((row, r) => row.forEach((cell, c) => {
     const cx = X0 + c * S, cy = Y0 + r * S, key = `${r},${c}`;
-    const cls = (ctx.selectedField === key ? " selected" : "") + (choosable.has(key) ? " choosable" : "");
+    const last = prev && JSON.stringify((prev[r] || [])[c] ?? null) !== JSON.stringify(cell ?? null);
+    const cls = (ctx.selectedField === key ? " selected" : "") + (choosable.has(key) ? " choosable" : "")
+      + (last ? " last" : "") + (preview.field === key ? " preview-field" : "") + ((preview.hits || []).includes(key) ? " preview-hit" : "");
     let fill = choosable.has(key) ? "#fef3c7" : "#fff", lab = `${FIELD_NAMES[key]} field: empty`, inner = "";
     if (cell) {
       const down = cell.face === "down", name = nameOf(comp, cell.tile);
@@ -72,11 +93,14 @@ function clash(view, ctx) {
         <text x="${cx}" y="${cy + 16}" text-anchor="middle" font-size="11">${esc(name.length > 14 ? name.slice(0, 13) + "…" : name)}</text>`;
       if (cell.covered) inner += `<text x="${cx}" y="${cy - 20}" text-anchor="middle" font-size="10">over ${esc(cell.covered)}</text>`;
       if (cell.security) inner += `<text x="${cx + 20}" y="${cy - 22}" font-size="12" font-weight="700" fill="#b45309">SEC</text>`;
+      if (!down) inner += tileDots(comp.byId[cell.tile], cell, cx, cy, R);
     }
+    if (preview.field === key) inner += `<text x="${cx}" y="${cy + 4}" text-anchor="middle" font-size="13" font-weight="700" fill="#b45309">${cell ? "" : `${esc(preview.tile || "")} here`}</text>`;
+    if ((preview.hits || []).includes(key)) inner += `<text x="${cx}" y="${cy - 34}" text-anchor="middle" font-size="11" font-weight="700" fill="#b91c1c">${esc(preview.verb || "hit")}</text>`;
     if (blocked.has(key)) inner += `<text x="${cx - 40}" y="${cy - 22}" font-size="12" fill="#dc2626">blocked</text>`;
     if (stab.has(key)) inner += `<text x="${cx - 40}" y="${cy + 34}" font-size="12" fill="#0891b2">UN</text>`;
     cells += `<g class="cell${cls}" data-field="${key}" ${cell ? `data-card="${esc(cell.tile)}"` : ""} tabindex="0" role="button" aria-label="${esc(lab)}">
-      <polygon points="${hexPoints(cx, cy, R)}" fill="${fill}" stroke="#374151" stroke-width="2" ${cell ? "" : 'stroke-dasharray="6 4"'}/>${inner}</g>`;
+      <polygon points="${hexPoints(cx, cy, R)}" fill="${fill}" stroke="${last ? "#f59e0b" : "#374151"}" stroke-width="${last ? 5 : 2}" ${cell || last ? "" : 'stroke-dasharray="6 4"'}/>${inner}</g>`;
   }));
   const svg = `<svg viewBox="0 0 ${X0 * 2 + 2 * S} ${Y0 * 2 + 2 * S + 20}" role="img" aria-label="CLASH board">
     <text x="4" y="18" font-size="15" fill="var(--blue)">Blue's side (McWorld)</text>
@@ -97,30 +121,32 @@ function handleShape(h, x, y) {
   return "";
 }
 
-export function dresserCard(comp, id, orientation, x, y, W = 54, H = 100) {
+export function dresserCard(comp, id, orientation, x, y, W = 54, H = 100, last = false) {
   const e = comp && comp.byId[id];
   const drawers = e && e.drawers ? (orientation === 180 ? [...e.drawers].reverse() : e.drawers) : [];
   const dh = (H - 14) / 5;
   const body = drawers.map((d, i) => `<rect x="${x + 4}" y="${y + 10 + i * dh}" width="${W - 8}" height="${dh - 2}" rx="2" fill="${colourOf(d.colour)}"/>
       ${handleShape(d.handle, x + W / 2, y + 10 + i * dh + (dh - 2) / 2)}`).join("");
-  return `<g data-card="${esc(id)}" tabindex="0" role="button" aria-label="${esc(id)} turned ${orientation}°: ${esc(drawers.map(d => d.colour + (d.handle ? " " + d.handle : "")).join(", "))}">
-    <rect x="${x}" y="${y}" width="${W}" height="${H}" rx="5" fill="#a16207" stroke="#713f12"/>
+  return `<g class="${last ? "last" : ""}" data-card="${esc(id)}" tabindex="0" role="button" aria-label="${esc(id)} turned ${orientation}°: ${esc(drawers.map(d => d.colour + (d.handle ? " " + d.handle : "")).join(", "))}">
+    <rect x="${x}" y="${y}" width="${W}" height="${H}" rx="5" fill="#a16207" stroke="${last ? "#f59e0b" : "#713f12"}" stroke-width="${last ? 4 : 1}"/>
     <text x="${x + W / 2}" y="${y + 8}" text-anchor="middle" font-size="8" fill="#fff">${esc(id)}${orientation === 180 ? " ↻" : ""}</text>${body}</g>`;
 }
 
-export function dresserSvg(comp, items, label) {
+export function dresserSvg(comp, items, label, last = new Set()) {
   const W = 54, H = 100, width = Math.max(1, items.length) * (W + 4) + 4;
   return `<svg class="dresser" viewBox="0 0 ${width} ${H + 6}" preserveAspectRatio="xMinYMin meet" role="img" aria-label="${esc(label)}">
-    ${items.map((c, i) => dresserCard(comp, c.card, c.orientation, 4 + i * (W + 4), 3, W, H)).join("")}</svg>`;
+    ${items.map((c, i) => dresserCard(comp, c.card, c.orientation, 4 + i * (W + 4), 3, W, H, last.has(c.card))).join("")}</svg>`;
 }
 
 function sideboards(view, ctx) {
   const comp = ctx.comp;
+  const before = ctx.prev && ctx.prev.dressers ? new Set(ctx.prev.dressers.flat().map(c => c.card)) : null;
+  const newIn = items => new Set(before ? items.map(c => c.card).filter(id => !before.has(id)) : []);
   const dresser = (cardsOf, s) => {
     const p = view.provisional[s] || {};
     return `<div class="dresser-row"><b style="color:${SEAT_COLOURS[s]}">Seat ${s}${view.viewer === s ? " (you)" : ""}</b>
       <span class="meta">colour goal ×${p.colour_count} · handle goal ×${p.handle_count} · row drawers ${p.row_drawers} · exchange ${esc(view.exchange[s])}${view.submitted[s] ? " · has chosen" : ""}</span>
-      ${dresserSvg(comp, cardsOf, `dresser of seat ${s}`)}</div>`;
+      ${dresserSvg(comp, cardsOf, `dresser of seat ${s}`, newIn(cardsOf))}</div>`;
   };
   const g = view.goals || {};
   const goal = id => { const e = comp.byId[`goal:${id}`] || { name: id }; return `<span class="card kind-goal" data-card="goal:${id}" tabindex="0" role="button">goal ${id}: ${esc(e.name)} (${e.points ?? 2} pts)</span>`; };
@@ -134,13 +160,18 @@ function sideboards(view, ctx) {
 // ---- Fierce Women: the piles and every seat's columns, category colours from the components.
 function fierceWomen(view, ctx) {
   const comp = ctx.comp;
+  const before = ctx.prev && ctx.prev.tables ? new Set(ctx.prev.tables.flat().flatMap(col => col.cards)) : null;
+  const mark = id => (before && !before.has(id) ? " last" : "");
+  const preview = ctx.preview || {};
   const piles = view.piles.map((p, i) => `<div class="pile"><span class="meta">${["left", "middle", "right"][i]} pile · ${p.size}</span>${p.top ? card(comp, p.top) : '<span class="meta">empty</span>'}</div>`).join("");
   const table = (columns, s) => {
     const hand = view.hands[s] || { size: 0, known: [] };
     const who = view.automa_seat === s ? "Automa" : `Seat ${s}`;
-    const cols = columns.map((col, ci) => `<div class="column" style="border-color:${colourOf(catColour(comp, col.category))}">
+    const mine = view.viewer === s && preview.column !== undefined;
+    let cols = columns.map((col, ci) => `<div class="column${mine && preview.column === ci ? " preview-column" : ""}" data-column="${ci}" style="border-color:${colourOf(catColour(comp, col.category))}">
         <div class="meta">column ${ci + 1}: ${col.category ? esc(catName(comp, col.category)) : "no single category"}</div>
-        ${col.cards.map(c => card(comp, c)).join("")}</div>`).join("");
+        ${col.cards.map(c => card(comp, c, mark(c))).join("")}${mine && preview.column === ci ? `<span class="preview-note">+ ${esc(label(comp, preview.card))}</span>` : ""}</div>`).join("");
+    if (mine && preview.column >= columns.length) cols += `<div class="column preview-column" data-column="${preview.column}"><div class="meta">new column ${preview.column + 1}</div><span class="preview-note">+ ${esc(label(comp, preview.card))}</span></div>`;
     return `<div class="table-row"><b style="color:${SEAT_COLOURS[s]}">${who}${view.viewer === s ? " (you)" : ""}</b>
       <span class="meta">hand ${hand.size}${hand.known && hand.known.length && !hand.cards ? ` · known: ${hand.known.map(c => esc(label(comp, c))).join(", ")}` : ""}</span>
       ${hand.cards ? `<div><span class="meta">your hand:</span>${cards(comp, hand.cards, `hand of seat ${s}`)}</div>` : ""}
@@ -155,12 +186,14 @@ function fierceWomen(view, ctx) {
 // ---- They Who Were 8: the eight gods around a circle, the two teams' track, your hand.
 function theyWhoWere8(view, ctx) {
   const comp = ctx.comp;
+  const was = ctx.prev && ctx.prev.gods ? Object.fromEntries(ctx.prev.gods.map(g => [g.id, `${g.glory}/${g.infamy}/${g.used}`])) : null;
   const teamOf = seat => view.teams.findIndex(t => t.includes(seat));
   const colour = seat => teamOf(seat) === 0 ? "var(--blue)" : "var(--green)";
   const gods = view.gods.map((g, i) => {
     const a = Math.PI * 2 * i / view.gods.length - Math.PI / 2, cx = 160 + 115 * Math.cos(a), cy = 150 + 115 * Math.sin(a);
-    return `<g data-card="${g.id}" tabindex="0" role="button" aria-label="${g.id} ${esc(nameOf(comp, g.id))}: seat ${g.owner}, glory ${g.glory}, infamy ${g.infamy}${g.used ? ", power used" : ""}">
-      <circle cx="${cx}" cy="${cy}" r="36" fill="${g.used ? "#e5e7eb" : "#fff"}" stroke="${colour(g.owner)}" stroke-width="4"/>
+    const last = was && was[g.id] !== undefined && was[g.id] !== `${g.glory}/${g.infamy}/${g.used}`;
+    return `<g class="${last ? "last" : ""}" data-card="${g.id}" tabindex="0" role="button" aria-label="${g.id} ${esc(nameOf(comp, g.id))}: seat ${g.owner}, glory ${g.glory}, infamy ${g.infamy}${g.used ? ", power used" : ""}">
+      ${last ? `<circle cx="${cx}" cy="${cy}" r="41" fill="none" stroke="#f59e0b" stroke-width="4"/>` : ""}<circle cx="${cx}" cy="${cy}" r="36" fill="${g.used ? "#e5e7eb" : "#fff"}" stroke="${colour(g.owner)}" stroke-width="4"/>
       <text x="${cx}" y="${cy - 10}" text-anchor="middle" font-size="12" font-weight="700">${esc(nameOf(comp, g.id))}</text>
       <text x="${cx}" y="${cy + 5}" text-anchor="middle" font-size="10">${g.id} · seat ${g.owner}</text>
       <text x="${cx}" y="${cy + 20}" text-anchor="middle" font-size="11">★${g.glory} ☠${g.infamy}</text></g>`;
