@@ -74,15 +74,17 @@ test: install test-tools
 	$(BIN)/python scripts/gen_proto.py --check
 	$(MAKE) --no-print-directory contract-check docs-check
 	$(BIN)/ruff check .
-	$(BIN)/mypy services ai loadtests clients/python/meeple_client
+	$(BIN)/lint-imports
+	$(BIN)/mypy services ai loadtests tooling clients/python/meeple_client
 	$(BIN)/pytest -n 2 -q
 	MEEPLE_PURE_PYTHON=1 $(BIN)/pytest -n 2 -q -p no:cacheprovider tests/games tests/test_conformance.py tests/test_determinization.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
-	$(BIN)/mypy services ai loadtests clients/python/meeple_client
+	$(BIN)/mypy services ai loadtests tooling clients/python/meeple_client
 
 ## Benchmarks: printed figures, never timed tests.
 bench: $(STAMP)

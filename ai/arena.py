@@ -297,14 +297,7 @@ def add_arena_parser(sub: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = sub.add_parser("arena", help="play bots against each other",
                                                      description=HELP)
     configure(parser)
-    from .ladder import hook  # issue 20: ``--ladder`` rates the bot levels (ai/ladder.py)
-
-    hook(parser)
     return parser
-
-
-#: services/cli.py adds optional subcommands through ``add_parser(sub)``.
-add_parser = add_arena_parser
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

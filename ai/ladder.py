@@ -245,9 +245,8 @@ def store(client: Any, game_id: str, ratings: dict[str, dict[str, Any]]) -> None
                                           for level, doc in ratings.items()})
 
 
-def hook(parser: argparse.ArgumentParser) -> None:
-    """Add ``--ladder`` and ``--calibrate`` (and their options) to the arena's parser: ``--players``/``--seats``
-    become optional."""
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``--ladder`` and its options to the arena's parser: ``--players``/``--seats`` become optional."""
     for action in parser._actions:
         if action.dest in ("players", "seats"):
             action.required = False
@@ -268,9 +267,10 @@ def hook(parser: argparse.ArgumentParser) -> None:
                              "run with different seeds, e.g. in parallel) instead of playing")
     parser.add_argument("--scale", type=float, default=1.0, help="ladder: multiply every level's budget (quick runs)")
     parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
-    from .calibrate import hook as calibrate_hook
 
-    calibrate_hook(parser)
+
+def route(parser: argparse.ArgumentParser) -> None:
+    """``--ladder`` runs the ladder; without it, the parser's command until now (the arena, or a calibration)."""
     arena_run = parser.get_default("func")
     parser.set_defaults(func=lambda args: run(args) if args.ladder else arena_run(args))
 

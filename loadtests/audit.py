@@ -19,6 +19,7 @@ import orjson
 
 from services.core.store import keys
 from services.rules.games import RulesError, get_game, words
+from services.rules.seal import strip as unsealed
 
 _META_KEY = re.compile(r"^match:\{([^}]+)\}:meta$")
 
@@ -67,7 +68,7 @@ def check_match(match_id: str, version: int, meta: dict[str, Any], stored: bytes
     replayed = game.encode(state)
     if replayed != stored:
         try:
-            same = game.encode(game.decode(stored)) == replayed  # tolerate a non-canonical but equal encoding
+            same = game.encode(game.decode(unsealed(stored))) == replayed  # tolerate a non-canonical but equal encoding
         except RulesError:
             same = False
         if not same:

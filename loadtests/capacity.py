@@ -23,9 +23,9 @@ import redis
 
 from services.core.config import Config
 from services.gateway.app import create_app
-from services.rediscluster import single_redis
 from services.rules.games import GAMES
 from services.rules.server import serve, shutdown
+from tooling.rediscluster import single_redis
 
 STATES = ("waiting", "active", "finished")
 
@@ -102,7 +102,7 @@ def wait_cost(updates: int) -> dict[str, Any]:
 
     from services import redisconn
     from services.core.store import MatchStore
-    from services.rediscluster import LocalCluster
+    from tooling.rediscluster import LocalCluster
 
     with tempfile.TemporaryDirectory() as data:
         cluster = LocalCluster(3, 1, Path(data)).start()

@@ -18,7 +18,6 @@ with random legal moves, and every ``POST /v1/matches/{id}/moves`` is measured t
 
 from __future__ import annotations
 
-import random
 import subprocess
 import sys
 import tempfile
@@ -31,15 +30,16 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from flask.testing import FlaskClient
 
 from services.core.config import Config
 from services.core.rules_client import RulesClient
 from services.gateway.app import create_app
 from services.rules.games import GAMES, get_game, words
-from services.stack import free_port, grpc_serving, port_open, redis_server_binary, wait_until
+from services.rules.seal import strip as unsealed
+from tooling import promtext
+from tooling.stack import free_port, grpc_serving, port_open, redis_server_binary, wait_until
 
-from . import promtext
+from .driver import Driver, post_move
 
 #: Innermost-first: a sample belongs to the first of these its stack meets, walking from the leaf up.
 CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -70,57 +70,6 @@ class Timings:
     grpc_s: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     grpc_calls: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     samples: list[Sample] = field(default_factory=list)
-
-
-class Driver:
-    """Plays human-vs-human matches of every game through the app, one seat's move at a time."""
-
-    def __init__(self, client: FlaskClient, seed: int = 1) -> None:
-        self.client = client
-        self.rng = random.Random(seed)
-        self.matches: list[dict[str, Any]] = []
-        self.games = [g for g in GAMES.values()]
-
-    def new_match(self) -> dict[str, Any]:
-        game = self.games[len(self.matches) % len(self.games)]
-        players = max(game.min_players, 2)
-        created = self.client.post("/v1/matches", json={"game": game.id, "players": players, "join": True,
-                                                         "seed": self.rng.randrange(2**32)}).get_json()
-        tokens = [created["token"]]
-        for _ in range(players - 1):
-            tokens.append(self.client.post(f"/v1/matches/{created['id']}/join", json={}).get_json()["token"])
-        return {"id": created["id"], "tokens": tokens, "status": self.status(created["id"], tokens[0])}
-
-    def status(self, match_id: str, token: str) -> dict[str, Any]:
-        doc: dict[str, Any] = self.client.get(f"/v1/matches/{match_id}",
-                                              headers={"Authorization": f"Bearer {token}"}).get_json()
-        return doc
-
-    def next_move(self, slot: int) -> tuple[str, str, dict[str, Any]]:
-        """(path, token, body) of the next move in match ``slot`` (a new match once one ends)."""
-        while slot >= len(self.matches):
-            self.matches.append(self.new_match())
-        match = self.matches[slot]
-        if match["status"]["status"] != "active":
-            match = self.matches[slot] = self.new_match()
-        seat = self.rng.choice(match["status"]["to_act"])
-        token = match["tokens"][seat]
-        legal = self.client.get(f"/v1/matches/{match['id']}/legal-moves",
-                                headers={"Authorization": f"Bearer {token}"}).get_json()
-        body = {"move": self.rng.choice(legal["moves"]), "version": legal["version"]}
-        return f"/v1/matches/{match['id']}/moves", token, body
-
-    def record(self, slot: int, reply: dict[str, Any]) -> None:
-        self.matches[slot]["status"] = reply
-
-
-def post_move(client: FlaskClient, path: str, token: str, body: dict[str, Any], key: str) -> dict[str, Any]:
-    """The measured request (the profile looks for this function's frames)."""
-    response = client.post(path, json=body, headers={"Authorization": f"Bearer {token}", "Idempotency-Key": key})
-    if response.status_code != 200:
-        raise RuntimeError(f"move failed: {response.status_code} {response.get_data(as_text=True)}")
-    doc: dict[str, Any] = response.get_json()
-    return doc
 
 
 @contextmanager
@@ -169,7 +118,7 @@ def engine_costs(samples: list[Sample], repeats: int = 3) -> dict[str, float]:
         for _ in range(repeats):
             t0 = perf()
             move = orjson.loads(orjson.dumps(sample.move))
-            state = game.decode(sample.state)
+            state = game.decode(unsealed(sample.state))
             t1 = perf()
             game.apply_in_place(state, sample.seat, move)
             t2 = perf()

@@ -9,7 +9,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from . import promtext
+from tooling import promtext
+
 from .names import MOVE
 
 MOVE_ROUTE = ("POST", "/v1/matches/<match_id>/moves")

@@ -39,10 +39,11 @@ from typing import Any
 import orjson
 
 from services import redisconn
-from services.bench import parse_option
-from services.stack import ROOT, Stack, StackConfig, http_ok, wait_until
+from tooling import promtext
+from tooling.bench import parse_option
+from tooling.stack import ROOT, Stack, StackConfig, http_ok, wait_until
 
-from . import botstall, promtext
+from . import botstall
 from .audit import Audit, audit_store, lost_acknowledged, stored_match_ids
 from .names import MOVE, MOVE_AND_WAIT
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import requests
 
-from services.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
+from tooling.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
 
 GATEWAY_CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Redis client (redis-py, hiredis)", ("redis/", "hiredis")),
@@ -41,7 +41,7 @@ ENGINE_CALLS = {"decode": "engine: decode state", "encode": "engine: encode stat
 
 
 class HttpClient:
-    """Just enough of Flask's test client over real HTTP for :class:`profile_move.Driver`."""
+    """Just enough of Flask's test client over real HTTP for :class:`driver.Driver`."""
 
     def __init__(self, base: str) -> None:
         self.base, self.session = base, requests.Session()
@@ -113,7 +113,7 @@ def _rules_category(frames: list[str]) -> str:
 
 def run_spy(redis_url: str, rules_addr: str, rules_pid: int, out: Path, seconds: int = 15) -> str:
     """Markdown with both breakdowns, or a note saying why there is none."""
-    from .profile_move import Driver, post_move
+    from .driver import Driver, post_move
 
     spy = py_spy()
     if spy is None:

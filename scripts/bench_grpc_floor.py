@@ -45,12 +45,12 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from services.bench_floor import Procs, cpu_s  # noqa: E402
-from services.bench_rules import record_games  # noqa: E402
 from services.pb import rules_pb2, rules_pb2_grpc  # noqa: E402
 from services.rules.games import GAMES  # noqa: E402
 from services.rules.seal import ENV_VAR, new_key_spec  # noqa: E402
-from services.stack import free_port, grpc_serving, port_open, redis_server_binary, wait_until  # noqa: E402
+from tooling.bench_floor import Procs, cpu_s  # noqa: E402
+from tooling.bench_rules import record_games  # noqa: E402
+from tooling.stack import free_port, grpc_serving, port_open, redis_server_binary, wait_until  # noqa: E402
 
 #: A raw-bytes unary server: ``python -c UNARY_SERVER port reply_bytes burn_us options_json``.
 UNARY_SERVER = """

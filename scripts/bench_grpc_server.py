@@ -29,12 +29,12 @@ import grpc
 import orjson
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from services.bench_floor import cpu_s
-from services.bench_rules import record_games
+from tooling.bench_floor import cpu_s
+from tooling.bench_rules import record_games
 from services.pb import rules_pb2, rules_pb2_grpc
 from services.rules.games import get_game
 from services.rules.seal import ENV_VAR, new_key_spec
-from services.stack import free_port
+from tooling.stack import free_port
 
 AIO_SERVER = """
 import asyncio, os, sys

@@ -34,7 +34,7 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from services.stack import GUNICORN_CONF, free_port, grpc_serving, http_ok, redis_server_binary, wait_until  # noqa: E402
+from tooling.stack import GUNICORN_CONF, free_port, grpc_serving, http_ok, redis_server_binary, wait_until  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 

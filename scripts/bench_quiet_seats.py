@@ -27,11 +27,11 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from services.bench_rules import record_games
 from services.pb import rules_pb2
 from services.rules.games import GAMES, get_game
 from services.rules.seal import Sealer, new_key_spec
 from services.rules.server import RulesMetrics, RulesServicer
+from tooling.bench_rules import record_games
 
 MODES = ("all_seats", "quiet_bots")
 

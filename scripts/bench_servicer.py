@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/bench_servicer.py [--games 6] [--max-moves 120] [--profile]
 
-Random recorded games of every game (``services.bench_rules.record_games``) go through ``RulesServicer.NewGame`` and
+Random recorded games of every game (``tooling.bench_rules.record_games``) go through ``RulesServicer.NewGame`` and
 ``ApplyMove`` with sealing on, so the state cache works as in a replica: one pass to warm up, then one timed with
 ``time.process_time``. ``--profile`` adds a cProfile of a third pass (30 most expensive functions by own time).
 """
@@ -21,11 +21,11 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from services.bench_rules import record_games
 from services.pb import rules_pb2
 from services.rules.games import GAMES
 from services.rules.seal import Sealer, new_key_spec
 from services.rules.server import RulesMetrics, RulesServicer
+from tooling.bench_rules import record_games
 
 
 class Context:

@@ -21,8 +21,8 @@ from typing import Any
 
 import redis
 
-from services.rediscluster import LocalCluster, single_redis
 from services.webhooks.worker import WebhookWorker
+from tooling.rediscluster import LocalCluster, single_redis
 
 
 def _cpu(nodes: list[redis.Redis]) -> float:

@@ -200,11 +200,11 @@ def settings_table(process: str) -> str:
 
 
 def access_table() -> str:
-    """Who may do what, route by route: each route's action (``services.gateway.api.ACCESS``) in the access
+    """Who may do what, route by route: each route's action (``services.contract.access.ACCESS``) in the access
     policy's own words (``services.core.access.RULES``); the authorization matrix test holds the routes to it."""
+    from services.contract.access import ACCESS
     from services.core.access import RULES
     from services.core.config import Config
-    from services.gateway.api import ACCESS
     from services.gateway.app import create_app
 
     app = create_app(Config(redis_url="redis://127.0.0.1:1/0"))  # (no connection is made)

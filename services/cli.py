@@ -43,18 +43,6 @@ def _optional(sub: Any, name: str, module: str) -> None:
     mod.add_parser(sub)
 
 
-def _add_bench(sub: Any) -> None:
-    from services import bench, bench_floor, bench_idle, bench_leaderboard, bench_waiters
-
-    parser = sub.add_parser("bench", help="benchmarks (speed targets are measured here, not in tests)")
-    kinds = parser.add_subparsers(dest="bench", required=True)
-    bench.add_parser(kinds)
-    bench_waiters.add_parser(kinds)
-    bench_leaderboard.add_parser(kinds)
-    bench_floor.add_parser(kinds)
-    bench_idle.add_parser(kinds)
-
-
 def _add_games(sub: Any) -> None:
     def run(_: argparse.Namespace) -> int:
         import orjson
@@ -67,10 +55,13 @@ def _add_games(sub: Any) -> None:
     sub.add_parser("games", help="print the game catalogue as JSON").set_defaults(func=run)
 
 
-BUILDERS: tuple[Callable[[Any], None], ...] = (_add_serve, _add_bench, _add_games)
+BUILDERS: tuple[Callable[[Any], None], ...] = (_add_serve, _add_games)
+#: Tools, named rather than imported: the product's packages import no tool (the import-linter contracts in
+#: pyproject.toml), and an install without them (the deploy image) has no such subcommand.
 OPTIONAL: tuple[tuple[str, str], ...] = (
-    ("run", "services.stack"),
-    ("arena", "ai.arena"),
+    ("run", "tooling.stack"),
+    ("bench", "tooling.benches"),
+    ("arena", "ai.command"),
     ("loadtest", "loadtests.runner"),
     ("play", "meeple_client.tui"),  # the SDK's terminal client (clients/python), when installed
     ("keys", "services.keys"),

@@ -8,8 +8,8 @@ import orjson
 import pytest
 
 import services.rules
-from services import bench
 from services.rules.games import get_game
+from tooling import bench
 
 
 def widest_position(game_id: str, players: int, options: dict[str, object], games: int) -> int:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from services.bench_floor import alive
 from services.cli import main
+from tooling.bench_floor import alive
 
 
 def test_bench_floor_times_moves_the_bare_route_and_the_io_floor_and_stops_what_it_started(

@@ -20,16 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from services.rules.games import GAMES
-from services.rules.games.base import (
-    Game,
-    IllegalMove,
-    InvalidState,
-    RulesError,
-    leaked_secrets,
-    sample_configs,
-    walk_strings,
-)
+from services.rules.games.base import Game, IllegalMove, InvalidState, RulesError
 from services.rules.playout import random_playout
+from tests.games.fixtures import leaked_secrets, sample_configs, walk_strings
 
 GAME_IDS = list(GAMES)
 CONFIGS = [(gid, players, options) for gid in GAME_IDS for players, options in sample_configs(GAMES[gid])]

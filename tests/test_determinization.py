@@ -24,7 +24,8 @@ import orjson
 import pytest
 
 from services.rules.games import GAMES
-from services.rules.games.base import Game, InvalidOptions, InvalidState, walk_strings
+from services.rules.games.base import Game, InvalidOptions, InvalidState
+from tests.games.fixtures import walk_strings
 
 from .test_conformance import CONFIGS, states_of, withdrawn
 

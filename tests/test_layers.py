@@ -1,13 +1,16 @@
-"""The house's layers point one way (issue 27): the workers and the match core never reach the HTTP gateway or
-Flask, the core never speaks HTTP, and nothing builds a fake HTTP request to reach its own code.
-
-Imports are followed transitively through the project's own modules, so a helper that drags Flask in through
-a second module is found too.
+"""The house's layers point one way (issues 27, 48). Which package may import which is declared as import-linter
+contracts in pyproject.toml and checked by ``lint-imports`` (``make test``); here is what those contracts cannot
+say: the core never speaks HTTP (no status in a raise), nothing builds a fake HTTP request to reach its own code,
+every refusal is a catalogued code, the games' import lines name nothing outside their package, and importing the
+gateway loads no engine.
 """
 
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +19,7 @@ import pytest
 from services.core.errors import CATALOG, DomainError, Kind
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECT = ("services", "ai", "loadtests")
+PROJECT = ("services", "ai", "loadtests", "tooling")
 
 
 def module_file(name: str) -> Path | None:
@@ -46,32 +49,16 @@ def imports_of(path: Path, name: str) -> Iterator[str]:
                     yield f"{module}.{alias.name}"
 
 
-def reached(start: str) -> set[str]:
-    """Every module ``start`` imports, directly or through the project's own modules."""
-    seen: set[str] = set()
-    todo = [start]
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        path = module_file(name) if name.split(".")[0] in PROJECT else None
-        if path is not None:
-            todo += list(imports_of(path, name))
-    return seen
-
-
-def modules_under(folder: str) -> list[str]:
-    return sorted(".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
-                  for p in (ROOT / folder).rglob("*.py"))
-
-
-@pytest.mark.parametrize("module", [*modules_under("services/bots"), *modules_under("services/timekeeper"),
-                                    *modules_under("services/webhooks"), *modules_under("services/core")])
-def test_workers_and_the_core_never_reach_the_gateway_or_flask(module: str) -> None:
-    found = reached(module)
-    bad = sorted(m for m in found if m.startswith(("services.gateway", "flask", "werkzeug", "gunicorn")))
-    assert bad == [], f"{module} reaches {bad}"
+def test_the_games_import_nothing_outside_their_package() -> None:
+    """The contract "The games import nothing of the project" lists the project's packages; this also catches an
+    import of ``services`` or ``services.rules`` themselves (the packages above the games)."""
+    games = ROOT / "services" / "rules" / "games"
+    found = []
+    for path in games.rglob("*.py"):
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        found += [f"{name}: {module}" for module in imports_of(path, name)
+                  if module.split(".")[0] in PROJECT and not module.startswith("services.rules.games")]
+    assert found == []
 
 
 def _raises(path: Path) -> Iterator[ast.Call]:
@@ -122,3 +109,16 @@ def test_every_refusal_the_server_builds_is_a_catalogued_code_of_its_kind() -> N
             assert (Kind[kind.attr], code.value) in CATALOG, f"{path.name}: {kind.attr} {code.value!r}"
             seen += 1
     assert seen > 80
+
+
+@pytest.mark.parametrize("module", ["services.gateway.app", "services.gateway.wsgi", "services.contract.openapi"])
+def test_importing_the_gateway_loads_no_engine_and_no_compiled_build_switch(module: str) -> None:
+    """The gateway reaches the games only through the rules service: importing it loads no engine module, and not
+    ``services.rules`` either, whose import installs the switch between the compiled and the pure-Python engines.
+    Run in a fresh interpreter with ``MEEPLE_PURE_PYTHON=1``, where that import would install the switch."""
+    probe = (f"import sys, {module}\n"
+             "print(sorted(m for m in sys.modules if m.startswith(('services.rules', 'ai.')) or m == 'ai'))\n"
+             "print(sorted(type(f).__name__ for f in sys.meta_path if type(f).__name__ == 'SourceFirst'))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True,
+                         env={**os.environ, "MEEPLE_PURE_PYTHON": "1"}).stdout.splitlines()
+    assert out == ["[]", "[]"], f"{module} loads {out[0]}; import hooks: {out[1]}"

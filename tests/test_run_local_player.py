@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.stack import LOCAL_PLAYER_ENV, local_player_env
+from tooling.stack import LOCAL_PLAYER_ENV, local_player_env
 
 
 def test_make_run_turns_on_bot_fill_and_lifts_the_per_address_quota_and_says_so(

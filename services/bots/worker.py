@@ -58,6 +58,7 @@ from services.core.moves import apply_move
 from services.core.service import Core
 from services.core.store import MatchStore, keys
 from services.rules.games import get_game
+from services.rules.seal import strip as unsealed
 
 log = logging.getLogger("meeple.bots")
 GROUP = "bots"
@@ -165,8 +166,8 @@ class Worker:
             return "hint_stale"
         game = get_game(match.game)
         budget = min(max(float(job["budget_s"]), 0.01), 10.0)
-        move = choose_move(game, game.decode(match.state), seat, level=hints.HINT_LEVEL, seed=match.version,
-                           seconds=budget)
+        state = game.decode(unsealed(match.state))  # no key here: validated in full
+        move = choose_move(game, state, seat, level=hints.HINT_LEVEL, seed=match.version, seconds=budget)
         hints.answer(self.redis, job, {"move": move})
         return "hint"
 
@@ -181,7 +182,7 @@ class Worker:
                                                                                   job["version"]))):
             return "stale"  # the decision the job was for has been made (or is no longer a bot's)
         game = get_game(match.game)
-        state = game.decode(match.state)
+        state = game.decode(unsealed(match.state))  # no key here: validated in full
         level = control.bot_level(match.meta, seat)
         seed = int.from_bytes(hashlib.sha256(f"{match.id}:{match.version}:{seat}".encode()).digest()[:8], "big")
         bot = Bot(level, seed=seed)

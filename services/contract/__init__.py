@@ -5,12 +5,13 @@ codes and limits, and the OpenAPI 3.1 document generated from them. Imports no F
 * ``validation.py``: ``parse(Model, raw) -> Model`` and ``parse_value`` (a decoded WebSocket message) raise the
   core's ``DomainError(MALFORMED, code, message)``; ``parse_params(Model, mapping)`` for query strings and
   headers; ``answer(Model, doc) -> bytes`` serialises a core document through its model;
-* ``errors.py``: every code of every status, derived from the core's catalogue and the gateway's status tables;
+* ``errors.py``: every code of every status, derived from the core's catalogue and ``statuses.py`` (a kind's
+  status, the transport's own codes: the tables the gateway answers with);
 * ``limits.py``: limits, enums, documented defaults;
-* ``routes.py``: every operation (path, endpoint, models, errors; who may call it is the gateway's ``ACCESS``);
+* ``routes.py``: every operation (path, endpoint, models, errors; who may call it is ``access.py``'s ``ACCESS``);
   ``openapi.py``: ``document()``/``document_bytes()``, what ``GET /v1/openapi.json`` serves.
 
-A new route: its models in ``models.py``, one ``Route`` in ``routes.py``, its action in the gateway's ``ACCESS``,
+A new route: its models in ``models.py``, one ``Route`` in ``routes.py``, its action in ``access.py``'s ``ACCESS``,
 then ``make contract`` (the SDKs' types and the docs' tables follow). Its thin view (``services/gateway/api``):
 ``b = body(m.X)``, ``q = query(m.Y)``, ``return answer(core_function(core(), caller(), ...))``.
 """

@@ -2,10 +2,10 @@
 "message"}}``, and which codes each HTTP status carries comes from the tables the server answers with:
 
 * the match core's catalogue of refusals (``services.core.errors.CATALOG``: each code's kind and meaning) and
-  the gateway's one table from kind to status (``services.gateway.statuses.STATUS``);
+  the one table from kind to status (``services.contract.statuses.STATUS``, which the gateway answers with);
 * the codes of the requests the HTTP layer answers itself, before a view runs (``HTTP_CODES``: routing, the
   body limit; ``GUNICORN_CODES``: the gunicorn worker's parser);
-* the codes a game names for a move that came too late (``services.rules.games.base.CONFLICT_CODES``, passed on
+* the codes a game names for a move that came too late (``services.rule_codes.CONFLICT_CODES``, passed on
   by the rules service as conflicts); illegal moves carry each game's own codes (422).
 
 The OpenAPI document's error responses and docs/api.md's "Errors" table are generated from :data:`CODES`.
@@ -18,8 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from services.core.errors import CATALOG, Kind
-from services.gateway.statuses import GUNICORN_CODES, HTTP_CODES, STATUS, TRANSPORT_MEANINGS
-from services.rules.games.base import CONFLICT_CODES
+from services.rule_codes import CONFLICT_CODES
+
+from .statuses import GUNICORN_CODES, HTTP_CODES, STATUS, TRANSPORT_MEANINGS
 
 
 @dataclass(frozen=True)

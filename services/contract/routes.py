@@ -2,7 +2,7 @@
 
 :mod:`services.contract.openapi` turns this table into the OpenAPI document; the SDK generator reads that
 document. Who may call an operation is not written here: it is the access action the gateway declares for the
-endpoint (``services.gateway.api.ACCESS``), whose security requirements are :data:`SECURITY`.
+endpoint (``access.ACCESS``), whose security requirements are :data:`SECURITY`.
 
 Adding a route is one :class:`Route` here (and its models in ``models.py``); the gateway's view parses with
 ``body(m.X)`` / ``query(m.Y)`` / ``headers(m.Z)`` and answers with ``answer(doc)`` (``services/gateway/api/common.py``),
@@ -16,13 +16,13 @@ from dataclasses import dataclass
 import msgspec
 
 from services.core.access import Action
-from services.gateway.api import ACCESS
 
 from . import limits as L
 from . import models as m
+from .access import ACCESS
 
 #: Each access action's security requirements (who may call): the OpenAPI document lists these per operation, the
-#: action being the one the gateway declares for the route's endpoint (``services.gateway.api.ACCESS``). ``{}``:
+#: action being the one the contract declares for the route's endpoint (``access.ACCESS``). ``{}``:
 #: no credential (anonymous access, ``MEEPLE_ANONYMOUS=1``); a public route lists none (no lock in Swagger UI).
 SECURITY: dict[Action | None, list[dict[str, list[str]]]] = {
     None: [],

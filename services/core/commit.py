@@ -14,7 +14,7 @@ from typing import Any
 
 from services import redisconn
 
-from . import clocks, control, quotas, ratings, webhooks
+from . import clocks, control, leaderboards, quotas, ratings, webhooks
 from .bots_seam import on_bot_turn
 from .service import Core
 from .store import MATCH_STATS_KEYS, SHARDS, Match, MatchStore, Remember
@@ -82,7 +82,8 @@ def commit(core: Core, match: Match, meta: dict[str, Any], state: bytes | None, 
     updated = store.update(match, meta, state, entry, derived, remember, webhooks.events_of(match.meta, meta, entry))
     _transition(core, match.meta["status"], meta)
     if match.meta["status"] != "finished" and (meta.get("outcome") or {}).get("ratings"):
-        ratings.apply(store.redis, meta["tenant"], meta["game"], meta["outcome"])  # the worker re-applies too
+        # the ratings and the boards with them; the webhook worker re-applies too
+        leaderboards.apply_ratings(store.redis, meta["tenant"], meta["game"], meta["outcome"])
     notify_bots(store, updated, bot_seats_due(match.meta, meta, mover))
     return updated
 

@@ -3,8 +3,8 @@
 **What a board is.** A board lists a tenant's players of one game by their displayed rating (openskill's
 ``mu - 3 sigma``, rounded to 3 decimals as the API shows it). Every (tenant, game) has the all-time board
 ``all``; a tenant may also define *seasons*, each with a board of its own. A board is updated whenever a
-rated match's new ratings are written (:func:`on_ratings_applied`, called by ``ratings.apply``), from the
-ratings as stored, so the board never shows a rating the ratings store does not hold.
+rated match's new ratings are written (:func:`apply_ratings`: ``ratings.apply``, then :func:`on_ratings_applied`),
+from the ratings as stored, so the board never shows a rating the ratings store does not hold.
 
 **Order and ranks.** Players are listed by rating, highest first; equal ratings share a rank (competition
 ranking, "1, 2, 2, 4"), and within a tie the order is Redis's own (player id, reverse byte order), the same on
@@ -614,11 +614,19 @@ def _schedule(client: Any, tenant: str, game: str, name: str, ends_at: float) ->
 
 
 # -- writes: from the ratings ------------------------------------------------------------------------------------
+def apply_ratings(client: Any, tenant: str, game: str, outcome: dict[str, Any] | None) -> int:
+    """Store the new ratings an outcome carries (``ratings.apply``, idempotent) and bring the boards up to date with
+    them; returns how many ratings were written now."""
+    written = ratings.apply(client, tenant, game, outcome)
+    on_ratings_applied(client, tenant, game, outcome)  # the boards follow the stored ratings
+    return written
+
+
 def on_ratings_applied(client: Any, tenant: str, game: str, outcome: dict[str, Any] | None,
                        now: float | None = None) -> int:
     """Bring the boards of (tenant, game) up to date with the ratings an outcome changed.
 
-    Called by ``ratings.apply`` every time it runs (also when it wrote nothing: the webhook worker re-applies
+    Called by :func:`apply_ratings` every time it runs (also when it wrote nothing: the webhook worker re-applies
     an outcome after a gateway died, and the boards catch up then). Each board gets the player's rating *as
     stored*, which may be newer than the outcome's; a board write only ever moves forward (more matches).
     Returns how many board entries were written."""

@@ -14,10 +14,9 @@ import redis
 from flask import Flask, Response, jsonify
 from werkzeug.exceptions import HTTPException
 
+from services.contract.statuses import HTTP_CODES, STATUS
 from services.core.errors import DomainError, Kind
 from services.redisconn import UNAVAILABLE
-
-from .statuses import HTTP_CODES, STATUS
 
 log = logging.getLogger("meeple.gateway")
 

@@ -51,7 +51,7 @@ from gunicorn.http.errors import ParseException, UnsupportedTransferCoding
 from gunicorn.workers import base
 from werkzeug.exceptions import BadRequest
 
-from .statuses import GUNICORN_CODES
+from services.contract.statuses import GUNICORN_CODES
 
 #: How long the accept loop sleeps at most between heartbeats to the master.
 TICK_S = 1.0

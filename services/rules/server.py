@@ -24,8 +24,9 @@ from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
 
 from services.pb import rules_pb2, rules_pb2_grpc
+from services.rule_codes import CONFLICT_CODES, MALFORMED_CODES
 from services.rules.games import GAMES, Game, RulesError, words
-from services.rules.games.base import CONFLICT_CODES, MALFORMED_CODES, InvalidOptions, InvalidState
+from services.rules.games.base import InvalidOptions, InvalidState
 from services.rules.seal import ENV_VAR as SEAL_ENV_VAR
 from services.rules.seal import Sealer, SealError
 

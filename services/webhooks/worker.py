@@ -34,7 +34,7 @@ import redis
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 from services import redisconn
-from services.core import ratings, webhooks
+from services.core import leaderboards, webhooks
 from services.core.leases import Leases
 
 log = logging.getLogger("meeple.webhooks")
@@ -214,7 +214,7 @@ class WebhookWorker:
                 record = orjson.loads(fields[b"record"])
                 for event in record["events"]:  # a gateway that died after the finishing update: rate now
                     if event["type"] == "match.finished":
-                        ratings.apply(self.redis, record["tenant"], record["game"], event.get("outcome"))
+                        leaderboards.apply_ratings(self.redis, record["tenant"], record["game"], event.get("outcome"))
                 made += self._deliveries(record, entry_id.decode(), shard)
                 self.redis.xdel(webhooks.outbox_key(match_id), entry_id)
 

@@ -18,7 +18,7 @@ pyspiel = pytest.importorskip("pyspiel")
 
 from ai import openspiel  # noqa: E402
 from services.rules.games import GAMES  # noqa: E402
-from services.rules.games.base import sample_configs  # noqa: E402
+from tests.games.fixtures import sample_configs  # noqa: E402
 
 #: One configuration per player count and option value, capped per game to keep the run short.
 CONFIGS = [(gid, p, o) for gid in GAMES for p, o in sample_configs(GAMES[gid])[:6]]

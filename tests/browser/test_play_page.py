@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from services.rules.games.base import leaked_secrets
-from services.stack import LOCAL_PLAYER_ENV
 from tests.clients.conftest import RulesProcess, gunicorn_stack
+from tests.games.fixtures import leaked_secrets
 from tests.replaying import engine_states
+from tooling.stack import LOCAL_PLAYER_ENV
 
 from .conftest import Stack
 
@@ -322,7 +322,7 @@ def test_a_timed_games_clock_counts_down_between_updates(new_page: Any) -> None:
 
 @pytest.fixture(scope="module")
 def slow_fill_stack(rules: RulesProcess) -> Iterator[Stack]:
-    """The page's matchmaking with the settings ``make run`` gives a local player (services/stack.py): bots fill
+    """The page's matchmaking with the settings ``make run`` gives a local player (tooling/stack.py): bots fill
     after its wait (15 s), no per-address quota."""
     with gunicorn_stack(rules.port, **LOCAL_PLAYER_ENV) as stack:
         yield stack

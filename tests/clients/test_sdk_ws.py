@@ -16,9 +16,9 @@ import httpx
 import pytest
 from meeple_client import ApiError, AsyncClient, Client, EventsDoc, TransportUnavailable, Unauthorized
 
-from services.rules.games.base import leaked_secrets
-from services.stack import wait_until
+from tests.games.fixtures import leaked_secrets
 from tests.replaying import engine_states
+from tooling.stack import wait_until
 
 from .conftest import RulesProcess, Stack, gunicorn_stack
 from .test_sdk import follow_async

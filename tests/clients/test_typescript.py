@@ -13,7 +13,7 @@ import re
 import shutil
 import subprocess
 
-from services.stack import ROOT
+from tooling.stack import ROOT
 
 from .conftest import Stack
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from services.stack import ROOT
+from tooling.stack import ROOT
 
 
 def _slug(heading: str) -> str:

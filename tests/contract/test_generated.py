@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from services.stack import ROOT
+from tooling.stack import ROOT
 
 
 def test_every_generated_file_matches_the_contract() -> None:

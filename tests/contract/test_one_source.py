@@ -27,7 +27,7 @@ import pytest
 
 from services.contract import models as m
 from services.contract import validation
-from services.stack import ROOT
+from tooling.stack import ROOT
 
 TS = ROOT / "clients" / "typescript"
 FIELD = '    note: Annotated[str, meta("a line about this entry, for people")] | UnsetType = UNSET\n'

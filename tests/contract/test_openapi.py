@@ -12,6 +12,7 @@ import pytest
 from openapi_spec_validator import validate
 
 from services.contract import errors, limits
+from services.contract.access import ACCESS
 from services.contract.openapi import document, document_bytes
 from services.contract.openapi import response_of as response
 from services.contract.routes import ROUTES, SECURITY
@@ -19,7 +20,6 @@ from services.contract.validation import parse
 from services.core.access import Action
 from services.core.config import Config
 from services.core.errors import DomainError
-from services.gateway.api import ACCESS
 from services.gateway.app import create_app
 
 #: Rules of the URL map that are files, not operations: static assets and Swagger UI's own files.
@@ -71,7 +71,7 @@ def test_every_route_of_the_flask_url_map_is_an_operation_of_the_document_and_no
 
 def test_each_operations_security_is_the_access_action_the_gateway_declares_for_its_endpoint(
         doc: dict[str, Any]) -> None:
-    """Who may call a route is written once, in the gateway's ``ACCESS`` (which the authorization matrix test
+    """Who may call a route is written once, in the contract's ``ACCESS`` (which the authorization matrix test
     holds the server to): the document's security per operation is that action's requirements."""
     for route in ROUTES:
         op = doc["paths"][route.path][route.method.lower()]

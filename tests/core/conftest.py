@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from services import redisconn
-from services.rediscluster import LocalCluster, single_redis
+from tooling.rediscluster import LocalCluster, single_redis
 
 _names = itertools.count()
 

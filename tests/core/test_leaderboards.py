@@ -20,7 +20,7 @@ GAME = "clash"
 
 def rated(client: Any, tenant: str, player: str, mu: float, sigma: float, matches: int = 1,
           game: str = GAME) -> float:
-    """Write a rating as a finished rated match does (``ratings.apply``, which calls the boards' hook), from the
+    """Write a rating as a finished rated match does (``lb.apply_ratings``, ratings then boards), from the
     player's current match count to ``matches``; returns the displayed rating."""
     current = ratings.of_player(client, tenant, player, game).get(game)
     before = current["matches"] if current else 0
@@ -28,7 +28,7 @@ def rated(client: Any, tenant: str, player: str, mu: float, sigma: float, matche
         after = {"mu": mu, "sigma": sigma, "matches": n}
         change = {"seat": 0, "player": player, "before": {"matches": n - 1}, "after": ratings.public(after),
                   "change": 0.0}
-        ratings.apply(client, tenant, game, {"ended_by": "game", "ratings": [change]})
+        lb.apply_ratings(client, tenant, game, {"ended_by": "game", "ratings": [change]})
     return float(ratings.public({"mu": mu, "sigma": sigma, "matches": matches})["rating"])
 
 
@@ -120,7 +120,7 @@ def test_a_board_only_moves_forward(client: Any, tenant: str) -> None:
     rated(client, tenant, "p", 25, 2.0, matches=2)
     stale = {"ratings": [{"seat": 0, "player": "p", "before": {"matches": 0},
                           "after": ratings.public({"mu": 40, "sigma": 1.0, "matches": 1}), "change": 0}]}
-    ratings.apply(client, tenant, GAME, stale)
+    lb.apply_ratings(client, tenant, GAME, stale)
     entry, _ = lb.rank(client, tenant, GAME, "p")
     assert entry is not None and entry.rating == 19.0 and entry.matches == 2
 
@@ -288,13 +288,13 @@ def test_every_board_script_touches_one_slot_and_shards_cover_every_primary(clie
 
 
 def test_the_rating_hook_writes_the_stored_rating_of_every_rated_seat(client: Any, tenant: str) -> None:
-    """``ratings.apply`` on a real multi-seat outcome: each named seat lands on the board with its new rating."""
+    """``apply_ratings`` on a real multi-seat outcome: each named seat lands on the board with its new rating."""
     changes = []
     for seat, (player, mu) in enumerate((("x", 28.0), ("y", 24.0), ("z", 22.0))):
         after = ratings.public({"mu": mu, "sigma": 7.0, "matches": 1})
         changes.append({"seat": seat, "player": player, "before": ratings.public(ratings.default()),
                         "after": after, "change": after["rating"]})
-    assert ratings.apply(client, tenant, GAME, {"ended_by": "game", "ratings": changes}) == 3
+    assert lb.apply_ratings(client, tenant, GAME, {"ended_by": "game", "ratings": changes}) == 3
     rows = lb.top(client, tenant, GAME)
     assert [(e.player, e.rating, e.rank) for e in rows] == [("x", 7.0, 1), ("y", 3.0, 2), ("z", 1.0, 3)]
     raw = client.hget(ratings.player_key(tenant, "x"), GAME)

@@ -21,7 +21,7 @@ import orjson
 from services.bots import worker as bots
 from services.core.bots_seam import BOT_JOB_STREAMS, bot_jobs_stream
 from services.core.store import keys
-from services.rediscluster import LocalCluster
+from tooling.rediscluster import LocalCluster
 
 
 def test_one_failure_rests_the_whole_node_its_streams_and_its_matches_jobs_wait_untried() -> None:
@@ -99,7 +99,7 @@ def test_a_tenants_match_on_a_healthy_primary_is_played_while_another_primary_is
     from services.core.matches import new_match
     from services.core.service import Core
     from services.rules.server import serve, shutdown
-    from services.stack import free_port
+    from tooling.stack import free_port
 
     with tempfile.TemporaryDirectory() as data:
         cluster = LocalCluster(3, 0, Path(data), node_timeout_ms=2000, require_full_coverage=False).start()

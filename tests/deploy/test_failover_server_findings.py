@@ -23,8 +23,8 @@ import pytest
 from services import redisconn
 from services.core import tenants, webhooks
 from services.core.store import keys
-from services.rediscluster import LocalCluster
 from services.webhooks.worker import WebhookWorker
+from tooling.rediscluster import LocalCluster
 
 
 @pytest.fixture(scope="module")

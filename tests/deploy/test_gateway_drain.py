@@ -27,8 +27,8 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect as ws_connect
 
-from services.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
 from tests.gateway.conftest import RulesProcess, redis_server, rules  # noqa: F401  (rules: a fixture)
+from tooling.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
 
 
 @dataclass

@@ -22,7 +22,7 @@ import pytest
 import services.rules
 from ai.bot import Bot
 from services.rules.games import GAMES
-from services.rules.games.base import sample_configs
+from tests.games.fixtures import sample_configs
 
 #: Every player count and option value of every game (the conformance suite's configurations), two seeds each.
 JOBS = [(gid, players, options, seed) for gid, game in GAMES.items() for players, options in sample_configs(game)

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from services.rules.games.base import IllegalMove, InvalidOptions, InvalidState
-from services.rules.games.clash import GAME, ClashState, position
+from services.rules.games.clash import GAME, ClashState
 from services.rules.games.clash.match import start_game
+from tests.games.fixtures.clash import position
 
 G = GAME
 

@@ -20,10 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from services.rules.games import GAMES
-from services.rules.games.base import Game, InvalidState, sample_configs
+from services.rules.games.base import Game, InvalidState
 from services.rules.games.clash import _history_digest as clash_digest
 from services.rules.games.sideboards import _history_digest as sideboards_digest
 from services.rules.games.they_who_were_8 import _digest as tw8_digest
+from tests.games.fixtures import sample_configs
 
 EXAMPLES = 150
 

@@ -9,6 +9,7 @@ import pytest
 
 from services.rules.games import fierce_women as fw
 from services.rules.games.base import IllegalMove
+from tests.games.fixtures.fierce_women import position
 
 GAME = fw.GAME
 
@@ -64,7 +65,7 @@ def test_t1_reference_procedure_with_seed_1() -> None:
 
 
 def test_t2_rulebook_worked_example_scores_17_13_9() -> None:
-    s = fw.position(3, phase="game_over", action_cards=False, piles=[[], [], []], tables=[
+    s = position(3, phase="game_over", action_cards=False, piles=[[], [], []], tables=[
         [["W04", "W16", "W17", "W10"], ["W46", "W18"], ["W20"], ["W11"]],
         [["W48", "W49", "W03", "W27"], ["W43", "W44"], ["W51"]],
         [["W23", "W26", "W29"], ["W06", "W40"], ["W19"]],
@@ -83,7 +84,7 @@ def test_t2_rulebook_worked_example_scores_17_13_9() -> None:
 
 
 def t3() -> Any:
-    return fw.position(3, hands=[["W05", "W48", "W15", "W03"], [], []], tables=[
+    return position(3, hands=[["W05", "W48", "W15", "W03"], [], []], tables=[
         [["W04", "W16", "W17", "W10"], ["W46", "W18"], ["W20"], ["W11"]], [], []], action_cards=False)
 
 
@@ -106,10 +107,10 @@ def test_t3_undefined_column_may_not_become_a_collected_category() -> None:
     assert s.tables[0][4] == ["W03"]
     for card, code in (("W12", "category_already_collected"), ("W46", "category_already_collected"),
                        ("W23", "category_already_collected")):
-        s2 = fw.position(3, hands=[[card, "W01", "W02", "W07"], [], []], tables=[s.tables[0], [], []],
+        s2 = position(3, hands=[[card, "W01", "W02", "W07"], [], []], tables=[s.tables[0], [], []],
                          action_cards=False)
         assert code_of(s2, 0, {"type": "place", "card": card, "column": 4}) == code
-    s3 = fw.position(3, hands=[["W33", "W01", "W02", "W07"], [], []], tables=[s.tables[0], [], []], action_cards=False)
+    s3 = position(3, hands=[["W33", "W01", "W02", "W07"], [], []], tables=[s.tables[0], [], []], action_cards=False)
     assert GAME.apply(s3, 0, {"type": "place", "card": "W33", "column": 4}).tables[0][4] == ["W03", "W33"]
 
 
@@ -135,7 +136,7 @@ def test_t4_drawn_card_is_public_and_the_turn_passes() -> None:
 
 
 def test_t4_empty_pile_cannot_be_drawn() -> None:
-    s = fw.position(3, phase="draw", piles=[["W10"], ["W11"], []], hands=[["W01", "W02", "W03"], [], []])
+    s = position(3, phase="draw", piles=[["W10"], ["W11"], []], hands=[["W01", "W02", "W03"], [], []])
     assert code_of(s, 0, {"type": "draw", "pile": 2}) == "empty_pile"
 
 
@@ -143,7 +144,7 @@ def test_t4_empty_pile_cannot_be_drawn() -> None:
 
 
 def t5() -> Any:
-    return fw.position(3, hands=[["A2", "A1", "W14", "W42"], [], []],
+    return position(3, hands=[["A2", "A1", "W14", "W42"], [], []],
                        tables=[[["W11", "W12"], ["W43"]], [["W13"], ["W46"]], [["W05"]]])
 
 
@@ -155,7 +156,7 @@ def test_t5_solo_max_needs_a_category_no_one_else_collects() -> None:
 
 
 def test_t5_later_any_min_replaces_the_override_and_it_survives_removal() -> None:
-    s = fw.position(3, phase="game_over", piles=[[], [], []],
+    s = position(3, phase="game_over", piles=[[], [], []],
                     tables=[[["W11", "W12"], ["W43", "A2"]], [["W13"], ["W46"]], [["W05"]]],
                     overrides={"art": {"value": 1, "card": "A1", "seat": 1}}, discard=["A1", "W44"])
     assert GAME.result(s)["scores"] == [5, 3, 1]  # type: ignore[index]
@@ -164,12 +165,12 @@ def test_t5_later_any_min_replaces_the_override_and_it_survives_removal() -> Non
 
 
 def test_t6_solo_max_counts_the_automa() -> None:
-    s = fw.position(2, hands=[["A2", "W55", "W01", "W02"], [], []],
+    s = position(2, hands=[["A2", "W55", "W01", "W02"], [], []],
                     tables=[[["W47"], ["W50"]], [["W46"]], [["W11", "W12"]]])
     assert code_of(s, 0, {"type": "play_action", "card": "A2", "column": 0}) == "category_not_solo"
     s = GAME.apply(s, 0, {"type": "play_action", "card": "A2", "column": 1})
     assert s.overrides["art"]["value"] == 3
-    end = fw.position(2, phase="game_over", piles=[[], [], []], overrides=s.overrides,
+    end = position(2, phase="game_over", piles=[[], [], []], overrides=s.overrides,
                       tables=[[["W47"], ["W50", "A2", "W55"]], [["W46"]], [["W11", "W12"]]])
     result = GAME.result(end)
     assert result is not None and result["scores"] == [8, 1, 4] and result["winners"] == [0]
@@ -179,7 +180,7 @@ def test_t6_solo_max_counts_the_automa() -> None:
 
 
 def test_t7_double_by_count_doubles_every_column_of_that_size() -> None:
-    s = fw.position(3, phase="game_over", piles=[[], [], []], tables=[
+    s = position(3, phase="game_over", piles=[[], [], []], tables=[
         [["W11", "W12", "W13", "A3"], ["W46"]], [["W48", "W49", "W27"], ["W04", "W07"]],
         [["W14"], ["W43", "W44", "W45"]]])
     result = GAME.result(s)
@@ -194,7 +195,7 @@ def test_t7_double_by_count_doubles_every_column_of_that_size() -> None:
 
 
 def t8() -> Any:
-    return fw.position(2, current=1, hands=[["W01", "W02", "W03"], ["A4", "W07", "W12", "W53"], []],
+    return position(2, current=1, hands=[["W01", "W02", "W03"], ["A4", "W07", "W12", "W53"], []],
                        tables=[[["W11"], ["W44", "W45"]], [["W46"], ["W04"]], [["W05"], ["W43"], ["W15"]]],
                        piles=[["W35"], [], []], automa_placed=["W05", "W43", "W15"])
 
@@ -219,7 +220,7 @@ def test_t8_remove_columns_goes_round_the_table_from_the_actor() -> None:
 
 
 def t9() -> Any:
-    return fw.position(3, hands=[["A5", "W01", "W02", "W03"], [], []],
+    return position(3, hands=[["A5", "W01", "W02", "W03"], [], []],
                        tables=[[["W11", "W12", "A1"], ["W20", "W05"]], [["W46"]], []],
                        overrides={"science": {"value": 1, "card": "A1", "seat": 0}})
 
@@ -243,7 +244,7 @@ def test_t9_a_column_left_without_women_is_deleted_with_its_action_cards() -> No
 
 
 def test_t9_automa_removes_her_most_recent_cards() -> None:
-    s = fw.position(2, hands=[["A5", "W01", "W02", "W03"], [], []], tables=[[["W44"]], [], [["W13", "W14"], ["W20"]]],
+    s = position(2, hands=[["A5", "W01", "W02", "W03"], [], []], tables=[[["W44"]], [], [["W13", "W14"], ["W20"]]],
                     automa_placed=["W13", "W20", "W14"])
     s = GAME.apply(s, 0, {"type": "play_action", "card": "A5"})
     s = GAME.apply(s, 0, {"type": "remove_cards", "cards": ["W44"]})
@@ -255,7 +256,7 @@ def test_t9_automa_removes_her_most_recent_cards() -> None:
 
 def test_t10_popular_min_lowers_categories_everyone_collects_but_not_overrides() -> None:
     tables = [[["W46", "W48"], ["W11", "W12", "A2"]], [["W49"], ["W13"]], [["W25", "W26"], ["W14"]]]
-    s = fw.position(3, phase="game_over", piles=[[], [], []], tables=tables, popular_min=True,
+    s = position(3, phase="game_over", piles=[[], [], []], tables=tables, popular_min=True,
                     overrides={"science": {"value": 3, "card": "A2", "seat": 0}})
     result = GAME.result(s)
     assert result is not None and result["scores"] == [8, 4, 5] and result["winners"] == [0]
@@ -266,7 +267,7 @@ def test_t10_popular_min_lowers_categories_everyone_collects_but_not_overrides()
 def test_t11_collect_five_plus_one_adds_after_doubling() -> None:
     tables = [[["W43", "W44"], ["W42"], ["W51"], ["W05", "W53"], ["W46"], ["W01", "W04"]],
               [["W11", "W12", "A3"], ["W54"]], [["W45"]]]
-    s = fw.position(3, phase="game_over", piles=[[], [], []], tables=tables, collect_five_plus_one=0)
+    s = position(3, phase="game_over", piles=[[], [], []], tables=tables, collect_five_plus_one=0)
     assert GAME.result(s)["scores"] == [26, 6, 2]  # type: ignore[index]
     s.tables[0] = [col for col in tables[0] if col != ["W46"]]
     assert GAME.result(s)["scores"][0] == 18  # type: ignore[index]
@@ -277,7 +278,7 @@ def test_t11_collect_five_plus_one_adds_after_doubling() -> None:
 
 def t12(extra: list[list[str]] | None = None) -> Any:
     table = [["W11", "A3"], ["W17", "W26"], ["W27"], ["W04"]] + (extra or [])
-    s = fw.position(3, hands=[["A8", "W01", "W02", "W03"], [], []], tables=[table, [], []])
+    s = position(3, hands=[["A8", "W01", "W02", "W03"], [], []], tables=[table, [], []])
     return GAME.apply(s, 0, {"type": "play_action", "card": "A8"})
 
 
@@ -306,7 +307,7 @@ def test_t12_best_arrangement_tie_break_and_duplicate_categories() -> None:
 
 
 def test_t12_nothing_to_rearrange_ends_the_turn_at_once() -> None:
-    s = fw.position(3, hands=[["A8", "W01", "W02", "W03"], [], []], tables=[[["W11", "A3"]], [], []])
+    s = position(3, hands=[["A8", "W01", "W02", "W03"], [], []], tables=[[["W11", "A3"]], [], []])
     s = GAME.apply(s, 0, {"type": "play_action", "card": "A8"})
     assert (s.phase, s.current) == ("draw", 1)
 
@@ -315,7 +316,7 @@ def test_t12_nothing_to_rearrange_ends_the_turn_at_once() -> None:
 
 
 def test_t13_automa_draws_leftmost_and_places_first_fit() -> None:
-    s = fw.position(2, tables=[[], [], [["W05"]]], piles=[[], ["W20", "A6", "W43"], ["W11"]])
+    s = position(2, tables=[[], [], [["W05"]]], piles=[[], ["W20", "A6", "W43"], ["W11"]])
     fw.automa_turn(s)
     assert s.tables[2] == [["W05", "W20"]]
     fw.automa_turn(s)
@@ -324,10 +325,10 @@ def test_t13_automa_draws_leftmost_and_places_first_fit() -> None:
     assert s.tables[2] == [["W05", "W20"], ["W43"]]
     fw.automa_turn(s)
     assert s.tables[2] == [["W05", "W20"], ["W43"], ["W11"]]
-    s2 = fw.position(2, tables=[[], [], [["W30"], ["W44"]]], piles=[["W43"], [], []])
+    s2 = position(2, tables=[[], [], [["W30"], ["W44"]]], piles=[["W43"], [], []])
     fw.automa_turn(s2)
     assert s2.tables[2] == [["W30"], ["W44", "W43"]]
-    s3 = fw.position(2, phase="draw", hands=[["W01", "W02", "W03"], [], []])
+    s3 = position(2, phase="draw", hands=[["W01", "W02", "W03"], [], []])
     assert GAME.legal_moves(s3, 2) == [] and code_of(s3, 2, {"type": "draw", "pile": 0}) == "not_your_turn"
 
 
@@ -335,7 +336,7 @@ def test_t13_automa_draws_leftmost_and_places_first_fit() -> None:
 
 
 def test_t14_game_ends_when_a_turn_would_begin_with_empty_piles() -> None:
-    s = fw.position(3, phase="draw", current=2, piles=[[], [], ["W40"]],
+    s = position(3, phase="draw", current=2, piles=[[], [], ["W40"]],
                     hands=[["W01", "W02", "W03"], ["W04", "W05", "W06"], ["W07", "W08", "W09"]])
     s.turn = 30
     assert code_of(s, 2, {"type": "draw", "pile": 0}) == "empty_pile"
@@ -361,17 +362,17 @@ def test_t14_every_seat_gets_the_same_number_of_turns(players: int, turns: int) 
 
 
 def test_t15_ties_share_the_win() -> None:
-    s = fw.position(3, phase="game_over", piles=[[], [], []], tables=[[["W11"]], [["W12"]], [["W46"]]])
+    s = position(3, phase="game_over", piles=[[], [], []], tables=[[["W11"]], [["W12"]], [["W46"]]])
     result = GAME.result(s)
     assert result is not None and result["scores"] == [2, 2, 1] and result["winners"] == [0, 1]
     assert [r["rank"] for r in result["ranking"]] == [1, 1, 3]
-    s2 = fw.position(2, phase="game_over", piles=[[], [], []], tables=[[["W43"]], [["W04"]], [["W11", "W12"]]])
+    s2 = position(2, phase="game_over", piles=[[], [], []], tables=[[["W43"]], [["W04"]], [["W11", "W12"]]])
     result = GAME.result(s2)
     assert result is not None and result["scores"] == [1, 0, 2] and result["winners"] == [2]
 
 
 def test_t15_action_card_errors() -> None:
-    s = fw.position(3, hands=[["A1", "A3", "A6", "W07"], [], []], tables=[[["W04"], ["W46"]], [], []])
+    s = position(3, hands=[["A1", "A3", "A6", "W07"], [], []], tables=[[["W04"], ["W46"]], [], []])
     assert code_of(s, 0, {"type": "play_action", "card": "A1", "column": 0}) == "column_not_defined"
     assert code_of(s, 0, {"type": "play_action", "card": "A3"}) == "malformed_move"
     assert code_of(s, 0, {"type": "play_action", "card": "A6", "column": 0}) == "malformed_move"
@@ -385,7 +386,7 @@ def test_t15_action_card_errors() -> None:
 
 
 def test_c2_action_id_without_action_cards_is_not_in_hand() -> None:
-    s = fw.position(3, action_cards=False, hands=[["W01", "W02", "W03", "W05"], [], []])
+    s = position(3, action_cards=False, hands=[["W01", "W02", "W03", "W05"], [], []])
     assert code_of(s, 0, {"type": "play_action", "card": "A1", "column": 0}) == "card_not_in_hand"
 
 
@@ -411,7 +412,7 @@ def message_of(state: Any, seat: int, move: dict[str, Any]) -> str:
 def test_c7_column_rule_messages_name_card_column_and_category() -> None:
     assert message_of(t3(), 0, {"type": "place", "card": "W48", "column": "new"}) == \
         "W48 cannot start a new column: you already collect politics in column 1"
-    s = fw.position(3, hands=[["W12", "W01", "W02", "W07"], [], []], action_cards=False,
+    s = position(3, hands=[["W12", "W01", "W02", "W07"], [], []], action_cards=False,
                     tables=[[["W04", "W16", "W17", "W10"], ["W46", "W18"], ["W20"], ["W11"], ["W03"]], [], []])
     assert message_of(s, 0, {"type": "place", "card": "W12", "column": 4}) == \
         "W12 cannot go in column 4: it would collect science, which you already collect in column 3"
@@ -422,7 +423,7 @@ def test_c7_column_rule_messages_name_card_column_and_category() -> None:
 def test_c7_action_messages_name_card_column_and_category() -> None:
     message = message_of(t5(), 0, {"type": "play_action", "card": "A2", "column": 0})
     assert all(word in message for word in ("A2", "column 0", "science", "seat 1"))
-    s = fw.position(3, hands=[["A1", "A3", "A6", "W07"], [], []], tables=[[["W04"], ["W46"]], [], []])
+    s = position(3, hands=[["A1", "A3", "A6", "W07"], [], []], tables=[[["W04"], ["W46"]], [], []])
     message = message_of(s, 0, {"type": "play_action", "card": "A1", "column": 0})
     assert all(word in message for word in ("A1", "column 0", "culture", "feminism"))
 
@@ -484,12 +485,12 @@ def test_t8_a_seat_with_nothing_to_remove_is_skipped_and_the_turn_ends() -> None
 ])
 def test_validation_step_1_malformed_moves(move: Any) -> None:
     """Malformed regardless of state (C3): checked before game_over, turn and phase."""
-    for state, seat in ((t3(), 0), (t3(), 2), (fw.position(3, phase="game_over", piles=[[], [], []]), 0)):
+    for state, seat in ((t3(), 0), (t3(), 2), (position(3, phase="game_over", piles=[[], [], []]), 0)):
         assert code_of(state, seat, move) == "malformed_move"
 
 
 def test_validation_order_game_over_then_turn_then_phase() -> None:
-    over = fw.position(3, phase="game_over", piles=[[], [], []])
+    over = position(3, phase="game_over", piles=[[], [], []])
     assert code_of(over, 1, {"type": "draw", "pile": 0}) == "game_over"
     s = identity_setup(3)
     assert code_of(s, 1, {"type": "place", "card": "W02", "column": "new"}) == "not_your_turn"
@@ -503,7 +504,7 @@ def test_validation_order_of_the_specific_codes() -> None:
     assert code_of(s, 0, {"type": "discard", "card": "W40"}) == "not_an_action_card"
     assert code_of(s, 0, {"type": "place", "card": "W43", "column": 9}) == "card_not_in_hand"
     assert code_of(s, 0, {"type": "place", "card": "W48", "column": 9}) == "no_such_column"
-    a = fw.position(3, hands=[["A1", "A2", "W01", "W02"], [], []], tables=[[["W04"]], [], []])
+    a = position(3, hands=[["A1", "A2", "W01", "W02"], [], []], tables=[[["W04"]], [], []])
     assert code_of(a, 0, {"type": "play_action", "card": "A5"}) == "card_not_in_hand"
     assert code_of(a, 0, {"type": "play_action", "card": "A1", "column": 9}) == "no_such_column"
     assert code_of(a, 0, {"type": "play_action", "card": "A2", "column": 0}) == "column_not_defined"
@@ -513,7 +514,7 @@ def test_validation_order_of_the_specific_codes() -> None:
 
 
 def test_legal_moves_draw_lists_non_empty_piles_ascending() -> None:
-    s = fw.position(3, phase="draw", piles=[["W10"], [], ["W12"]], hands=[["W01", "W02", "W03"], [], []])
+    s = position(3, phase="draw", piles=[["W10"], [], ["W12"]], hands=[["W01", "W02", "W03"], [], []])
     assert GAME.legal_moves(s, 0) == [{"type": "draw", "pile": 0}, {"type": "draw", "pile": 2}]
     assert GAME.legal_moves(s, 1) == []
 
@@ -526,7 +527,7 @@ def test_legal_moves_play_lists_cards_ascending_then_columns_then_new() -> None:
 
 
 def test_legal_moves_play_lists_actions_after_places() -> None:
-    s = fw.position(3, hands=[["W07", "A6", "A3", "A1"], [], []], tables=[[["W04"], ["W46"]], [], []])
+    s = position(3, hands=[["W07", "A6", "A3", "A1"], [], []], tables=[[["W04"], ["W46"]], [], []])
     assert GAME.legal_moves(s, 0) == [
         {"type": "place", "card": "W07", "column": 0}, {"type": "place", "card": "W07", "column": "new"},
         {"type": "play_action", "card": "A1", "column": 1}, {"type": "play_action", "card": "A3", "column": 1},
@@ -543,7 +544,7 @@ def test_legal_moves_removals_list_columns_and_sorted_pairs() -> None:
 
 
 def test_d12_discard_is_the_only_move_when_nothing_can_be_played() -> None:
-    s = fw.position(3, hands=[["A3", "A1", "A2"], [], []], tables=[[["W04"]], [], []])
+    s = position(3, hands=[["A3", "A1", "A2"], [], []], tables=[[["W04"]], [], []])
     assert GAME.legal_moves(s, 0) == [{"type": "discard", "card": c} for c in ("A1", "A2", "A3")]
     s = GAME.apply(s, 0, {"type": "discard", "card": "A2"})
     assert s.discard == ["A2"] and s.hands[0] == ["A3", "A1"] and s.tables[0] == [["W04"]]
@@ -556,14 +557,14 @@ def test_d12_discard_is_the_only_move_when_nothing_can_be_played() -> None:
 def test_t5_any_min_played_later_replaces_solo_max_and_survives_its_column_removal() -> None:
     s = GAME.apply(t5(), 0, {"type": "play_action", "card": "A2", "column": 1})
     tables = [s.tables[0], s.tables[1], s.tables[2]]
-    s = fw.position(3, current=1, hands=[[], ["W44", "W01", "W02", "W03"], []], tables=tables, overrides=s.overrides)
+    s = position(3, current=1, hands=[[], ["W44", "W01", "W02", "W03"], []], tables=tables, overrides=s.overrides)
     assert {"type": "place", "card": "W44", "column": "new"} in GAME.legal_moves(s, 1)
     s = GAME.apply(s, 1, {"type": "place", "card": "W44", "column": "new"})
     assert s.tables[1] == [["W13"], ["W46"], ["W44"]]
-    s = fw.position(3, current=1, hands=[[], ["A1", "W01", "W02", "W03"], []], tables=s.tables, overrides=s.overrides)
+    s = position(3, current=1, hands=[[], ["A1", "W01", "W02", "W03"], []], tables=s.tables, overrides=s.overrides)
     s = GAME.apply(s, 1, {"type": "play_action", "card": "A1", "column": 2})
     assert s.overrides == {"art": {"value": 1, "card": "A1", "seat": 1}} and s.tables[1][2] == ["W44", "A1"]
-    s = fw.position(3, current=2, hands=[[], [], ["A4", "W01", "W02", "W03"]], tables=s.tables, overrides=s.overrides)
+    s = position(3, current=2, hands=[[], [], ["A4", "W01", "W02", "W03"]], tables=s.tables, overrides=s.overrides)
     s = GAME.apply(s, 2, {"type": "play_action", "card": "A4"})
     s = GAME.apply(s, 2, {"type": "remove_column", "column": 0})  # her only column: W05
     s = GAME.apply(s, 0, {"type": "remove_column", "column": 0})  # W11 W12
@@ -572,7 +573,7 @@ def test_t5_any_min_played_later_replaces_solo_max_and_survives_its_column_remov
 
 
 def test_e3_popular_min_and_collect_five_are_recorded_when_played() -> None:
-    s = fw.position(3, hands=[["A6", "A7", "W01", "W02"], [], []], tables=[[["W04"]], [], []])
+    s = position(3, hands=[["A6", "A7", "W01", "W02"], [], []], tables=[[["W04"]], [], []])
     a6 = GAME.apply(s, 0, {"type": "play_action", "card": "A6"})
     assert a6.popular_min is True and a6.discard == ["A6"] and (a6.current, a6.phase) == (1, "draw")
     a7 = GAME.apply(s, 0, {"type": "play_action", "card": "A7"})
@@ -580,11 +581,11 @@ def test_e3_popular_min_and_collect_five_are_recorded_when_played() -> None:
 
 
 def test_e3_column_actions_stay_in_the_column_and_lock_it() -> None:
-    s = fw.position(2, hands=[["A2", "W55", "W01", "W02"], [], []],
+    s = position(2, hands=[["A2", "W55", "W01", "W02"], [], []],
                     tables=[[["W47"], ["W50"]], [["W46"]], [["W11", "W12"]]])
     s = GAME.apply(s, 0, {"type": "play_action", "card": "A2", "column": 1})
     assert s.tables[0] == [["W47"], ["W50", "A2"]] and fw.locked(s.tables[0][1]) and "A2" not in s.discard
-    s = fw.position(2, hands=[["W55", "W01", "W02", "W03"], [], []], overrides=s.overrides,
+    s = position(2, hands=[["W55", "W01", "W02", "W03"], [], []], overrides=s.overrides,
                     tables=[s.tables[0], [["W46"]], [["W11", "W12"]]])
     s = GAME.apply(s, 0, {"type": "place", "card": "W55", "column": 1})  # A2 is ignored by the column rule
     assert s.tables[0] == [["W47"], ["W50", "A2", "W55"]]
@@ -602,7 +603,7 @@ def test_t9_removing_cards_can_leave_a_column_undefined() -> None:
 
 
 def test_t2_result_document_is_the_spec_example() -> None:
-    s = fw.position(3, phase="game_over", action_cards=False, piles=[[], [], []], tables=[
+    s = position(3, phase="game_over", action_cards=False, piles=[[], [], []], tables=[
         [["W04", "W16", "W17", "W10"], ["W46", "W18"], ["W20"], ["W11"]],
         [["W48", "W49", "W03", "W27"], ["W43", "W44"], ["W51"]],
         [["W23", "W26", "W29"], ["W06", "W40"], ["W19"]],
@@ -631,7 +632,7 @@ def test_t2_result_document_is_the_spec_example() -> None:
 def test_t11_breakdown_shows_doubling_and_bonus() -> None:
     tables = [[["W43", "W44"], ["W42"], ["W51"], ["W05", "W53"], ["W46"], ["W01", "W04"]],
               [["W11", "W12", "A3"], ["W54"]], [["W45"]]]
-    result = GAME.result(fw.position(3, phase="game_over", piles=[[], [], []], tables=tables,
+    result = GAME.result(position(3, phase="game_over", piles=[[], [], []], tables=tables,
                                      collect_five_plus_one=0))
     assert result is not None and result["double_count"] == 2
     assert result["breakdown"][0][0] == {"column": 0, "category": "art", "women": 2, "value": 2, "doubled": True,

@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from services.rules.games import sideboards as sb
-from services.rules.games.base import IllegalMove, InvalidOptions, InvalidState, leaked_secrets
+from services.rules.games.base import IllegalMove, InvalidOptions, InvalidState
 from services.rules.games.sideboards.components import (
     CARD_IDS,
     COLOURS,
@@ -31,6 +31,8 @@ from services.rules.games.sideboards.scoring import (
     row_drawers,
 )
 from services.rules.playout import random_playout
+from tests.games.fixtures import leaked_secrets
+from tests.games.fixtures.sideboards import position
 
 GAME = sb.GAME
 
@@ -72,7 +74,7 @@ X = parse("S31:0 S36:0 S18:180 S09:180 S06:0 S48:180 S59:0 S19:180")
 
 def final(dressers: list[list[tuple[str, int]]], goals: tuple[int, int, int] = (2, 9, 19),
           exchange: list[str] | None = None, four_card_hand: bool = False) -> Any:
-    s = sb.position(len(dressers), phase="game_over", step=6, goals=goals, dressers=dressers,
+    s = position(len(dressers), phase="game_over", step=6, goals=goals, dressers=dressers,
                     four_card_hand=four_card_hand)
     if exchange is not None:
         s.exchange = exchange
@@ -267,7 +269,7 @@ def test_s1_seed_scoring_example_lidka_38_heniek_35_piotrek_52() -> None:
 
 
 def test_s2_placement_example_knight_diagonal_pairs_and_red_run_through_real_moves() -> None:
-    s = sb.position(1, phase="start", step=0, hands=[["S27", "S25", "S01"]], deck=["S52", "S03", "S02", "S04"])
+    s = position(1, phase="start", step=0, hands=[["S27", "S25", "S01"]], deck=["S52", "S03", "S02", "S04"])
     s = GAME.apply(s, 0, {"type": "start", "cards": ["S27", "S25"], "orientations": [0, 0]})
     assert s.hands[0] == ["S52", "S03"] and s.discard == ["S01"]
     s = GAME.apply(s, 0, place("S52", "right", 180))
@@ -349,7 +351,7 @@ def test_s6_solo_rating_band_edges() -> None:
 
 
 def s7() -> Any:
-    return sb.position(3, phase="start", step=0, hands=[["S10", "S11", "S12"], ["S20", "S21", "S22"],
+    return position(3, phase="start", step=0, hands=[["S10", "S11", "S12"], ["S20", "S21", "S22"],
                                                         ["S30", "S31", "S32"]])
 
 
@@ -398,7 +400,7 @@ def test_error_validation_order_malformed_then_game_over_then_phase_then_submitt
     assert code_of(s, 0, {"type": "start", "cards": ["S10", "S11"], "orientations": [0, 0]}) == "already_submitted"
     assert code_of(s, 0, {"type": "start", "cards": ["S10", "S10"], "orientations": [0, 90]}) == "already_submitted"
     assert code_of(s, 0, {"type": "exchange"}) == "wrong_phase"
-    p = sb.position(2, hands=[["S10", "S11"], ["S20", "S21"]])
+    p = position(2, hands=[["S10", "S11"], ["S20", "S21"]])
     assert code_of(p, 0, place("S12", "up", 90)) == "bad_orientation"
     assert code_of(p, 0, place("S12", "up", 0)) == "bad_side"
     assert code_of(p, 0, place("S12", "left", 0)) == "not_in_hand"
@@ -408,7 +410,7 @@ def test_error_validation_order_malformed_then_game_over_then_phase_then_submitt
 
 
 def test_already_submitted_message_names_the_seats_still_deciding() -> None:
-    s = GAME.apply(sb.position(4, hands=[["S10", "S11"], ["S20", "S21"], ["S30", "S31"], ["S40", "S41"]]),
+    s = GAME.apply(position(4, hands=[["S10", "S11"], ["S20", "S21"], ["S30", "S31"], ["S40", "S41"]]),
                    0, place("S10"))
     s = GAME.apply(s, 2, place("S30"))
     with pytest.raises(IllegalMove) as err:
@@ -420,7 +422,7 @@ def test_already_submitted_message_names_the_seats_still_deciding() -> None:
 
 
 def s8() -> Any:
-    return sb.position(3, hands=[["S10", "S11"], ["S20", "S21"], ["S30", "S31"]],
+    return position(3, hands=[["S10", "S11"], ["S20", "S21"], ["S30", "S31"]],
                        dressers=[parse("S01:0 S02:0"), parse("S03:0 S04:0"), parse("S05:0 S06:0")],
                        deck=["S40", "S41", "S42"])
 
@@ -453,7 +455,7 @@ def test_s8_outcome_does_not_depend_on_the_submission_order() -> None:
 
 
 def test_a_card_passed_all_the_way_round_is_no_longer_tracked() -> None:
-    s = sb.position(2, hands=[["S10", "S11"], ["S20", "S21"]], deck=["S40", "S41", "S42", "S43"])
+    s = position(2, hands=[["S10", "S11"], ["S20", "S21"]], deck=["S40", "S41", "S42", "S43"])
     s = submit_all(s, {0: place("S10"), 1: place("S20")})
     assert GAME.view(s, 0)["known_in_hands"] == [{"card": "S11", "seat": 1}]
     s = submit_all(s, {0: place("S21"), 1: place("S41")})
@@ -467,7 +469,7 @@ def test_a_card_passed_all_the_way_round_is_no_longer_tracked() -> None:
 
 def s9(four: bool = False) -> Any:
     hands = [["S01", "S02", "S03"], ["S05", "S06", "S20"]] if four else [["S01", "S02"], ["S05", "S06"]]
-    return sb.position(2, step=3, hands=hands, deck=["S07", "S08", "S09", "S10"],
+    return position(2, step=3, hands=hands, deck=["S07", "S08", "S09", "S10"],
                        dressers=[parse("S11:0 S12:0 S13:0 S14:0"), parse("S15:0 S16:0 S17:0 S18:0")],
                        four_card_hand=four)
 
@@ -528,7 +530,7 @@ def test_s10_reshuffle_of_the_discard_after_six_exchanges() -> None:
 
 
 def test_s11_exchange_into_an_empty_deck_reshuffles_the_just_discarded_cards() -> None:
-    s = sb.position(2, step=5, hands=[["S02", "S03"], ["S04", "S05"]], deck=["S60"], discard=["S01"], rest="out")
+    s = position(2, step=5, hands=[["S02", "S03"], ["S04", "S05"]], deck=["S60"], discard=["S01"], rest="out")
     s = GAME.apply(s, 0, {"type": "exchange"})
     assert s.hands[0][0] == "S60" and s.hands[0][1] in ("S01", "S02", "S03") and len(s.hands[0]) == 2
     assert len(s.deck) == 2 and s.discard == [] and s.last_reshuffle == ["S01", "S02", "S03"]
@@ -536,14 +538,14 @@ def test_s11_exchange_into_an_empty_deck_reshuffles_the_just_discarded_cards() -
 
 
 def test_an_empty_deck_and_discard_skip_the_draw() -> None:
-    s = sb.position(2, step=2, hands=[["S02", "S03"], ["S04", "S05"]], rest="out")
+    s = position(2, step=2, hands=[["S02", "S03"], ["S04", "S05"]], rest="out")
     s = submit_all(s, {0: place("S02"), 1: place("S04")})
     assert s.hands == [["S05"], ["S03"]] and s.deck == [] and s.last_reshuffle is None
     assert [len(m) for m in (GAME.legal_moves(s, 0), GAME.legal_moves(s, 1))] == [5, 5]
 
 
 def test_reshuffle_does_not_advance_the_rng_of_the_state_it_was_cloned_from() -> None:
-    s = sb.position(2, step=5, hands=[["S02", "S03"], ["S04", "S05"]], deck=[], discard=["S01"], rest="out")
+    s = position(2, step=5, hands=[["S02", "S03"], ["S04", "S05"]], deck=[], discard=["S01"], rest="out")
     before = GAME.encode(s)
     GAME.apply(s, 0, {"type": "exchange"})
     assert GAME.encode(s) == before
@@ -595,7 +597,7 @@ def test_solo_four_card_hand_draws_three() -> None:
 
 def test_s14_game_end_discards_leftovers_in_seat_order_and_scores() -> None:
     widths = [parse(" ".join(f"S{i:02d}:0" for i in range(1 + 7 * k, 8 + 7 * k))) for k in range(3)]
-    s = sb.position(3, step=6, hands=[["S30", "S31"], ["S32", "S33"], ["S34", "S35"]], dressers=widths)
+    s = position(3, step=6, hands=[["S30", "S31"], ["S32", "S33"], ["S34", "S35"]], dressers=widths)
     s = submit_all(s, {2: place("S34"), 0: place("S31", "left"), 1: place("S32")})
     assert s.phase == "game_over" and s.discard == ["S30", "S33", "S35"]
     assert GAME.to_act(s) == [] and all(GAME.legal_moves(s, seat) == [] for seat in range(3))

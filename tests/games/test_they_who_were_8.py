@@ -10,8 +10,9 @@ import orjson
 import pytest
 
 from services.rules.games.base import IllegalMove, InvalidOptions, InvalidState
-from services.rules.games.they_who_were_8 import GAME, State, flow, position
+from services.rules.games.they_who_were_8 import GAME, State, flow
 from services.rules.games.they_who_were_8.model import DATA
+from tests.games.fixtures.they_who_were_8 import position
 
 G = GAME
 F2 = {0: ["G1", "G2"], 1: ["G3", "G4"], 2: ["G5", "G8"], 3: ["G6", "G7"]}

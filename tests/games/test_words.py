@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from services.rules.games import GAMES, words
-from services.rules.games.base import leaked_secrets, walk_strings
+from tests.games.fixtures import leaked_secrets, walk_strings
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "services" / "rules" / "games" / "data"

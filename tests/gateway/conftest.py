@@ -35,9 +35,9 @@ from services.contract import validation
 from services.contract.openapi import document, response_of
 from services.core.config import Config
 from services.gateway.app import create_app
-from services.rediscluster import LocalCluster, single_redis
 from services.rules.server import serve, shutdown
-from services.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
+from tooling.rediscluster import LocalCluster, single_redis
+from tooling.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
 
 OPENAPI = document()
 os.environ["MEEPLE_CONTRACT_STRICT"] = "1"  # gateways started as subprocesses

@@ -35,10 +35,10 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect as ws_connect
 
 from services import redisconn
+from services.contract.access import ACCESS
 from services.core import tenants
 from services.core.access import RULES, Action
 from services.core.config import Config
-from services.gateway.api import ACCESS
 from services.gateway.app import create_app
 
 from .conftest import Node, RulesProcess, gunicorn_gateway
@@ -275,7 +275,7 @@ def test_every_route_has_a_row_and_its_profile_is_the_action_the_gateway_declare
     assert sorted(set(routes()) - set(PROFILE)) == [], "a route without a row in the matrix"
     assert sorted(set(PROFILE) - set(routes())) == [], "a row for a route that does not exist"
     for rule in app.url_map.iter_rules():
-        assert rule.endpoint in ACCESS, f"{rule.endpoint} declares no access action (services/gateway/api)"
+        assert rule.endpoint in ACCESS, f"{rule.endpoint} declares no access action (services/contract/access.py)"
         methods = ["WS"] if getattr(rule, "websocket", False) else sorted((rule.methods or set()) - {"HEAD", "OPTIONS"})
         for method in methods:
             assert PROFILE[(method, rule.rule)] == ACTION_PROFILE[ACCESS[rule.endpoint]], (method, rule.rule)

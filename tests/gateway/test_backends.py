@@ -257,7 +257,7 @@ def rated_forfeit(api: Api, key: str, redis_url: str) -> tuple[str, str, dict[st
 
 def test_a_rated_match_moves_its_players_ratings_and_shows_the_change_in_the_outcome(
         closed_gateway: GatewayServer, own_redis_url: str) -> None:
-    from services.core import ratings
+    from services.core import leaderboards
 
     api = Api(closed_gateway.url)
     key, rival = new_key(own_redis_url, "acme")["key"], new_key(own_redis_url, "rival")["key"]
@@ -272,7 +272,7 @@ def test_a_rated_match_moves_its_players_ratings_and_shows_the_change_in_the_out
     # Applying the outcome again (the webhook worker does, from the outbox) changes nothing.
     stored = redisconn.connect(own_redis_url)
     meta = orjson.loads(stored.get(f"match:{{{match_id}}}:meta"))
-    assert ratings.apply(stored, "acme", GAME, meta["outcome"]) == 0
+    assert leaderboards.apply_ratings(stored, "acme", GAME, meta["outcome"]) == 0
     history = api.get("/v1/players/ben/matches", headers=as_key(key)).json()["matches"]
     assert history[0]["outcome"]["ratings"] == done["outcome"]["ratings"]
 

@@ -23,7 +23,7 @@ from services.core.config import Config
 from services.core.matches import new_match
 from services.core.service import Core
 from services.core.store import keys
-from services.rediscluster import LocalCluster
+from tooling.rediscluster import LocalCluster
 
 from .conftest import RulesProcess, bot_worker_thread
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from services.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
+from tooling.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
 
 SCHEMATHESIS = [sys.executable, "-m", "schemathesis.cli"]
 #: Per operation; the whole run (two of them) stays well under a minute on the 2-core machine.

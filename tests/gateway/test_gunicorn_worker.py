@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from services.gateway.gunicorn_worker import TICK_S, Conn, Loop, Pool
-from services.stack import ROOT, free_port, wait_until
+from tooling.stack import ROOT, free_port, wait_until
 
 WORKER = "services.gateway.gunicorn_worker.ConnectionThreads"
 

@@ -28,13 +28,13 @@ from loadtests.audit import audit_match
 from services import redisconn
 from services.contract.limits import MAX_JSON_DEPTH
 from services.contract.openapi import document
+from services.contract.statuses import GUNICORN_CODES, HTTP_CODES
 from services.core import control
 from services.core.config import Config
 from services.core.errors import CATALOG
 from services.core.store import MatchStore, keys
-from services.gateway.statuses import GUNICORN_CODES, HTTP_CODES
-from services.stack import GUNICORN_CONF, Stack, StackConfig, free_port, http_ok, wait_until
 from services.timekeeper.keeper import Timekeeper
+from tooling.stack import GUNICORN_CONF, Stack, StackConfig, free_port, http_ok, wait_until
 
 from .conftest import Api, GatewayServer, RulesProcess, start_gateway
 

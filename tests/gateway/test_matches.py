@@ -15,9 +15,9 @@ from services import redisconn
 from services.contract.openapi import document
 from services.core.store import MatchStore, StaleVersion, keys
 from services.rules.games import GAMES, words
-from services.rules.games.base import leaked_secrets
 from services.rules.server import RulesMetrics, serve, shutdown
-from services.stack import free_port
+from tests.games.fixtures import leaked_secrets
+from tooling.stack import free_port
 
 from .conftest import Api, RulesProcess, start_gateway
 

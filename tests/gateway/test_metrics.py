@@ -17,12 +17,12 @@ import requests
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry
 from prometheus_client.multiprocess import MultiProcessCollector
 
-from loadtests import promtext
 from services import redisconn
 from services.bots.worker import GROUP, Worker
 from services.core.bots_seam import BOT_JOB_STREAMS
 from services.rules.games import GAMES
-from services.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
+from tooling import promtext
+from tooling.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
 
 from .conftest import Api, RulesProcess, gunicorn_gateway
 from .test_backends import as_key, new_key

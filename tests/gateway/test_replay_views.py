@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import orjson
 
-from services.rules.games.base import leaked_secrets
+from tests.games.fixtures import leaked_secrets
 from tests.replaying import engine_states
 
 from .conftest import Api

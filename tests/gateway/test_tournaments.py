@@ -33,9 +33,9 @@ from services import redisconn
 from services.bots.worker import Worker
 from services.core import quotas, ratings, skill, tenants
 from services.core.config import Config
-from services.stack import ROOT
 from services.timekeeper.keeper import Timekeeper
 from services.webhooks.worker import WebhookWorker
+from tooling.stack import ROOT
 
 from .conftest import Api, GatewayServer, RulesProcess, bot_worker_thread, gunicorn_gateway, start_gateway
 from .test_backends import as_key, new_key
@@ -174,7 +174,7 @@ def deliver_until(redis_url: str, receiver: Receiver, done: Callable[[dict[str, 
 
 @pytest.fixture()
 def receiver() -> Iterator[Receiver]:
-    from services.stack import free_port
+    from tooling.stack import free_port
 
     rec = Receiver(free_port())
     rec.start()

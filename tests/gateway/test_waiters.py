@@ -23,12 +23,12 @@ import requests
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, CloseConnection, Ping, Request, TextMessage
 
-from loadtests import promtext
 from services.core.store import keys
 from services.gateway.gunicorn_worker import raise_fd_limit
 from services.rules.games import GAMES
-from services.rules.games.base import leaked_secrets
-from services.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
+from tests.games.fixtures import leaked_secrets
+from tooling import promtext
+from tooling.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
 
 from .conftest import RulesProcess, redis_server
 

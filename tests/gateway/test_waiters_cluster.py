@@ -21,8 +21,8 @@ import requests
 from services import redisconn
 from services.core.store import EVENTS_CHANNEL
 from services.gateway.hub import Hub, Waiter
-from services.rediscluster import LocalCluster
-from services.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
+from tooling.rediscluster import LocalCluster
+from tooling.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until
 
 from .conftest import RulesProcess, redis_cluster
 from .test_waiters import Node, WsClient, answer, auth, new_match, park

@@ -14,8 +14,8 @@ import pytest
 
 from services import redisconn
 from services.core import webhooks
-from services.stack import free_port
 from services.webhooks.worker import WebhookMetrics, WebhookWorker
+from tooling.stack import free_port
 
 from .conftest import Api, GatewayServer, RulesProcess, start_gateway
 from .test_backends import as_key, new_key

@@ -25,9 +25,9 @@ import pytest
 
 from services import redisconn
 from services.core import webhooks
-from services.stack import ROOT, free_port
 from services.timekeeper.keeper import Timekeeper
 from services.webhooks.worker import WebhookMetrics, WebhookWorker
+from tooling.stack import ROOT, free_port
 
 from .conftest import Api, GatewayServer, RulesProcess, start_gateway
 from .test_backends import as_key, new_key, rated_forfeit

@@ -28,7 +28,7 @@ from loadtests.botstall import (
 )
 from services.core.bots_seam import bot_jobs_stream
 from services.core.store import keys
-from services.rediscluster import LocalCluster
+from tooling.rediscluster import LocalCluster
 
 #: Three primaries with the slot ranges `redis-cli --cluster create` gives them.
 TABLE = [(0, 5460, "a:1"), (5461, 10922, "b:2"), (10923, 16383, "c:3")]

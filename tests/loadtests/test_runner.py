@@ -12,7 +12,6 @@ from pathlib import Path
 import orjson
 import pytest
 
-from loadtests import promtext
 from loadtests.runner import (
     LOCUSTFILE,
     LoadConfig,
@@ -23,6 +22,7 @@ from loadtests.runner import (
     run_loadtest,
 )
 from services.cli import main
+from tooling import promtext
 
 SUMMARY_KEYS = {"users", "duration_s", "requests", "failures", "moves_per_s", "endpoints", "baseline",
                 "corrupted_matches", "redis", "acknowledged_moves", "lost_acknowledged_moves", "failures_by_error",
@@ -139,7 +139,7 @@ def test_cli_arguments_are_validated() -> None:
 
 def test_chaos_failures_group_into_windows_measured_from_the_first_kill() -> None:
     from loadtests.runner import Chaos
-    from services.stack import Stack, StackConfig
+    from tooling.stack import Stack, StackConfig
 
     chaos = Chaos(Stack(StackConfig()), 60)
     chaos.events = [(1000.0, "kill -9 redis primary :1"), (1010.0, "kill -9 rules-1 (pid 2)")]
@@ -151,7 +151,7 @@ def test_chaos_failures_group_into_windows_measured_from_the_first_kill() -> Non
 
 def test_each_fault_owns_the_errors_until_the_next_fault_split_into_failed_and_retried() -> None:
     from loadtests.runner import Chaos, retries_by_error
-    from services.stack import Stack, StackConfig
+    from tooling.stack import Stack, StackConfig
 
     chaos = Chaos(Stack(StackConfig()), 60)
     chaos.events = [(1000.0, "kill -9 redis primary :1"), (1015.0, "redis node 1 started again"),
@@ -173,7 +173,7 @@ def test_a_failover_ridden_out_by_retries_shows_as_the_seconds_moves_stalled() -
     """No failures, yet the moves stopped while the slot's replica took over: each fault reports the seconds
     in which fewer than half the moves of the 10 s before it completed (Locust's rows: one a second)."""
     from loadtests.runner import Chaos
-    from services.stack import Stack, StackConfig
+    from tooling.stack import Stack, StackConfig
 
     chaos = Chaos(Stack(StackConfig()), 60)
     chaos.events = [(1000.0, "kill -9 redis primary :1"), (1030.0, "kill -9 rules-1 (pid 2)")]
@@ -199,7 +199,7 @@ def test_after_the_preload_every_nodes_append_only_file_holds_the_store_and_no_r
     """The copy's burst must not leave a whole-store AOF rewrite to run during the measured half."""
     from loadtests.runner import settle_aof
     from services import redisconn
-    from services.rediscluster import LocalCluster
+    from tooling.rediscluster import LocalCluster
 
     cluster = LocalCluster(3, 0, tmp_path, appendonly=True).start()
     try:

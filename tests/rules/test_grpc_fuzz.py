@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from services.pb import rules_pb2, rules_pb2_grpc
 from services.rules.games import GAMES
-from services.rules.seal import Sealer, new_key_spec
+from services.rules.seal import Sealer, new_key_spec, strip
 from services.rules.server import MAX_MESSAGE_BYTES, RulesMetrics, serve, shutdown
 
 ALLOWED = {grpc.StatusCode.OK, grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION}
@@ -51,7 +51,7 @@ class Target:
                     break
                 if i % 6 == 0:
                     found.append((bytes(reply.state), list(reply.to_act)))
-                    found.append((game.encode(game.decode(reply.state)), list(reply.to_act)))
+                    found.append((game.encode(game.decode(strip(reply.state))), list(reply.to_act)))
                 seat = rng.choice(list(reply.to_act))
                 move = rng.choice(orjson.loads(next(m.moves_json for m in reply.legal if m.seat == seat)))
                 reply = self.stub.ApplyMove(rules_pb2.ApplyMoveRequest(

@@ -16,6 +16,7 @@ import pytest
 from services.pb import rules_pb2, rules_pb2_grpc
 from services.rules import seal
 from services.rules.games import GAMES
+from services.rules.games.base import InvalidState
 from services.rules.seal import Sealer, new_key_spec
 from services.rules.server import ERROR_CODE_KEY, RulesMetrics, serve, shutdown
 
@@ -79,8 +80,11 @@ def test_replicas_sharing_a_key_trust_each_others_sealed_states(replicas: dict[s
     assert seal.is_sealed(state)
     assert a1.decodes(gid, "sealed") + a2.decodes(gid, "sealed") - before >= 6
     assert a1.decodes(gid, "validated") == a2.decodes(gid, "validated") == 0
-    # the engines themselves (bots, audits) still read sealed bytes, validating them in full
-    GAMES[gid].decode(state)
+    # readers holding no key (bots, audits) take the state out of its seal and validate it in full; the seal is the
+    # rules service's envelope, which an engine does not know
+    GAMES[gid].decode(seal.strip(state))
+    with pytest.raises(InvalidState):
+        GAMES[gid].decode(state)
 
 
 @pytest.mark.parametrize("gid", list(GAMES))
@@ -175,7 +179,7 @@ def test_make_run_generates_one_key_under_var_and_reuses_it(tmp_path: Any) -> No
     """``meeple run`` makes the key once (owner-only file) and every later start reuses it."""
     import stat
 
-    from services.stack import seal_keys
+    from tooling.stack import seal_keys
 
     first = seal_keys(tmp_path)
     assert Sealer.from_spec(first).enabled

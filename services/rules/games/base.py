@@ -29,15 +29,8 @@ from typing import Any, ClassVar, Final, Generic, TypeVar
 import orjson
 from mypy_extensions import mypyc_attr
 
-from services.rules import seal
-
 Move = dict[str, Any]
 JSONDict = dict[str, Any]
-
-#: Error codes that mean "this request could never be right" (gRPC INVALID_ARGUMENT, HTTP 400).
-MALFORMED_CODES: Final = frozenset({"malformed_move", "no_such_seat"})
-#: Error codes that mean "not now, for you" (HTTP 409): the client's picture of the match is stale.
-CONFLICT_CODES: Final = frozenset({"not_your_turn", "already_submitted"})
 
 
 class RulesError(Exception):
@@ -560,11 +553,7 @@ def load_document(data: bytes, game_id: str, version: int, keys: Sequence[str]) 
     """Parse and check the envelope of :func:`dump_document`; the game checks the body's meaning."""
     if not isinstance(data, bytes | bytearray | memoryview):
         raise InvalidState("state must be bytes")
-    try:  # sealed bytes decode too, validated in full: only the rules service holds the key to trust them
-        data = seal.strip(bytes(data))
-    except seal.SealError as exc:
-        raise InvalidState(str(exc)) from None
-    try:
+    try:  # sealed bytes are the rules service's envelope: it (or a reader with no key, seal.strip) opens them first
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise InvalidState(f"state is not valid JSON: {exc}") from None
@@ -586,48 +575,3 @@ def require(condition: bool, message: str) -> None:
     """Decode-time check: raise :class:`InvalidState` unless ``condition`` holds."""
     if not condition:
         raise InvalidState(message)
-
-
-def walk_strings(doc: Any) -> Iterable[str]:
-    """Every string (values and keys) inside a JSON document, for hidden-information checks."""
-    stack = [doc]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            yield item
-        elif isinstance(item, dict):
-            for key, value in item.items():
-                yield str(key)
-                stack.append(value)
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
-
-
-def leaked_secrets(game: Game[Any], state: Any, seat: int | None, document: Any) -> set[str]:
-    """The secrets of ``seat`` in ``state`` that appear in ``document`` (should always be empty)."""
-    secrets = game.secrets(state, seat)
-    if not secrets:
-        return set()
-    return {s for s in walk_strings(document) if s in secrets}
-
-
-def sample_configs(game: Game[Any]) -> list[tuple[int, dict[str, Any]]]:
-    """(players, options) pairs covering every player count and every non-default option value once.
-
-    Used by the conformance suite and the benchmarks. Combinations the game rejects are dropped.
-    """
-    configs: list[tuple[int, dict[str, Any]]] = []
-    variants: list[dict[str, Any]] = [{}]
-    for spec in game.options:
-        if spec.kind == "bool":
-            variants.append({spec.name: not spec.default})
-        elif spec.kind == "choice":
-            variants.extend({spec.name: c} for c in spec.choices if c != spec.default)
-    for players in range(game.min_players, game.max_players + 1):
-        for options in variants:
-            try:
-                game.new_game(players, 0, options)
-            except InvalidOptions:
-                continue
-            configs.append((players, options))
-    return configs

@@ -28,7 +28,7 @@ from .base import Game, JSONDict, Move
 _TEXT_MODULES = {
     "clash": "clash.text",
     "sideboards": "sideboards.text",
-    "fierce-women": "fierce_women_text",
+    "fierce-women": "fierce_women.text",
     "they-who-were-8": "they_who_were_8.text",
 }
 

@@ -11,7 +11,7 @@ legal effect objects, checks a submitted one and executes it.
 
 Layout: ``board`` (data, geometry, state, Security/blockade predicates), ``effects`` (E2-E11 handlers),
 ``match`` (Setup, Flow, Moves, End and scoring), this module (the engine: views, hidden information,
-determinize, transport) and the test helper :func:`position`.
+determinize, transport); tests build positions with ``tests/games/fixtures/clash.py``.
 """
 
 from __future__ import annotations
@@ -660,41 +660,4 @@ def _decode_body(game: Clash, doc: JSONDict, reachable: bool = True) -> ClashSta
 
 GAME: Final = Clash()
 
-__all__ = ["GAME", "Clash", "ClashState", "position"]
-
-
-def position(board: str, mover: int, blue: str = "", green: str = "", neutral: str = "", removed: str = "",
-             pool: str | None = None, options: Mapping[str, Any] | None = None, move_no: int = 5) -> ClashState:
-    """A play-phase position from the spec's test notation (for tests and debugging).
-
-    ``board`` is three rows split by ``/``, cells ``..``, ``X=b``, ``X=g``, ``X=x0``, ``X=x1`` or
-    ``N13[X]=b``; zones are space-separated open tiles. ``pool`` defaults to the neutrals not used elsewhere.
-    """
-    st = GAME.new_game(2, 0, {"first_player": 0, **(options or {})})
-    st.phase, st.current, st.to_act, st.move_no, st.start_placed = "play", mover, [mover], move_no, True
-    st.tile, st.cov, st.sup, st.down = [None] * 9, [None] * 9, [0] * 9, [-1] * 9
-    cells = [c for row in board.split("/") for c in row.split()]
-    used: list[str] = []
-    for i, cell in enumerate(cells):
-        if cell == "..":
-            continue
-        name, state = cell.split("=")
-        if "[" in name:
-            name, inner = name[:-1].split("[")
-            st.cov[i] = inner
-            used.append(inner)
-        st.tile[i] = name
-        used.append(name)
-        if state in ("b", "g"):
-            st.sup[i] = 0 if state == "b" else 1
-        else:
-            st.down[i] = int(state[1])
-    st.open = [canon(blue.split()), canon(green.split())]
-    st.hidden = [[], []]
-    st.neutral = canon(neutral.split())
-    st.removed = removed.split()
-    used += st.open[0] + st.open[1] + st.neutral + st.removed
-    st.pool = canon(pool.split()) if pool is not None else [t for t in NEUTRALS if t not in used]
-    st.draft = None
-    st.know = [{"slots": [], "in_pool": []}, {"slots": [], "in_pool": []}]
-    return st
+__all__ = ["GAME", "Clash", "ClashState"]

@@ -3,7 +3,7 @@
 Layout: ``components`` (data file, card columns, pattern placements, row rules), ``scoring`` (exact
 pattern packing, runs, bonuses, the result document), ``flow`` (state, setup, simultaneous steps,
 moves and their validation order), and this module: the engine (views and hidden information,
-determinize, validated transport) and the test helper :func:`position`.
+determinize, validated transport); tests build positions with ``tests/games/fixtures/sideboards.py``.
 """
 
 from __future__ import annotations
@@ -420,35 +420,4 @@ def _check_reachable(s: State) -> None:
 GAME: Final = Sideboards()
 
 
-def position(players: int = 3, *, phase: str = "place", step: int = 1, goals: tuple[int, int, int] = (2, 9, 19),
-             hands: list[list[str]] | None = None, dressers: list[list[tuple[str, int]]] | None = None,
-             deck: list[str] | None = None, discard: list[str] | None = None, four_card_hand: bool = False,
-             rest: str = "deck", **fields: Any) -> State:
-    """A position in the spec's test notation (hands, deck top first, dressers as (card, orientation)).
-
-    Cards not mentioned are appended to the deck in id order (``rest="deck"``) or left out of the game
-    (``rest="out"``, for tests that need an exact deck); ``fields`` sets any other state field.
-    """
-    s = State.__new__(State)
-    s.players = players
-    s.options = {"goals": list(goals), "four_card_hand": four_card_hand}
-    s.goals = goals
-    s.phase, s.step = phase, step
-    s.hands = [list(h) for h in (hands or [[] for _ in range(players)])]
-    s.dressers = [list(d) for d in (dressers or [[] for _ in range(players)])]
-    s.discard = list(discard or [])
-    s.deck = list(deck or [])
-    used = set(s.deck) | set(s.discard) | {c for h in s.hands for c in h} | {c for d in s.dressers for c, _ in d}
-    if rest == "deck":
-        s.deck += [c for c in CARD_IDS if c not in used]
-    s.exchange = ["none" if four_card_hand else "unused"] * players
-    s.submitted = [None] * players
-    s.pass_log, s.last_reshuffle, s.result = [], None, None
-    s.tracked = [[] for _ in range(players)]
-    s.rng = random.Random(0)
-    for name, value in fields.items():
-        setattr(s, name, value)
-    return s
-
-
-__all__ = ["GAME", "Sideboards", "State", "position"]
+__all__ = ["GAME", "Sideboards", "State"]

@@ -5,14 +5,15 @@ used in four decision windows (turn start, targeted, passing, dealing).
 
 Layout: ``model`` (components, the state, card knowledge, scoring), ``flow`` (setup, turns, windows,
 action effects and god powers from dispatch tables, move validation), this module (the engine:
-views and hidden information, determinize, transport) and the test helper :func:`position`.
+views and hidden information, determinize, transport); tests build positions with
+``tests/games/fixtures/they_who_were_8.py``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
 import orjson
@@ -606,47 +607,4 @@ def _sample_assignment(allowed: list[list[bool]], slots: list[int], rng: random.
 GAME: Final = TheyWhoWere8()
 
 
-def position(owners: Mapping[int, list[str]] | None = None, *, tokens: Mapping[str, tuple[int, int]] | None = None,
-             used: Sequence[str] = (), hands: list[list[str]] | None = None, pile: list[str] | None = None,
-             phase: str = "play", turn_seat: int = 0, plays: int = 0, round: int = 1,
-             first_player: int | None = None, max_rounds: int = 40, keeping: Sequence[int] = (),
-             dealt: Sequence[int] = (), seed: int = 0, end_reason: str | None = None) -> State:
-    """A state in the spec's test notation (fixture F by default: seat s owns G(2s+1), G(2s+2)).
-
-    ``tokens`` maps god ids to (glory, infamy); the supply holds the rest. Window phases are opened
-    the way the flow opens them (``turn_start`` for ``turn_seat``, ``passing`` from the First Player,
-    ``dealing`` from ``first_player``, which then already names the next round's First Player).
-    ``seed`` seeds the state's RNG; ``end_reason`` goes with ``phase="game_over"``.
-    """
-    owners = owners or {seat: [f"G{2 * seat + 1}", f"G{2 * seat + 2}"] for seat in range(SEATS)}
-    s = State.__new__(State)
-    s.max_rounds, s.rng, s.rng_shared = max_rounds, random.Random(seed), False
-    owner = [0] * 8
-    for seat, gods in owners.items():
-        for g in gods:
-            owner[GOD_INDEX[g]] = seat
-    set_owners(s, owner)
-    s.tok = [[0] * 8, [0] * 8]
-    for g, (glory, infamy) in (tokens or {}).items():
-        s.tok[GLORY][GOD_INDEX[g]], s.tok[INFAMY][GOD_INDEX[g]] = glory, infamy
-    s.supply = [SUPPLY_START - sum(s.tok[GLORY]), SUPPLY_START - sum(s.tok[INFAMY])]
-    s.used = sum(1 << GOD_INDEX[g] for g in used)
-    s.hands = [sorted(h) for h in (hands or [["A01", "A02"], ["A03", "A04"], ["A05", "A06"], ["A07", "A08"]])]
-    held = {c for h in s.hands for c in h}
-    s.pile = sorted(pile) if pile is not None else [c for c in CARD_IDS if c not in held]
-    s.current_play, s.window, s.active, s.pending, s.declined = None, None, 0, turn_seat, 0
-    s.keeping, s.dealt = sum(1 << k for k in keeping), sum(1 << d for d in dealt)
-    s.offer_seat, s.offer, s.end_reason = None, [], end_reason
-    s.round, s.plays, s.phase = round, plays, phase
-    s.first_player = (round - 1) % SEATS if first_player is None else first_player
-    s.turn_seat = None if phase in ("passing", "dealing", "game_over") else turn_seat
-    k_load(s, trivial_views([mask_of(h) for h in s.hands]))
-    s.log = []
-    if phase == "turn_start":
-        flow.start_turn(s, turn_seat)
-    elif phase in ("passing", "dealing"):
-        flow.open_window(s, phase, s.first_player)
-    return s
-
-
-__all__ = ["GAME", "State", "TheyWhoWere8", "position"]
+__all__ = ["GAME", "State", "TheyWhoWere8"]

@@ -14,10 +14,11 @@ import json
 from importlib import resources
 from typing import Any
 
-from .base import JSONDict, Move
-from .words import TIMES, count, join_sentences, listing
+from ..base import JSONDict, Move
+from ..words import TIMES, count, join_sentences, listing
 
-DATA: JSONDict = json.loads(resources.files(__package__).joinpath("data/fierce-women.json").read_text())
+DATA: JSONDict = json.loads(
+    resources.files(__package__.rsplit(".", 1)[0]).joinpath("data/fierce-women.json").read_text())
 WOMEN: dict[str, JSONDict] = {w["id"]: w for w in DATA["women"]}
 ACTIONS: dict[str, JSONDict] = {a["id"]: a for a in DATA["actions"]}
 #: Every move is public once applied (a drawn card was a face-up pile top; a placed card lies on the table).

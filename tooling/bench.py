@@ -123,7 +123,7 @@ def measure_in(build: str, gid: str, players: int, options: dict[str, Any], seco
     if build == "python":
         env[services.rules.PURE_ENV] = "1"
     job = orjson.dumps({"game": gid, "players": players, "options": options, "seconds": seconds}).decode()
-    out = subprocess.run([sys.executable, "-m", "services.bench", "--figures", job], env=env, check=True,
+    out = subprocess.run([sys.executable, "-m", "tooling.bench", "--figures", job], env=env, check=True,
                          capture_output=True, text=True).stdout
     doc = orjson.loads(out)
     if doc["build"] != build:
@@ -219,11 +219,11 @@ def add_parser(sub: Any) -> None:
                         help="which builds to measure (default both, side by side, each in its own process)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.set_defaults(func=run)
-    from services import bench_rules  # imported here: it pulls in the gRPC server
+    from tooling import bench_rules  # imported here: it pulls in the gRPC server
 
     bench_rules.add_parser(sub)
     bench_rules.add_cpu_parser(sub)
-    from services import bench_bots
+    from tooling import bench_bots
 
     bench_bots.add_parser(sub)
 
@@ -255,4 +255,4 @@ def _figures_main(job_json: str) -> int:
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--figures":
         raise SystemExit(_figures_main(sys.argv[2]))
-    raise SystemExit("usage: python -m services.bench --figures JOB_JSON (meeple bench engines runs it)")
+    raise SystemExit("usage: python -m tooling.bench --figures JOB_JSON (meeple bench engines runs it)")

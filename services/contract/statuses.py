@@ -1,10 +1,10 @@
-"""The gateway's tables of HTTP statuses, without Flask: a domain error's kind -> its status (:data:`STATUS`),
+"""The HTTP contract's tables of statuses, without Flask: a domain error's kind -> its status (:data:`STATUS`),
 and the codes of the requests the HTTP layer answers itself, before a view runs (:data:`HTTP_CODES`: Flask's
 routing and body limit; :data:`GUNICORN_CODES`: the gunicorn worker's parser).
 
-``errors.py`` (Flask, the WebSocket's ``reply``) and ``gunicorn_worker.py`` answer with these tables, and the
-contract (``services/contract/errors.py``) reads them to list every code of every status in the OpenAPI
-document and docs/api.md: what the server answers and what it documents are one table.
+The gateway's ``errors.py`` (Flask, the WebSocket's ``reply``) and ``gunicorn_worker.py`` answer with these
+tables, and ``errors.py`` here reads them to list every code of every status in the OpenAPI document and
+docs/api.md: what the server answers and what it documents are one table.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from services.stack import Stack, StackConfig
+from tooling.stack import Stack, StackConfig
 
 
 def measure(seconds: float, warmup: float) -> dict[str, Any]:

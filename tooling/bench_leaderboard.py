@@ -46,7 +46,7 @@ import orjson
 
 from services import redisconn
 from services.core import leaderboards as lb
-from services.rediscluster import LocalCluster, single_redis
+from tooling.rediscluster import LocalCluster, single_redis
 
 GAME = "clash"
 BATCH = 10_000

@@ -49,10 +49,10 @@ import redis
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, CloseConnection, Ping, RejectConnection, Request, TextMessage
 
-from loadtests import promtext
 from services.core.store import keys
 from services.gateway.gunicorn_worker import raise_fd_limit
-from services.stack import Stack, StackConfig
+from tooling import promtext
+from tooling.stack import Stack, StackConfig
 
 GAME, PLAYERS = "fierce-women", 4
 KINDS = ("poll", "sse", "ws")

