@@ -84,3 +84,23 @@ def test_the_last_move_is_highlighted_tiles_draw_their_dots_and_the_chosen_move_
     assert fields(page, ".cell.last") == ["0,1", "1,1"]  # the Banker placed, and Mustafa flipped
     assert dots(page, "0,1") == ["black"] * 4 + ["white"] * 4
     assert not page.is_visible("#error")
+
+
+def test_fierce_women_shows_each_seats_points_now_as_the_engine_scores_the_tables(new_page: Any,
+                                                                                  stack: Stack) -> None:
+    import random
+
+    from .test_play_page import choose_one_step, start_from_lobby
+
+    page = new_page()
+    match_id = start_from_lobby(page, "fierce-women", 2, {})
+    rng, moved = random.Random(5), 0
+    while moved < 6:  # three turns: women on the tables, so some columns score
+        moved += choose_one_step(page, rng) == "moved"
+    page.wait_for_selector("button.choice, #confirm")
+    token = page.evaluate(f"JSON.parse(localStorage.getItem('meeple.seat.{match_id}')).token")
+    view = httpx.get(f"{stack.url}/v1/matches/{match_id}", headers={"Authorization": f"Bearer {token}"}).json()["view"]
+    shown = page.eval_on_selector_all(".points-now", "els => els.map(e => [Number(e.dataset.seat), e.textContent])")
+    assert shown == [[s, f"{p} points now"] for s, p in enumerate(view["points_now"])], (shown, view["points_now"])
+    assert sum(view["points_now"]) > 0  # the tables hold scoring columns by now
+    assert "points" in page.inner_text(".column .meta")

@@ -169,10 +169,11 @@ function fierceWomen(view, ctx) {
     const who = view.automa_seat === s ? "Automa" : `Seat ${s}`;
     const mine = view.viewer === s && preview.column !== undefined;
     let cols = columns.map((col, ci) => `<div class="column${mine && preview.column === ci ? " preview-column" : ""}" data-column="${ci}" style="border-color:${colourOf(catColour(comp, col.category))}">
-        <div class="meta">column ${ci + 1}: ${col.category ? esc(catName(comp, col.category)) : "no single category"}</div>
+        <div class="meta">column ${ci + 1}: ${col.category ? esc(catName(comp, col.category)) : "no single category"}${col.points !== undefined ? ` · ${col.points} ${col.points === 1 ? "point" : "points"}` : ""}</div>
         ${col.cards.map(c => card(comp, c, mark(c))).join("")}${mine && preview.column === ci ? `<span class="preview-note">+ ${esc(label(comp, preview.card))}</span>` : ""}</div>`).join("");
     if (mine && preview.column >= columns.length) cols += `<div class="column preview-column" data-column="${preview.column}"><div class="meta">new column ${preview.column + 1}</div><span class="preview-note">+ ${esc(label(comp, preview.card))}</span></div>`;
-    return `<div class="table-row"><b style="color:${SEAT_COLOURS[s]}">${who}${view.viewer === s ? " (you)" : ""}</b>
+    const now = view.points_now ? ` <span class="points-now" data-seat="${s}">${view.points_now[s]} points now</span>` : "";
+    return `<div class="table-row"><b style="color:${SEAT_COLOURS[s]}">${who}${view.viewer === s ? " (you)" : ""}</b>${now}
       <span class="meta">hand ${hand.size}${hand.known && hand.known.length && !hand.cards ? ` · known: ${hand.known.map(c => esc(label(comp, c))).join(", ")}` : ""}</span>
       ${hand.cards ? `<div><span class="meta">your hand:</span>${cards(comp, hand.cards, `hand of seat ${s}`)}</div>` : ""}
       <div class="columns" aria-label="columns of ${who}">${cols || '<span class="meta">no columns yet</span>'}</div></div>`;
