@@ -104,3 +104,36 @@ def test_fierce_women_shows_each_seats_points_now_as_the_engine_scores_the_table
     assert shown == [[s, f"{p} points now"] for s, p in enumerate(view["points_now"])], (shown, view["points_now"])
     assert sum(view["points_now"]) > 0  # the tables hold scoring columns by now
     assert "points" in page.inner_text(".column .meta")
+
+
+def test_on_a_390_px_phone_the_whole_clash_board_and_the_chooser_show_together(new_page: Any, stack: Stack) -> None:
+    """A screenshot at 390 px: the board's three rows above the move panel, whose choices are in reach, and the
+    nav on one line."""
+    import os
+    import random
+    from pathlib import Path
+
+    from .test_play_page import choose_one_step, start_from_lobby
+
+    page = new_page({"width": 390, "height": 844})
+    start_from_lobby(page, "clash", 2, {"match": "single", "first_player": 0})
+    rng, moved = random.Random(2), 0
+    while moved < 2:
+        moved += choose_one_step(page, rng) == "moved"
+    page.wait_for_selector("button.choice, #confirm")
+    page.evaluate("window.scrollTo(0, 0)")
+    board = page.locator(".board svg").first.bounding_box()
+    panel = page.locator("#move-panel").bounding_box()
+    choice = (page.query_selector("button.choice") or page.query_selector("#confirm")).bounding_box()
+    nav = page.locator("header").bounding_box()
+    assert board and panel and choice and nav
+    assert board["y"] >= 0 and board["y"] + board["height"] <= panel["y"] + 1, (board, panel)  # nothing covered
+    assert panel["y"] <= choice["y"] and choice["y"] + choice["height"] <= 844, (panel, choice)
+    assert nav["height"] < 50, nav  # the nav does not wrap
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+    page.mouse.move(0, 0)  # no hover card over the picture
+    page.evaluate("document.getElementById('card-info').hidden = true")
+    shots = Path(os.environ.get("MEEPLE_SCREENSHOTS") or "/tmp")
+    path = shots / "phone-clash.png"
+    page.screenshot(path=str(path))
+    assert path.stat().st_size > 10_000

@@ -5,6 +5,7 @@ whose move panel stays in reach; invites, leaving, "Your matches", replays with 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -153,9 +154,32 @@ def choose_one_step(page: Any, rng: random.Random) -> str:
         return "waiting"
 
 
-def play_until_finished(page: Any, rng: random.Random, max_steps: int = 3000, shot: str | None = None) -> int:
+#: What a player must never read: an identifier (snake_case), a JSON list or object, a bare seat number as a winner.
+INTERNAL = re.compile(r"\b[a-z]+_[a-z0-9_]+\b|\[\s*[\d\"?]|\{\"|\b[Ww]inners?: \d")
+
+
+def screen_text(page: Any) -> str:
+    """Everything the page shows a player now: the visible text (without match ids, which are codes to copy),
+    the tab's title and the tooltips."""
+    return str(page.evaluate("""() => {
+      let text = document.body.innerText;
+      for (const code of document.querySelectorAll("code")) text = text.split(code.innerText).join("");
+      const tips = [...document.querySelectorAll("[title]")].map(e => e.getAttribute("title"));
+      return [document.title, text, ...tips].join("\\n");
+    }"""))
+
+
+def internal_words(texts: list[str]) -> set[str]:
+    return {m.group(0) for text in texts for m in INTERNAL.finditer(text)}
+
+
+def play_until_finished(page: Any, rng: random.Random, max_steps: int = 3000, shot: str | None = None,
+                        texts: list[str] | None = None) -> int:
     moves = 0
     for _ in range(max_steps):
+        if texts is not None:
+            with contextlib.suppress(Exception):  # redrawn while it was read: the next step reads it again
+                texts.append(screen_text(page))
         outcome = choose_one_step(page, rng)
         if outcome == "result":
             return moves
@@ -188,14 +212,24 @@ def test_a_whole_game_read_from_the_screen_through_the_stepwise_chooser_to_an_ex
     assert len(page.inner_text("#card-info-text")) > 10
     page.click("#card-info-close")
     shot = str(Path(SHOTS) / f"{game}.png") if SHOTS else None
-    moves = play_until_finished(page, random.Random(1), shot=shot)
+    texts = [screen_text(page)]
+    moves = play_until_finished(page, random.Random(1), shot=shot, texts=texts)
+    page.wait_for_selector("#result")
+    texts.append(screen_text(page))
+    page.goto("/play#/")  # the lobby too, with this game's options
+    page.select_option("#game", game)
+    texts.append(screen_text(page))
+    page.go_back()
+    page.wait_for_selector("#result")
+    assert internal_words(texts) == set(), internal_words(texts)
     assert moves > 0 and page.inner_text("#status") == "finished"
     assert page.inner_text("#verdict") in ("You won!", "You lost.", "You share the win!")
     assert page.inner_text("#reason").startswith("Why it ended: ") and len(page.inner_text("#headline")) > 10
     rows = page.query_selector_all("table.breakdown tbody tr")
     assert len(rows) >= players and all(r.query_selector("li") for r in rows)  # each seat's breakdown
-    if game == "clash":
-        assert "Game 1 is over" in page.inner_text("#games")
+    if game == "clash":  # one game: its end is the headline, said once, and why it ended is the game's reason
+        assert "Game 1 is over" in page.inner_text("#headline") and page.query_selector("#games") is None
+        assert "single game" not in page.inner_text("#reason")
     if game == "they-who-were-8":  # each seat's team, as a chip beside the seat and in its result row
         assert "Team 0 (seats 0 and 2)" in page.inner_text("#result")
         chips = page.eval_on_selector_all(".seats li", "els => els.map(e => [e.dataset.seat, "
@@ -204,7 +238,10 @@ def test_a_whole_game_read_from_the_screen_through_the_stepwise_chooser_to_an_ex
         rows = page.eval_on_selector_all("table.breakdown tbody th", "els => els.map(e => [e.innerText.slice(0, 6), "
                                          "e.querySelector('.team-chip')?.textContent])")
         assert [[f"Seat {s}", f"team {s % 2}"] for s in range(4)] == [r for r in rows if r[0].startswith("Seat")]
-        assert [r for r in rows if r[0].startswith("Team")] == [["Team 0", "team 0"], ["Team 1", "team 1"]], rows
+        assert [r for r in rows if r[0].startswith("Team")] == [["Team 0", None], ["Team 1", None]], rows  # said once
+        scores = page.eval_on_selector_all("table.breakdown tbody tr", "els => els.map(e => [e.querySelector('th')"
+                                           ".innerText.slice(0, 6), e.querySelector('.score').innerText])")
+        assert [s for w, s in scores if w.startswith("Seat")] == [f"for team {s % 2}" for s in range(4)], scores
     if game == "fierce-women":
         assert "Automa (seat 2)" in page.inner_text("#result")
     if SHOTS and game == "they-who-were-8":

@@ -83,6 +83,13 @@ def test_resigning_from_the_game_view_asks_first(new_page: Any, stack: Stack) ->
     page.wait_for_selector("#result")
     assert page.inner_text("#verdict") == "You lost."
     assert ("resigned", 0) in log_kinds(stack, match_id)
+    # The resigned result: who won by name, why in words, and where everyone stood (not "Winners: 1").
+    assert page.inner_text("#winners") == "Winner: Seat 1 (bot) (Green)"
+    assert page.inner_text("#reason") == "Why it ended: You resigned, so the match is over."
+    rows = page.eval_on_selector_all("table.breakdown tbody tr", "els => els.map(e => e.innerText)")
+    assert len(rows) == 2 and all("tiles supporting it on the board" in r for r in rows), rows
+    assert "remaining decisions" not in page.inner_text("#log")  # the match is over: no bot plays on
+    assert " · over · " in page.inner_text(".board .meta")  # not "game 1 · play"
 
 
 def test_the_tab_title_says_your_turn_and_a_hidden_tab_gets_a_notification(new_page: Any, stack: Stack) -> None:

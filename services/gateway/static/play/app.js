@@ -64,7 +64,7 @@ function showCardInfo(comp, id, anchor) {
   if (!box || !e) return;
   let extra = "";
   if (e.drawers) extra = `<p class="meta">${e.drawers.map(d => `${esc(d.colour)}${d.handle ? ` (${esc(d.handle)} handle)` : ""}`).join(" · ")}</p>`;
-  if (e.categories) extra = `<p class="meta">categories: ${e.categories.map(esc).join(", ")}</p>`;
+  if (e.categories) extra = `<p class="meta">categories: ${e.categories.map(c => esc(((comp.categories || []).find(x => x.id === c) || {}).name || c.replace(/_/g, " "))).join(", ")}</p>`;
   if (e.picture) extra = `<pre class="picture">${e.picture.map(esc).join("\n")}</pre>`;
   box.innerHTML = `<button class="close" id="card-info-close" aria-label="close">×</button><b>${esc(id.replace("goal:", "goal "))} ${esc(e.name)}</b>
     ${e.effect_name ? `<span class="meta"> · ${esc(e.effect_name)}${e.timing ? ` (${esc(e.timing)})` : ""}</span>` : ""}
@@ -88,13 +88,23 @@ function wireCards(comp) {
 }
 
 // ---------------------------------------------------------------- lobby
+/** An option's words: its identifiers ("random_support", "end_reason round_limit") and JSON lists read as words. */
+const words = text => String(text ?? "").replace(/\(end_reason round_limit\)/g, "(at the round limit)")
+  .replace(/\[([^\]]*)\]/g, "$1").replace(/'([a-z_]+)'/g, "$1").replace(/\b([a-z]+(?:_[a-z0-9]+)+)\b/g, m => m.replace(/_/g, " "));
+
+/** A choice's words: a seat number as the seat (CLASH: its colour), an identifier as words. */
+function choiceWords(o, c) {
+  if (typeof c === "number" && /player|seat/.test(o.name)) return o.name === "first_player" ? `seat ${c} (${c ? "Green" : "Blue"})` : `seat ${c}`;
+  return String(c).replace(/_/g, " ").replace(/^best of 3$/, "best of 3 games").replace(/^single$/, "a single game").replace(/^points$/, "a points series");
+}
+
 function optionField(o) {
-  const id = `opt-${o.name}`, tip = esc(o.description || "");
-  if (o.type === "bool") return `<label title="${tip}"><input type="checkbox" id="${id}" data-opt="${o.name}" data-kind="bool" ${o.default ? "checked" : ""}> ${esc(o.description || o.name)}</label>`;
-  if (o.type === "int") return `<label title="${tip}">${esc(o.name.replace(/_/g, " "))} <input type="number" id="${id}" data-opt="${o.name}" data-kind="int" min="${o.minimum ?? ""}" max="${o.maximum ?? ""}" value="${o.default}"><span class="meta"> ${esc(o.description || "")}</span></label>`;
-  if (o.type === "choice") return `<label title="${tip}">${esc(o.name.replace(/_/g, " "))} <select id="${id}" data-opt="${o.name}" data-kind="choice">${o.choices.map(c => `<option value='${esc(JSON.stringify(c))}' ${JSON.stringify(c) === JSON.stringify(o.default) ? "selected" : ""}>${esc(String(c).replace(/_/g, " "))}</option>`).join("")}</select><span class="meta"> ${esc(o.description || "")}</span></label>`;
-  // "any" (Sideboards' goals): the default, or a JSON value the description explains
-  return `<label title="${tip}">${esc(o.name.replace(/_/g, " "))} <input id="${id}" data-opt="${o.name}" data-kind="any" placeholder="${esc(JSON.stringify(o.default))}"><span class="meta"> ${esc(o.description || "")}</span></label>`;
+  const id = `opt-${o.name}`, tip = esc(words(o.description || ""));
+  if (o.type === "bool") return `<label title="${tip}"><input type="checkbox" id="${id}" data-opt="${o.name}" data-kind="bool" ${o.default ? "checked" : ""}> ${tip || esc(words(o.name))}</label>`;
+  if (o.type === "int") return `<label title="${tip}">${esc(words(o.name))} <input type="number" id="${id}" data-opt="${o.name}" data-kind="int" min="${o.minimum ?? ""}" max="${o.maximum ?? ""}" value="${o.default}"><span class="meta"> ${tip}</span></label>`;
+  if (o.type === "choice") return `<label title="${tip}">${esc(words(o.name))} <select id="${id}" data-opt="${o.name}" data-kind="choice">${o.choices.map(c => `<option value='${esc(JSON.stringify(c))}' ${JSON.stringify(c) === JSON.stringify(o.default) ? "selected" : ""}>${esc(choiceWords(o, c))}</option>`).join("")}</select><span class="meta"> ${tip}</span></label>`;
+  // "any" (Sideboards' goals): the default, or numbers the description explains ("2 9 19" is sent as [2, 9, 19])
+  return `<label title="${tip}">${esc(words(o.name))} <input id="${id}" data-opt="${o.name}" data-kind="any" placeholder="${esc(words(String(o.default)))}"><span class="meta"> ${tip}</span></label>`;
 }
 
 function readOptions() {
@@ -104,7 +114,10 @@ function readOptions() {
     if (kind === "bool") { if (el.checked) out[name] = true; }
     else if (kind === "int") { if (el.value !== "" && el.value !== el.defaultValue) out[name] = Number(el.value); }
     else if (kind === "choice") out[name] = JSON.parse(el.value);
-    else if (el.value.trim()) out[name] = JSON.parse(el.value);
+    else if (el.value.trim()) {  // numbers as words ("2 9 19" or "2, 9, 19"), a word, or JSON
+      const text = el.value.trim();
+      out[name] = /^\d+([\s,]+\d+)*$/.test(text) ? text.split(/[\s,]+/).map(Number) : /^[a-z]+$/i.test(text) ? text : JSON.parse(text);
+    }
   }
   return out;
 }
@@ -113,7 +126,7 @@ const DEFAULTS = { clash: { match: "single" } };  // a first game: one CLASH gam
 
 async function lobby() {
   const list = await catalogue();
-  const gameOptions = list.map(g => `<option value="${g.id}">${esc(g.title)} (${g.min_players}–${g.max_players} players)</option>`).join("");
+  const gameOptions = list.map(g => `<option value="${g.id}">${esc(g.title)} (${g.min_players === g.max_players ? g.min_players : `${g.min_players}–${g.max_players}`} players)</option>`).join("");
   app.innerHTML = `<div class="lobby">
     <section class="panel" aria-labelledby="new-h"><h2 id="new-h">New game</h2>
       <form id="new-game">
@@ -326,7 +339,7 @@ function teamChip(d, seat) {
 function rowLabel(d, s) {
   const you = s.seat === d.you ? " (you)" : "";
   if (d.game !== "they-who-were-8") return `${esc(s.label)}${you}`;
-  if (s.seat === undefined) return `${esc(s.label)}${s.seats && s.seats.length ? teamChip(d, s.seats[0]) : ""}`;
+  if (s.seat === undefined) return `<span class="team-label" style="color:${(s.seats || [0])[0] % 2 ? "var(--green)" : "var(--blue)"}">${esc(s.label)}</span>`;
   return `${esc(s.label.replace(/ \(team \d+\)/, ""))}${you}${teamChip(d, s.seat)}`;
 }
 
@@ -343,21 +356,83 @@ function botPlayedHtml(d, log) {
   return `<p id="bot-played" class="bot-played">${lines.map(esc).join("<br>")}</p>`;
 }
 
+/** Where each side stood when a forfeit or an abandonment ended the match early (the game's own score sheet
+ * is then null): the final position read as the game scores it. */
+function standing(d) {
+  const v = d.view || {};
+  if (d.game === "clash" && v.board) {
+    const tiles = [0, 0];
+    for (const row of v.board) for (const cell of row) if (cell && cell.face === "up") tiles[cell.supports === "blue" ? 0 : 1]++;
+    return [0, 1].map(s => ({ seat: s, label: `Seat ${s}: ${s ? "Green (Jihad)" : "Blue (McWorld)"}`, score: tiles[s],
+      breakdown: [{ label: "tiles supporting it on the board", value: tiles[s] }, { label: "games won before", value: (v.wins || [0, 0])[s] }] }));
+  }
+  if (d.game === "fierce-women" && v.points_now) {
+    return v.points_now.map((p, s) => ({ seat: s, label: v.automa_seat === s ? "Automa" : `Seat ${s}`, score: p,
+      breakdown: [{ label: "women in scoring columns", value: (v.tables[s] || []).filter(c => c.category).reduce((n, c) => n + c.cards.filter(x => x.startsWith("W")).length, 0) }] }));
+  }
+  if (d.game === "sideboards" && v.provisional) {
+    return v.provisional.map((p, s) => ({ seat: s, label: `Seat ${s}`, score: p.total ?? "",
+      breakdown: [{ label: "colour goal", value: p.colour_count }, { label: "handle goal", value: p.handle_count }, { label: "row drawers", value: p.row_drawers }] }));
+  }
+  if (d.game === "they-who-were-8" && v.gods) {
+    return v.teams.map((seats, t) => {
+      const mine = v.gods.filter(g => seats.includes(g.owner));
+      const glory = mine.reduce((n, g) => n + g.glory, 0), infamy = mine.reduce((n, g) => n + g.infamy, 0), used = mine.filter(g => g.used).length;
+      return { seats, label: `Team ${t} (seats ${seats.join(" and ")})`, score: 2 * glory - infamy - 2 * used,
+        breakdown: [{ label: "glory", value: glory }, { label: "infamy", value: infamy }, { label: "powers used", value: used }] };
+    });
+  }
+  return [];
+}
+
+/** Why a match ended early, in the log's own words (a resignation, a forfeit on time, an abandonment). */
+function earlyEnd(log) {
+  const e = [...(log || [])].reverse().find(x => ["resigned", "resign", "timeout", "left", "abandoned", "aborted"].includes(x.kind));
+  return e && e.text ? e.text : "the match ended before the game did.";
+}
+
+const capital = s => s.charAt(0).toUpperCase() + s.slice(1);
+const namesOf = (d, seats) => seats.map(s => capital(seatName(d, s))).join(", ");
+
+/** CLASH says which match format ended (single game, best of 3, points series): the reason in words. */
+const CLASH_REASONS = { board_full: "all nine fields hold face-up tiles", move_limit: "the move limit was reached" };
+function clashReason(ex) {
+  const last = (ex.games || [])[ex.games.length - 1] || {};
+  const colour = s => (s ? "Green" : "Blue");
+  const game = last.reason === "no_placement" ? `${colour(last.stuck)} could not place a tile` : CLASH_REASONS[last.reason] || "the game is over";
+  const kaboom = last.kaboom !== null && last.kaboom !== undefined ? `, and KABOOM!!! supported ${colour(last.kaboom)}` : "";
+  if (ex.end_reason === "single_game") return `${game}${kaboom}`;
+  if (ex.end_reason === "two_wins") return `${colour((ex.winners || [])[0])} won two games`;
+  if (ex.end_reason === "three_games_played") return "all three games were played";
+  if (ex.end_reason === "points_series_complete") return `all ${ex.games.length} games of the series were played`;
+  return `${game}${kaboom}`;
+}
+
 function resultHtml(d, log = []) {
   const r = d.result || {}, ex = r.explanation;
   const winners = (ex && ex.winners) || (d.outcome && d.outcome.winners) || r.winners || [];
   const verdict = d.you === null ? "The game is over." : winners.includes(d.you) ? (winners.length > 1 ? "You share the win!" : "You won!") : "You lost.";
-  if (!ex) return `<div class="result" id="result" role="status"><h2 id="verdict">${verdict}</h2><p>Winners: ${winners.join(", ") || "none"}</p>${botPlayedHtml(d, log)}</div>`;
-  const table = (rows, unit) => `<table class="breakdown"><thead><tr><th>Who</th><th>How</th><th>${esc(unit)}</th></tr></thead><tbody>
+  const table = (rows, unit, teamOf = null) => `<table class="breakdown"><thead><tr><th>Who</th><th>How</th><th>${esc(unit)}</th></tr></thead><tbody>
     ${rows.map(s => `<tr class="${winners.includes(s.seat) || (s.seats || []).some(x => winners.includes(x)) ? "won" : ""}"><th>${rowLabel(d, s)}</th>
-      <td><ul>${s.breakdown.map(b => `<li>${esc(b.label)}: <b>${b.value}</b></li>`).join("")}</ul></td><td class="score">${s.score}</td></tr>`).join("")}</tbody></table>`;
-  const forfeit = d.outcome && d.outcome.forfeited && d.outcome.forfeited.length ? `<p>Forfeited: seat ${d.outcome.forfeited.join(", ")}.</p>` : "";
+      <td><ul>${s.breakdown.map(b => `<li>${esc(b.label)}: <b>${esc(b.value)}</b></li>`).join("")}</ul></td><td class="score">${teamOf ? `for team ${teamOf(s.seat)}` : esc(s.score)}</td></tr>`).join("")}</tbody></table>`;
+  const forfeit = d.outcome && d.outcome.forfeited && d.outcome.forfeited.length ? `<p id="forfeits">Forfeited: ${esc(namesOf(d, d.outcome.forfeited))}.</p>` : "";
+  const winnersLine = `<p id="winners">${winners.length ? `${winners.length > 1 ? "Winners" : "Winner"}: ${esc(namesOf(d, winners))}` : "Nobody won."}</p>`;
+  if (!ex) {
+    const rows = standing(d);
+    return `<div class="result" id="result" role="status"><h2 id="verdict">${verdict}</h2>${winnersLine}
+      <p class="meta" id="reason">Why it ended: ${esc(earlyEnd(log))}</p>${forfeit}${botPlayedHtml(d, log)}
+      ${rows.length ? `<p class="meta">Where everyone stood when it ended:</p>${table(rows, d.game === "they-who-were-8" ? "team points" : "points then")}` : ""}</div>`;
+  }
+  const reason = d.game === "clash" ? clashReason(ex) : ex.reason_text || ex.end_reason.replace(/_/g, " ");
+  const games = ex.games && ex.games.length > 1 ? `<ol class="games" id="games">${ex.games.map(g => `<li>${esc(g.text)}</li>`).join("")}</ol>` : "";
+  const tw8 = d.game === "they-who-were-8" && ex.teams;
+  const teamOf = seat => ex.teams.findIndex(t => (t.seats || []).includes(seat));
   return `<div class="result" id="result" role="status"><h2 id="verdict">${verdict}</h2>
     <p id="headline">${esc(ex.headline)}</p>
-    <p class="meta" id="reason">Why it ended: ${esc(ex.reason_text || ex.end_reason.replace(/_/g, " "))}</p>${forfeit}${botPlayedHtml(d, log)}
-    ${ex.games ? `<ol class="games" id="games">${ex.games.map(g => `<li>${esc(g.text)}</li>`).join("")}</ol>` : ""}
+    <p class="meta" id="reason">Why it ended: ${esc(reason)}</p>${forfeit}${botPlayedHtml(d, log)}
+    ${games}
     ${ex.teams ? table(ex.teams, "team points") : ""}
-    ${table(ex.seats, (ex.seats[0] || {}).unit || "score")}</div>`;
+    ${tw8 ? table(ex.seats, "scores", teamOf) : table(ex.seats, (ex.seats[0] || {}).unit || "score")}</div>`;
 }
 
 // ---------------------------------------------------------------- the move being chosen, drawn on the board
@@ -442,12 +517,17 @@ async function matchPage(id) {
     const finished = d.status === "finished";
     const myTurn = !finished && moves.length > 0;
     document.title = myTurn ? `Your turn · ${gameTitle(d.game)} · Meeple` : `${gameTitle(d.game)} · Meeple`;
+    if (st.drawnVersion !== d.version) {  // a rules text opened on an earlier turn does not stay over this one
+      const info = document.getElementById("card-info");
+      if (info && st.drawnVersion !== undefined) info.hidden = true;
+      st.drawnVersion = d.version;
+    }
     if (myTurn && !st.myTurn && st.shown) turnAlert(gameTitle(d.game));
     st.myTurn = myTurn; st.shown = true;
     const seats = d.seats.map(s => `<li class="${d.to_act.includes(s.seat) ? "acting" : ""} ${s.seat === you ? "me" : ""}" data-seat="${s.seat}"
         aria-label="seat ${s.seat}, ${s.kind}${s.level ? " " + s.level : ""}${d.to_act.includes(s.seat) ? ", to act" : ""}">
-        <span class="dot" style="background:${d.game === "clash" ? (s.seat ? "var(--green)" : "var(--blue)") : SEAT_COLOURS[s.seat]}"></span>
-        ${s.seat}: ${s.kind === "bot" ? `bot (${esc(s.level)})` : s.taken ? (s.seat === you ? "you" : "human") : "free"}${s.connected ? " ●" : ""}${teamChip(d, s.seat)}<span class="clock" data-clock="${s.seat}">${clockHtml(d, s.seat)}</span></li>`).join("");
+        <span class="dot" style="background:${d.game === "clash" || d.game === "they-who-were-8" ? (s.seat % 2 ? "var(--green)" : "var(--blue)") : SEAT_COLOURS[s.seat]}"></span>
+        Seat ${s.seat}: ${s.kind === "bot" ? `bot (${esc(s.level)})` : s.taken ? (s.seat === you ? "you" : "a person") : "free"}${s.kind !== "bot" && s.taken ? (s.connected ? ' <span class="online" title="connected now">online</span>' : ' <span class="offline" title="not connected">away</span>') : ""}${teamChip(d, s.seat)}<span class="clock" data-clock="${s.seat}">${clockHtml(d, s.seat)}</span></li>`).join("");
     const free = d.seats.some(s => s.kind === "human" && !s.taken);
     const invite = `${location.origin}/play#/join/${d.id}`;
     const others = d.to_act.filter(s => s !== you);
@@ -485,7 +565,7 @@ async function matchPage(id) {
     const alerts = you !== null && !finished ? `<p class="alerts meta"><label><input type="checkbox" id="sound" ${soundOn() ? "checked" : ""}> sound on my turn</label>
       ${"Notification" in window && Notification.permission === "default" ? '<button id="notify">Notify me when it is my turn</button>' : ""}</p>` : "";
     const log = st.log.slice(-40).reverse().map(e => `<li class="entry kind-${esc(e.kind)}" data-version="${e.version}">
-        <span class="v">v${e.version}</span> ${e.by === "bot" ? '<span class="badge">bot</span> ' : ""}${esc(e.text || `${e.kind} seat ${e.seat ?? "-"}`)}</li>`).join("");
+        <span class="v">v${e.version}</span> ${e.by === "bot" ? '<span class="badge">bot</span> ' : ""}${esc(e.text || `${String(e.kind).replace(/_/g, " ")}${e.seat !== null && e.seat !== undefined ? ` (seat ${e.seat})` : ""}`)}</li>`).join("");
     app.innerHTML = `<h1>${esc(gameTitle(d.game))} <a class="rules-link" id="rules-link" href="#/rules/${esc(d.game)}">Rules</a></h1>
       ${goalOf(d.game) ? `<p id="goal" class="goal"><b>Goal:</b> ${esc(goalOf(d.game))}</p>` : ""}
       <p id="you" class="you">${identity(d)}</p>
@@ -495,7 +575,7 @@ async function matchPage(id) {
       ${free ? `<section class="panel invite"><label for="invite">Invite a friend: send this link</label>
         <div class="row"><input id="invite" readonly value="${esc(invite)}"> <button id="copy-invite">Copy</button> <span id="copied" role="status"></span></div></section>` : ""}
       <div class="match">
-        <section class="panel board" aria-label="board">${renderBoard(d.game, d.view, { comp, selectedField: st.fieldChoice, fields: st.fieldOptions, prev: st.prevView, preview: previewOf(d, st.chooser, comp) })}</section>
+        <section class="panel board" aria-label="board">${renderBoard(d.game, d.view, { comp, selectedField: st.fieldChoice, fields: st.fieldOptions, prev: st.prevView, preview: previewOf(d, st.chooser, comp), finished })}</section>
         <section class="panel move-panel" id="move-panel" aria-label="your move">${panel}${leave}${alerts}
           <h3>What happened</h3><ol class="log" id="log" aria-label="events">${log}</ol>
         </section></div>`;
@@ -661,15 +741,15 @@ async function replayPage(id) {
   const draw = () => {
     const e = steps[at] || {};
     app.innerHTML = `<h1>Replay of ${esc(gameTitle(replay.game))} <code>${esc(id)}</code></h1>
-      <div class="meta">status ${replay.status} · seed <code id="seed">${seedDigits ?? "hidden until the end"}</code> · ${steps.length} entries</div>
+      <div class="meta">${replay.status === "finished" ? "finished" : "still running"} · seed <code id="seed">${seedDigits ?? "hidden until the end"}</code> · ${steps.length} entries</div>
       <section class="panel" aria-label="replay controls">
-        <button id="first">⏮</button> <button id="prev">◀ prev</button>
+        <button id="first" aria-label="first step">|◀ first</button> <button id="prev">◀ prev</button>
         <input id="step" type="range" min="0" max="${Math.max(0, steps.length - 1)}" value="${at}" aria-label="step">
-        <button id="next">next ▶</button> <button id="last">⏭</button>
-        <p id="step-text" role="status">v${e.version}: ${e.by === "bot" ? "(bot) " : ""}${esc(e.text || e.kind)}</p></section>
+        <button id="next">next ▶</button> <button id="last" aria-label="last step">last ▶|</button>
+        <p id="step-text" role="status">v${e.version}: ${e.by === "bot" ? "(bot) " : ""}${esc(e.text || String(e.kind).replace(/_/g, " "))}</p></section>
       <div class="match"><section class="panel board" id="replay-board" aria-label="board at version ${finished ? e.version : status.version}" data-version="${finished ? e.version : status.version}">
-        <h3>${finished ? `Position after v${e.version}` : "Current position (the steps are drawn once the match is over)"}</h3>${renderBoard(status.game, finished && e.view !== undefined ? e.view : status.view, { comp, prev: finished && at > 0 ? steps[at - 1].view : null })}</section>
-      <section class="panel"><h3>Log</h3><ol class="log">${steps.map((s, i) => `<li class="${i === at ? "current" : ""}">v${s.version} ${esc(s.text || s.kind)}</li>`).join("")}</ol>
+        <h3>${finished ? `Position after v${e.version}` : "Current position (the steps are drawn once the match is over)"}</h3>${renderBoard(status.game, finished && e.view !== undefined ? e.view : status.view, { comp, prev: finished && at > 0 ? steps[at - 1].view : null, finished: finished && at === steps.length - 1 })}</section>
+      <section class="panel"><h3>Log</h3><ol class="log">${steps.map((s, i) => `<li class="${i === at ? "current" : ""}">v${s.version} ${esc(s.text || String(s.kind).replace(/_/g, " "))}</li>`).join("")}</ol>
       ${finished && replay.result ? resultHtml({ ...status, result: replay.result }, steps) : ""}</section></div>`;
     document.getElementById("first").onclick = () => go(0);
     document.getElementById("prev").onclick = () => go(at - 1);

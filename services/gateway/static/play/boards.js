@@ -32,7 +32,7 @@ export function card(comp, id, extra = "") {
   if (!e) return `<span class="card" data-card="${esc(id)}" tabindex="0">${esc(id)}</span>`;
   let stripe = "";
   if (e.kind === "tile") stripe = `<span class="stripe" style="background:${colourOf(e.colour)}"></span>`;
-  if (e.kind === "woman") stripe = e.categories.map(c => `<span class="stripe" title="${esc(c)}" style="background:${colourOf(catColour(comp, c))}"></span>`).join("");
+  if (e.kind === "woman") stripe = e.categories.map(c => `<span class="stripe" title="${esc(catName(comp, c))}" style="background:${colourOf(catColour(comp, c))}"></span>`).join("");
   if (e.kind === "card" && e.drawers) stripe = e.drawers.map(d => `<span class="stripe" style="background:${colourOf(d.colour)}"></span>`).join("");
   return `<span class="card kind-${esc(e.kind)}${extra}" data-card="${esc(id)}" tabindex="0" role="button" aria-label="${esc(id)} ${esc(e.name)}: show its rules">
     <span class="stripes">${stripe}</span><b>${esc(id)}</b>${e.name.includes(id) ? "" : ` <span class="card-name">${esc(e.name)}</span>`}</span>`;
@@ -40,7 +40,18 @@ export function card(comp, id, extra = "") {
 
 const cards = (comp, ids, what) => `<div class="chips" aria-label="${esc(what)}">${(ids || []).map(i => card(comp, i)).join("") || '<span class="meta">none</span>'}</div>`;
 export const catColour = (comp, cat) => ((comp.categories || []).find(c => c.id === cat) || {}).colour;
-const catName = (comp, cat) => ((comp.categories || []).find(c => c.id === cat) || {}).name || cat;
+export const catName = (comp, cat) => ((comp.categories || []).find(c => c.id === cat) || {}).name || String(cat).replace(/_/g, " ");
+
+/** A game's phase in words (the view's phase is an identifier); "over" once the match has finished. */
+const PHASE_WORDS = {
+  draft: "open draft", secret_draft: "secret draft", play: "placing tiles", choose_first: "choosing who starts",
+  match_over: "match over", start: "choosing the first two cards", place: "adding cards", game_over: "game over",
+  draw: "drawing", remove_column: "removing a column", remove_cards: "removing cards", rearrange: "rearranging",
+  turn_start: "start of a turn", endymina_discard: "Endymina's discard", play_after_redraw: "playing after a redraw",
+  targeted: "answers to a target", passing: "passing cards", dealing: "dealing", kymele_take: "Kymele's pick",
+};
+export const phaseWords = (view, ctx, play = "playing") => ctx.finished ? "over"
+  : view.phase === "play" ? play : PHASE_WORDS[view.phase] || String(view.phase || "").replace(/_/g, " ");
 
 // ---- CLASH: the 3×3 board; a tile's tip shows whom it supports (blue: south, green: north).
 export const FIELD_NAMES = { "0,0": "top-left", "0,1": "top", "0,2": "top-right", "1,0": "left", "1,1": "centre",
@@ -107,7 +118,7 @@ function clash(view, ctx) {
     <text x="4" y="${Y0 * 2 + 2 * S + 14}" font-size="15" fill="var(--green)">Green's side (Jihad)</text>${cells}</svg>`;
   const zone = (z, s) => `<div><b style="color:${s ? "var(--green)" : "var(--blue)"}">${s ? "Green" : "Blue"}'s zone${view.viewer === s ? " (yours)" : ""}</b>${cards(comp, z.open, "open zone")}
       ${z.hidden && z.hidden.length ? `<span class="meta">your hidden tiles:</span>${cards(comp, z.hidden, "hidden zone")}` : z.hidden_count ? `<span class="meta">${z.hidden_count} hidden</span>` : ""}</div>`;
-  const wins = `<span class="meta">game ${view.game_no} · ${esc(view.phase)} · placement ${view.move_no} · games won: Blue ${view.wins[0]} – Green ${view.wins[1]}</span>`;
+  const wins = `<span class="meta">game ${view.game_no} · ${esc(phaseWords(view, ctx, "placing tiles"))} · placement ${view.move_no} · games won: Blue ${view.wins[0]} – Green ${view.wins[1]}</span>`;
   return `${wins}${svg}${view.zones.map(zone).join("")}
     <div><b>Neutral zone</b>${cards(comp, view.neutral_zone, "neutral zone")}</div>
     <div><b>Removed</b>${cards(comp, view.removed, "removed pile")}</div>`;
@@ -151,7 +162,7 @@ function sideboards(view, ctx) {
   const g = view.goals || {};
   const goal = id => { const e = comp.byId[`goal:${id}`] || { name: id }; return `<span class="card kind-goal" data-card="goal:${id}" tabindex="0" role="button">goal ${id}: ${esc(e.name)} (${e.points ?? 2} pts)</span>`; };
   const hand = view.hand ? `<div><b>Your hand</b><div class="hand">${dresserSvg(comp, view.hand.map(c => ({ card: c, orientation: 0 })), "your hand")}</div></div>` : "";
-  return `<div class="meta">step ${view.step} of 6 · ${esc(view.phase)} · deck ${view.deck_count}</div>
+  return `<div class="meta">step ${view.step} of 6 · ${esc(phaseWords(view, ctx))} · deck ${view.deck_count}</div>
     <div class="chips"><b>Goals</b> ${goal(g.colour)} ${goal(g.handle)} ${goal(g.row)}</div>
     ${hand}${view.dressers.map(dresser).join("")}
     <div><b>Discard</b>${cards(comp, view.discard, "discard pile")}</div>`;
@@ -163,7 +174,7 @@ function fierceWomen(view, ctx) {
   const before = ctx.prev && ctx.prev.tables ? new Set(ctx.prev.tables.flat().flatMap(col => col.cards)) : null;
   const mark = id => (before && !before.has(id) ? " last" : "");
   const preview = ctx.preview || {};
-  const piles = view.piles.map((p, i) => `<div class="pile"><span class="meta">${["left", "middle", "right"][i]} pile · ${p.size}</span>${p.top ? card(comp, p.top) : '<span class="meta">empty</span>'}</div>`).join("");
+  const piles = view.piles.map((p, i) => `<div class="pile"><span class="meta">${["left", "middle", "right"][i]} pile · ${p.size ? `${p.size} ${p.size === 1 ? "card" : "cards"}` : "empty"}</span> ${p.top ? card(comp, p.top) : ""}</div>`).join("");
   const table = (columns, s) => {
     const hand = view.hands[s] || { size: 0, known: [] };
     const who = view.automa_seat === s ? "Automa" : `Seat ${s}`;
@@ -174,12 +185,12 @@ function fierceWomen(view, ctx) {
     if (mine && preview.column >= columns.length) cols += `<div class="column preview-column" data-column="${preview.column}"><div class="meta">new column ${preview.column + 1}</div><span class="preview-note">+ ${esc(label(comp, preview.card))}</span></div>`;
     const now = view.points_now ? ` <span class="points-now" data-seat="${s}">${view.points_now[s]} points now</span>` : "";
     return `<div class="table-row"><b style="color:${SEAT_COLOURS[s]}">${who}${view.viewer === s ? " (you)" : ""}</b>${now}
-      <span class="meta">hand ${hand.size}${hand.known && hand.known.length && !hand.cards ? ` · known: ${hand.known.map(c => esc(label(comp, c))).join(", ")}` : ""}</span>
-      ${hand.cards ? `<div><span class="meta">your hand:</span>${cards(comp, hand.cards, `hand of seat ${s}`)}</div>` : ""}
+      <span class="meta">${hand.size} ${hand.size === 1 ? "card" : "cards"} in hand${hand.known && hand.known.length && !hand.cards ? ` · drawn face up from the piles: ${hand.known.map(c => esc(label(comp, c))).join(", ")}` : ""}</span>
+      ${hand.cards ? `<div><span class="meta">${view.viewer === s ? "your hand:" : "hand at the end:"}</span>${cards(comp, hand.cards, `hand of seat ${s}`)}</div>` : ""}
       <div class="columns" aria-label="columns of ${who}">${cols || '<span class="meta">no columns yet</span>'}</div></div>`;
   };
   const legend = (comp.categories || []).map(c => `<span class="legend"><span class="stripe" style="background:${colourOf(c.colour)}"></span>${esc(c.name)}</span>`).join(" ");
-  return `<div class="meta">turn ${view.turn} · ${esc(view.phase)}</div><div class="legend-row">${legend}</div>
+  return `<div class="meta">turn ${view.turn} · ${esc(phaseWords(view, ctx, "playing a card"))}</div><div class="legend-row">${legend}</div>
     <div class="piles">${piles}</div>${view.tables.map(table).join("")}
     <div><b>Discard</b>${cards(comp, view.discard, "discard pile")}</div>`;
 }
@@ -191,11 +202,12 @@ function theyWhoWere8(view, ctx) {
   const teamOf = seat => view.teams.findIndex(t => t.includes(seat));
   const colour = seat => teamOf(seat) === 0 ? "var(--blue)" : "var(--green)";
   const gods = view.gods.map((g, i) => {
-    const a = Math.PI * 2 * i / view.gods.length - Math.PI / 2, cx = 160 + 115 * Math.cos(a), cy = 150 + 115 * Math.sin(a);
+    const a = Math.PI * 2 * i / view.gods.length - Math.PI / 2, cx = 170 + 120 * Math.cos(a), cy = 170 + 120 * Math.sin(a);
+    const name = nameOf(comp, g.id), fit = name.length > 7 ? ` textLength="64" lengthAdjust="spacingAndGlyphs"` : "";
     const last = was && was[g.id] !== undefined && was[g.id] !== `${g.glory}/${g.infamy}/${g.used}`;
     return `<g class="${last ? "last" : ""}" data-card="${g.id}" tabindex="0" role="button" aria-label="${g.id} ${esc(nameOf(comp, g.id))}: seat ${g.owner}, glory ${g.glory}, infamy ${g.infamy}${g.used ? ", power used" : ""}">
-      ${last ? `<circle cx="${cx}" cy="${cy}" r="41" fill="none" stroke="#f59e0b" stroke-width="4"/>` : ""}<circle cx="${cx}" cy="${cy}" r="36" fill="${g.used ? "#e5e7eb" : "#fff"}" stroke="${colour(g.owner)}" stroke-width="4"/>
-      <text x="${cx}" y="${cy - 10}" text-anchor="middle" font-size="12" font-weight="700">${esc(nameOf(comp, g.id))}</text>
+      ${last ? `<circle cx="${cx}" cy="${cy}" r="43" fill="none" stroke="#f59e0b" stroke-width="4"/>` : ""}<circle cx="${cx}" cy="${cy}" r="38" fill="${g.used ? "#e5e7eb" : "#fff"}" stroke="${colour(g.owner)}" stroke-width="4"/>
+      <text x="${cx}" y="${cy - 10}" text-anchor="middle" font-size="12" font-weight="700"${fit}>${esc(name)}</text>
       <text x="${cx}" y="${cy + 5}" text-anchor="middle" font-size="10">${g.id} · seat ${g.owner}</text>
       <text x="${cx}" y="${cy + 20}" text-anchor="middle" font-size="11">★${g.glory} ☠${g.infamy}</text></g>`;
   }).join("");
@@ -204,11 +216,11 @@ function theyWhoWere8(view, ctx) {
   const track = totals.map((t, i) => `<div class="team" style="border-color:${i ? "var(--green)" : "var(--blue)"}"><b>Team ${i}</b> (seats ${view.teams[i].join(" + ")}):
       ★ ${t.glory} glory · ☠ ${t.infamy} infamy · ${t.used} powers used → ${2 * t.glory - t.infamy - 2 * t.used} points now</div>`).join("");
   const play = view.current_play;
-  return `<div class="meta">round ${view.round}/${view.max_rounds} · ${esc(view.phase)} · supply ★${view.supply.glory} ☠${view.supply.infamy} · pile ${view.pile_size}</div>
+  return `<div class="meta">round ${view.round}/${view.max_rounds} · ${esc(phaseWords(view, ctx, "playing a card"))} · supply ★${view.supply.glory} ☠${view.supply.infamy} · pile ${view.pile_size}</div>
     ${track}
-    <svg viewBox="0 0 320 300" role="img" aria-label="gods">${gods}
-      <text x="160" y="146" text-anchor="middle" font-size="12">hands ${view.hand_sizes.join(" · ")}</text>
-      ${view.turn_seat !== null && view.turn_seat !== undefined ? `<text x="160" y="164" text-anchor="middle" font-size="13">turn: seat ${view.turn_seat}</text>` : ""}</svg>
+    <svg viewBox="0 0 340 340" role="img" aria-label="gods">${gods}
+      <text x="170" y="166" text-anchor="middle" font-size="12">cards in hand: ${view.hand_sizes.join(" · ")}</text>
+      ${view.turn_seat !== null && view.turn_seat !== undefined ? `<text x="170" y="184" text-anchor="middle" font-size="13">seat ${view.turn_seat}'s turn</text>` : ""}</svg>
     ${play ? `<div>In play: seat ${play.seat} plays ${card(comp, play.card)} on ${esc(label(comp, play.target))}</div>` : ""}
     ${view.hand ? `<div><b>Your hand</b>${cards(comp, view.hand, "your hand")}</div>` : ""}`;
 }
