@@ -170,7 +170,9 @@ def screen_text(page: Any) -> str:
 
 
 def internal_words(texts: list[str]) -> set[str]:
-    return {m.group(0) for text in texts for m in INTERNAL.finditer(text)}
+    """Each internal word found, with the words around it (where the page says it)."""
+    return {f"{m.group(0)}: ...{text[max(0, m.start() - 60):m.end() + 20]}..."
+            for text in texts for m in INTERNAL.finditer(text)}
 
 
 def play_until_finished(page: Any, rng: random.Random, max_steps: int = 3000, shot: str | None = None,

@@ -22,9 +22,9 @@ MEEPLE = str(Path(sys.executable).parent / "meeple")
 class Pane:
     """One tmux server of the test's own (its own socket), one window, gone afterwards."""
 
-    def __init__(self, command: list[str]) -> None:
+    def __init__(self, command: list[str], width: int = 220) -> None:
         self.socket = f"meeple-test-{uuid.uuid4().hex[:8]}"
-        self.tmux(["new-session", "-d", "-x", "220", "-y", "60", "-s", "play", *command])
+        self.tmux(["new-session", "-d", "-x", str(width), "-y", "60", "-s", "play", *command])
         self.tmux(["set-option", "-t", "play", "remain-on-exit", "on"])  # the last screen stays after its exit
 
     def tmux(self, args: list[str]) -> str:
@@ -309,3 +309,46 @@ def test_meeple_play_refuses_a_clock_it_cannot_read(stack: Stack) -> None:
     done = subprocess.run([MEEPLE, "play", "clash", "--clock", "blitz", "--url", stack.url], capture_output=True,
                           text=True, timeout=60)
     assert done.returncode != 0 and "--clock takes per_move:SECONDS or fischer:BASE:INCREMENT" in done.stderr
+
+
+CATEGORY = r"\((Art|Culture|Feminism|Human rights|Politics|Science)(, (Art|Culture|Feminism|Human rights|Politics|Science))*\)"
+
+
+def test_meeple_play_fierce_women_names_categories_numbers_columns_from_1_and_wraps_at_words(
+        stack: Stack, pane_factory: list[Pane]) -> None:
+    """Issue 50's terminal items: each woman with her categories on the piles, in the hand and in the chooser;
+    columns numbered from 1 on the board as in the log; the notation explained in words; the log wrapped at word
+    boundaries in a narrow terminal (a word is never cut in two)."""
+    import httpx
+
+    pane = Pane([MEEPLE, "play", "fierce-women", "--vs", "easy", "--url", stack.url], width=90)
+    pane_factory.append(pane)
+    screen = latest(pane.wait_for("your move>"))
+    assert all(len(line) < 90 for line in screen.splitlines())  # every line wrapped before the edge, at a word
+    screen = " ".join(screen.split())  # what is on the screen, whatever the wrapping
+    match_id, _, token = screen.split("meeple play --resume ", 1)[1].split()[:3]
+    assert re.search(r"left pile \(\d+ cards\): W\d\d [^(]+" + CATEGORY, screen), screen
+    assert re.search(r"your hand: W\d\d [^(]+" + CATEGORY, screen), screen
+    assert re.search(r"\d+\. the (left|middle|right) pile: W\d\d [^(]+" + CATEGORY, screen), screen  # the chooser
+    for _ in range(40):  # until a woman is on this seat's table
+        if "column 1: W" in latest(pane.screen()):
+            break
+        before = pane.wait_for("your move>")
+        pane.keys("1")
+        pane.wait_until_changed(before, "1", timeout=15)
+    screen = latest(pane.wait_for("your move>"))
+    log_lines = screen.split("what happened:", 1)[1].split("\n\n", 1)[0].splitlines()
+    screen = " ".join(screen.split())
+    assert "column 1: W" in screen and "column 0" not in screen, screen
+    assert re.search(r"column 1: .*\((collects \w|no single category)", screen), screen  # words, not [?; a/b]
+    assert "[?;" not in screen and "known:" not in screen and "human_rights" not in screen
+    log = httpx.get(f"{stack.url}/v1/matches/{match_id}/replay",
+                    headers={"Authorization": f"Bearer {token}"}).json()["log"]
+    placed = [e["text"] for e in log if "column" in (e.get("text") or "") and e.get("seat") == 0]
+    assert placed and all("column 0" not in t for t in placed), placed  # the log counts from 1 as well
+    shown = screen.split("what happened:", 1)[1]
+    drawn = [e for e in log if f" v{e['version']} " in f" {shown} "][-6:]
+    assert len(drawn) >= 4, shown
+    for entry in drawn:  # every word of the entries on screen, whole, whatever the width
+        assert " ".join(entry["text"].split()) in shown, (entry["text"], shown)
+    assert log_lines and all(len(line) < 90 for line in log_lines), log_lines  # wrapped before the edge

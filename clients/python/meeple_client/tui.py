@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
+import textwrap
 from collections.abc import Iterator
 from typing import Any, TextIO
 
@@ -70,8 +72,18 @@ class Screen:
         self.resigning = False
 
     def say(self, *lines: str) -> None:
-        for line in lines:
-            print(line, file=self.out)
+        """Print ``lines``, each wrapped at word boundaries to the terminal's width (a terminal would cut a long
+        line mid-word); a wrapped line's continuation is indented under it."""
+        width = shutil.get_terminal_size((100, 40)).columns - 1
+        for text in lines:
+            for line in str(text).split("\n"):
+                if len(line) <= width:
+                    print(line, file=self.out)
+                    continue
+                indent = " " * (len(line) - len(line.lstrip()))
+                for part in textwrap.wrap(line, width=width, subsequent_indent=indent + "    ",
+                                          break_long_words=False, break_on_hyphens=False):
+                    print(part, file=self.out)
         self.out.flush()
 
     def words(self) -> Words:
@@ -96,7 +108,8 @@ class Screen:
     def log_lines(self) -> list[str]:
         """The match's log in the server's words for this seat (the same words the browser shows)."""
         try:
-            return render_log([dict(entry) for entry in self.match.replay()["log"]])
+            width = shutil.get_terminal_size((100, 40)).columns - 1
+            return render_log([dict(entry) for entry in self.match.replay()["log"]], width=width)
         except ApiError:
             return []
 

@@ -13,7 +13,12 @@ export function indexComponents(comp) {
   const byId = {};
   for (const [kind, list] of Object.entries(comp || {})) {
     if (!Array.isArray(list)) continue;
-    for (const e of list) if (e && e.id !== undefined) byId[kind === "goals" ? `goal:${e.id}` : String(e.id)] = e;
+    for (const e of list) {
+      if (!e || e.id === undefined) continue;
+      // a rules text names its window by key ("Play at any time (turn_start window)"): read as words
+      if (typeof e.text === "string") e.text = e.text.replace(/\b([a-z]+(?:_[a-z0-9]+)+)\b/g, m => m.replace(/_/g, " "));
+      byId[kind === "goals" ? `goal:${e.id}` : String(e.id)] = e;
+    }
   }
   return { ...comp, byId };
 }
