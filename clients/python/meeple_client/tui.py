@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -74,7 +73,7 @@ class Screen:
     def say(self, *lines: str) -> None:
         """Print ``lines``, each wrapped at word boundaries to the terminal's width (a terminal would cut a long
         line mid-word); a wrapped line's continuation is indented under it."""
-        width = shutil.get_terminal_size((100, 40)).columns - 1
+        width = self.width()
         for text in lines:
             for line in str(text).split("\n"):
                 if len(line) <= width:
@@ -85,6 +84,13 @@ class Screen:
                                           break_long_words=False, break_on_hyphens=False):
                     print(part, file=self.out)
         self.out.flush()
+
+    def width(self) -> int:
+        """The terminal's width now (its own size, not a $COLUMNS inherited from elsewhere), less one column."""
+        try:
+            return max(40, os.get_terminal_size(self.out.fileno()).columns - 1)
+        except (OSError, ValueError, AttributeError):  # not a terminal (a pipe, a test's stream): no wrapping
+            return 10_000
 
     def words(self) -> Words:
         return Words(self.match.game, self.comp, self.match.view or {}, self.match.seat)
@@ -108,8 +114,7 @@ class Screen:
     def log_lines(self) -> list[str]:
         """The match's log in the server's words for this seat (the same words the browser shows)."""
         try:
-            width = shutil.get_terminal_size((100, 40)).columns - 1
-            return render_log([dict(entry) for entry in self.match.replay()["log"]], width=width)
+            return render_log([dict(entry) for entry in self.match.replay()["log"]], width=min(self.width(), 200))
         except ApiError:
             return []
 

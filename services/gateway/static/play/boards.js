@@ -26,8 +26,10 @@ export function indexComponents(comp) {
 export const nameOf = (comp, id) => (comp && comp.byId[id] && comp.byId[id].name) || id;
 export const label = (comp, id) => {
   if (id === null || id === undefined) return "a hidden card";
-  const name = nameOf(comp, id);
-  return name.includes(id) ? name : `${id} ${name}`;
+  const name = nameOf(comp, id), e = comp && comp.byId[id];
+  const shown = name.includes(id) ? name : `${id} ${name}`;
+  // a woman with her categories, which a Fierce Women player plans with (as meeple play shows her)
+  return e && e.categories ? `${shown} (${e.categories.map(c => catName(comp, c)).join(", ")})` : shown;
 };
 
 /** A card as a chip: its id, name and colour stripe; data-card for the rules text on hover or tap. */
