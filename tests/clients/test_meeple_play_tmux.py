@@ -353,3 +353,14 @@ def test_meeple_play_fierce_women_names_categories_numbers_columns_from_1_and_wr
     for entry in drawn:  # every word of the entries on screen, whole, whatever the width
         assert " ".join(entry["text"].split()) in shown, (entry["text"], shown)
     assert log_lines and all(len(line) < 90 for line in log_lines), log_lines  # wrapped before the edge
+
+
+def test_meeple_play_starts_without_loading_the_servers_commands() -> None:
+    """Issue 50: the first screen took about 10 s on a busy machine; ``meeple play`` imported every server
+    command (gateway, workers, load tests) to build its parser before it drew anything."""
+    probe = ("import sys\nfrom services.cli import main\ntry:\n    main(['play', '--help'])\nexcept SystemExit:\n"
+             "    pass\nprint(sorted(m for m in ('services.gateway', 'services.bots.worker', 'loadtests.runner', "
+             "'tooling.stack') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "usage: meeple play" in done.stdout and done.stdout.strip().endswith("[]"), done.stdout[-400:]

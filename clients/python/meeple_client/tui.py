@@ -375,8 +375,8 @@ def open_socket(match: Match) -> MatchSocket | None:
         return None
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="meeple-play", description=__doc__)
+def main(argv: list[str] | None = None, prog: str = "meeple-play") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     add_arguments(parser)
     return run(parser.parse_args(argv))
 
