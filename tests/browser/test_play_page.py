@@ -546,6 +546,44 @@ def test_moves_go_over_the_open_socket_and_never_as_a_rest_post_while_it_is_open
     assert not page.is_visible("#error"), page.inner_text("#error")
 
 
+def test_a_move_whose_socket_closes_before_its_reply_goes_over_rest_with_the_same_key_and_is_played_once(
+        new_page: Any, stack: Stack) -> None:
+    """The socket carries the move to the server, then dies before the reply: the page sends the same move over
+    REST with the same idempotency key, and the server answers the first outcome (no error, no second move)."""
+    import httpx
+
+    page = new_page()
+    sent = MovesSent(page)
+    keys: list[str] = []
+    page.on("request", lambda r: keys.append(r.headers.get("idempotency-key", "")) if r.method == "POST" and re.search(
+        r"/moves(\?|$)", r.url) else None)
+    dropped: list[dict[str, Any]] = []
+
+    def route(ws: Any) -> None:  # the page's socket, passed through to the gateway; the first move cuts it
+        server = ws.connect_to_server()
+
+        def from_page(message: Any) -> None:
+            server.send(message)
+            msg = json.loads(message)
+            if msg.get("type") == "move" and not dropped:
+                dropped.append(msg)
+                ws.close()
+        ws.on_message(from_page)
+
+    page.route_web_socket(re.compile(r".*/ws$"), route)
+    match_id = start_from_lobby(page, "clash", 2, {"match": "single", "first_player": 0})
+    page.wait_for_function("document.body.dataset.live === 'ws'")
+    rng, moved = random.Random(6), 0
+    while moved < 2:
+        moved += choose_one_step(page, rng) == "moved"
+    assert not page.is_visible("#error"), page.inner_text("#error")
+    assert dropped and keys[:1] == [dropped[0]["idempotency_key"]], (dropped, keys)  # the same key, over REST
+    assert len(sent.rest) == 1 and len(sent.socket) >= 2  # only that one; the next went on the new socket
+    log = httpx.get(f"{stack.url}/v1/matches/{match_id}/replay").json()["log"]
+    mine = [e["version"] for e in log if e["kind"] == "move" and e["seat"] == 0]
+    assert dropped[0]["version"] + 1 in mine and len(mine) == len(set(mine)) == moved, (mine, dropped)
+
+
 def test_the_page_falls_back_to_long_polls_where_the_gateway_holds_no_websocket(new_page: Any,
                                                                               plain_stack: Stack) -> None:
     """And its moves go over REST: no socket is open."""
