@@ -137,3 +137,16 @@ def test_on_a_390_px_phone_the_whole_clash_board_and_the_chooser_show_together(n
     path = shots / "phone-clash.png"
     page.screenshot(path=str(path))
     assert path.stat().st_size > 10_000
+
+
+def test_a_rules_popup_opened_on_one_turn_closes_when_the_match_moves_on(new_page: Any, stack: Stack) -> None:
+    match_id, tokens = two_people_clash(stack)
+    move(stack, match_id, tokens[0], M0)
+    page = open_as(new_page, match_id, tokens[0])
+    page.locator(".cell[data-field='1,1']").click()  # Mustafa's rules text, while the opponent thinks
+    page.wait_for_selector("#card-info:not([hidden])")
+    page.mouse.move(0, 0)  # then on by keyboard: the pointer hovers nothing
+    move(stack, match_id, tokens[1], TALIB)  # the opponent's move arrives: the next turn begins
+    page.wait_for_selector(".cell.last")
+    page.wait_for_selector("#card-info", state="hidden")
+    assert page.is_hidden("#card-info")
