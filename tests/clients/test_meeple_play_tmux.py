@@ -364,3 +364,23 @@ def test_meeple_play_starts_without_loading_the_servers_commands() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "usage: meeple play" in done.stdout and done.stdout.strip().endswith("[]"), done.stdout[-400:]
+
+
+def test_meeple_play_resigns_after_a_y_and_the_result_says_why(stack: Stack, pane_factory: list[Pane]) -> None:
+    pane = Pane([MEEPLE, "play", "clash", "--vs", "easy", "--option", 'match="single"', "--option", "first_player=0",
+                 "--url", stack.url])
+    pane_factory.append(pane)
+    before = pane.wait_for("your move>")
+    pane.keys("R")
+    pane.wait_until_changed(before, "R")
+    before = pane.wait_for("resign this match? your side loses. y = yes")
+    pane.keys("n")  # anything but y: nothing happens
+    pane.wait_until_changed(before, "n")
+    assert "GAME OVER" not in pane.screen()
+    pane.keys("R")
+    pane.wait_for("resign this match?")
+    pane.keys("y")
+    screen = pane.wait_for("GAME OVER")
+    result = screen[screen.index("GAME OVER"):]
+    assert "GAME OVER: you lost. winners: seat 1" in result
+    assert "why it ended: You resigned, so the match is over." in result, result

@@ -236,9 +236,10 @@ def render_result(outcome: dict[str, Any] | None, result: dict[str, Any] | None,
     verdict = ("you won" if len(winners) == 1 else "you share the win") if seat in winners else (
         "you lost" if seat is not None else "finished")
     lines = [f"GAME OVER: {verdict}. winners: seat{'s' if len(winners) != 1 else ''} {_seat_list(winners)}"]
-    if not explained:
+    if not explained:  # a forfeit or an abandonment ended it early: the game's own score sheet is null
         scores = (outcome or {}).get("scores") or []
-        lines.append("scores: " + " / ".join(f"seat {i}: {s:g}" for i, s in enumerate(scores)))
+        if scores:
+            lines.append("scores: " + " / ".join(f"seat {i}: {s:g}" for i, s in enumerate(scores)))
         return "\n".join(lines)
     lines.append(str(explained.get("headline", "")))
     reason = explained.get("reason_text") or str(explained.get("end_reason", "")).replace("_", " ")

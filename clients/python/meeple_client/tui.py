@@ -163,7 +163,7 @@ class Screen:
         while True:
             self.draw()
             if m.finished:  # the final screen stays: nothing clears it after this
-                self.say(render_result(m.outcome, m.result, m.seat), *self.bot_played())
+                self.say(render_result(m.outcome, m.result, m.seat), *self.early_end(), *self.bot_played())
                 return 0
             if self.taken_over():
                 if not self.ask(TAKEN_OVER + "\nyour choice> "):
@@ -192,6 +192,19 @@ class Screen:
         m = self.match
         seat = m.seats[m.seat] if m.seat is not None and m.seat < len(m.seats) else {}
         return not m.finished and seat.get("control") == "bot" and not seat.get("forfeited") and not seat.get("left")
+
+    def early_end(self) -> list[str]:
+        """Why a match ended before its game did (a resignation, a forfeit on time, an abandonment), in the
+        log's words: the result has no explanation then."""
+        if (self.match.result or {}).get("explanation"):
+            return []
+        try:
+            log = self.match.replay()["log"]
+        except ApiError:
+            return []
+        early = ("resigned", "timeout", "left", "abandoned", "aborted")
+        ends = [e for e in log if e["kind"] in early and e.get("text")]
+        return [f"why it ended: {ends[-1]['text']}"] if ends else []
 
     def bot_played(self) -> list[str]:
         """The result's note when a bot played part of the game for a seat (a timeout), in words."""
