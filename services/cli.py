@@ -79,6 +79,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["play"]:  # a player's terminal: straight to the client, without loading every server command
+        try:
+            from meeple_client import tui
+        except ModuleNotFoundError:
+            pass  # no SDK installed: the full parser says so
+        else:
+            return tui.main(argv[1:], prog="meeple play")
     args = build_parser().parse_args(argv)
     result: int = args.func(args)
     return result

@@ -165,9 +165,9 @@ class Worker:
             hints.answer(self.redis, job, {"stale": True})
             return "hint_stale"
         game = get_game(match.game)
-        budget = min(max(float(job["budget_s"]), 0.01), 2.0)
+        budget = min(max(float(job["budget_s"]), 0.01), 10.0)
         state = game.decode(unsealed(match.state))  # no key here: validated in full
-        move = choose_move(game, state, seat, level="easy", seed=match.version, seconds=budget)
+        move = choose_move(game, state, seat, level=hints.HINT_LEVEL, seed=match.version, seconds=budget)
         hints.answer(self.redis, job, {"move": move})
         return "hint"
 

@@ -131,7 +131,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("MEEPLE_MAX_HARD_BOTS_PER_IP", "4", "seats", "of which at level `hard`; 0 = no limit"),
     Setting("MEEPLE_HINTS_PER_SEAT_MINUTE", "10", "hints a minute", "per seat"),
     Setting("MEEPLE_HINT_WAIT_S", "5.0", "seconds", "how long `/hint` waits for a bot worker"),
-    Setting("MEEPLE_HINT_BUDGET_S", "0.25", "seconds", "the hint's search budget"),
+    Setting("MEEPLE_HINT_BUDGET_S", "2.0", "seconds", "a hint's think-time cap, a guard on a slow machine (the "
+            "search itself is the hint level's iteration budget)"),
     Setting("MEEPLE_STORE_FULL_RATIO", "0.9", "share of maxmemory",
             "new matches and tickets are refused (503 `store_full`) past it"),
     Setting("MEEPLE_WAITERS_MAX", "20000", "waiting requests", "per gateway process (then 503 `too_many_waiters`)"),

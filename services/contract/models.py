@@ -190,11 +190,27 @@ class Games(Response, kw_only=True):
     games: list[Game]
 
 
+class RulesSection(Response, kw_only=True):
+    title: Annotated[str, meta("How to win, A turn, Components, Scoring or Example")]
+    paragraphs: list[str]
+
+
+class GameRules(Response, kw_only=True):
+    """How to play the game, for people (written from the spec; the engine decides)."""
+
+    goal: Annotated[str, meta("how to win, in one line")]
+    sections: Annotated[list[RulesSection], meta("the goal, the turn, the components and the scoring, with a "
+                                                 "worked example")]
+
+
 class GameComponents(Game, kw_only=True):
-    """``GET /v1/games/{game}``: the catalogue entry plus every component of the game."""
+    """``GET /v1/games/{game}``: the catalogue entry plus every component of the game and its rules."""
 
     components: Annotated[Doc, meta("every card, tile, god and goal: id, name, categories or colours (Sideboards: "
                                     "its drawers and handles) and its rules text from the spec")]
+    rules: Annotated[GameRules | None, meta("how to play, for people: the goal in one line, then the turn, the "
+                                            "components and the scoring with an example (null for a game without "
+                                            "a written guide)")]
 
 
 class Seat(Response, kw_only=True):
@@ -333,6 +349,7 @@ class Hint(Response, kw_only=True):
     version: int
     seat: int
     move: Move
+    level: Annotated[str, meta("the bot level whose search gave the move (the move that level would play here)")]
 
 
 class LogEntry(Response, kw_only=True):

@@ -156,9 +156,9 @@ ROUTES: tuple[Route, ...] = (
           m.LegalMoves, answer="moves", path_params=m.MatchPath, errors=(401, 404)),
     Route("GET", _M + "/hint", "hint", "matches.hint", "matches", "The bot's suggested move for the caller's own seat",
           m.Hint, answer="a legal move", path_params=m.MatchPath, errors=(401, 404, 409),
-          description="Computed by a bot worker (the easy bot, MEEPLE_HINT_BUDGET_S of search); the gateway waits "
-                      "MEEPLE_HINT_WAIT_S for it (else 503 hint_unavailable); MEEPLE_HINTS_PER_SEAT_MINUTE hints a "
-                      "minute per seat (429 hint_limited)."),
+          description="Computed by a bot worker (the normal bot's search, named in level; MEEPLE_HINT_BUDGET_S caps "
+                      "its think time); the gateway waits MEEPLE_HINT_WAIT_S for it (else 503 hint_unavailable); "
+                      "MEEPLE_HINTS_PER_SEAT_MINUTE hints a minute per seat (429 hint_limited)."),
     Route("POST", _M + "/moves", "move", "matches.submit_move", "matches", "Submit a move", m.Match,
           answer="applied", body=m.SubmitMove, path_params=m.MatchPath, query=m.MoveQuery,
           headers=m.IdempotencyHeaders, errors=(401, 404, 409, 422),

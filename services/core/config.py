@@ -38,7 +38,7 @@ class Config:
     store_full_ratio: float = 0.9
     #: How long ``/hint`` waits for a bot worker's answer, the search budget, and hints per seat a minute.
     hint_wait_s: float = 5.0
-    hint_budget_s: float = 0.25
+    hint_budget_s: float = 2.0
     hints_per_seat_minute: int = 10
     #: Replicas a match update must reach before it is acknowledged (``WAIT``); -1 = one when the match's
     #: primary has a replica, none otherwise. ``redis_wait_ms`` bounds the wait (then 503, not acknowledged).

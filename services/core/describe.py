@@ -56,6 +56,8 @@ def non_move_text(entry: dict[str, Any], viewer: int | None) -> str:
     if kind == "rematch":
         return f"{_capital(who)} started a rematch."
     if kind in ("resign", "resigned"):
+        if entry.get("to_act") == []:  # the resignation ended the match: nothing is left to play
+            return f"{_capital(who)} resigned, so the match is over."
         return f"{_capital(who)} resigned; an easy bot plays the seat's remaining decisions and its side cannot win."
     return f"{kind} ({who})."
 

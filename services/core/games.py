@@ -1,9 +1,11 @@
-"""The games on offer (public): the catalogue, and one game with its components, as the rules service has them."""
+"""The games on offer (public): the catalogue, and one game with its components, as the rules service has them,
+and its rules for people (guides)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from . import guides
 from .access import Caller
 from .errors import DomainError, Kind
 from .limits import count_request
@@ -19,8 +21,9 @@ def game(core: Core, caller: Caller, game_id: str) -> dict[str, Any]:
     """The game's catalogue entry plus ``components``; 404 ``game_not_found`` for a game not on offer."""
     count_request(core, caller)
     try:
-        return core.rules.game_components(game_id)
+        doc = core.rules.game_components(game_id)
     except DomainError as err:
         if err.code == "unknown_game":
             raise DomainError(Kind.NOT_FOUND, "game_not_found", err.message) from None
         raise
+    return {**doc, "rules": guides.rules(game_id)}

@@ -1,8 +1,10 @@
 """``/hint`` as a job for the bot workers: the gateway never searches (it must not import ``ai/``), it asks.
 
 The gateway appends a job to the Redis Stream ``bots:hints`` and blocks (``MEEPLE_HINT_WAIT_S`` at most)
-on a reply list in the match's own slot, ``hint:{<match>}:reply:<request>``; a bot worker runs the easy
-bot for the seat with its own small budget (``MEEPLE_HINT_BUDGET_S``) and pushes the answer there. A
+on a reply list in the match's own slot, ``hint:{<match>}:reply:<request>``; a bot worker runs the search of
+``HINT_LEVEL`` (normal) for the seat, seeded by the version, with that level's own iteration budget (the easy
+bot's 40 iterations did not even look at every move of a CLASH turn, so its hints could help the opponent), and
+pushes the answer there; ``MEEPLE_HINT_BUDGET_S`` only caps its think time on a slow machine. A
 job whose gateway has stopped waiting is skipped. Each seat may ask ``MEEPLE_HINTS_PER_SEAT_MINUTE``
 times a minute, so hints cannot take over the workers' CPU.
 """
@@ -22,6 +24,10 @@ HINTS_STREAM = "bots:hints"
 #: A reply nobody read (the gateway gave up) is dropped after this long.
 REPLY_TTL_S = 60
 
+
+#: The bot level whose search gives ``/hint``'s move: the level people play against by default, with its own
+#: iteration budget and the match version as its seed, so a hint is the move that level would play there.
+HINT_LEVEL = "normal"
 
 def ask(client: Any, match: Match, seat: int, wait_s: float, budget_s: float, per_minute: int) -> Any:
     """The hint for ``seat`` at ``match.version`` from a bot worker: 429 past the seat's per-minute limit, 409 if

@@ -161,7 +161,7 @@ def _replay_views(core: Core, match: Match, log: list[dict[str, Any]], seat: int
 
 
 def hint(core: Core, caller: Caller, match_id: str) -> dict[str, Any]:
-    """The easy bot's suggestion for the caller's own seat, computed by a bot worker (never in the gateway).
+    """The ``HINT_LEVEL`` bot's move for the caller's own seat, computed by a bot worker (never in the gateway).
 
     The search determinizes from the caller's seat, so a hint can never reveal another seat's cards.
     """
@@ -182,7 +182,7 @@ def hint(core: Core, caller: Caller, match_id: str) -> dict[str, Any]:
     cfg = core.config
     move = hints.ask(core.redis, match, seat, wait_s=cfg.hint_wait_s, budget_s=cfg.hint_budget_s,
                      per_minute=cfg.hints_per_seat_minute)
-    return {"version": match.version, "seat": seat, "move": move}
+    return {"version": match.version, "seat": seat, "move": move, "level": hints.HINT_LEVEL}
 
 
 # -- creating ---------------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ whose move panel stays in reach; invites, leaving, "Your matches", replays with 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -153,9 +154,34 @@ def choose_one_step(page: Any, rng: random.Random) -> str:
         return "waiting"
 
 
-def play_until_finished(page: Any, rng: random.Random, max_steps: int = 3000, shot: str | None = None) -> int:
+#: What a player must never read: an identifier (snake_case), a JSON list or object, a bare seat number as a winner.
+INTERNAL = re.compile(r"\b[a-z]+_[a-z0-9_]+\b|\[\s*[\d\"?]|\{\"|\b[Ww]inners?: \d")
+
+
+def screen_text(page: Any) -> str:
+    """Everything the page shows a player now: the visible text (without match ids, which are codes to copy),
+    the tab's title and the tooltips."""
+    return str(page.evaluate("""() => {
+      let text = document.body.innerText;
+      for (const code of document.querySelectorAll("code")) text = text.split(code.innerText).join("");
+      const tips = [...document.querySelectorAll("[title]")].map(e => e.getAttribute("title"));
+      return [document.title, text, ...tips].join("\\n");
+    }"""))
+
+
+def internal_words(texts: list[str]) -> set[str]:
+    """Each internal word found, with the words around it (where the page says it)."""
+    return {f"{m.group(0)}: ...{text[max(0, m.start() - 60):m.end() + 20]}..."
+            for text in texts for m in INTERNAL.finditer(text)}
+
+
+def play_until_finished(page: Any, rng: random.Random, max_steps: int = 3000, shot: str | None = None,
+                        texts: list[str] | None = None) -> int:
     moves = 0
     for _ in range(max_steps):
+        if texts is not None:
+            with contextlib.suppress(Exception):  # redrawn while it was read: the next step reads it again
+                texts.append(screen_text(page))
         outcome = choose_one_step(page, rng)
         if outcome == "result":
             return moves
@@ -188,14 +214,24 @@ def test_a_whole_game_read_from_the_screen_through_the_stepwise_chooser_to_an_ex
     assert len(page.inner_text("#card-info-text")) > 10
     page.click("#card-info-close")
     shot = str(Path(SHOTS) / f"{game}.png") if SHOTS else None
-    moves = play_until_finished(page, random.Random(1), shot=shot)
+    texts = [screen_text(page)]
+    moves = play_until_finished(page, random.Random(1), shot=shot, texts=texts)
+    page.wait_for_selector("#result")
+    texts.append(screen_text(page))
+    page.goto("/play#/")  # the lobby too, with this game's options
+    page.select_option("#game", game)
+    texts.append(screen_text(page))
+    page.go_back()
+    page.wait_for_selector("#result")
+    assert internal_words(texts) == set(), internal_words(texts)
     assert moves > 0 and page.inner_text("#status") == "finished"
     assert page.inner_text("#verdict") in ("You won!", "You lost.", "You share the win!")
     assert page.inner_text("#reason").startswith("Why it ended: ") and len(page.inner_text("#headline")) > 10
     rows = page.query_selector_all("table.breakdown tbody tr")
     assert len(rows) >= players and all(r.query_selector("li") for r in rows)  # each seat's breakdown
-    if game == "clash":
-        assert "Game 1 is over" in page.inner_text("#games")
+    if game == "clash":  # one game: its end is the headline, said once, and why it ended is the game's reason
+        assert "Game 1 is over" in page.inner_text("#headline") and page.query_selector("#games") is None
+        assert "single game" not in page.inner_text("#reason")
     if game == "they-who-were-8":  # each seat's team, as a chip beside the seat and in its result row
         assert "Team 0 (seats 0 and 2)" in page.inner_text("#result")
         chips = page.eval_on_selector_all(".seats li", "els => els.map(e => [e.dataset.seat, "
@@ -204,7 +240,10 @@ def test_a_whole_game_read_from_the_screen_through_the_stepwise_chooser_to_an_ex
         rows = page.eval_on_selector_all("table.breakdown tbody th", "els => els.map(e => [e.innerText.slice(0, 6), "
                                          "e.querySelector('.team-chip')?.textContent])")
         assert [[f"Seat {s}", f"team {s % 2}"] for s in range(4)] == [r for r in rows if r[0].startswith("Seat")]
-        assert [r for r in rows if r[0].startswith("Team")] == [["Team 0", "team 0"], ["Team 1", "team 1"]], rows
+        assert [r for r in rows if r[0].startswith("Team")] == [["Team 0", None], ["Team 1", None]], rows  # said once
+        scores = page.eval_on_selector_all("table.breakdown tbody tr", "els => els.map(e => [e.querySelector('th')"
+                                           ".innerText.slice(0, 6), e.querySelector('.score').innerText])")
+        assert [s for w, s in scores if w.startswith("Seat")] == [f"for team {s % 2}" for s in range(4)], scores
     if game == "fierce-women":
         assert "Automa (seat 2)" in page.inner_text("#result")
     if SHOTS and game == "they-who-were-8":
@@ -476,9 +515,80 @@ def test_the_page_sends_one_idempotency_key_with_every_write_a_retry_may_repeat(
     assert all(key for _, key in writes), writes
 
 
+class MovesSent:
+    """Every move the page sends: REST ``POST …/moves`` requests and ``move`` messages on its sockets."""
+
+    def __init__(self, page: Any) -> None:
+        self.rest: list[str] = []
+        self.socket: list[dict[str, Any]] = []
+        page.on("request", lambda r: self.rest.append(r.url) if r.method == "POST" and re.search(
+            r"/v1/matches/[^/]+/moves(\?|$)", r.url) else None)
+        page.on("websocket", lambda ws: ws.on("framesent", self.frame))
+
+    def frame(self, payload: Any) -> None:
+        msg = json.loads(payload)
+        if msg.get("type") == "move":
+            self.socket.append(msg)
+
+
+def test_moves_go_over_the_open_socket_and_never_as_a_rest_post_while_it_is_open(new_page: Any) -> None:
+    """One frame in per move, its reply and the bots' updates out: no HTTP request per move (issue 47)."""
+    page = new_page()
+    sent = MovesSent(page)
+    start_from_lobby(page, "clash", 2, {"match": "single"})
+    page.wait_for_function("document.body.dataset.live === 'ws'")
+    rng, moved = random.Random(6), 0
+    while moved < 3:
+        moved += choose_one_step(page, rng) == "moved"
+    assert sent.rest == [], sent.rest
+    assert len(sent.socket) >= 3 and all(m["idempotency_key"] and m["include"] == "legal_moves" and "version" in m
+                                         for m in sent.socket), sent.socket
+    assert not page.is_visible("#error"), page.inner_text("#error")
+
+
+def test_a_move_whose_socket_closes_before_its_reply_goes_over_rest_with_the_same_key_and_is_played_once(
+        new_page: Any, stack: Stack) -> None:
+    """The socket carries the move to the server, then dies before the reply: the page sends the same move over
+    REST with the same idempotency key, and the server answers the first outcome (no error, no second move)."""
+    import httpx
+
+    page = new_page()
+    sent = MovesSent(page)
+    keys: list[str] = []
+    page.on("request", lambda r: keys.append(r.headers.get("idempotency-key", "")) if r.method == "POST" and re.search(
+        r"/moves(\?|$)", r.url) else None)
+    dropped: list[dict[str, Any]] = []
+
+    def route(ws: Any) -> None:  # the page's socket, passed through to the gateway; the first move cuts it
+        server = ws.connect_to_server()
+
+        def from_page(message: Any) -> None:
+            server.send(message)
+            msg = json.loads(message)
+            if msg.get("type") == "move" and not dropped:
+                dropped.append(msg)
+                ws.close()
+        ws.on_message(from_page)
+
+    page.route_web_socket(re.compile(r".*/ws$"), route)
+    match_id = start_from_lobby(page, "clash", 2, {"match": "single", "first_player": 0})
+    page.wait_for_function("document.body.dataset.live === 'ws'")
+    rng, moved = random.Random(6), 0
+    while moved < 2:
+        moved += choose_one_step(page, rng) == "moved"
+    assert not page.is_visible("#error"), page.inner_text("#error")
+    assert dropped and keys[:1] == [dropped[0]["idempotency_key"]], (dropped, keys)  # the same key, over REST
+    assert len(sent.rest) == 1 and len(sent.socket) >= 2  # only that one; the next went on the new socket
+    log = httpx.get(f"{stack.url}/v1/matches/{match_id}/replay").json()["log"]
+    mine = [e["version"] for e in log if e["kind"] == "move" and e["seat"] == 0]
+    assert dropped[0]["version"] + 1 in mine and len(mine) == len(set(mine)) == moved, (mine, dropped)
+
+
 def test_the_page_falls_back_to_long_polls_where_the_gateway_holds_no_websocket(new_page: Any,
                                                                               plain_stack: Stack) -> None:
+    """And its moves go over REST: no socket is open."""
     page = new_page(base_url=plain_stack.url)  # werkzeug's server: /ws answers 501
+    sent = MovesSent(page)
     start_from_lobby(page, "clash", 2, {"match": "single"})
     page.wait_for_function("document.body.dataset.live === 'long-poll'")
     rng, moved = random.Random(6), 0
@@ -486,6 +596,7 @@ def test_the_page_falls_back_to_long_polls_where_the_gateway_holds_no_websocket(
         moved += choose_one_step(page, rng) == "moved"
     page.wait_for_selector("button.choice, #confirm, #result")
     assert not page.is_visible("#error"), page.inner_text("#error")
+    assert len(sent.rest) >= 3 and sent.socket == [], (sent.rest, sent.socket)
 
 
 def finish_with_the_sdk(stack: Stack, game: str, players: int, seed: int = 8) -> tuple[str, str]:
@@ -628,5 +739,6 @@ def test_keyboard_play_hint_key_board_field_and_number_keys(new_page: Any) -> No
     page.wait_for_selector("button.choice, #confirm")
     page.keyboard.press("h")  # the hint walks the chooser to the suggested move
     page.wait_for_function("document.getElementById('hint-text')?.textContent.trim().length > 0")
+    assert page.inner_text("#hint-text").startswith("the normal bot would play: ")  # which level gave it
     page.wait_for_selector("#confirm")
     assert not page.is_visible("#error")

@@ -22,9 +22,9 @@ MEEPLE = str(Path(sys.executable).parent / "meeple")
 class Pane:
     """One tmux server of the test's own (its own socket), one window, gone afterwards."""
 
-    def __init__(self, command: list[str]) -> None:
+    def __init__(self, command: list[str], width: int = 220) -> None:
         self.socket = f"meeple-test-{uuid.uuid4().hex[:8]}"
-        self.tmux(["new-session", "-d", "-x", "220", "-y", "60", "-s", "play", *command])
+        self.tmux(["new-session", "-d", "-x", str(width), "-y", "60", "-s", "play", *command])
         self.tmux(["set-option", "-t", "play", "remain-on-exit", "on"])  # the last screen stays after its exit
 
     def tmux(self, args: list[str]) -> str:
@@ -155,6 +155,7 @@ def test_meeple_play_clash_vs_a_bot_to_the_end_with_a_hint_under_tmux(stack: Sta
     assert "what happened:" in screen and "You joined the match." in screen  # the log in the server's words
     pane.keys("h")  # the hint walks the chooser to the suggested move, shown whole, in words
     screen = pane.wait_for("hint: ")
+    assert "hint: the normal bot would play " in screen, screen  # which level gave it
     assert "the move: " in screen and "1. play this move" in screen, screen
     screen = play_ones_until(pane, "GAME OVER", limit=600)
     assert "GAME OVER: you " in screen and "winners: seat" in screen
@@ -185,8 +186,8 @@ def test_meeple_play_keeps_the_resume_token_on_screen_and_q_says_how_to_resume(s
 @pytest.mark.parametrize(("game", "players", "marks", "named"), [
     ("sideboards", "1", ("SIDEBOARDS", "dresser", "your hand", "start", "you are seat 0"),
      r"your hand: S\d\d\((\w+/\w+ ){4}\w+/\w+\)"),  # each card with its 5 drawers: colour/handle
-    ("fierce-women", "2", ("FIERCE WOMEN", "piles", "seat 0: hand", "seat 2 is the automa"),
-     r"seat 0: hand 3: W\d\d [A-Z]\w+"),
+    ("fierce-women", "2", ("FIERCE WOMEN", "left pile (", "seat 0 (you)", "seat 2 is the automa"),
+     r"your hand: W\d\d [A-Z]\w+"),
     ("they-who-were-8", "4", ("THEY WHO WERE 8", "team 0 (seats 0+2)", "your hand", "gods:",
                               "you are seat 0, team 0 with seat 2"), r"your hand: A\d\d [A-Z]\w+"),
 ])
@@ -227,3 +228,159 @@ def test_two_friends_play_clash_in_two_terminals_with_an_invite(stack: Stack, pa
     else:
         raise AssertionError(f"no end:\n{host.screen()}\n----\n{guest.screen()}")
     assert "you won" in host.screen() or "you won" in guest.screen() or "you share the win" in host.screen()
+
+
+def moves_counted(stack: Stack) -> tuple[float, float]:
+    """(REST ``POST …/moves``, socket ``move`` messages) the gateway has answered, from its /metrics."""
+    import httpx
+
+    rest = sock = 0.0
+    for labels, value in re.findall(r"^meeple_gateway_request_seconds_count\{([^}]*)\} (\S+)$",
+                                    httpx.get(f"{stack.url}/metrics").text, re.M):
+        if 'route="/v1/matches/<match_id>/moves"' in labels and 'method="POST"' in labels:
+            rest += float(value)
+        elif 'route="ws:move"' in labels:
+            sock += float(value)
+    return rest, sock
+
+
+def test_meeple_play_sends_its_moves_on_the_open_socket_not_as_rest_posts(ws_stack: Stack,
+                                                                        pane_factory: list[Pane]) -> None:
+    """Where the gateway holds WebSockets, every move of a whole game goes over the match's socket (issue 47):
+    the gateway answers no REST move meanwhile (its own request counts say so)."""
+    rest_before, sock_before = moves_counted(ws_stack)
+    pane = Pane([MEEPLE, "play", "clash", "--vs", "easy", "--option", 'match="single"', "--url", ws_stack.url])
+    pane_factory.append(pane)
+    screen = play_ones_until(pane, "GAME OVER", limit=600)
+    assert "GAME OVER: you " in screen
+    rest, sock = moves_counted(ws_stack)
+    assert rest == rest_before, "a move went over REST while the socket was open"
+    assert sock - sock_before >= 4  # this seat's moves of a whole CLASH game
+
+
+@pytest.fixture()
+def timekeeper(stack: Stack) -> Iterator[None]:
+    """The deployment's timekeeper on the stack's Redis: it acts on the seats' deadlines (timeouts)."""
+    import threading
+
+    from services.timekeeper.keeper import Timekeeper
+
+    keeper = Timekeeper(stack.redis_url, lease_s=2.0, poll_s=0.05)
+    thread = threading.Thread(target=keeper.run, daemon=True)
+    thread.start()
+    yield
+    keeper.stopping.set()
+    thread.join(15)
+
+
+def test_meeple_play_takes_the_seat_back_after_a_timeout_and_the_result_says_a_bot_played(
+        stack: Stack, pane_factory: list[Pane], timekeeper: None) -> None:
+    import httpx
+
+    pane = Pane([MEEPLE, "play", "clash", "--vs", "easy", "--option", 'match="single"', "--option", "first_player=0",
+                 "--clock", "per_move:1.5", "--url", stack.url])
+    pane_factory.append(pane)
+    screen = pane.wait_for("your move>")
+    match_id = screen.split("meeple play --resume ", 1)[1].split()[0]
+
+    def log() -> list[tuple[str, int | None]]:
+        entries = httpx.get(f"{stack.url}/v1/matches/{match_id}/replay").json()["log"]
+        return [(e["kind"], e.get("seat")) for e in entries]
+
+    deadline = time.monotonic() + 30
+    while ("timeout", 0) not in log() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    pane.keys("r")  # the screen, read again, says a bot took the seat and offers it back
+    pane.wait_for("t = take my seat back")
+    pane.keys("t")
+    pane.wait_for("your seat is yours again")
+    assert ("reclaimed", 0) in log()
+    for _ in range(400):  # nobody moves for seat 0: its time runs out again and the bot plays on to the end
+        screen = pane.wait_for("your move>", "your choice>", "GAME OVER")
+        if "GAME OVER" in screen:
+            break
+        pane.keys("")
+        pane.wait_until_changed(screen, "", timeout=10)
+    screen = pane.wait_for("GAME OVER")
+    assert "a bot played part of this game for you: your time ran out" in screen, screen
+
+
+def test_meeple_play_refuses_a_clock_it_cannot_read(stack: Stack) -> None:
+    done = subprocess.run([MEEPLE, "play", "clash", "--clock", "blitz", "--url", stack.url], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode != 0 and "--clock takes per_move:SECONDS or fischer:BASE:INCREMENT" in done.stderr
+
+
+NAMES = "(Art|Culture|Feminism|Human rights|Politics|Science)"
+CATEGORY = rf"\({NAMES}(, {NAMES})*\)"
+
+
+def test_meeple_play_fierce_women_names_categories_numbers_columns_from_1_and_wraps_at_words(
+        stack: Stack, pane_factory: list[Pane]) -> None:
+    """Issue 50's terminal items: each woman with her categories on the piles, in the hand and in the chooser;
+    columns numbered from 1 on the board as in the log; the notation explained in words; the log wrapped at word
+    boundaries in a narrow terminal (a word is never cut in two)."""
+    import httpx
+
+    pane = Pane([MEEPLE, "play", "fierce-women", "--vs", "easy", "--url", stack.url], width=90)
+    pane_factory.append(pane)
+    screen = asking(pane, "From which pile?")
+    assert all(len(line) < 90 for line in screen.splitlines())  # every line wrapped before the edge, at a word
+    screen = " ".join(screen.split())  # what is on the screen, whatever the wrapping
+    match_id, _, token = screen.split("meeple play --resume ", 1)[1].split()[:3]
+    assert re.search(r"left pile \(\d+ cards\): W\d\d [^(]+" + CATEGORY, screen), screen
+    assert re.search(r"your hand: W\d\d [^(]+" + CATEGORY, screen), screen
+    assert re.search(r"\d+\. the (left|middle|right) pile: W\d\d [^(]+" + CATEGORY, screen), screen  # the chooser
+    for _ in range(40):  # until a woman is on this seat's table
+        if "column 1: W" in latest(pane.screen()):
+            break
+        before = pane.wait_for("your move>")
+        pane.keys("1")
+        pane.wait_until_changed(before, "1", timeout=15)
+    screen = asking(pane, "what happened:")  # a whole screen, drawn to its prompt
+    log_lines = screen.split("what happened:", 1)[1].split("\n\n", 1)[0].splitlines()
+    screen = " ".join(screen.split())
+    assert "column 1: W" in screen and "column 0" not in screen, screen
+    assert re.search(r"column 1: .*\((collects \w|no single category)", screen), screen  # words, not [?; a/b]
+    assert "[?;" not in screen and "known:" not in screen and "human_rights" not in screen
+    log = httpx.get(f"{stack.url}/v1/matches/{match_id}/replay",
+                    headers={"Authorization": f"Bearer {token}"}).json()["log"]
+    placed = [e["text"] for e in log if "column" in (e.get("text") or "") and e.get("seat") == 0]
+    assert placed and all("column 0" not in t for t in placed), placed  # the log counts from 1 as well
+    shown = screen.split("what happened:", 1)[1]
+    drawn = [e for e in log if f" v{e['version']} " in f" {shown} "][-6:]
+    assert len(drawn) >= 4, shown
+    for entry in drawn:  # every word of the entries on screen, whole, whatever the width
+        assert " ".join(entry["text"].split()) in shown, (entry["text"], shown)
+    assert log_lines and all(len(line) < 90 for line in log_lines), log_lines  # wrapped before the edge
+
+
+def test_meeple_play_starts_without_loading_the_servers_commands() -> None:
+    """Issue 50: the first screen took about 10 s on a busy machine; ``meeple play`` imported every server
+    command (gateway, workers, load tests) to build its parser before it drew anything."""
+    probe = ("import sys\nfrom services.cli import main\ntry:\n    main(['play', '--help'])\nexcept SystemExit:\n"
+             "    pass\nprint(sorted(m for m in ('services.gateway', 'services.bots.worker', 'loadtests.runner', "
+             "'tooling.stack') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "usage: meeple play" in done.stdout and done.stdout.strip().endswith("[]"), done.stdout[-400:]
+
+
+def test_meeple_play_resigns_after_a_y_and_the_result_says_why(stack: Stack, pane_factory: list[Pane]) -> None:
+    pane = Pane([MEEPLE, "play", "clash", "--vs", "easy", "--option", 'match="single"', "--option", "first_player=0",
+                 "--url", stack.url])
+    pane_factory.append(pane)
+    before = pane.wait_for("your move>")
+    pane.keys("R")
+    pane.wait_until_changed(before, "R")
+    before = pane.wait_for("resign this match? your side loses. y = yes")
+    pane.keys("n")  # anything but y: nothing happens
+    pane.wait_until_changed(before, "n")
+    assert "GAME OVER" not in pane.screen()
+    pane.keys("R")
+    pane.wait_for("resign this match?")
+    pane.keys("y")
+    screen = pane.wait_for("GAME OVER")
+    result = screen[screen.index("GAME OVER"):]
+    assert "GAME OVER: you lost. winners: seat 1" in result
+    assert "why it ended: You resigned, so the match is over." in result, result

@@ -80,6 +80,19 @@ def test_t2_rulebook_worked_example_scores_17_13_9() -> None:
                                          "doubled": False, "bonus": 0, "points": 12}
 
 
+def test_the_view_shows_points_now_the_ends_scoring_of_the_tables_as_they_are() -> None:
+    """Issue 50: a live score, as the other games have, from the engine's own scoring (all of it public)."""
+    s = position(3, phase="play", action_cards=False, tables=[
+        [["W04", "W16", "W17", "W10"], ["W46", "W18"], ["W20"], ["W11"]],
+        [["W48", "W49", "W03", "W27"], ["W43", "W44"], ["W51"]],
+        [["W23", "W26", "W29"], ["W06", "W40"], ["W19"]],
+    ])
+    for seat in (0, 1, None):
+        view = GAME.view(s, seat)
+        assert view["points_now"] == [17, 13, 9] and view["result"] is None
+        assert [col["points"] for col in view["tables"][0]] == [12, 4, 0, 1]
+
+
 # -- T3 Column rule ---------------------------------------------------------------------------------
 
 
@@ -396,7 +409,7 @@ def test_view_matches_the_spec_shape_and_spectators_see_no_cards() -> None:
     assert list(view) == ["game", "viewer", "players", "seats", "automa_seat", "options", "phase", "current",
                           "to_act", "turn", "piles", "out_of_game_count", "hands", "tables", "discard", "overrides",
                           "popular_min", "collect_five_plus_one", "pending", "automa_placed", "automa_last",
-                          "result"]
+                          "points_now", "result"]
     assert all("cards" not in h for h in GAME.view(s, None)["hands"])
 
 
@@ -596,7 +609,7 @@ def test_t9_removing_cards_can_leave_a_column_undefined() -> None:
                    {"type": "remove_cards", "cards": ["W05", "W12"]})
     assert s.tables[0] == [["W11", "A1"], ["W20"]] and s.discard == ["A5", "W05", "W12"]
     assert GAME.view(s, None)["tables"][0][1] == {"cards": ["W20"], "common": ["art", "human_rights"],
-                                                  "category": None}
+                                                  "category": None, "points": 0}
 
 
 # -- End and scoring: the result document ------------------------------------------------------------
@@ -657,7 +670,7 @@ def test_t4_view_of_seat_1_is_the_spec_example() -> None:
                   {"size": 3, "known": []}],
         "tables": [[], [], []], "discard": [], "overrides": {}, "popular_min": False,
         "collect_five_plus_one": None, "pending": None, "automa_placed": None, "automa_last": None,
-        "result": None,
+        "points_now": [0, 0, 0], "result": None,
     }
     assert GAME.secrets(s, 1) >= {"W01", "W04", "W07", "W11", "W40"} and not GAME.secrets(s, 1) & {"W20", "W02"}
 

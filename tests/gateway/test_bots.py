@@ -165,6 +165,32 @@ def test_hint_suggests_a_legal_move_for_the_callers_own_seat(api: Api, worker: W
         assert api.get(f"/v1/matches/{created['id']}/hint", tokens[idle[0]]).status_code == 409
 
 
+def test_a_hint_names_its_level_and_is_the_move_that_level_would_play_there(api: Api, worker: Worker) -> None:
+    """Issue 50: the easy bot's 40 iterations did not even look at every CLASH move, so a hint could place a Banker
+    supporting the opponent. A hint is now the named level's own search (its budget, the version as its seed)."""
+    from ai.bot import choose_move
+
+    options = {"match": "single", "first_player": 0}
+    created = api.post("/v1/matches", json={"game": "clash", "players": 2, "join": True, "seed": 21,
+                                            "options": options}).json()
+    tokens = [created["token"], api.post(f"/v1/matches/{created['id']}/join", json={}).json()["token"]]
+    game = GAMES["clash"]
+    state = game.new_game(2, 21, options)
+    for _ in range(4):  # a few placements in, where a turn has a few hundred moves
+        status = api.get(f"/v1/matches/{created['id']}?include=legal_moves", tokens[game.to_act(state)[0]]).json()
+        seat = status["you"]
+        move = status["legal_moves"][-1]
+        assert api.post(f"/v1/matches/{created['id']}/moves", tokens[seat],
+                        json={"move": move, "version": status["version"]}).status_code == 200
+        state = game.apply(state, seat, move)
+    seat = game.to_act(state)[0]
+    hint = api.get(f"/v1/matches/{created['id']}/hint", tokens[seat])
+    assert hint.status_code == 200, hint.text
+    doc = hint.json()
+    assert doc["level"] == "normal"
+    assert doc["move"] == choose_move(game, state, seat, level=doc["level"], seed=doc["version"], seconds=0)
+
+
 def test_each_bot_decision_gets_one_job_even_in_simultaneous_steps(own_redis_url: str, rules: RulesProcess) -> None:
     """Sideboards: four bots decide at once; one bot's submission must not re-queue the three still thinking."""
     gateway = start_gateway(own_redis_url, rules.port)

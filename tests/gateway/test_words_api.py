@@ -21,6 +21,17 @@ def test_a_games_components_are_served_with_an_etag_and_a_304_for_a_cache_that_h
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "game_not_found"
 
 
+def test_every_game_carries_its_rules_for_people_goal_turn_components_scoring_and_an_example(api: Api) -> None:
+    """Issue 50: third-party clients get the same rules page the play page shows."""
+    for game in GAMES:
+        rules = api.get(f"/v1/games/{game}").json()["rules"]
+        assert 20 < len(rules["goal"]) < 200 and "\n" not in rules["goal"], rules["goal"]
+        titles = [s["title"] for s in rules["sections"]]
+        assert titles == ["How to win", "A turn", "Components", "Scoring", "Example"], titles
+        assert all(s["paragraphs"] and all(len(p) > 40 for p in s["paragraphs"]) for s in rules["sections"])
+        assert "_" not in str(rules)  # words for people, no internal identifiers
+
+
 def test_every_event_and_replay_entry_has_words_for_its_reader_only(api: Api) -> None:
     """Sideboards (3 people): a seat's own submission is named to it, and to the others only as "chose"."""
     created = api.post("/v1/matches", json={"game": "sideboards", "players": 3, "join": True, "seed": 9}).json()

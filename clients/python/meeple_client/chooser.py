@@ -120,7 +120,14 @@ class Words:
         if cid is None:
             return "a hidden card"
         name = self.name(cid)
-        return name if str(cid) in name else f"{cid} {name}"
+        shown = name if str(cid) in name else f"{cid} {name}"
+        cats = (self.comp.get(str(cid)) or {}).get("categories")
+        return f"{shown} ({', '.join(self.category(c) for c in cats)})" if cats else shown
+
+    def category(self, cat: Any) -> str:
+        """A Fierce Women category's name from the catalogue (``Human rights``), never its key."""
+        entry = self.comp.get(str(cat)) or {}
+        return str(entry.get("name") or str(cat).replace("_", " "))
 
     def field(self, f: Any) -> str:
         try:
@@ -217,7 +224,8 @@ class Words:
                 tables = self.view.get("tables") or []
                 table = tables[you] if you is not None and you < len(tables) else []
                 col = table[v] if isinstance(v, int) and v < len(table) else None
-                held = f" ({col.get('category') or 'no single category'}: {', '.join(col['cards'])})" if col else ""
+                kind = self.category(col["category"]) if col and col.get("category") else "no single category"
+                held = f" ({kind}: {', '.join(col['cards'])})" if col else ""
                 return f"column {v + 1}{held}"
             if step == "card":
                 return self.label(v)

@@ -34,8 +34,23 @@ class GamesDoc(TypedDict):
     games: list[Game]
 
 
+class RulesSection(TypedDict):
+    #: How to win, A turn, Components, Scoring or Example
+    title: str
+    paragraphs: list[str]
+
+
+class GameRules(TypedDict):
+    """How to play the game, for people (written from the spec; the engine decides)."""
+
+    #: how to win, in one line
+    goal: str
+    #: the goal, the turn, the components and the scoring, with a worked example
+    sections: list[RulesSection]
+
+
 class GameComponents(TypedDict):
-    """``GET /v1/games/{game}``: the catalogue entry plus every component of the game."""
+    """``GET /v1/games/{game}``: the catalogue entry plus every component of the game and its rules."""
 
     id: str
     title: str
@@ -47,6 +62,9 @@ class GameComponents(TypedDict):
     #: every card, tile, god and goal: id, name, categories or colours (Sideboards: its drawers and handles) and
     #: its rules text from the spec
     components: dict[str, Any]
+    #: how to play, for people: the goal in one line, then the turn, the components and the scoring with an
+    #: example (null for a game without a written guide)
+    rules: GameRules | None
 
 
 class SeatSpec(TypedDict):
@@ -218,6 +236,8 @@ class Hint(TypedDict):
     version: int
     seat: int
     move: dict[str, Any]
+    #: the bot level whose search gave the move (the move that level would play here)
+    level: str
 
 
 class SubmitMove(TypedDict):

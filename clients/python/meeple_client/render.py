@@ -6,6 +6,7 @@ Cards, tiles and gods are named from the game's component catalogue (``GET /v1/g
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -25,8 +26,17 @@ def labeller(names: Names | None) -> Label:
             drawers = " ".join(f"{d['colour']}/{d['handle']}" for d in entry["drawers"])
             return f"{cid}({drawers})"
         name = str(entry.get("name") or "")
-        return name if str(cid) in name else f"{cid} {name}"
+        shown = name if str(cid) in name else f"{cid} {name}"
+        if entry.get("categories"):  # a woman: her categories are what a player plans with
+            shown += f" ({', '.join(category_name(names, c) for c in entry['categories'])})"
+        return shown
     return label
+
+
+def category_name(names: Names | None, cat: Any) -> str:
+    """A Fierce Women category in words (the catalogue's name: ``Human rights``, not ``human_rights``)."""
+    entry = (names or {}).get(str(cat))
+    return str(entry.get("name")) if entry and entry.get("name") else str(cat).replace("_", " ")
 
 
 def _bare(cid: Any) -> str:
@@ -125,19 +135,33 @@ def _sideboards(view: dict[str, Any], label: Label = _bare) -> list[str]:
     return lines
 
 
-def _fierce_women(view: dict[str, Any], label: Label = _bare) -> list[str]:
-    piles = "  ".join(f"{i}:{label(p['top']) if p['top'] else '-'}({p['size']})" for i, p in enumerate(view["piles"]))
-    lines = [f"FIERCE WOMEN  turn {view.get('turn')}  phase {view.get('phase')}   piles {piles}"]
+def _fierce_women(view: dict[str, Any], label: Label = _bare, names: Names | None = None) -> list[str]:
+    where = ("left", "middle", "right")
+    lines = [f"FIERCE WOMEN  turn {view.get('turn')}"]
+    for i, p in enumerate(view["piles"]):
+        lines.append(f"  {where[i] if i < 3 else i} pile ({p['size']} {'card' if p['size'] == 1 else 'cards'}): "
+                     f"{label(p['top']) if p['top'] else 'empty'}")
+    now = view.get("points_now") or []
     for seat, table in enumerate(view["tables"]):
         hand: dict[str, Any] = view["hands"][seat] if seat < len(view["hands"]) else {"size": 0, "known": []}
-        lines.append(f"seat {seat}: hand {hand['size']}"
-                     + (f": {', '.join(label(c) for c in hand['cards'])}" if "cards" in hand else "")
-                     + (f"  known: {', '.join(label(c) for c in hand['known'])}" if hand.get("known") else ""))
+        who = "the automa" if view.get("automa_seat") == seat else f"seat {seat}"
+        mine = "your hand" if view.get("viewer") == seat else "hand"
+        points = f", {now[seat]} points now" if seat < len(now) else ""
+        lines.append(f"{who}{' (you)' if view.get('viewer') == seat else ''}{points}: {hand['size']} in hand"
+                     + (f"; {mine}: {', '.join(label(c) for c in hand['cards'])}" if "cards" in hand else "")
+                     + (f"; drawn face up from the piles: {', '.join(label(c) for c in hand['known'])}"
+                        if hand.get("known") and "cards" not in hand else ""))
         for col, column in enumerate(table):
-            lines.append(f"    column {col}: {', '.join(label(c) for c in column['cards'])}   "
-                         f"[{column.get('category') or '?'}; {'/'.join(column.get('common') or [])}]")
+            shared = [category_name(names, c) for c in column.get("common") or []]
+            what = (f"collects {category_name(names, column['category'])}" if column.get("category")
+                    else f"no single category (they share {', '.join(shared)})" if shared
+                    else "no single category (they share none)")
+            pts = f", {column['points']} points now" if "points" in column else ""
+            lines.append(f"    column {col + 1}: {', '.join(label(c) for c in column['cards'])}   ({what}{pts})")
     if view.get("discard"):
         lines.append(f"discard: {', '.join(label(c) for c in view['discard'])}")
+    lines.append("(a column scores only while its women share exactly one category; each woman in it scores as "
+                 "many points as there are such columns of that category on all tables)")
     return lines
 
 
@@ -171,6 +195,8 @@ def render_view(game: str, view: dict[str, Any] | None, names: Names | None = No
     if view is None:
         return ["(no view yet)"]
     try:
+        if game == "fierce-women":
+            return _fierce_women(view, labeller(names) if names else _bare, names)
         return RENDERERS[game](view, labeller(names) if names else _bare)
     except (KeyError, IndexError, TypeError):  # an unknown game or a shape this version does not know
         return [f"{k}: {_fmt(v)}" for k, v in view.items() if k != "log"]
@@ -187,12 +213,15 @@ def render_clock(clock: dict[str, Any] | None) -> str:
     return f"clock ({clock['mode']}): " + ", ".join(parts)
 
 
-def render_log(entries: list[dict[str, Any]], last: int = 8) -> list[str]:
-    """The last entries of a match's log, in the server's words for this seat (``text`` of each entry)."""
+def render_log(entries: list[dict[str, Any]], last: int = 8, width: int = 100) -> list[str]:
+    """The last entries of a match's log, in the server's words for this seat (``text`` of each entry), each
+    wrapped at word boundaries to ``width`` columns (a terminal would cut a long line mid-word)."""
     lines = []
     for entry in entries[-last:]:
         who = " (bot)" if entry.get("by") == "bot" else ""
-        lines.append(f"  v{entry.get('version')}{who} {entry.get('text') or entry.get('kind')}")
+        text = f"v{entry.get('version')}{who} {entry.get('text') or str(entry.get('kind')).replace('_', ' ')}"
+        lines.extend(textwrap.wrap(text, width=max(20, width), initial_indent="  ", subsequent_indent="      ",
+                                   break_long_words=False, break_on_hyphens=False))
     return lines
 
 
@@ -207,9 +236,10 @@ def render_result(outcome: dict[str, Any] | None, result: dict[str, Any] | None,
     verdict = ("you won" if len(winners) == 1 else "you share the win") if seat in winners else (
         "you lost" if seat is not None else "finished")
     lines = [f"GAME OVER: {verdict}. winners: seat{'s' if len(winners) != 1 else ''} {_seat_list(winners)}"]
-    if not explained:
+    if not explained:  # a forfeit or an abandonment ended it early: the game's own score sheet is null
         scores = (outcome or {}).get("scores") or []
-        lines.append("scores: " + " / ".join(f"seat {i}: {s:g}" for i, s in enumerate(scores)))
+        if scores:
+            lines.append("scores: " + " / ".join(f"seat {i}: {s:g}" for i, s in enumerate(scores)))
         return "\n".join(lines)
     lines.append(str(explained.get("headline", "")))
     reason = explained.get("reason_text") or str(explained.get("end_reason", "")).replace("_", " ")

@@ -102,7 +102,7 @@ export interface paths {
         };
         /**
          * The bot's suggested move for the caller's own seat
-         * @description Computed by a bot worker (the easy bot, MEEPLE_HINT_BUDGET_S of search); the gateway waits MEEPLE_HINT_WAIT_S for it (else 503 hint_unavailable); MEEPLE_HINTS_PER_SEAT_MINUTE hints a minute per seat (429 hint_limited).
+         * @description Computed by a bot worker (the normal bot's search, named in level; MEEPLE_HINT_BUDGET_S caps its think time); the gateway waits MEEPLE_HINT_WAIT_S for it (else 503 hint_unavailable); MEEPLE_HINTS_PER_SEAT_MINUTE hints a minute per seat (429 hint_limited).
          */
         get: operations["hint"];
         put?: never;
@@ -783,7 +783,7 @@ export interface components {
         };
         /**
          * GameComponents
-         * @description ``GET /v1/games/{game}``: the catalogue entry plus every component of the game.
+         * @description ``GET /v1/games/{game}``: the catalogue entry plus every component of the game and its rules.
          */
         GameComponents: {
             id: string;
@@ -799,6 +799,24 @@ export interface components {
             components: {
                 [key: string]: unknown;
             };
+            /** @description how to play, for people: the goal in one line, then the turn, the components and the scoring with an example (null for a game without a written guide) */
+            rules: components["schemas"]["GameRules"] | null;
+        };
+        /**
+         * GameRules
+         * @description How to play the game, for people (written from the spec; the engine decides).
+         */
+        GameRules: {
+            /** @description how to win, in one line */
+            goal: string;
+            /** @description the goal, the turn, the components and the scoring, with a worked example */
+            sections: components["schemas"]["RulesSection"][];
+        };
+        /** RulesSection */
+        RulesSection: {
+            /** @description How to win, A turn, Components, Scoring or Example */
+            title: string;
+            paragraphs: string[];
         };
         /** CreateMatch */
         CreateMatch: {
@@ -1024,6 +1042,8 @@ export interface components {
             move: {
                 [key: string]: unknown;
             };
+            /** @description the bot level whose search gave the move (the move that level would play here) */
+            level: string;
         };
         /** SubmitMove */
         SubmitMove: {

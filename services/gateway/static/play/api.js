@@ -7,7 +7,9 @@ export class ApiError extends Error {
 
 const IDEMPOTENT_WRITE = /^\/(matches|matchmaking)$|\/(moves|join|rematch)$/;
 
-export async function call(method, path, { token = null, body = undefined, query = {}, signal } = {}) {
+export const newKey = () => (crypto.randomUUID ? crypto.randomUUID() : `${Date.now()}-${Math.random()}`);
+
+export async function call(method, path, { token = null, body = undefined, query = {}, signal, key = null } = {}) {
   const url = new URL("/v1" + path, location.origin);
   for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) url.searchParams.set(k, v);
   const headers = { Accept: "application/json" };
@@ -20,7 +22,7 @@ export async function call(method, path, { token = null, body = undefined, query
   // Every write the server lets a client repeat carries one key for the call and its retries (docs/api.md,
   // "Versions, retries and concurrency"): a retried join or rematch gets its seat's token again, not a 409.
   if (method === "POST" && IDEMPOTENT_WRITE.test(path)) {
-    headers["Idempotency-Key"] = crypto.randomUUID ? crypto.randomUUID() : String(Math.random());
+    headers["Idempotency-Key"] = key || newKey();
   }
   let response;
   for (let attempt = 0; ; attempt++) {
@@ -71,33 +73,61 @@ export function myMatches() {
   try { return JSON.parse(localStorage.getItem("meeple.matches") || "[]"); } catch { return []; }
 }
 
+/** A move's reply was not had over the socket (it closed first, or none was open): send it over REST. */
+export class SocketGone extends Error {}
+
 /**
  * One WebSocket session on a match (docs/api.md "WebSocket"): the token goes in the hello (a browser cannot
  * set headers on a socket), `after` is the last version shown, so nothing is missed across reconnects.
  * Calls onUpdate(doc) for each update, in order; resolves when the socket closes with {ready, error}.
- * `holder.socket` is the open socket, for the page to close when it goes away.
+ * `holder.socket` is the open socket, for the page to close when it goes away; `holder.move(body)` sends a
+ * move on it once it is ready (the REST move's body plus `idempotency_key` and `include`) and resolves with the
+ * status document of its reply, or rejects with the reply's ApiError, or with SocketGone if there is no ready
+ * socket or it closed before the reply came (the caller then sends the same key over REST: the server answers
+ * the first outcome, so the move is never made twice).
  */
 export function socketSession(matchId, { token, after, onUpdate, holder }) {
   return new Promise(resolve => {
-    let ready = false, error = null, chain = Promise.resolve();
+    let ready = false, open = false, error = null, chain = Promise.resolve();
+    const replies = new Map();  // message id -> {resolve, reject} of a move waiting for its reply
     let ws;
     try {
       ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/v1/matches/${encodeURIComponent(matchId)}/ws`);
     } catch (err) { resolve({ ready, error: { code: "no_websocket", message: String(err) } }); return; }
     holder.socket = ws;
+    holder.move = body => new Promise((res, rej) => {
+      if (!open || ws.readyState !== WebSocket.OPEN) { rej(new SocketGone("no open socket")); return; }
+      const id = body.idempotency_key;
+      replies.set(id, { resolve: res, reject: rej });
+      ws.send(JSON.stringify({ type: "move", id, ...body }));
+    });
     ws.onopen = () => ws.send(JSON.stringify({ type: "hello", token: token || null, after,
                                                ...(token ? { include: "legal_moves" } : {}) }));
     ws.onmessage = ev => {
       let msg;
       try { msg = JSON.parse(ev.data); } catch { return; }
-      if (msg.type === "ready") ready = true;
+      if (msg.type === "ready") ready = open = true;
       else if (msg.type === "error") error = msg.error;
-      else if (msg.type === "update") {
+      else if (msg.type === "reply") {
+        const waiting = replies.get(msg.id);
+        if (!waiting) return;
+        replies.delete(msg.id);
+        if (msg.status >= 200 && msg.status < 300) waiting.resolve(msg.body);
+        else {
+          const err = (msg.body && msg.body.error) || { code: `http_${msg.status}`, message: "refused" };
+          waiting.reject(new ApiError(msg.status, err.code, err.message));
+        }
+      } else if (msg.type === "update") {
         const { type, ...doc } = msg;
         // An update the page failed to take (a reload of the status failed): reconnect, which resyncs.
         chain = chain.then(() => onUpdate(doc)).catch(() => ws.close());
       }
     };
-    ws.onclose = () => { holder.socket = null; chain.then(() => resolve({ ready, error })); };
+    ws.onclose = () => {
+      holder.socket = null; holder.move = null; open = false;
+      for (const waiting of replies.values()) waiting.reject(new SocketGone("the socket closed before the reply"));
+      replies.clear();
+      chain.then(() => resolve({ ready, error }));
+    };
   });
 }

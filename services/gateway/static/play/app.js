@@ -2,7 +2,7 @@
 // in words, the log in words, clocks that tick, a result screen, replays. No build step, no framework.
 // Routes live in the URL hash so an invite is a plain link and a reload resumes: #/  #/m/ID  #/join/ID  #/replay/ID
 // (and a tenant's tournaments, tournament.js: #/tournaments  #/tournament/ID)
-import { ApiError, call, fetchText, forgetMatch, loadSeat, myMatches, saveSeat, socketSession } from "./api.js";
+import { ApiError, SocketGone, call, fetchText, forgetMatch, loadSeat, myMatches, newKey, saveSeat, socketSession } from "./api.js";
 import { SEAT_COLOURS, card, esc, indexComponents, renderBoard } from "./boards.js";
 import { moveWords, renderChooser, stepBack } from "./chooser.js";
 import { tournamentPage, tournamentsPage } from "./tournament.js";
@@ -26,9 +26,33 @@ async function catalogue() {
   return games;
 }
 
+const details = {};          // game id -> GET /v1/games/{game} (its components and its rules for people)
+
+async function detailsOf(game) {
+  if (!details[game]) details[game] = await call("GET", `/games/${encodeURIComponent(game)}`);
+  return details[game];
+}
+
 async function componentsOf(game) {
-  if (!components[game]) components[game] = indexComponents((await call("GET", `/games/${encodeURIComponent(game)}`)).components);
+  if (!components[game]) components[game] = indexComponents((await detailsOf(game)).components);
   return components[game];
+}
+
+/** The game's goal in one line (the catalogue's rules), for the game view. */
+const goalOf = game => ((details[game] || {}).rules || {}).goal || "";
+
+// ---------------------------------------------------------------- rules pages
+async function rulesPage(game) {
+  const doc = await detailsOf(game);
+  const rules = doc.rules;
+  if (!rules) { app.innerHTML = `<h1>${esc(doc.title)}</h1><p class="meta">No rules written for this game yet.</p>`; return; }
+  app.innerHTML = `<article class="panel rules" id="rules" aria-labelledby="rules-h">
+    <p class="meta"><a href="#/">Lobby</a> (your browser's Back returns to a game)</p>
+    <h1 id="rules-h">How to play ${esc(doc.title)}</h1>
+    <p class="goal" id="rules-goal"><b>Goal:</b> ${esc(rules.goal)}</p>
+    <p class="meta">${doc.min_players === doc.max_players ? `${doc.min_players} players` : `${doc.min_players} to ${doc.max_players} players`}</p>
+    ${rules.sections.map(sec => `<section><h2>${esc(sec.title)}</h2>${sec.paragraphs.map(p => `<p>${esc(p)}</p>`).join("")}</section>`).join("")}
+  </article>`;
 }
 
 const gameTitle = id => (games.find(g => g.id === id) || { title: id }).title;
@@ -40,7 +64,7 @@ function showCardInfo(comp, id, anchor) {
   if (!box || !e) return;
   let extra = "";
   if (e.drawers) extra = `<p class="meta">${e.drawers.map(d => `${esc(d.colour)}${d.handle ? ` (${esc(d.handle)} handle)` : ""}`).join(" · ")}</p>`;
-  if (e.categories) extra = `<p class="meta">categories: ${e.categories.map(esc).join(", ")}</p>`;
+  if (e.categories) extra = `<p class="meta">categories: ${e.categories.map(c => esc(((comp.categories || []).find(x => x.id === c) || {}).name || c.replace(/_/g, " "))).join(", ")}</p>`;
   if (e.picture) extra = `<pre class="picture">${e.picture.map(esc).join("\n")}</pre>`;
   box.innerHTML = `<button class="close" id="card-info-close" aria-label="close">×</button><b>${esc(id.replace("goal:", "goal "))} ${esc(e.name)}</b>
     ${e.effect_name ? `<span class="meta"> · ${esc(e.effect_name)}${e.timing ? ` (${esc(e.timing)})` : ""}</span>` : ""}
@@ -64,13 +88,23 @@ function wireCards(comp) {
 }
 
 // ---------------------------------------------------------------- lobby
+/** An option's words: its identifiers ("random_support", "end_reason round_limit") and JSON lists read as words. */
+const words = text => String(text ?? "").replace(/\(end_reason round_limit\)/g, "(at the round limit)")
+  .replace(/\[([^\]]*)\]/g, "$1").replace(/'([a-z_]+)'/g, "$1").replace(/\b([a-z]+(?:_[a-z0-9]+)+)\b/g, m => m.replace(/_/g, " "));
+
+/** A choice's words: a seat number as the seat (CLASH: its colour), an identifier as words. */
+function choiceWords(o, c) {
+  if (typeof c === "number" && /player|seat/.test(o.name)) return o.name === "first_player" ? `seat ${c} (${c ? "Green" : "Blue"})` : `seat ${c}`;
+  return String(c).replace(/_/g, " ").replace(/^best of 3$/, "best of 3 games").replace(/^single$/, "a single game").replace(/^points$/, "a points series");
+}
+
 function optionField(o) {
-  const id = `opt-${o.name}`, tip = esc(o.description || "");
-  if (o.type === "bool") return `<label title="${tip}"><input type="checkbox" id="${id}" data-opt="${o.name}" data-kind="bool" ${o.default ? "checked" : ""}> ${esc(o.description || o.name)}</label>`;
-  if (o.type === "int") return `<label title="${tip}">${esc(o.name.replace(/_/g, " "))} <input type="number" id="${id}" data-opt="${o.name}" data-kind="int" min="${o.minimum ?? ""}" max="${o.maximum ?? ""}" value="${o.default}"><span class="meta"> ${esc(o.description || "")}</span></label>`;
-  if (o.type === "choice") return `<label title="${tip}">${esc(o.name.replace(/_/g, " "))} <select id="${id}" data-opt="${o.name}" data-kind="choice">${o.choices.map(c => `<option value='${esc(JSON.stringify(c))}' ${JSON.stringify(c) === JSON.stringify(o.default) ? "selected" : ""}>${esc(String(c).replace(/_/g, " "))}</option>`).join("")}</select><span class="meta"> ${esc(o.description || "")}</span></label>`;
-  // "any" (Sideboards' goals): the default, or a JSON value the description explains
-  return `<label title="${tip}">${esc(o.name.replace(/_/g, " "))} <input id="${id}" data-opt="${o.name}" data-kind="any" placeholder="${esc(JSON.stringify(o.default))}"><span class="meta"> ${esc(o.description || "")}</span></label>`;
+  const id = `opt-${o.name}`, tip = esc(words(o.description || ""));
+  if (o.type === "bool") return `<label title="${tip}"><input type="checkbox" id="${id}" data-opt="${o.name}" data-kind="bool" ${o.default ? "checked" : ""}> ${tip || esc(words(o.name))}</label>`;
+  if (o.type === "int") return `<label title="${tip}">${esc(words(o.name))} <input type="number" id="${id}" data-opt="${o.name}" data-kind="int" min="${o.minimum ?? ""}" max="${o.maximum ?? ""}" value="${o.default}"><span class="meta"> ${tip}</span></label>`;
+  if (o.type === "choice") return `<label title="${tip}">${esc(words(o.name))} <select id="${id}" data-opt="${o.name}" data-kind="choice">${o.choices.map(c => `<option value='${esc(JSON.stringify(c))}' ${JSON.stringify(c) === JSON.stringify(o.default) ? "selected" : ""}>${esc(choiceWords(o, c))}</option>`).join("")}</select><span class="meta"> ${tip}</span></label>`;
+  // "any" (Sideboards' goals): the default, or numbers the description explains ("2 9 19" is sent as [2, 9, 19])
+  return `<label title="${tip}">${esc(words(o.name))} <input id="${id}" data-opt="${o.name}" data-kind="any" placeholder="${esc(words(String(o.default)))}"><span class="meta"> ${tip}</span></label>`;
 }
 
 function readOptions() {
@@ -80,7 +114,10 @@ function readOptions() {
     if (kind === "bool") { if (el.checked) out[name] = true; }
     else if (kind === "int") { if (el.value !== "" && el.value !== el.defaultValue) out[name] = Number(el.value); }
     else if (kind === "choice") out[name] = JSON.parse(el.value);
-    else if (el.value.trim()) out[name] = JSON.parse(el.value);
+    else if (el.value.trim()) {  // numbers as words ("2 9 19" or "2, 9, 19"), a word, or JSON
+      const text = el.value.trim();
+      out[name] = /^\d+([\s,]+\d+)*$/.test(text) ? text.split(/[\s,]+/).map(Number) : /^[a-z]+$/i.test(text) ? text : JSON.parse(text);
+    }
   }
   return out;
 }
@@ -89,11 +126,12 @@ const DEFAULTS = { clash: { match: "single" } };  // a first game: one CLASH gam
 
 async function lobby() {
   const list = await catalogue();
-  const gameOptions = list.map(g => `<option value="${g.id}">${esc(g.title)} (${g.min_players}–${g.max_players} players)</option>`).join("");
+  const gameOptions = list.map(g => `<option value="${g.id}">${esc(g.title)} (${g.min_players === g.max_players ? g.min_players : `${g.min_players}–${g.max_players}`} players)</option>`).join("");
   app.innerHTML = `<div class="lobby">
     <section class="panel" aria-labelledby="new-h"><h2 id="new-h">New game</h2>
       <form id="new-game">
         <label>Game <select name="game" id="game">${gameOptions}</select></label>
+        <p class="meta"><a id="rules-link" href="#/rules/${esc(list[0].id)}">How to play ${esc(list[0].title)}</a></p>
         <label>Players <input name="players" id="players" type="number" min="1" max="6" value="2"></label>
         <label>Other seats <select name="vs" id="vs">
           <option value="easy">bots: easy</option><option value="normal" selected>bots: normal</option>
@@ -116,6 +154,8 @@ async function lobby() {
   const syncGame = () => {
     const g = list.find(x => x.id === gameSel.value);
     players.min = g.min_players; players.max = g.max_players;
+    const rulesLink = document.getElementById("rules-link");
+    rulesLink.href = `#/rules/${g.id}`; rulesLink.textContent = `How to play ${g.title}`;
     players.value = Math.min(g.max_players, Math.max(g.min_players, 2));
     document.getElementById("options").innerHTML = `<legend>Options for ${esc(g.title)}</legend>${g.options.map(optionField).join("") || '<p class="meta">none</p>'}`;
     for (const [name, value] of Object.entries(DEFAULTS[g.id] || {})) {
@@ -224,7 +264,50 @@ function secondsLeft(clock, seat) {
 
 function clockText(clock, seat) {
   const left = secondsLeft(clock, seat);
-  return left === null ? "" : ` ⏱ ${Math.floor(left / 60)}:${String(Math.floor(left % 60)).padStart(2, "0")}`;
+  return left === null ? "" : ` ${CLOCK_ICON} ${Math.floor(left / 60)}:${String(Math.floor(left % 60)).padStart(2, "0")}`;
+}
+
+/** A stopwatch drawn inline (an emoji would be an empty box without an emoji font). */
+const CLOCK_ICON = '<svg class="icon" viewBox="0 0 16 16" width="12" height="12" aria-hidden="true"><circle cx="8" cy="9" r="6" fill="none" stroke="currentColor" stroke-width="1.6"/><path d="M8 9V5.5M6 1.5h4" stroke="currentColor" stroke-width="1.6" fill="none"/></svg>';
+
+/** Low on time: at most 10 s, or a fifth of a move's time or of a Fischer bank, whichever is more. */
+function lowOnTime(clock, seat) {
+  const left = secondsLeft(clock, seat);
+  const s = clock && clock.seats ? clock.seats.find(x => x.seat === seat) : null;
+  if (left === null || !s || !s.running) return false;
+  const whole = clock.mode === "per_move" ? clock.seconds : clock.mode === "fischer" ? clock.base_s : null;
+  return left <= Math.max(10, whole ? whole / 5 : 0);
+}
+
+/** The clock of a seat: its time left, and a warning when the viewer's own clock runs low. */
+function clockHtml(d, seat) {
+  const text = clockText(d.clock, seat);
+  if (!text) return "";
+  return seat === d.you && lowOnTime(d.clock, seat) ? `${text} <b class="low-time">low on time!</b>` : text;
+}
+
+// ---------------------------------------------------------------- turn alerts
+// The tab's title says "Your turn"; a sound (if switched on here) and a browser notification (if the player
+// allowed them and the tab is not in front) say it once when a turn begins.
+const BASE_TITLE = "Meeple — play";
+const soundOn = () => localStorage.getItem("meeple.sound") === "on";
+
+function beep() {
+  try {
+    const audio = new (window.AudioContext || window.webkitAudioContext)();
+    const tone = audio.createOscillator(), gain = audio.createGain();
+    tone.frequency.value = 660; gain.gain.value = 0.08;
+    tone.connect(gain).connect(audio.destination);
+    tone.start(); tone.stop(audio.currentTime + 0.18);
+    tone.onended = () => audio.close();
+  } catch { /* no audio here */ }
+}
+
+function turnAlert(title) {
+  if (soundOn()) beep();
+  if ("Notification" in window && Notification.permission === "granted" && document.visibilityState !== "visible") {
+    try { new Notification("Your turn", { body: title, tag: "meeple-turn" }); } catch { /* not allowed here */ }
+  }
 }
 
 /** Who the viewer is, in the game's own terms: a colour and side, a team, or the automa beside them. */
@@ -256,25 +339,140 @@ function teamChip(d, seat) {
 function rowLabel(d, s) {
   const you = s.seat === d.you ? " (you)" : "";
   if (d.game !== "they-who-were-8") return `${esc(s.label)}${you}`;
-  if (s.seat === undefined) return `${esc(s.label)}${s.seats && s.seats.length ? teamChip(d, s.seats[0]) : ""}`;
+  if (s.seat === undefined) return `<span class="team-label" style="color:${(s.seats || [0])[0] % 2 ? "var(--green)" : "var(--blue)"}">${esc(s.label)}</span>`;
   return `${esc(s.label.replace(/ \(team \d+\)/, ""))}${you}${teamChip(d, s.seat)}`;
 }
 
-function resultHtml(d) {
+/** Seats a bot played for part of the game (a timeout, then maybe a reclaim), from the log, in words. */
+function botPlayedHtml(d, log) {
+  const seats = [...new Set((log || []).filter(e => e.kind === "timeout" && e.seat !== null && e.seat !== undefined).map(e => e.seat))];
+  if (!seats.length) return "";
+  const lines = seats.map(seat => {
+    const last = log.filter(e => ["timeout", "reclaimed"].includes(e.kind) && e.seat === seat).pop();
+    const back = last && last.kind === "reclaimed";
+    const who = seat === d.you ? "you" : seatName(d, seat);
+    return `A bot played part of this game for ${who}: ${seat === d.you ? "your" : "their"} time ran out${back ? `, and ${seat === d.you ? "you" : "they"} took the seat back later` : ", and the bot played on to the end"}.`;
+  });
+  return `<p id="bot-played" class="bot-played">${lines.map(esc).join("<br>")}</p>`;
+}
+
+/** Where each side stood when a forfeit or an abandonment ended the match early (the game's own score sheet
+ * is then null): the final position read as the game scores it. */
+function standing(d) {
+  const v = d.view || {};
+  if (d.game === "clash" && v.board) {
+    const tiles = [0, 0];
+    for (const row of v.board) for (const cell of row) if (cell && cell.face === "up") tiles[cell.supports === "blue" ? 0 : 1]++;
+    return [0, 1].map(s => ({ seat: s, label: `Seat ${s}: ${s ? "Green (Jihad)" : "Blue (McWorld)"}`, score: tiles[s],
+      breakdown: [{ label: "tiles supporting it on the board", value: tiles[s] }, { label: "games won before", value: (v.wins || [0, 0])[s] }] }));
+  }
+  if (d.game === "fierce-women" && v.points_now) {
+    return v.points_now.map((p, s) => ({ seat: s, label: v.automa_seat === s ? "Automa" : `Seat ${s}`, score: p,
+      breakdown: [{ label: "women in scoring columns", value: (v.tables[s] || []).filter(c => c.category).reduce((n, c) => n + c.cards.filter(x => x.startsWith("W")).length, 0) }] }));
+  }
+  if (d.game === "sideboards" && v.provisional) {
+    return v.provisional.map((p, s) => ({ seat: s, label: `Seat ${s}`, score: p.total ?? "",
+      breakdown: [{ label: "colour goal", value: p.colour_count }, { label: "handle goal", value: p.handle_count }, { label: "row drawers", value: p.row_drawers }] }));
+  }
+  if (d.game === "they-who-were-8" && v.gods) {
+    return v.teams.map((seats, t) => {
+      const mine = v.gods.filter(g => seats.includes(g.owner));
+      const glory = mine.reduce((n, g) => n + g.glory, 0), infamy = mine.reduce((n, g) => n + g.infamy, 0), used = mine.filter(g => g.used).length;
+      return { seats, label: `Team ${t} (seats ${seats.join(" and ")})`, score: 2 * glory - infamy - 2 * used,
+        breakdown: [{ label: "glory", value: glory }, { label: "infamy", value: infamy }, { label: "powers used", value: used }] };
+    });
+  }
+  return [];
+}
+
+/** Why a match ended early, in the log's own words (a resignation, a forfeit on time, an abandonment). */
+function earlyEnd(log) {
+  const e = [...(log || [])].reverse().find(x => ["resigned", "resign", "timeout", "left", "abandoned", "aborted"].includes(x.kind));
+  return e && e.text ? e.text : "the match ended before the game did.";
+}
+
+const capital = s => s.charAt(0).toUpperCase() + s.slice(1);
+const namesOf = (d, seats) => seats.map(s => capital(seatName(d, s))).join(", ");
+
+/** CLASH says which match format ended (single game, best of 3, points series): the reason in words. */
+const CLASH_REASONS = { board_full: "all nine fields hold face-up tiles", move_limit: "the move limit was reached" };
+function clashReason(ex) {
+  const last = (ex.games || [])[ex.games.length - 1] || {};
+  const colour = s => (s ? "Green" : "Blue");
+  const game = last.reason === "no_placement" ? `${colour(last.stuck)} could not place a tile` : CLASH_REASONS[last.reason] || "the game is over";
+  const kaboom = last.kaboom !== null && last.kaboom !== undefined ? `, and KABOOM!!! supported ${colour(last.kaboom)}` : "";
+  if (ex.end_reason === "single_game") return `${game}${kaboom}`;
+  if (ex.end_reason === "two_wins") return `${colour((ex.winners || [])[0])} won two games`;
+  if (ex.end_reason === "three_games_played") return "all three games were played";
+  if (ex.end_reason === "points_series_complete") return `all ${ex.games.length} games of the series were played`;
+  return `${game}${kaboom}`;
+}
+
+function resultHtml(d, log = []) {
   const r = d.result || {}, ex = r.explanation;
   const winners = (ex && ex.winners) || (d.outcome && d.outcome.winners) || r.winners || [];
   const verdict = d.you === null ? "The game is over." : winners.includes(d.you) ? (winners.length > 1 ? "You share the win!" : "You won!") : "You lost.";
-  if (!ex) return `<div class="result" id="result" role="status"><h2>${verdict}</h2><p>Winners: ${winners.join(", ") || "none"}</p></div>`;
-  const table = (rows, unit) => `<table class="breakdown"><thead><tr><th>Who</th><th>How</th><th>${esc(unit)}</th></tr></thead><tbody>
+  const table = (rows, unit, teamOf = null) => `<table class="breakdown"><thead><tr><th>Who</th><th>How</th><th>${esc(unit)}</th></tr></thead><tbody>
     ${rows.map(s => `<tr class="${winners.includes(s.seat) || (s.seats || []).some(x => winners.includes(x)) ? "won" : ""}"><th>${rowLabel(d, s)}</th>
-      <td><ul>${s.breakdown.map(b => `<li>${esc(b.label)}: <b>${b.value}</b></li>`).join("")}</ul></td><td class="score">${s.score}</td></tr>`).join("")}</tbody></table>`;
-  const forfeit = d.outcome && d.outcome.forfeited && d.outcome.forfeited.length ? `<p>Forfeited: seat ${d.outcome.forfeited.join(", ")}.</p>` : "";
+      <td><ul>${s.breakdown.map(b => `<li>${esc(b.label)}: <b>${esc(b.value)}</b></li>`).join("")}</ul></td><td class="score">${teamOf ? `for team ${teamOf(s.seat)}` : esc(s.score)}</td></tr>`).join("")}</tbody></table>`;
+  const forfeit = d.outcome && d.outcome.forfeited && d.outcome.forfeited.length ? `<p id="forfeits">Forfeited: ${esc(namesOf(d, d.outcome.forfeited))}.</p>` : "";
+  const winnersLine = `<p id="winners">${winners.length ? `${winners.length > 1 ? "Winners" : "Winner"}: ${esc(namesOf(d, winners))}` : "Nobody won."}</p>`;
+  if (!ex) {
+    const rows = standing(d);
+    return `<div class="result" id="result" role="status"><h2 id="verdict">${verdict}</h2>${winnersLine}
+      <p class="meta" id="reason">Why it ended: ${esc(earlyEnd(log))}</p>${forfeit}${botPlayedHtml(d, log)}
+      ${rows.length ? `<p class="meta">Where everyone stood when it ended:</p>${table(rows, d.game === "they-who-were-8" ? "team points" : "points then")}` : ""}</div>`;
+  }
+  const reason = d.game === "clash" ? clashReason(ex) : ex.reason_text || ex.end_reason.replace(/_/g, " ");
+  const games = ex.games && ex.games.length > 1 ? `<ol class="games" id="games">${ex.games.map(g => `<li>${esc(g.text)}</li>`).join("")}</ol>` : "";
+  const tw8 = d.game === "they-who-were-8" && ex.teams;
+  const teamOf = seat => ex.teams.findIndex(t => (t.seats || []).includes(seat));
   return `<div class="result" id="result" role="status"><h2 id="verdict">${verdict}</h2>
     <p id="headline">${esc(ex.headline)}</p>
-    <p class="meta" id="reason">Why it ended: ${esc(ex.reason_text || ex.end_reason.replace(/_/g, " "))}</p>${forfeit}
-    ${ex.games ? `<ol class="games" id="games">${ex.games.map(g => `<li>${esc(g.text)}</li>`).join("")}</ol>` : ""}
+    <p class="meta" id="reason">Why it ended: ${esc(reason)}</p>${forfeit}${botPlayedHtml(d, log)}
+    ${games}
     ${ex.teams ? table(ex.teams, "team points") : ""}
-    ${table(ex.seats, (ex.seats[0] || {}).unit || "score")}</div>`;
+    ${tw8 ? table(ex.seats, "scores", teamOf) : table(ex.seats, (ex.seats[0] || {}).unit || "score")}</div>`;
+}
+
+// ---------------------------------------------------------------- the move being chosen, drawn on the board
+const VERBS = { destroy: "destroyed", flip: "flipped", discard: "discarded", move: "moved", repeat: "repeated", zone_transfer: "taken" };
+const STEPS = { north: [-1, 0], south: [1, 0], east: [0, 1], west: [0, -1] };
+const NEAR = { orthogonal: [[1, 0], [0, 1], [-1, 0], [0, -1]], diagonal: [[1, 1], [1, -1], [-1, 1], [-1, -1]] };
+
+/** The fields a CLASH placement's effect will hit (face-up tiles without Security in its reach; the target). */
+function clashHits(view, move, comp) {
+  const e = move.effect || {}, [r, c] = move.field;
+  const at = (rr, cc) => rr >= 0 && rr < 3 && cc >= 0 && cc < 3 ? view.board[rr][cc] : null;
+  const open = (rr, cc) => { const x = at(rr, cc); return x && x.face === "up" && !x.security; };
+  if (e.target) return [e.target.join(","), ...(e.to ? [e.to.join(",")] : [])];
+  let near = [];
+  if (e.direction) { const [dr, dc] = STEPS[e.direction]; for (let k = 1; k < 3; k++) near.push([r + dr * k, c + dc * k]); }
+  else if (e.pattern) near = NEAR[e.pattern].map(([dr, dc]) => [r + dr, c + dc]);
+  else if (Object.keys(e).length === 0) {
+    const front = move.supports === "blue" ? 1 : -1;
+    near = ((comp.byId[move.tile] || {}).dots || []).length  // the Social network: the 3 fields in front of its tip
+      ? [-1, 0, 1].map(dc => [r + front, c + dc]) : [...NEAR.orthogonal, ...NEAR.diagonal].map(([dr, dc]) => [r + dr, c + dc]);
+  }
+  return near.filter(([rr, cc]) => open(rr, cc)).map(f => f.join(","));
+}
+
+/** What to draw on the board for the choices so far: the field (and the tiles an effect hits), or the column. */
+function previewOf(d, chooser, comp) {
+  const left = (chooser && chooser.left) || [];
+  const move = left[0];
+  if (!move || move.type !== "place") return {};
+  const same = k => left.every(m => JSON.stringify(m[k]) === JSON.stringify(move[k]));
+  if (d.game === "clash" && move.field && same("field")) {
+    const out = { field: move.field.join(","), tile: move.tile };
+    if (left.length === 1 && move.effect) {
+      out.hits = clashHits(d.view, move, comp);
+      out.verb = VERBS[(comp.byId[move.tile] || {}).effect] || "hit";
+    }
+    return out;
+  }
+  if (d.game === "fierce-women" && move.column !== undefined && same("column") && same("card")) return { column: move.column, card: move.card };
+  return {};
 }
 
 async function matchPage(id) {
@@ -282,8 +480,8 @@ async function matchPage(id) {
   const token = held ? held.token : null;
   const st = { id, token, doc: null, chosen: [], hint: null, alive: true, log: [], logVersion: -1,
                confirmLeave: false, controller: new AbortController() };
-  const live = { socket: null };
-  page = { stop() { st.alive = false; st.controller.abort(); clearInterval(st.ticker); live.socket?.close(); } };
+  const live = { socket: null, move: null };
+  page = { stop() { st.alive = false; st.controller.abort(); clearInterval(st.ticker); live.socket?.close(); document.title = BASE_TITLE; } };
 
   const load = async () => {
     st.doc = await call("GET", `/matches/${id}`, { token, query: { include: token ? "legal_moves" : undefined } });
@@ -295,11 +493,13 @@ async function matchPage(id) {
     if ("events" in doc) addEvents(doc.events);
     // Never back to an older version: a move's answer can arrive after the socket brought later versions.
     if (st.doc && doc.version < st.doc.version) return;
+    const before = st.doc && st.doc.view;  // the board before this change: what changed is highlighted
     if ("events" in doc) {
       Object.assign(st.doc, { version: doc.version, status: doc.status, to_act: doc.to_act, result: doc.result });
       if (doc.view) st.doc.view = doc.view;
       if ("legal_moves" in doc) st.doc.legal_moves = doc.legal_moves;
     } else st.doc = doc;
+    if (before && st.doc.view && st.doc.view !== before && JSON.stringify(st.doc.view) !== JSON.stringify(before)) st.prevView = before;
   };
 
   await load();
@@ -315,25 +515,39 @@ async function matchPage(id) {
     if (!st.alive) return;
     const d = st.doc, you = d.you, moves = d.legal_moves || [];
     const finished = d.status === "finished";
+    const myTurn = !finished && moves.length > 0;
+    document.title = myTurn ? `Your turn · ${gameTitle(d.game)} · Meeple` : `${gameTitle(d.game)} · Meeple`;
+    if (st.drawnVersion !== d.version) {  // a rules text opened on an earlier turn does not stay over this one
+      const info = document.getElementById("card-info");
+      if (info && st.drawnVersion !== undefined) info.hidden = true;
+      st.drawnVersion = d.version;
+    }
+    if (myTurn && !st.myTurn && st.shown) turnAlert(gameTitle(d.game));
+    st.myTurn = myTurn; st.shown = true;
     const seats = d.seats.map(s => `<li class="${d.to_act.includes(s.seat) ? "acting" : ""} ${s.seat === you ? "me" : ""}" data-seat="${s.seat}"
         aria-label="seat ${s.seat}, ${s.kind}${s.level ? " " + s.level : ""}${d.to_act.includes(s.seat) ? ", to act" : ""}">
-        <span class="dot" style="background:${d.game === "clash" ? (s.seat ? "var(--green)" : "var(--blue)") : SEAT_COLOURS[s.seat]}"></span>
-        ${s.seat}: ${s.kind === "bot" ? `bot (${esc(s.level)})` : s.taken ? (s.seat === you ? "you" : "human") : "free"}${s.connected ? " ●" : ""}${teamChip(d, s.seat)}<span class="clock" data-clock="${s.seat}">${clockText(d.clock, s.seat)}</span></li>`).join("");
+        <span class="dot" style="background:${d.game === "clash" || d.game === "they-who-were-8" ? (s.seat % 2 ? "var(--green)" : "var(--blue)") : SEAT_COLOURS[s.seat]}"></span>
+        Seat ${s.seat}: ${s.kind === "bot" ? `bot (${esc(s.level)})` : s.taken ? (s.seat === you ? "you" : "a person") : "free"}${s.kind !== "bot" && s.taken ? (s.connected ? ' <span class="online" title="connected now">online</span>' : ' <span class="offline" title="not connected">away</span>') : ""}${teamChip(d, s.seat)}<span class="clock" data-clock="${s.seat}">${clockHtml(d, s.seat)}</span></li>`).join("");
     const free = d.seats.some(s => s.kind === "human" && !s.taken);
     const invite = `${location.origin}/play#/join/${d.id}`;
     const others = d.to_act.filter(s => s !== you);
     let panel;
     st.chooser = null; st.fieldOptions = [];
     if (finished) {
-      panel = `${resultHtml(d)}${you !== null ? '<button id="rematch" class="primary">Rematch</button>' : ""} <a href="#/replay/${esc(d.id)}" id="replay-link">Watch the replay</a>`;
+      panel = `${resultHtml(d, st.log)}${you !== null ? '<button id="rematch" class="primary">Rematch</button>' : ""} <a href="#/replay/${esc(d.id)}" id="replay-link">Watch the replay</a>`;
     } else if (you === null) {
       panel = '<p class="meta">Spectating: the board updates live.</p>';
+    } else if (d.seats[you] && d.seats[you].forfeited) {
+      panel = '<p id="forfeited" class="meta">You resigned: a bot plays your seat\'s remaining decisions, and the others play on.</p>';
+    } else if (d.seats[you] && d.seats[you].control === "bot") {
+      panel = `<div class="takeover" id="takeover" role="alert"><p>Your time ran out, so a bot is playing your seat.
+        It keeps playing until you take the seat back.</p><button id="reclaim" class="primary">Take my seat back</button></div>`;
     } else if (moves.length) {
       const chooser = renderChooser(d.game, moves, st.chosen, ctx());
       st.chooser = chooser.state;
       st.fieldOptions = st.chooser.step === "field" ? st.chooser.options.map(v => JSON.parse(v).join(",")) : [];
       panel = `<h2 id="turn">Your move</h2>${chooser.html}
-        <p><button id="hint" accesskey="h">Hint (h)</button> <span id="hint-text" role="status">${st.hint ? esc(moveWords(d.game, st.hint, ctx())) : ""}</span></p>`;
+        <p><button id="hint" accesskey="h">Hint (h)</button> <span id="hint-text" role="status">${st.hint ? `the ${esc(st.hintLevel || "bot")} bot would play: ${esc(moveWords(d.game, st.hint, ctx()))}` : ""}</span></p>`;
     } else if (d.status === "waiting") {
       panel = `<p id="waiting" class="meta">Waiting for ${free ? "a friend to join: send them the invite above" : "players"}…</p>`;
     } else if (you !== null && d.to_act.includes(you)) {
@@ -341,13 +555,19 @@ async function matchPage(id) {
     } else {
       panel = `<p id="waiting" class="meta">Waiting for ${others.map(s => seatName(d, s)).join(", ") || "the next step"}…</p>`;
     }
-    const leave = you !== null && !finished ? (st.confirmLeave
+    const leave = you !== null && !finished && !(d.seats[you] || {}).forfeited ? (st.confirmLeave
       ? `<div class="confirm" role="alertdialog" aria-label="confirm leaving">Leave this match? A bot plays your seat from now on and this browser cannot play it again.
           <button id="leave-yes" class="primary">Yes, leave</button> <button id="leave-no">Stay</button></div>`
-      : '<button id="leave">Leave</button>') : "";
+      : st.confirmResign
+      ? `<div class="confirm" role="alertdialog" aria-label="confirm resigning">Resign this match? Your side loses${d.players > 2 ? " and a bot plays your seat's remaining decisions" : ""}.
+          <button id="resign-yes" class="primary">Yes, resign</button> <button id="resign-no">Keep playing</button></div>`
+      : '<p class="seat-actions"><button id="resign">Resign</button> <button id="leave">Leave</button></p>') : "";
+    const alerts = you !== null && !finished ? `<p class="alerts meta"><label><input type="checkbox" id="sound" ${soundOn() ? "checked" : ""}> sound on my turn</label>
+      ${"Notification" in window && Notification.permission === "default" ? '<button id="notify">Notify me when it is my turn</button>' : ""}</p>` : "";
     const log = st.log.slice(-40).reverse().map(e => `<li class="entry kind-${esc(e.kind)}" data-version="${e.version}">
-        <span class="v">v${e.version}</span> ${e.by === "bot" ? '<span class="badge">bot</span> ' : ""}${esc(e.text || `${e.kind} seat ${e.seat ?? "-"}`)}</li>`).join("");
-    app.innerHTML = `<h1>${esc(gameTitle(d.game))}</h1>
+        <span class="v">v${e.version}</span> ${e.by === "bot" ? '<span class="badge">bot</span> ' : ""}${esc(e.text || `${String(e.kind).replace(/_/g, " ")}${e.seat !== null && e.seat !== undefined ? ` (seat ${e.seat})` : ""}`)}</li>`).join("");
+    app.innerHTML = `<h1>${esc(gameTitle(d.game))} <a class="rules-link" id="rules-link" href="#/rules/${esc(d.game)}">Rules</a></h1>
+      ${goalOf(d.game) ? `<p id="goal" class="goal"><b>Goal:</b> ${esc(goalOf(d.game))}</p>` : ""}
       <p id="you" class="you">${identity(d)}</p>
       <div class="meta">match <code id="match-id">${esc(d.id)}</code> · <span id="status" data-status="${d.status}">${d.status}</span>
         · version <span id="version">${d.version}</span> · ${you === null ? "spectating" : `you are seat ${you}`}</div>
@@ -355,8 +575,8 @@ async function matchPage(id) {
       ${free ? `<section class="panel invite"><label for="invite">Invite a friend: send this link</label>
         <div class="row"><input id="invite" readonly value="${esc(invite)}"> <button id="copy-invite">Copy</button> <span id="copied" role="status"></span></div></section>` : ""}
       <div class="match">
-        <section class="panel board" aria-label="board">${renderBoard(d.game, d.view, { comp, selectedField: st.fieldChoice, fields: st.fieldOptions })}</section>
-        <section class="panel move-panel" id="move-panel" aria-label="your move">${panel}${leave}
+        <section class="panel board" aria-label="board">${renderBoard(d.game, d.view, { comp, selectedField: st.fieldChoice, fields: st.fieldOptions, prev: st.prevView, preview: previewOf(d, st.chooser, comp), finished })}</section>
+        <section class="panel move-panel" id="move-panel" aria-label="your move">${panel}${leave}${alerts}
           <h3>What happened</h3><ol class="log" id="log" aria-label="events">${log}</ol>
         </section></div>`;
     wire();
@@ -370,8 +590,17 @@ async function matchPage(id) {
     if (st.alive) render();
   };
 
+  // A move goes over the match's socket while one is open (one frame in, the reply and the others' updates
+  // out), and over REST otherwise, or if the socket closes before its reply: with the same idempotency key,
+  // so a move the server made before the socket closed is answered, not made twice.
   const play = async move => {
-    const done = await call("POST", `/matches/${id}/moves`, { token, body: { move, version: st.doc.version }, query: { include: "legal_moves" } });
+    const body = { move, version: st.doc.version }, key = newKey();
+    let done = null;
+    if (live.move) {
+      try { done = await live.move({ ...body, idempotency_key: key, include: "legal_moves" }); }
+      catch (err) { if (!(err instanceof SocketGone)) throw err; }
+    }
+    if (!done) done = await call("POST", `/matches/${id}/moves`, { token, body, key, query: { include: "legal_moves" } });
     fold(done);
     st.hint = null; st.chosen = [];
   };
@@ -393,10 +622,18 @@ async function matchPage(id) {
     }
     const on = (sel, fn) => { const el = document.getElementById(sel); if (el) el.addEventListener("click", () => act(fn)); };
     on("hint", async () => {
-      st.hint = (await call("GET", `/matches/${id}/hint`, { token })).move;
+      const hint = await call("GET", `/matches/${id}/hint`, { token });
+      st.hint = hint.move; st.hintLevel = hint.level;
       const steps = Object.keys(st.hint);  // the chooser walks to the hinted move, ready to confirm
       st.chosen = [["type", JSON.stringify(st.hint.type)], ...steps.filter(k => k !== "type").map(k => [k, JSON.stringify(st.hint[k])])];
     });
+    on("reclaim", async () => { await call("POST", `/matches/${id}/seats/${st.doc.you}/reclaim`, { token }); await load(); });
+    on("resign", async () => { st.confirmResign = true; });
+    on("resign-no", async () => { st.confirmResign = false; });
+    on("resign-yes", async () => { await call("POST", `/matches/${id}/resign`, { token }); st.confirmResign = false; await load(); });
+    on("notify", async () => { await Notification.requestPermission(); });
+    const sound = document.getElementById("sound");
+    if (sound) sound.addEventListener("change", () => { localStorage.setItem("meeple.sound", sound.checked ? "on" : "off"); if (sound.checked) beep(); });
     on("leave", async () => { st.confirmLeave = true; });
     on("leave-no", async () => { st.confirmLeave = false; });
     on("leave-yes", async () => { st.doc = await call("POST", `/matches/${id}/leave`, { token }); st.confirmLeave = false; forgetMatch(id); });
@@ -428,7 +665,7 @@ async function matchPage(id) {
   render();
   // Clocks tick here between updates: the running seat's deadline is absolute, so the time left is recomputed.
   st.ticker = setInterval(() => { if (st.doc?.clock && st.alive) {
-    for (const c of app.querySelectorAll("[data-clock]")) c.textContent = clockText(st.doc.clock, Number(c.dataset.clock)); } }, 250);
+    for (const c of app.querySelectorAll("[data-clock]")) c.innerHTML = clockHtml(st.doc, Number(c.dataset.clock)); } }, 250);
 
   // Live updates over the match's WebSocket; if the socket cannot be had (twice in a row without getting to
   // "ready"), long-polls instead. document.body.dataset.live says which one is in use.
@@ -504,16 +741,16 @@ async function replayPage(id) {
   const draw = () => {
     const e = steps[at] || {};
     app.innerHTML = `<h1>Replay of ${esc(gameTitle(replay.game))} <code>${esc(id)}</code></h1>
-      <div class="meta">status ${replay.status} · seed <code id="seed">${seedDigits ?? "hidden until the end"}</code> · ${steps.length} entries</div>
+      <div class="meta">${replay.status === "finished" ? "finished" : "still running"} · seed <code id="seed">${seedDigits ?? "hidden until the end"}</code> · ${steps.length} entries</div>
       <section class="panel" aria-label="replay controls">
-        <button id="first">⏮</button> <button id="prev">◀ prev</button>
+        <button id="first" aria-label="first step">|◀ first</button> <button id="prev">◀ prev</button>
         <input id="step" type="range" min="0" max="${Math.max(0, steps.length - 1)}" value="${at}" aria-label="step">
-        <button id="next">next ▶</button> <button id="last">⏭</button>
-        <p id="step-text" role="status">v${e.version}: ${e.by === "bot" ? "(bot) " : ""}${esc(e.text || e.kind)}</p></section>
+        <button id="next">next ▶</button> <button id="last" aria-label="last step">last ▶|</button>
+        <p id="step-text" role="status">v${e.version}: ${e.by === "bot" ? "(bot) " : ""}${esc(e.text || String(e.kind).replace(/_/g, " "))}</p></section>
       <div class="match"><section class="panel board" id="replay-board" aria-label="board at version ${finished ? e.version : status.version}" data-version="${finished ? e.version : status.version}">
-        <h3>${finished ? `Position after v${e.version}` : "Current position (the steps are drawn once the match is over)"}</h3>${renderBoard(status.game, finished && e.view !== undefined ? e.view : status.view, { comp })}</section>
-      <section class="panel"><h3>Log</h3><ol class="log">${steps.map((s, i) => `<li class="${i === at ? "current" : ""}">v${s.version} ${esc(s.text || s.kind)}</li>`).join("")}</ol>
-      ${finished && replay.result ? resultHtml({ ...status, result: replay.result }) : ""}</section></div>`;
+        <h3>${finished ? `Position after v${e.version}` : "Current position (the steps are drawn once the match is over)"}</h3>${renderBoard(status.game, finished && e.view !== undefined ? e.view : status.view, { comp, prev: finished && at > 0 ? steps[at - 1].view : null, finished: finished && at === steps.length - 1 })}</section>
+      <section class="panel"><h3>Log</h3><ol class="log">${steps.map((s, i) => `<li class="${i === at ? "current" : ""}">v${s.version} ${esc(s.text || String(s.kind).replace(/_/g, " "))}</li>`).join("")}</ol>
+      ${finished && replay.result ? resultHtml({ ...status, result: replay.result }, steps) : ""}</section></div>`;
     document.getElementById("first").onclick = () => go(0);
     document.getElementById("prev").onclick = () => go(at - 1);
     document.getElementById("next").onclick = () => go(at + 1);
@@ -545,7 +782,7 @@ async function route() {
   showError(null);
   const info = document.getElementById("card-info");
   if (info) info.hidden = true;
-  const [, kind, id] = location.hash.match(/^#\/(m|join|replay|tournament)\/([^/?#]+)/) || [];
+  const [, kind, id] = location.hash.match(/^#\/(m|join|replay|tournament|rules)\/([^/?#]+)/) || [];
   try {
     await catalogue();
     if (kind === "tournament") page = await tournamentPage(app, decodeURIComponent(id), showError);
@@ -553,6 +790,7 @@ async function route() {
     else if (kind === "m") await matchPage(decodeURIComponent(id));
     else if (kind === "join") await joinPage(decodeURIComponent(id));
     else if (kind === "replay") await replayPage(decodeURIComponent(id));
+    else if (kind === "rules") await rulesPage(decodeURIComponent(id));
     else await lobby();
   } catch (err) {
     showError(err);

@@ -1,7 +1,7 @@
 // The step-wise move chooser: a legal move is chosen one part at a time (CLASH: tile → field → side → effect),
 // each step offering only the values that some legal move still has, in words. Parts come from the moves
 // themselves (their keys, in the spec's order), so every game and option works without a list of its own.
-import { FIELD_NAMES, dresserSvg, esc, label, nameOf } from "./boards.js";
+import { FIELD_NAMES, catName, dresserSvg, esc, label, nameOf } from "./boards.js";
 
 const TYPE_WORDS = {
   clash: { place: "Place a tile", pick: "Pick a tile", choose_first: "Choose who starts the next game" },
@@ -105,7 +105,7 @@ export function valueWords(game, stepKey, raw, ctx) {
     if (stepKey === "column") {
       if (v === "new") return "a new column";
       const col = (view.tables[you] || [])[v];
-      return `column ${v + 1}${col ? ` (${col.category || "no single category"}: ${col.cards.join(", ")})` : ""}`;
+      return `column ${v + 1}${col ? ` (${col.category ? catName(comp, col.category) : "no single category"}: ${col.cards.join(", ")})` : ""}`;
     }
     if (stepKey === "card") return label(comp, v);
     if (stepKey === "cards") return v.map(c => label(comp, c)).join(" and ");

@@ -45,8 +45,21 @@ REASONS = {"board_full": "all nine fields hold face-up tiles",
            "no_placement": "{stuck} could not place a tile"}
 
 
+def dots(t: JSONDict) -> list[JSONDict]:
+    """The dots printed on a tile, which its text refers to ("the 4 adjacent tiles marked by the coloured dots"):
+    each set's colour (coloured, white or black) and its offsets in the tile's frame, ``[f, s]`` = steps towards
+    the tip and to the right looking along it (spec "Geometry"). Tiles whose text names no dots have none."""
+    scope = t["effect"]["scope"]
+    if "dots" in scope:  # the Banker / Sheikh: white dots one pattern, black dots the other
+        return [{"colour": colour, "at": scope["patterns"][pattern]} for colour, pattern in scope["dots"].items()]
+    offsets = scope.get("offsets") or DATA["offset_sets"].get(scope.get("set") or "", [])
+    return [{"colour": colour, "at": offsets} for colour in ("coloured", "white", "black")
+            if f"{colour} dots" in t["text_en"] and offsets]
+
+
 def components() -> JSONDict:
-    """Every tile with its name, starting side and colour, effect and rules text (spec "Tile texts")."""
+    """Every tile with its name, starting side and colour, effect, printed dots and rules text (spec "Tile
+    texts")."""
     tiles = []
     for t in DATA["tiles"]:
         effect = t["effect"]
@@ -54,7 +67,7 @@ def components() -> JSONDict:
             "id": t["id"], "kind": "tile", "name": t["name_en"], "name_pl": t["name_pl"], "side": t["side"],
             "colour": SIDE_COLOURS[t["side"]], "pair": t["pair"], "timing": effect["timing"],
             "effect": effect["kind"], "effect_name": EFFECT_NAMES.get(effect["kind"], effect["kind"]),
-            "text": SPEC_TEXTS.get(t["id"], t["text_en"]), "text_pl": t["text_pl"],
+            "text": SPEC_TEXTS.get(t["id"], t["text_en"]), "text_pl": t["text_pl"], "dots": dots(t),
         })
     factions = [{"seat": s["seat"], "colour": s["colour"], "faction": s["faction"], "home_row": s["home_row"]}
                 for s in DATA["board"]["seats"]]

@@ -200,20 +200,23 @@ class FierceWomen(Game[State]):
             if (over and i != s.automa) or (seat == i and seat is not None and i != s.automa):
                 entry["cards"] = hand[:]
             hands.append(entry)
+        now = score(s)  # the end's scoring of the tables as they are: all of it is public
         doc: JSONDict = {
             "game": GAME_ID, "viewer": seat, "players": s.players, "seats": s.seats, "automa_seat": s.automa,
             "options": dict(s.options), "phase": s.phase, "current": s.current, "to_act": to_act(s),
             "turn": s.turn, "piles": [{"size": len(p), "top": p[0] if p else None} for p in s.piles],
             "out_of_game_count": len(s.out_of_game), "hands": hands,
             "tables": [[{"cards": col[:], "common": cats_of(common(col)),
-                         "category": cats_of(common(col))[0] if single(common(col)) else None} for col in table]
-                       for table in s.tables],
+                         "category": cats_of(common(col))[0] if single(common(col)) else None,
+                         "points": now["breakdown"][i][c]["points"]} for c, col in enumerate(table)]
+                       for i, table in enumerate(s.tables)],
             "discard": s.discard[:], "overrides": {k: dict(v) for k, v in s.overrides.items()},
             "popular_min": s.popular_min, "collect_five_plus_one": s.collect_five_plus_one,
             "pending": None if s.pending is None else {**s.pending, "queue": s.pending["queue"][:]},
             "automa_placed": None if s.automa_placed is None else s.automa_placed[:],
             "automa_last": None if s.automa_last is None else dict(s.automa_last),
-            "result": score(s) if over else None,
+            "points_now": now["scores"],
+            "result": now if over else None,
         }
         if over:
             doc["out_of_game"] = s.out_of_game[:]
