@@ -11,6 +11,7 @@ from tooling import (
     bench_idle,
     bench_leaderboard,
     bench_peers,
+    bench_servers,
     bench_waiters,
 )
 
@@ -25,3 +26,4 @@ def add_parser(sub: Any) -> None:
     bench_idle.add_parser(kinds)
     bench_peers.add_parser(kinds)
     bench_grpc.add_parser(kinds)
+    bench_servers.add_parser(kinds)
