@@ -16,7 +16,7 @@ SAY_BUILD = $(BIN)/python -c "import services.rules as r, services.rules.games; 
 $(STAMP): pyproject.toml clients/python/pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,load,openspiel]'
+	$(BIN)/pip install --quiet -e '.[dev,load,openspiel,bench]'
 	$(BIN)/pip install --quiet -e clients/python
 	$(BIN)/python scripts/gen_proto.py --check || $(BIN)/python scripts/gen_proto.py
 	@$(SAY_BUILD)

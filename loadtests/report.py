@@ -23,6 +23,10 @@ def _num(value: float | None, digits: int = 1) -> str:
     return f"{value:.{digits}f}"
 
 
+def _cpu_ms(value: float | None) -> str:
+    return "-" if value is None else f"**{value:.2f} ms**"
+
+
 def _ms(seconds: float) -> str:
     return _num(seconds * 1000, 2 if seconds < 0.01 else 1)
 
@@ -96,6 +100,8 @@ def _summary(summary: dict[str, Any], deltas: dict[str, promtext.Samples], elaps
         ("requests / failures", f"{summary['requests']} / **{summary['failures']}**"),
         ("errors the SDK's retries absorbed (users never saw them)", f"{sum(summary.get('sdk_retries', {}).values())}"),
         ("human moves per second (REST `move`, steady state)", f"**{summary['moves_per_s']:.1f}**"),
+        ("server CPU per human move (gateway + rules + Redis; \"Per human move\" below)",
+         _cpu_ms((summary.get("per_human_move") or {}).get("server_cpu_ms"))),
         ("`move` p50 / p95 / p99 (client side)",
          f"**{_num(move.get('p50_ms'), 0)} / {_num(move.get('p95_ms'), 0)} / {_num(move.get('p99_ms'), 0)} ms**"),
         ("baseline `/healthz` p50 / p99",
@@ -293,6 +299,8 @@ def _per_move(summary: dict[str, Any]) -> list[str]:
              "with the machine's speed: compare runs by them where the CPU figures drift. A parked long-poll is two "
              "gateway requests (it runs once to park and once to answer); blocking Redis reads are not round trips.")
     rows = [(f"CPU of {name}", f"{ms:.2f} ms") for name, ms in per["cpu_ms"].items()]
+    rows.append(("**server CPU** (gateway + rules + Redis: without Locust, the bots and the workers)",
+                 f"**{per['server_cpu_ms']:.2f} ms**"))
     rows += [("gateway requests", f"{per['gateway_requests']:.3f}"), ("rules calls", f"{per['rules_calls']:.3f}"),
              ("gateway Redis round trips", f"{per['gateway_redis_round_trips']:.3f}"),
              ("bot moves", f"{per['bot_moves']:.3f}")]

@@ -359,8 +359,19 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
     return summary, out
 
 
+#: The processes a request runs through (the gateway, every rules replica, every Redis node): the server. Locust, the
+#: bot workers, the timekeeper and the webhook worker are not, and a peer's "server CPU per move" has none of them.
+SERVER_PROCESSES = ("gateway", "rules", "redis")
+
+
+def is_server(process: str) -> bool:
+    """``rules-0``, ``redis-2``, ``redis-1-again`` (a cluster node started again after the chaos) are the server."""
+    return process.split("-", 1)[0] in SERVER_PROCESSES
+
+
 def per_human_move(deltas: dict[str, promtext.Samples], cpu: dict[str, float], moves: int) -> dict[str, Any]:
-    """What one acknowledged human move cost the stack: each process's CPU (ms), and the counts that drive it --
+    """What one acknowledged human move cost the stack: each process's CPU (ms), the server's in all
+    (``server_cpu_ms``: :data:`SERVER_PROCESSES`, issue 47's figure), and the counts that drive it --
     gateway requests (a parked long-poll counts twice: it runs once to park, once to answer), rules calls, the
     gateway's Redis round trips (blocking reads left out) and bot moves. The counts hardly move with the
     machine's speed, so they compare runs where the CPU figures drift."""
@@ -374,7 +385,9 @@ def per_human_move(deltas: dict[str, promtext.Samples], cpu: dict[str, float], m
     trips = sum(n for (command,), n in promtext.totals(gateway, "meeple_redis_command_seconds_count",
                                                        ("command",)).items() if command not in BLOCKING)
     played = promtext.totals(bots, "meeple_bot_jobs_total", ("outcome",)).get(("played",), 0.0)
+    server = sum(seconds for name, seconds in cpu.items() if is_server(name))
     return {"cpu_ms": {name: round(seconds * 1000 / moves, 2) for name, seconds in sorted(cpu.items())},
+            "server_cpu_ms": round(server * 1000 / moves, 2),
             "gateway_requests": round(requests / moves, 3), "rules_calls": round(calls / moves, 3),
             "gateway_redis_round_trips": round(trips / moves, 3), "bot_moves": round(played / moves, 3)}
 
@@ -839,6 +852,11 @@ def run(args: argparse.Namespace) -> int:
                      preload=args.preload, move_wait_share=args.move_wait_share)
     summary, out = run_loadtest(cfg)
     print(f"report: {out / 'report.md'}", file=sys.stderr)
+    per = summary.get("per_human_move") or {}
+    if per:
+        parts = ", ".join(f"{name} {ms:.2f}" for name, ms in per["cpu_ms"].items() if is_server(name))
+        print(f"server CPU per human move: {per['server_cpu_ms']:.2f} ms ({parts}; without Locust and the bots), "
+              f"{summary['moves_per_s']:.1f} human moves/s", file=sys.stderr)
     if args.json:
         print(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode())
     return 1 if summary["corrupted_matches"] or summary["lost_acknowledged_moves"] else 0

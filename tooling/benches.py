@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from tooling import bench, bench_floor, bench_idle, bench_leaderboard, bench_peers, bench_waiters
+from tooling import (
+    bench,
+    bench_floor,
+    bench_grpc,
+    bench_idle,
+    bench_leaderboard,
+    bench_peers,
+    bench_servers,
+    bench_waiters,
+)
 
 
 def add_parser(sub: Any) -> None:
@@ -16,3 +25,5 @@ def add_parser(sub: Any) -> None:
     bench_floor.add_parser(kinds)
     bench_idle.add_parser(kinds)
     bench_peers.add_parser(kinds)
+    bench_grpc.add_parser(kinds)
+    bench_servers.add_parser(kinds)

@@ -52,9 +52,12 @@ def test_a_tiny_run_boots_the_stack_plays_audits_and_reports(tmp_path: Path,
     per = summary["per_human_move"]  # what a move cost, in counts that do not drift with the machine's speed
     assert per["gateway_requests"] >= 1 and per["rules_calls"] >= 1 and per["gateway_redis_round_trips"] >= 2
     assert per["cpu_ms"]["gateway"] > 0 and per["bot_moves"] >= 0
+    server = [ms for name, ms in per["cpu_ms"].items() if name in ("gateway", "rules-0", "redis")]
+    assert per["server_cpu_ms"] == pytest.approx(sum(server), abs=0.02)  # each part rounded to 0.01 ms
     report = (out / "report.md").read_text()
     for section in ("## Summary", "## Targets", "## Latency and throughput per endpoint", "## Server side",
-                    "## Bot load", "## Where the CPU went", "## Per human move", "## Match audit", "p50 / baseline"):
+                    "## Bot load", "## Where the CPU went", "## Per human move", "## Match audit", "p50 / baseline",
+                    "server CPU per human move (gateway + rules + Redis"):
         assert section in report
     assert "`/v1/matches/<match_id>/moves`" in report  # the gateway's own histogram, scraped from gunicorn
     assert "ApplyMove" in report  # the rules service's
@@ -217,3 +220,15 @@ def test_after_the_preload_every_nodes_append_only_file_holds_the_store_and_no_r
             assert 0 < int(info["aof_current_size"]) <= 1.2 * int(info["aof_base_size"]), info
     finally:
         cluster.stop()
+
+
+def test_server_cpu_per_human_move_sums_the_gateway_every_rules_replica_and_every_redis_node_only() -> None:
+    """Issue 47's figure: the server a move runs through, without Locust, the bots and the background workers."""
+    from loadtests.runner import per_human_move
+
+    cpu = {"gateway": 1.0, "rules-0": 0.5, "rules-1": 0.25, "redis": 0.2, "redis-0": 0.04, "redis-1-again": 0.01,
+           "bots-0": 3.0, "locust": 5.0, "timekeeper": 0.1, "webhooks": 0.1}
+    per = per_human_move({}, cpu, 100)
+    assert per["server_cpu_ms"] == 20.0  # (1.0 + 0.5 + 0.25 + 0.2 + 0.04 + 0.01) s over 100 moves
+    assert per["cpu_ms"]["locust"] == 50.0 and per["cpu_ms"]["bots-0"] == 30.0  # still each shown on its own
+    assert per_human_move({}, cpu, 0) == {}  # no acknowledged move: no figure, not a division by zero
