@@ -1,4 +1,4 @@
-"""Where bot turns leave the gateway: called after every update with the bot seats now to act.
+"""Where bot turns leave the match core: called after every update with the bot seats now to act.
 
 The bot workers (``services/bots``) consume these jobs from Redis Streams ``bots:jobs:{<shard>}``, one per
 shard of the match ids (spread over a cluster's primaries; every worker reads them all); until they run, a

@@ -1,6 +1,6 @@
-"""``/hint`` as a job for the bot workers: the gateway never searches (it must not import ``ai/``), it asks.
+"""``/hint`` as a job for the bot workers: the core never searches (it must not import ``ai/``), it asks.
 
-The gateway appends a job to the Redis Stream ``bots:hints`` and blocks (``MEEPLE_HINT_WAIT_S`` at most)
+The core appends a job to the Redis Stream ``bots:hints`` and blocks (``MEEPLE_HINT_WAIT_S`` at most)
 on a reply list in the match's own slot, ``hint:{<match>}:reply:<request>``; a bot worker runs the search of
 ``HINT_LEVEL`` (normal) for the seat, seeded by the version, with that level's own iteration budget (the easy
 bot's 40 iterations did not even look at every move of a CLASH turn, so its hints could help the opponent), and

@@ -1,4 +1,4 @@
-"""Skill matchmaking policy: pure functions, shared by the gateway's matcher and the population simulation.
+"""Skill matchmaking policy: pure functions, shared by the core's matchmaker and the population simulation.
 
 Tickets carry a rating (``mu`` of the server's openskill rating: the tenant's player's own, else the default
 25). A group of ``n`` tickets may play when its rating spread (highest minus lowest) is within the *window*

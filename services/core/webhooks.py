@@ -1,4 +1,4 @@
-"""Signed webhooks, the gateway's half: which events an update makes, the outbox, and tenants' registrations.
+"""Signed webhooks, the match core's half: which events an update makes, the outbox, and tenants' registrations.
 
 **Outbox.** A tenant's match gets its events in a Redis Stream in the match's own Cluster slot,
 ``match:{<id>}:outbox``, appended by the *same* compare-and-set script that makes the change
