@@ -290,7 +290,7 @@ def test_every_board_script_touches_one_slot_and_shards_cover_every_primary(clie
 def test_a_rating_reads_the_same_in_the_outcome_the_players_ratings_and_the_board(client: Any, tenant: str) -> None:
     """Issue 49: an outcome said rating 1.461 (mu 24.8984, sigma 7.8123) and the board and the player's ratings
     1.462 for the same stored state: the outcome computed mu - 3 sigma before rounding mu and sigma, the other
-    doors after. Real two-player results settled (``ratings.settle``) and stored (``ratings.apply``) many times:
+    doors after. Real two-player results settled (``ratings.settle``) and stored (``apply_ratings``) many times:
     every door shows the outcome's number."""
     rng = random.Random(49)
     players = [f"r{i}" for i in range(6)]
@@ -301,7 +301,7 @@ def test_a_rating_reads_the_same_in_the_outcome_the_players_ratings_and_the_boar
                 "outcome": {"ended_by": "game", "winners": [0], "scores": [1, 0]}}
         settled = ratings.settle(client, {"status": "active"}, meta)
         outcome = settled["outcome"]
-        ratings.apply(client, tenant, GAME, outcome)
+        lb.apply_ratings(client, tenant, GAME, outcome)  # stored, then the boards follow (as the commit does)
         for change in outcome["ratings"]:
             shown = change["after"]
             stored = ratings.public(ratings.of_player(client, tenant, change["player"], GAME)[GAME])
