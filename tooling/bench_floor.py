@@ -384,33 +384,22 @@ class Socket:
         self.sock.close()
 
 
-class SocketPlayer:
-    """Human-vs-human matches of every game in turn, every seat on its own WebSocket: a move is one ``move``
-    message, its ``reply`` the round trip timed, and the CPU read once every seat has the move's ``update`` (the
-    gateway pushes it to each socket, as boardgame.io pushes each seat its state)."""
+class SocketPlayer(Player):
+    """The same matches, every seat on its own WebSocket: a move is one ``move`` message, its ``reply`` the round
+    trip timed, and the CPU read once every seat has the move's ``update`` (the gateway pushes it to each socket,
+    as boardgame.io pushes each seat its state)."""
 
     def __init__(self, stack: Stack, seed: int) -> None:
-        from services.rules.games import GAMES
-
-        self.stack, self.rng = stack, random.Random(seed)
-        self.games = [(g.id, max(g.min_players, 2)) for g in GAMES.values()]
-        self.played = 0
+        super().__init__(stack, seed)
         self.sockets: list[Socket] = []
         self.last: dict[int, dict[str, Any]] = {}
         self.rtt = 0.0
 
-    def _new_match(self) -> None:
-        for old in self.sockets:
-            old.close()
-        gid, players = self.games[self.played % len(self.games)]
-        self.played += 1
-        http = self.stack.http
-        made = http.call("POST", "/v1/matches", {"game": gid, "players": players, "join": True,
-                                                 "seed": self.rng.randrange(2**31)})
-        tokens = [made["token"]] + [http.call("POST", f"/v1/matches/{made['id']}/join", {})["token"]
-                                    for _ in range(players - 1)]
-        self.game = gid
-        self.sockets = [Socket(http.conn.port, made["id"], token) for token in tokens]
+    def _open(self) -> None:
+        self.close()
+        match = self._new_match()
+        self.game = match["game"]
+        self.sockets = [Socket(self.stack.http.conn.port, match["id"], token) for token in match["tokens"]]
         for sock in self.sockets:
             sock.until("ready")
         self.last = {seat: sock.until("update") for seat, sock in enumerate(self.sockets)}
@@ -420,7 +409,7 @@ class SocketPlayer:
 
     def prepare(self) -> tuple[str, Callable[[], Any]]:
         if not self.sockets or self._latest()["status"] != "active":
-            self._new_match()
+            self._open()
         seat = self.rng.choice(self._latest()["to_act"])
         seen = self.last[seat]
         message = {"type": "move", "id": self.played, "move": self.rng.choice(seen["legal_moves"]),
@@ -474,7 +463,7 @@ def run_bench(moves: int, warmup: int = 20, baseline: Path | None = None, seed: 
         bare_port, bare_worker = gunicorn(procs, ROOT, "tooling.bench_floor:bare_app()",
                                           {FLOOR_REDIS_ENV: mover.redis_url, FLOOR_RULES_ENV: mover.rules_addr}, tmp)
         bare = Http(bare_port)
-        players: dict[str, Player | SocketPlayer] = {name: Player(stack, seed) for name, stack in stacks.items()}
+        players: dict[str, Player] = {name: Player(stack, seed) for name, stack in stacks.items()}
         sockets = {socket_name(name): SocketPlayer(stack, seed) for name, stack in stacks.items()}
         players.update(sockets)
         series = {name: Series() for name in ("bare", "floor_io", *players)}
