@@ -215,8 +215,8 @@ class MatchStore:
         self.leases = Leases(client)
         self._claim_from = {"deadlines": 0, "idle": 0}  # the shard each kind's next claim starts at
         self._room: tuple[float, float] = (0.0, 0.0)  # (checked at, used share of maxmemory)
-        #: match id -> the match as this process last committed it (derived documents and log entry included)
-        self._recent: OrderedDict[str, Match] = OrderedDict()
+        #: match id -> (the match as this process last committed it, its derived documents, its log entry)
+        self._recent: OrderedDict[str, tuple[Match, dict[str, str], dict[str, Any]]] = OrderedDict()
         self._recent_lock = threading.Lock()
 
     @classmethod
@@ -283,20 +283,21 @@ class MatchStore:
         """
         with self._recent_lock:
             kept = self._recent.get(match_id)
-        # (a seat's legal moves are derived only while it is to act: one left out is one the reader won't need)
-        if kept is not None and kept.version == after + 1 and all(
-                name in kept.derived for name in fields if name.startswith("view:")):
-            return Match(kept.id, kept.version, kept.meta, kept.state, dict(kept.presence),
-                         {name: kept.derived[name] for name in fields if name in kept.derived}, list(kept.tail or ()))
+        if kept is not None:
+            match, derived, entry = kept
+            # (a seat's legal moves are derived only while it is to act: one left out is one the reader won't need)
+            if match.version == after + 1 and all(name in derived for name in fields if name.startswith("view:")):
+                return Match(match.id, match.version, match.meta, match.state, dict(match.presence),
+                             {name: derived[name].encode() for name in fields if name in derived},
+                             [orjson.loads(orjson.dumps(entry))])  # (its words are JSON fragments until read)
         return self.load(match_id, fields, after + 1)
 
     def _keep(self, match: Match, derived: dict[str, str], entry: dict[str, Any]) -> None:
-        """Remember a version this process just committed with a new state, for :meth:`load_next`."""
-        kept = Match(match.id, match.version, match.meta, match.state, dict(match.presence),
-                     {name: doc.encode() for name, doc in derived.items()}, [orjson.loads(orjson.dumps(entry))])
+        """Remember a version this process just committed with a new state, for :meth:`load_next`: as it was
+        committed, so a commit no socket reads (REST, a worker's) pays nothing but this."""
         with self._recent_lock:
             self._recent.pop(match.id, None)
-            self._recent[match.id] = kept
+            self._recent[match.id] = (match, derived, entry)
             while len(self._recent) > RECENT_MATCHES:
                 self._recent.popitem(last=False)
 
