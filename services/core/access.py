@@ -32,9 +32,9 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from . import tenants
-from .errors import DomainError, Kind
-from .store import Match
+from services.core.errors import DomainError, Kind
+from services.core.record.store import Match
+from services.core.tenancy import tenants
 
 
 class Action(enum.Enum):

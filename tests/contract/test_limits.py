@@ -16,7 +16,10 @@ from services.contract import limits as L
 
 
 def test_the_cores_own_constants_are_the_contracts() -> None:
-    from services.core import backends, clocks, control, history, idempotency, matches, matchmaker, tenants, webhooks
+    from services.core import backends
+    from services.core.match import clocks, history, idempotency, matches, matchmaker
+    from services.core.record import control
+    from services.core.tenancy import tenants, webhooks
 
     assert (matches.BOT_LEVELS, matches.MAX_PLAYERS, matches.MAX_ID) == (L.BOT_LEVELS, L.MAX_PLAYERS, L.ID_MAX)
     assert control.DEFAULT_TAKEOVER_LEVEL == L.DEFAULT_TAKEOVER_LEVEL
@@ -32,7 +35,8 @@ def test_the_cores_own_constants_are_the_contracts() -> None:
 
 def test_the_leaderboards_and_tournaments_limits_are_the_contracts() -> None:
     """What the core's leaderboards and tournaments refuse is what the document says (tested in the core)."""
-    from services.core import competitions, leaderboards
+    from services.core import competitions
+    from services.core.competition import leaderboards
     from services.core.tournaments import machine
 
     assert (leaderboards.MAX_LIMIT, leaderboards.MAX_OFFSET, leaderboards.MAX_SPAN, leaderboards.MAX_SEASONS) == (
