@@ -1,6 +1,6 @@
 """Events: long-poll and Server-Sent Events. Each caller receives only what the access policy lets it see.
 
-Every request opens the match through the core (``services.core.matches.open_match``: the rate limit, the
+Every request opens the match through the core (``services.core.match.matches.open_match``: the rate limit, the
 token, the access decision), exactly as a status read does; waiting is the transport's own business. A
 long-poll or a stream between events is parked (``parking.py``): it holds no thread and no Redis connection,
 and the process's event reader (``hub.py``) wakes it when its match changes.
@@ -19,14 +19,13 @@ from flask import Blueprint, Response
 from services.contract import models as m
 from services.contract.limits import HEARTBEAT_S
 from services.contract.validation import answer as answer_bytes
-from services.core import watching
 from services.core.access import Action, Caller, MatchAccess
 from services.core.errors import DomainError
-from services.core.events import match_topic, waiter_of, watch_topic, your_turn_or_over
-from services.core.matches import Opened, open_match
-from services.core.reads import SPECTATOR, events_since
+from services.core.match.events import match_topic, waiter_of, watch_refusal, watch_topic, your_turn_or_over
+from services.core.match.matches import Opened, open_match
+from services.core.match.reads import SPECTATOR, events_since
+from services.core.record.store import Match
 from services.core.service import Core
-from services.core.store import Match
 
 from ..context import caller, core, gateway
 from ..hub import Hub, Slot
@@ -63,7 +62,7 @@ class WatchGuard:
         """Why the stream's watch token reads no more (revoked, expired), or None (or no watch token)."""
         if self.grant is None:
             return None
-        return watching.refusal(self.core.redis, self.grant)
+        return watch_refusal(self.core.redis, self.grant)
 
 
 def waiter_ident(who: Caller) -> str:

@@ -12,16 +12,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import watching
-from .access import Caller
-from .limits import ip_ident, token_ident
-from .store import EVENTS_CHANNEL, events_key, parse_wake, your_turn_or_over
+from services import redisconn
+from services.core.access import Caller
+from services.core.errors import DomainError
+from services.core.limits import ip_ident, token_ident
+from services.core.record.store import EVENTS_CHANNEL, events_key, parse_wake, your_turn_or_over
+from services.core.tenancy import watching
 
 #: One stream entry as Redis returns it: (``b"<version>-1"``, its fields, ``b"wake"`` among them for a match).
 Entry = tuple[bytes, dict[bytes, bytes]]
 
-__all__ = ["Entry", "match_topic", "published_entry", "read_after", "subscribe", "waiter_of", "wakes_seat",
-           "watch_topic", "your_turn_or_over"]
+__all__ = ["Entry", "announce_revoked", "match_topic", "published_entry", "read_after", "subscribe", "waiter_of",
+           "wakes_seat", "watch_refusal", "watch_topic", "your_turn_or_over"]
 
 
 def match_topic(match_id: str) -> str:
@@ -32,6 +34,25 @@ def match_topic(match_id: str) -> str:
 def watch_topic(token_id: str) -> str:
     """The topic a watch token's revocation is heard on (it passes version 1 then)."""
     return watching.topic(token_id)
+
+
+def announce_revoked(client: Any, token_id: str) -> None:
+    """Tell every stream open with a watch token that it was revoked: its topic passes version 1 (an entry the hub's
+    checker can read after a lost message, and the message itself)."""
+    name = watch_topic(token_id)
+
+    def queue(pipe: Any) -> None:
+        pipe.delete(name)  # (a second revocation announces again: XADD refuses an id that is not new)
+        pipe.xadd(name, {"revoked": "1"}, id=f"{watching.REVOKED_VERSION}-1")
+        pipe.pexpire(name, watching.RETAIN_S * 1000)
+
+    redisconn.on_slot(client, name, queue, name="REVOKE")
+    client.publish(EVENTS_CHANNEL, f"{name} {watching.REVOKED_VERSION} ".encode())
+
+
+def watch_refusal(client: Any, grant: watching.Grant) -> DomainError | None:
+    """Why a stream's watch token reads no more (revoked, expired, gone), or None."""
+    return watching.refusal(client, grant)
 
 
 def subscribe(pubsub: Any) -> None:
