@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from services import redisconn
-from services.core import ratings, skill
+from services.core.competition import ratings, skill
 
 from .conftest import Api, GatewayServer, RulesProcess, bot_worker_thread, start_gateway
 from .test_backends import as_key, new_key
