@@ -29,6 +29,7 @@ def test_the_cores_own_constants_are_the_contracts() -> None:
     assert (clocks.MODES, clocks.TIMEOUT_POLICIES, clocks.MIN_SECONDS, clocks.MAX_SECONDS) == (
         L.CLOCK_MODES, L.TIMEOUT_POLICIES, L.CLOCK_MIN_S, L.CLOCK_MAX_S)
     assert matchmaker.TICKET_TTL_S == L.TICKET_TTL_S and idempotency.TTL_S == L.IDEMPOTENCY_TTL_S
+    assert matchmaker.NAME_MAX == L.PARTY_NAME_MAX
     from services.core import watch_links
     from services.core.competition import due
     from services.core.tenancy import watching

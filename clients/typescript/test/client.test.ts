@@ -360,3 +360,22 @@ test("a watch link reads the match as a spectator on every door, acts on none, a
   assert.ok(refused instanceof ApiError && refused.status === 401 && refused.code === "watch_token_revoked");
   assert.ok((await backend.describeWatchToken(minted.id)).revoked_at);
 });
+
+test("a party queues as one ticket: two parties of two are a team each, every member with a seat of their own",
+  async () => {
+    const api = new MeepleClient({ baseUrl: url });
+    const first = await api.queue({ game: "they-who-were-8", players: 4, options: {},
+      party: [{ name: "ann" }, { name: "ben" }] });
+    const second = await api.matchmaking({ game: "they-who-were-8", players: 4, options: {},
+      party: [{ name: "cat" }, { name: "dan" }] });
+    assert.equal(second.doc.status, "matched");
+    const ours = await first.waitParty(30_000);
+    const theirs = await second.waitParty(30_000);
+    const seats = (party: Match[]) => party.map((m) => m.seat).sort();
+    const teams = [[0, 2], [1, 3]].map((t) => JSON.stringify(t));
+    assert.ok(teams.includes(JSON.stringify(seats(ours))) && teams.includes(JSON.stringify(seats(theirs))));
+    assert.equal(new Set([...ours, ...theirs].map((m) => m.token)).size, 4);
+    assert.equal(new Set([...ours, ...theirs].map((m) => m.id)).size, 1);
+    assert.deepEqual(first.party.map((m) => m.name), ["ann", "ben"]);
+    assert.equal(new Set(first.party.map((m) => m.team)).size, 1);
+  });
