@@ -123,7 +123,7 @@ export function socketSession(matchId, { token, after, onUpdate, onChat = () => 
     ws.onmessage = ev => {
       let msg;
       try { msg = JSON.parse(ev.data); } catch { return; }
-      if (msg.type === "ready") ready = open = true;
+      if (msg.type === "ready") { ready = open = true; document.body.dataset.socket = "ready"; }
       else if (msg.type === "error") error = msg.error;
       else if (msg.type === "reply") {
         const waiting = replies.get(msg.id);
@@ -146,6 +146,7 @@ export function socketSession(matchId, { token, after, onUpdate, onChat = () => 
     };
     ws.onclose = () => {
       holder.socket = null; holder.move = null; holder.chat = null; open = false;
+      delete document.body.dataset.socket;
       for (const waiting of replies.values()) waiting.reject(new SocketGone("the socket closed before the reply"));
       replies.clear();
       chain.then(() => resolve({ ready, error }));
