@@ -35,6 +35,10 @@ VERSION_MAX = 2**31
 LONG_POLL_MAX_S = 30
 #: An event stream's ``limit`` at most, and by default (seconds).
 STREAM_LIMIT_MAX_S = 3600
+#: A watch token's lifetime (``ttl_s``): at least, at most, and by default (seconds).
+WATCH_TTL_MIN_S = 60
+WATCH_TTL_MAX_S = 7 * 86400
+WATCH_TTL_DEFAULT_S = 86400
 #: Pages of a tenant's or player's matches and of dead letters: ``limit`` at most, and by default.
 PAGE_MAX = 100
 PAGE_DEFAULT = 20

@@ -162,6 +162,13 @@ class AddWebhook(Request, kw_only=True):
     events: Annotated[list[WebhookEvent], meta("the events to deliver", "bad_webhook", min_length=1)]
 
 
+class MintWatchToken(Request, kw_only=True):
+    ttl_s: Annotated[int, meta("seconds the token reads for (it expires then: 401 watch_token_expired)",
+                               ge=L.WATCH_TTL_MIN_S, le=L.WATCH_TTL_MAX_S)] = L.WATCH_TTL_DEFAULT_S
+    player_ids: Annotated[bool, meta("show the tenant's player ids (seats[].player, outcome.ratings[].player) to "
+                                     "the token's holders")] = False
+
+
 class Empty(Request, kw_only=True):
     """No fields: an empty body, or ``{}``."""
 
@@ -430,6 +437,19 @@ class Webhook(Response, kw_only=True):
     created_at: Annotated[float, meta("Unix time")]
     secret: Annotated[str, meta("the signing secret (whsec_...): only in the answer that registers the hook")] \
         | UnsetType = UNSET
+
+
+class WatchToken(Response, kw_only=True):
+    id: Annotated[str, meta("the token's id (GET / DELETE /v1/watch-tokens/{token_id})")]
+    token: Annotated[str, meta("w_<id>.<secret>: send it as 'Authorization: Bearer w_...' or in the WebSocket "
+                               "hello; only in the answer that mints it (only its hash is stored)")] | UnsetType = UNSET
+    match_id: Annotated[str | None, meta("the match it reads (null: a tournament's token)")]
+    tournament_id: Annotated[str | None, meta("the tournament whose matches it reads, current and future (null: "
+                                              "a match's token)")]
+    player_ids: Annotated[bool, meta("whether its holders see the tenant's player ids")]
+    created_at: Annotated[float, meta("Unix time")]
+    expires_at: Annotated[float, meta("Unix time: from then on 401 watch_token_expired")]
+    revoked_at: Annotated[float | None, meta("Unix time it was revoked (401 watch_token_revoked), or null")]
 
 
 class Webhooks(Response, kw_only=True):
@@ -777,6 +797,10 @@ class PlayerPath(Params, kw_only=True):
 
 class HookPath(Params, kw_only=True):
     hook_id: Annotated[str, Meta(max_length=L.ID_MAX)]
+
+
+class WatchTokenPath(Params, kw_only=True):
+    token_id: Annotated[str, Meta(max_length=L.ID_MAX)]
 
 
 class IncludeQuery(Params, kw_only=True):

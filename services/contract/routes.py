@@ -29,11 +29,13 @@ SECURITY: dict[Action | None, list[dict[str, list[str]]]] = {
     Action.CATALOGUE: [],  # anyone; a key that is sent counts against its tenant (x-meeple-api-key)
     Action.CREATE: [{}, {"apiKey": []}, {"apiKeyBearer": []}],
     Action.JOIN: [{}, {"apiKey": []}, {"apiKeyBearer": []}],
-    Action.READ: [{}, {"seatToken": []}, {"apiKey": []}, {"apiKeyBearer": []}],
+    Action.READ: [{}, {"seatToken": []}, {"watchToken": []}, {"apiKey": []}, {"apiKeyBearer": []}],
     Action.ACT: [{"seatToken": []}],
     Action.TICKET: [{}, {"apiKey": []}, {"apiKeyBearer": []}],
     Action.TENANT: [{"apiKey": []}, {"apiKeyBearer": []}],
     Action.TOURNAMENT: [{"apiKey": []}, {"apiKeyBearer": []}],
+    Action.SHARE: [{"apiKey": []}, {"apiKeyBearer": []}],
+    Action.WATCH_TOKEN: [{"apiKey": []}, {"apiKeyBearer": []}],
 }
 
 #: The areas of the API (Swagger UI's sections), in order, with a line each.
@@ -46,6 +48,8 @@ TAGS: dict[str, str] = {
     "backends": "For an app's backend (API key): its matches, its players' history and ratings",
     "webhooks": "Signed deliveries of match and tournament events to a tenant's URL (API key)",
     "leaderboards": "A tenant's players ranked per game by rating: top N, around a player, seasons (API key)",
+    "watch": "Watch links: read-only spectator tokens for a tenant's match or tournament, for its app's users "
+             "(API key)",
     "tournaments": "Swiss and arena events of a tenant's players, bots in the byes and the no-shows' seats (API key)",
     "operations": "Probes, metrics and this document",
 }
@@ -114,6 +118,14 @@ WEBSOCKET = (
     "/v1/matches/{id}/moves (same versions, idempotency keys, errors, rate limit). Other problems: `{\"type\": "
     f"\"error\", \"error\": {{\"code\", \"message\"}}}}`. Pings every {L.HEARTBEAT_S} s; messages up to "
     "MEEPLE_MAX_BODY_BYTES (else 1009). " + WAITING)
+
+WATCH = (
+    "The token (w_<id>.<secret>, sent as 'Authorization: Bearer w_...' or in the WebSocket hello) reads the "
+    "spectator view on every read of the matches it covers (GET the match, its events, its stream, its WebSocket, "
+    "its replay): no seat's view, no legal moves, player ids only if minted with player_ids. Everything else is "
+    "refused: acting for a seat 401 wrong_token, another match 404 match_not_found, creating, joining, tickets "
+    "and the tenant's own data 401 api_key_required; expired 401 watch_token_expired, revoked 401 "
+    f"watch_token_revoked. ttl_s: {L.WATCH_TTL_MIN_S}-{L.WATCH_TTL_MAX_S} s (default {L.WATCH_TTL_DEFAULT_S}).")
 
 _LB = "/v1/leaderboards/{game}"
 _T = "/v1/tournaments/{tournament_id}"
@@ -305,6 +317,21 @@ ROUTES: tuple[Route, ...] = (
           "Cancel: the standings so far are final; running matches are ended without a result", m.Tournament,
           answer="the tournament, cancelled", body=m.Empty, path_params=m.TournamentPath,
           errors=(401, 404, 409, *BODY_ERRORS)),
+    # -- watch links (docs/api.md "Watch links")
+    Route("POST", _M + "/watch-tokens", "mint_watch_token", "watch.mint_for_match", "watch",
+          "A read-only spectator token for one of the tenant's matches (the token is in this answer only)",
+          m.WatchToken, 201, "minted", body=m.MintWatchToken, path_params=m.MatchPath,
+          errors=(401, 404, *BODY_ERRORS), description=WATCH),
+    Route("POST", _T + "/watch-tokens", "mint_tournament_watch_token", "watch.mint_for_tournament", "watch",
+          "A read-only spectator token for every match of one of the tenant's tournaments, current and future",
+          m.WatchToken, 201, "minted", body=m.MintWatchToken, path_params=m.TournamentPath,
+          errors=(401, 404, *BODY_ERRORS), description=WATCH),
+    Route("GET", "/v1/watch-tokens/{token_id}", "watch_token", "watch.describe", "watch",
+          "A watch token the tenant minted (never the token itself)", m.WatchToken, answer="the token's description",
+          path_params=m.WatchTokenPath, errors=(401, 404)),
+    Route("DELETE", "/v1/watch-tokens/{token_id}", "revoke_watch_token", "watch.revoke", "watch",
+          "Revoke a watch token: its next request is 401 watch_token_revoked, its open streams end now", None, 204,
+          "revoked (again: still 204)", path_params=m.WatchTokenPath, errors=(401, 404), idempotent=True),
     Route("GET", "/healthz", "healthz", "ops.healthz", "operations", "Liveness", m.Health, answer="alive"),
     Route("GET", "/readyz", "readyz", "ops.readyz", "operations", "Readiness (Redis and rules service)", m.Ready,
           answer="ready", errors=(503,)),

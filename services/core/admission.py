@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from . import access, matchmaker
+from . import access, matchmaker, watching
 from .access import Action, Caller
 from .errors import DomainError
 from .matches import load
@@ -46,6 +46,12 @@ def _decide(core: Core, caller: Caller, action: Action | None, path: Mapping[str
         access.authorize_ticket(caller, matchmaker.ticket_record(core, path["ticket"]))
     elif action is Action.TENANT:
         access.authorize_tenant(caller)
+    elif action is Action.SHARE:
+        access.authorize_tenant(caller)
+        access.authorize_share(caller, load(core, path["match_id"]))
+    elif action is Action.WATCH_TOKEN:
+        access.authorize_tenant(caller)
+        access.authorize_watch_token(caller, watching.record_of(core.redis, path["token_id"]))
     elif action is Action.TOURNAMENT:
         access.authorize_tenant(caller)
         tournament_id = path["tournament_id"]

@@ -77,7 +77,9 @@ CATALOG: dict[tuple[Kind, str], str] = {
                                           "ticket without any credential",
     (K.UNAUTHENTICATED, "bad_authorization"): "an Authorization header that is not 'Bearer <token>'",
     (K.UNAUTHENTICATED, "wrong_token"): "a seat token that holds no seat in this match (unknown, revoked, or "
-                                        "another match's)",
+                                        "another match's); a watch token that is unknown, or used to act",
+    (K.UNAUTHENTICATED, "watch_token_expired"): "a watch token past its expires_at",
+    (K.UNAUTHENTICATED, "watch_token_revoked"): "a watch token its tenant revoked",
     (K.UNAUTHENTICATED, "invalid_api_key"): "an API key that is unknown, malformed or revoked",
     (K.UNAUTHENTICATED, "api_key_required"): "no API key where one is needed (backends' calls; creating, "
                                              "joining or queueing without one, or reading a ticket with only a "
@@ -88,6 +90,7 @@ CATALOG: dict[tuple[Kind, str], str] = {
     (K.NOT_FOUND, "match_not_found"): "unknown or expired match, or one the caller may not see",
     (K.NOT_FOUND, "ticket_not_found"): "unknown or expired ticket, or one the caller may not see",
     (K.NOT_FOUND, "webhook_not_found"): "no such webhook",
+    (K.NOT_FOUND, "watch_token_not_found"): "no such watch token, or another tenant's",
     (K.NOT_FOUND, "tournament_not_found"): "unknown or expired tournament, or another tenant's",
     (K.NOT_FOUND, "player_not_registered"): "the player is not registered in the tournament",
     (K.NOT_FOUND, "season_not_found"): "no season of that name for this game",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import watching
 from .access import Caller
 from .limits import ip_ident, token_ident
 from .store import EVENTS_CHANNEL, events_key, parse_wake, your_turn_or_over
@@ -20,12 +21,17 @@ from .store import EVENTS_CHANNEL, events_key, parse_wake, your_turn_or_over
 Entry = tuple[bytes, dict[bytes, bytes]]
 
 __all__ = ["Entry", "match_topic", "published_entry", "read_after", "subscribe", "waiter_of", "wakes_seat",
-           "your_turn_or_over"]
+           "watch_topic", "your_turn_or_over"]
 
 
 def match_topic(match_id: str) -> str:
     """The topic a match's new versions are heard on."""
     return events_key(match_id)
+
+
+def watch_topic(token_id: str) -> str:
+    """The topic a watch token's revocation is heard on (it passes version 1 then)."""
+    return watching.topic(token_id)
 
 
 def subscribe(pubsub: Any) -> None:

@@ -13,7 +13,20 @@ from services.core.metrics import MatchStatsCollector
 from services.core.service import Core
 from services.core.webhooks import allowed_networks
 
-from .api import backends, clients, events, games, leaderboards, matches, matchmaking, ops, seats, tournaments, ws
+from .api import (
+    backends,
+    clients,
+    events,
+    games,
+    leaderboards,
+    matches,
+    matchmaking,
+    ops,
+    seats,
+    tournaments,
+    watch,
+    ws,
+)
 from .api.common import policy_refusal
 from .context import Gateway
 from .errors import register_error_handlers
@@ -49,7 +62,7 @@ def create_app(config: Config | None = None) -> Flask:
     )
     register_error_handlers(app, policy_refusal)
     for blueprint in (games.bp, matches.bp, seats.bp, events.bp, ws.bp, matchmaking.bp, backends.bp, leaderboards.bp,
-                      tournaments.bp, ops.bp):
+                      tournaments.bp, watch.bp, ops.bp):
         app.register_blueprint(blueprint)
     clients.register(app)
 

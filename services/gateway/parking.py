@@ -42,6 +42,8 @@ class Parked:
     def __init__(self, hub: Hub, slot: Slot) -> None:
         self.hub, self.slot = hub, slot
         self.waiter: Waiter | None = None
+        #: a second topic that wakes this request (an open stream's watch token: its revocation)
+        self.also: Waiter | None = None
         self.closed = False
 
     def timer(self) -> float | None:
@@ -54,6 +56,13 @@ class Parked:
             self.hub.unwatch(self.waiter)
         self.waiter = Waiter(key, after, lambda _version: wake(), seat)
         self.hub.watch(self.waiter)
+
+    def watch_also(self, key: str, after: int, wake: Callable[[], None]) -> None:
+        """(Re-)register a second topic with the hub: ``wake`` runs too once ``key`` passes ``after``."""
+        if self.also is not None:
+            self.hub.unwatch(self.also)
+        self.also = Waiter(key, after, lambda _version: wake())
+        self.hub.watch(self.also)
 
     def arm(self, wake: Callable[[], None]) -> None:
         """Called by the worker each time it parks this request."""
@@ -82,6 +91,8 @@ class Parked:
         self.closed = True
         if self.waiter is not None:
             self.hub.unwatch(self.waiter)
+        if self.also is not None:
+            self.hub.unwatch(self.also)
         self.slot.release()
 
 

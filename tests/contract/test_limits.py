@@ -26,6 +26,12 @@ def test_the_cores_own_constants_are_the_contracts() -> None:
     assert (clocks.MODES, clocks.TIMEOUT_POLICIES, clocks.MIN_SECONDS, clocks.MAX_SECONDS) == (
         L.CLOCK_MODES, L.TIMEOUT_POLICIES, L.CLOCK_MIN_S, L.CLOCK_MAX_S)
     assert matchmaker.TICKET_TTL_S == L.TICKET_TTL_S and idempotency.TTL_S == L.IDEMPOTENCY_TTL_S
+    from services.core import watch_links, watching
+    from services.core.tournaments import due
+
+    assert (watch_links.TTL_MIN_S, watch_links.TTL_MAX_S, watch_links.TTL_DEFAULT_S) == (
+        L.WATCH_TTL_MIN_S, L.WATCH_TTL_MAX_S, L.WATCH_TTL_DEFAULT_S)
+    assert watching.TOURNAMENT_TAG == due.TAG_PREFIX  # what a tournament's watch token recognises its matches by
     cache_s, stale_s = float(L.default("MEEPLE_KEY_CACHE_S")), float(L.default("MEEPLE_KEY_STALE_S"))
     assert (cache_s, stale_s) == (tenants.KEY_CACHE_S, tenants.KEY_STALE_S)
 

@@ -704,6 +704,33 @@ class Unregistered(TypedDict):
     status: Literal["removed", "withdrawn"]
 
 
+class MintWatchToken(TypedDict):
+    #: seconds the token reads for (it expires then: 401 watch_token_expired)
+    ttl_s: NotRequired[int]
+    #: show the tenant's player ids (seats[].player, outcome.ratings[].player) to the token's holders
+    player_ids: NotRequired[bool]
+
+
+class WatchToken(TypedDict):
+    #: the token's id (GET / DELETE /v1/watch-tokens/{token_id})
+    id: str
+    #: w_<id>.<secret>: send it as 'Authorization: Bearer w_...' or in the WebSocket hello; only in the answer
+    #: that mints it (only its hash is stored)
+    token: NotRequired[str]
+    #: the match it reads (null: a tournament's token)
+    match_id: str | None
+    #: the tournament whose matches it reads, current and future (null: a match's token)
+    tournament_id: str | None
+    #: whether its holders see the tenant's player ids
+    player_ids: bool
+    #: Unix time
+    created_at: float
+    #: Unix time: from then on 401 watch_token_expired
+    expires_at: float
+    #: Unix time it was revoked (401 watch_token_revoked), or null
+    revoked_at: float | None
+
+
 class Health(TypedDict):
     status: Literal["ok"]
 

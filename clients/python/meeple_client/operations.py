@@ -76,6 +76,10 @@ OPERATIONS: dict[str, Operation] = {
     'tournament_player': Operation('GET', '/v1/tournaments/{tournament_id}/players/{player}', (), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
     'unregister': Operation('DELETE', '/v1/tournaments/{tournament_id}/players/{player}', (), body=False, auth='required', idempotent=False, headers=(), key=True, token=False),
     'cancel_tournament': Operation('POST', '/v1/tournaments/{tournament_id}/cancel', (), body=True, auth='required', idempotent=False, headers=(), key=True, token=False),
+    'mint_watch_token': Operation('POST', '/v1/matches/{match_id}/watch-tokens', (), body=True, auth='required', idempotent=False, headers=(), key=True, token=False),
+    'mint_tournament_watch_token': Operation('POST', '/v1/tournaments/{tournament_id}/watch-tokens', (), body=True, auth='required', idempotent=False, headers=(), key=True, token=False),
+    'watch_token': Operation('GET', '/v1/watch-tokens/{token_id}', (), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
+    'revoke_watch_token': Operation('DELETE', '/v1/watch-tokens/{token_id}', (), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
 }
 
 LONG_POLL_MAX_S = 30

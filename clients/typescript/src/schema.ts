@@ -648,6 +648,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/matches/{match_id}/watch-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A read-only spectator token for one of the tenant's matches (the token is in this answer only)
+         * @description The token (w_<id>.<secret>, sent as 'Authorization: Bearer w_...' or in the WebSocket hello) reads the spectator view on every read of the matches it covers (GET the match, its events, its stream, its WebSocket, its replay): no seat's view, no legal moves, player ids only if minted with player_ids. Everything else is refused: acting for a seat 401 wrong_token, another match 404 match_not_found, creating, joining, tickets and the tenant's own data 401 api_key_required; expired 401 watch_token_expired, revoked 401 watch_token_revoked. ttl_s: 60-604800 s (default 86400).
+         */
+        post: operations["mint_watch_token"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tournaments/{tournament_id}/watch-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A read-only spectator token for every match of one of the tenant's tournaments, current and future
+         * @description The token (w_<id>.<secret>, sent as 'Authorization: Bearer w_...' or in the WebSocket hello) reads the spectator view on every read of the matches it covers (GET the match, its events, its stream, its WebSocket, its replay): no seat's view, no legal moves, player ids only if minted with player_ids. Everything else is refused: acting for a seat 401 wrong_token, another match 404 match_not_found, creating, joining, tickets and the tenant's own data 401 api_key_required; expired 401 watch_token_expired, revoked 401 watch_token_revoked. ttl_s: 60-604800 s (default 86400).
+         */
+        post: operations["mint_tournament_watch_token"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/watch-tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A watch token the tenant minted (never the token itself) */
+        get: operations["watch_token"];
+        put?: never;
+        post?: never;
+        /** Revoke a watch token: its next request is 401 watch_token_revoked, its open streams end now */
+        delete: operations["revoke_watch_token"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1572,6 +1630,38 @@ export interface components {
              */
             status: "removed" | "withdrawn";
         };
+        /** MintWatchToken */
+        MintWatchToken: {
+            /**
+             * @description seconds the token reads for (it expires then: 401 watch_token_expired)
+             * @default 86400
+             */
+            ttl_s: number;
+            /**
+             * @description show the tenant's player ids (seats[].player, outcome.ratings[].player) to the token's holders
+             * @default false
+             */
+            player_ids: boolean;
+        };
+        /** WatchToken */
+        WatchToken: {
+            /** @description the token's id (GET / DELETE /v1/watch-tokens/{token_id}) */
+            id: string;
+            /** @description w_<id>.<secret>: send it as 'Authorization: Bearer w_...' or in the WebSocket hello; only in the answer that mints it (only its hash is stored) */
+            token?: string;
+            /** @description the match it reads (null: a tournament's token) */
+            match_id: string | null;
+            /** @description the tournament whose matches it reads, current and future (null: a match's token) */
+            tournament_id: string | null;
+            /** @description whether its holders see the tenant's player ids */
+            player_ids: boolean;
+            /** @description Unix time */
+            created_at: number;
+            /** @description Unix time: from then on 401 watch_token_expired */
+            expires_at: number;
+            /** @description Unix time it was revoked (401 watch_token_revoked), or null */
+            revoked_at: number | null;
+        };
         /** Health */
         Health: {
             /** @enum {string} */
@@ -1596,7 +1686,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); with anonymous access off, a read of a match or a ticket without any credential; `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining or queueing without one, or reading a ticket with only a seat token, when anonymous access is off). */
+        /** @description no usable credential (with `WWW-Authenticate: Bearer`). Codes: `missing_token`: no credential: this call needs a seat token (or the match's tenant's key, where it reads); with anonymous access off, a read of a match or a ticket without any credential; `bad_authorization`: an Authorization header that is not 'Bearer <token>'; `wrong_token`: a seat token that holds no seat in this match (unknown, revoked, or another match's); a watch token that is unknown, or used to act; `watch_token_expired`: a watch token past its expires_at; `watch_token_revoked`: a watch token its tenant revoked; `invalid_api_key`: an API key that is unknown, malformed or revoked; `api_key_required`: no API key where one is needed (backends' calls; creating, joining or queueing without one, or reading a ticket with only a seat token, when anonymous access is off). */
         Error401: {
             headers: {
                 /** @description Bearer */
@@ -1616,7 +1706,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}, a leaderboard's or a season's {game}); `not_found`: no such path. */
+        /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `watch_token_not_found`: no such watch token, or another tenant's; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}, a leaderboard's or a season's {game}); `not_found`: no such path. */
         Error404: {
             headers: {
                 [name: string]: unknown;
@@ -3437,6 +3527,150 @@ export interface operations {
             413: components["responses"]["Error413"];
             414: components["responses"]["Error414"];
             415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    mint_watch_token: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807; an empty body reads as {} */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["MintWatchToken"];
+            };
+        };
+        responses: {
+            /** @description minted */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WatchToken"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    mint_tournament_watch_token: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807; an empty body reads as {} */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["MintWatchToken"];
+            };
+        };
+        responses: {
+            /** @description minted */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WatchToken"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    watch_token: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the token's description */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WatchToken"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    revoke_watch_token: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description revoked (again: still 204) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            414: components["responses"]["Error414"];
             417: components["responses"]["Error417"];
             429: components["responses"]["Error429"];
             431: components["responses"]["Error431"];

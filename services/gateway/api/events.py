@@ -19,8 +19,10 @@ from flask import Blueprint, Response
 from services.contract import models as m
 from services.contract.limits import HEARTBEAT_S
 from services.contract.validation import answer as answer_bytes
+from services.core import watching
 from services.core.access import Action, Caller, MatchAccess
-from services.core.events import match_topic, waiter_of, your_turn_or_over
+from services.core.errors import DomainError
+from services.core.events import match_topic, waiter_of, watch_topic, your_turn_or_over
 from services.core.matches import Opened, open_match
 from services.core.reads import SPECTATOR, events_since
 from services.core.service import Core
@@ -38,6 +40,30 @@ def next_beat() -> float:
     """When the next heartbeat is due: 12-15 s from now, at random, so that streams opened together (a
     reconnect storm, a benchmark) do not beat together; a client still hears something every 15 s."""
     return time.monotonic() + HEARTBEAT_S * random.uniform(0.8, 1.0)
+
+
+class WatchGuard:
+    """An open stream's watch token: the stream ends once the token is revoked (its topic wakes the stream, so at
+    once) or expires (a timer at its ``expires_at``), as a seat token's stream ends once the seat is given up."""
+
+    def __init__(self, core: Core, who: Caller) -> None:
+        self.core = core
+        self.grant = who.watch if who.watching else None
+        #: ``time.monotonic()`` at the token's expiry (None: no watch token)
+        self.ends = None if self.grant is None else time.monotonic() + self.grant.expires_at - time.time()
+
+    def timer(self, other: float) -> float:
+        return other if self.ends is None else min(other, self.ends)
+
+    def arm(self, parked: Stream, wake: Any) -> None:
+        if self.grant is not None:
+            parked.watch_also(watch_topic(self.grant.token_id), 0, wake)
+
+    def refusal(self) -> DomainError | None:
+        """Why the stream's watch token reads no more (revoked, expired), or None (or no watch token)."""
+        if self.grant is None:
+            return None
+        return watching.refusal(self.core.redis, self.grant)
 
 
 def waiter_ident(who: Caller) -> str:
@@ -81,7 +107,8 @@ def long_poll(match_id: str) -> Response:
 
 class SseStream(Stream):
     """One SSE response: an ``update`` per new version (the caller's data), a heartbeat every 15 s; it ends
-    once the match is finished (or expired, or the seat's token was revoked by leaving)."""
+    once the match is finished (or expired, or the seat's token was revoked by leaving, or its watch token was
+    revoked or expired)."""
 
     kind = "sse"
 
@@ -92,12 +119,14 @@ class SseStream(Stream):
         self.end = time.monotonic() + limit_s
         self.beat = next_beat()
         self.over = False
+        self.guard = WatchGuard(core, who)
 
     def timer(self) -> float | None:
-        return min(self.beat, self.end)
+        return self.guard.timer(min(self.beat, self.end))
 
     def arm(self, wake: Any) -> None:
         self.watch(match_topic(self.match.id), self.after, wake)
+        self.guard.arm(self, wake)
 
     def first(self) -> str:
         """What the response starts with: the reconnect delay, and the update if the match is past ``after``."""
@@ -121,8 +150,8 @@ class SseStream(Stream):
 
     def step(self, woken: bool) -> tuple[str, bool]:
         """After a wake-up (or a timer): the text to send, and whether the stream goes on."""
-        if time.monotonic() >= self.end:
-            return "", False
+        if time.monotonic() >= self.end or self.guard.refusal() is not None:
+            return "", False  # (a watch token revoked or expired: the client's next request is told why)
         key = SPECTATOR if self.access.seat is None else self.access.seat
         current = self.core.store.load(self.match.id, (f"view:{key}",), self.after + 1) if woken else None
         if woken and current is None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import replace
 from typing import Any, get_args
 
 import msgspec
@@ -34,7 +33,7 @@ from services.contract import models as m
 from services.contract.limits import WS_HELLO_S
 from services.contract.validation import answer as answer_bytes
 from services.contract.validation import dump, parse_value
-from services.core import limits, moves
+from services.core import access, limits, moves
 from services.core.access import Action, Caller, MatchAccess
 from services.core.errors import DomainError, Kind
 from services.core.events import match_topic
@@ -47,7 +46,7 @@ from ..errors import answer_to
 from ..hub import Hub, Slot
 from ..parking import Stream, Write, can_park, park
 from .common import given
-from .events import HEARTBEAT_S, events_json, next_beat, waiter_ident
+from .events import HEARTBEAT_S, WatchGuard, events_json, next_beat, waiter_ident
 
 log = logging.getLogger("meeple.gateway")
 bp = Blueprint("ws", __name__)
@@ -113,17 +112,19 @@ class WsSession(Stream):
         self.size = 0
         self.open = True
         self.touched: Match | None = None
+        self.guard = WatchGuard(gw.core, who)
 
     @property
     def seat(self) -> int | None:
         return None if self.access is None else self.access.seat
 
     def timer(self) -> float | None:
-        return self.beat if self.ready else self.hello_by
+        return self.guard.timer(self.beat) if self.ready else self.hello_by
 
     def arm(self, wake: Any) -> None:
         if self.ready:
             self.watch(match_topic(self.match_id), self.after, wake)
+            self.guard.arm(self, wake)
 
     # -- sending ------------------------------------------------------------------------------------------
     def send(self, write: Write, doc: dict[str, Any]) -> None:
@@ -176,6 +177,8 @@ class WsSession(Stream):
     def on_timer(self, write: Write) -> bool:
         if not self.ready:
             return self.close_with(write, POLICY, f"send the hello within {HELLO_S:g} s")
+        if not self.still_watching(write):
+            return False
         write(self.ws.send(Ping(payload=b"hb")))
         self.beat = next_beat()
         if self.touched is not None:
@@ -217,16 +220,15 @@ class WsSession(Stream):
         if problem:
             self.error(write, "bad_parameter", problem)
             return self.close_with(write, POLICY, "bad hello")
-        if token is not None:
-            self.who = replace(self.who, token=token)
         try:  # the hello is decided as any read of the match: the core's access policy
+            self.who = access.with_token(self.core.redis, self.who, token)
             opened = open_match(self.core, self.who, self.match_id, Action.READ, count=False)
             # from now on the socket counts against its token's cap (a spectator's: its address's)
             self.hub.transfer(self.slot, waiter_ident(self.who))
         except DomainError as err:
             self.error(write, err.code, err.message)
             return self.close_with(write, NORMAL if err.kind is Kind.NOT_FOUND else POLICY, err.code)
-        self.access = opened.access
+        self.access, self.guard = opened.access, WatchGuard(self.core, self.who)
         self.touch(opened.match)
         self.ready, self.legal = True, include == "legal_moves"
         self.after = opened.match.version if after is None else after
@@ -256,6 +258,8 @@ class WsSession(Stream):
 
     def push(self, write: Write) -> bool:
         """Send an update if the match is past what this socket has seen; True if one went out."""
+        if not self.still_watching(write):
+            return False
         key = SPECTATOR if self.seat is None else self.seat
         fields = (f"view:{key}", *((f"legal:{key}",) if self.legal and self.seat is not None else ()))
         match = self.core.store.load_next(self.match_id, fields, self.after)
@@ -274,6 +278,15 @@ class WsSession(Stream):
         if match.meta["status"] == "finished":
             self.close_with(write, NORMAL, "match finished")
         return True
+
+    def still_watching(self, write: Write) -> bool:
+        """False (the socket closed, 1000, after an error naming why) once its watch token is revoked or expired."""
+        refused = self.guard.refusal()
+        if refused is None:
+            return True
+        self.error(write, refused.code, refused.message)
+        self.close_with(write, NORMAL, refused.code)
+        return False
 
     def touch(self, match: Match) -> None:
         """Holding the socket keeps the seat connected (one write per few heartbeats)."""
