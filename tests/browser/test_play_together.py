@@ -28,7 +28,7 @@ def seated(new_page: Any, match_id: str, token: str, seat: int) -> Any:
     page.evaluate("([id, seat, token]) => localStorage.setItem(`meeple.seat.${id}`, JSON.stringify({seat, token, "
                   "game: 'clash'}))", [match_id, seat, token])
     page.goto(f"/play#/m/{match_id}")
-    page.wait_for_selector("#chat-log")
+    page.wait_for_selector("#match-id")
     page.wait_for_function("document.body.dataset.socket === 'ready'")
     return page
 
@@ -200,7 +200,10 @@ def test_a_watch_link_opens_a_tenants_match_read_only_and_its_button_copies_it(n
     viewer.wait_for_function("document.getElementById('watch-copied')?.textContent === 'Copied!'")
     assert viewer.evaluate("navigator.clipboard.readText()") == f"{stack.url}/play#/w/{match_id}?t={watch['token']}"
     version = viewer.inner_text("#version")
-    move(stack, match_id, seat_token, M0)  # the board follows live
+    auth = {"Authorization": f"Bearer {seat_token}"}
+    at = httpx.get(f"{stack.url}/v1/matches/{match_id}", headers=auth).json()["version"]
+    moved = httpx.post(f"{stack.url}/v1/matches/{match_id}/moves", json={"move": M0, "version": at}, headers=auth)
+    assert moved.status_code == 200, moved.text  # the board follows live
     viewer.wait_for_function(f"document.getElementById('version').textContent !== '{version}'")
     assert "placed M0" in viewer.inner_text("#log")
     assert not viewer.is_visible("#error")
