@@ -66,6 +66,9 @@ WS_HELLO_S = 10
 HEARTBEAT_S = 15
 #: Matchmaking tickets live this long (seconds).
 TICKET_TTL_S = 3600
+#: A party member's display name: 1-32 characters, no control characters.
+PARTY_NAME_MAX = 32
+PARTY_NAME_PATTERN = "^[^\\x00-\\x1f\\x7f-\\x9f]+$"
 #: Leaderboards: a page of a board (``limit``) at most and by default, the deepest ``offset``, the neighbours on each
 #: side (``span``) at most and by default, the largest ``min_matches``, seasons per (tenant, game), a season's name.
 BOARD_LIMIT_MAX = 100

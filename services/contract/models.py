@@ -143,11 +143,25 @@ class MoveOptions(Request, kw_only=True):
     include: IncludeLegal | UnsetType = UNSET
 
 
+class PartyMemberSpec(Request, kw_only=True):
+    """One member of a party: a tenant's player (API key only), or anonymous; a display name for the others."""
+
+    player: PlayerId | UnsetType = UNSET
+    name: Annotated[str, meta("a display name shown on the ticket", "bad_party", min_length=1,
+                              max_length=L.PARTY_NAME_MAX, pattern=L.PARTY_NAME_PATTERN)] | UnsetType = UNSET
+
+
 class Enqueue(Request, kw_only=True):
     game: Annotated[str, meta("a game id of GET /v1/games", "unknown_game")]
     players: Annotated[int, meta("within the game's own range", "invalid_options", ge=1, le=L.MAX_PLAYERS)]
     options: dict[str, Any] = {}
     player: PlayerId | UnsetType = UNSET
+    party: Annotated[list[PartyMemberSpec], meta(
+        "players queued together as one ticket (1 to `players` members, each player at most once; not with "
+        "`player`): seated in one match, in a team game on one team when it fits (a party larger than a team "
+        "fills whole teams, the rest sit together on one other team); matched by its members' mean rating, its "
+        "window widened by half its spread; each member gets a seat token, once; it counts one active match "
+        "per member", "bad_party", min_length=1, max_length=L.MAX_PLAYERS)] | UnsetType = UNSET
 
 
 class AddWebhook(Request, kw_only=True):
@@ -388,6 +402,17 @@ class Replay(Response, kw_only=True):
     result: Doc | None
 
 
+class PartyMember(Response, kw_only=True):
+    player: Annotated[str | None, meta("the tenant's player (null: anonymous)")]
+    name: Annotated[str | None, meta("the display name the ticket was given")]
+    seat: Annotated[int | None, meta("the member's seat once matched")]
+    team: Annotated[int | None, meta("the member's team (the index of its side) once matched; null in a game "
+                                     "without teams")]
+    token: Annotated[str | None, meta("the member's seat token: only in the first response that finds the "
+                                      "ticket matched (null before and after)")]
+    token_issued: Annotated[bool, meta("the member's seat token has been handed out")]
+
+
 class Ticket(Response, kw_only=True):
     ticket: str
     status: TicketStatus
@@ -395,10 +420,12 @@ class Ticket(Response, kw_only=True):
     players: int
     options: Doc
     match_id: str | None
-    seat: int | None
-    token: Annotated[str | None, meta("the seat token: only in the first response that finds the ticket matched "
-                                      "(null before and after; the server keeps only its hash)")]
+    seat: Annotated[int | None, meta("the first member's seat")]
+    token: Annotated[str | None, meta("the first member's seat token: only in the first response that finds the "
+                                      "ticket matched (null before and after; the server keeps only its hash)")]
     token_issued: Annotated[bool, meta("the seat token has been handed out (it is not shown again)")]
+    party: Annotated[list[PartyMember], meta("every member, in the order queued (a ticket without `party`: its one "
+                                             "player); each member's token once, in the same response as `token`")]
 
 
 class HistorySeat(Response, kw_only=True):

@@ -221,7 +221,11 @@ ROUTES: tuple[Route, ...] = (
           description="The window of ratings a group may span widens with waiting: MEEPLE_MM_WINDOW + "
                       "MEEPLE_MM_WIDEN_PER_S x seconds. With MEEPLE_BOT_FILL_S > 0 (seconds; 0, the default, waits "
                       "for humans forever), a ticket waiting that long is seated with the closest-rated waiting "
-                      "tickets and bots of the rung closest to the table's mean rating."),
+                      "tickets and bots of the rung closest to the table's mean rating. A `party` queues 1 to "
+                      "`players` friends as one ticket: seated together in one match (They Who Were 8: a party of "
+                      "two on one team; of three or four, one whole team and the rest on the other), matched by "
+                      "their mean mu with the window widened by half their spread (highest minus lowest mu), each "
+                      "member's seat token once in `party`, and one active match charged per member."),
     Route("GET", "/v1/matchmaking/{ticket}", "ticket", "matchmaking.poll", "matchmaking",
           "Poll a ticket (the seat token appears once, in the first answer that finds it matched)", m.Ticket,
           answer="ticket", path_params=m.TicketPath, query=m.TicketQuery, errors=(401, 404),

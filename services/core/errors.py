@@ -64,6 +64,9 @@ CATALOG: dict[tuple[Kind, str], str] = {
     (K.MALFORMED, "bad_handshake"): "a WebSocket upgrade without Sec-WebSocket-Key or version 13",
     (K.MALFORMED, "bad_player"): "a player id that is not 1-64 of letters, digits and . _ : @ -",
     (K.MALFORMED, "player_needs_api_key"): "a player id sent without an API key",
+    (K.MALFORMED, "bad_party"): "a matchmaking party that is empty, larger than the match, names a player twice, "
+                                "comes with 'player', or has a member name that is not 1-32 characters without "
+                                "control characters",
     (K.MALFORMED, "bad_webhook"): "a webhook URL or event list that is wrong",
     (K.MALFORMED, "webhook_address_refused"): "a webhook URL whose host is (or resolves to) a non-public address",
     (K.MALFORMED, "webhook_unresolvable"): "a webhook URL whose host does not resolve",

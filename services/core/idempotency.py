@@ -100,7 +100,12 @@ class Claim:
         if body is None:
             return None
         token = self.record.get("token")
-        return {**body, "token": unseal(self.key, token)} if token else dict(body)
+        found = {**body, "token": unseal(self.key, token)} if token else dict(body)
+        sealed = self.record.get("party_tokens")
+        if sealed:  # a matchmaking party's members' tokens
+            found["party"] = [{**m, "token": unseal(self.key, t) if t else None}
+                              for m, t in zip(found["party"], sealed, strict=True)]
+        return found
 
     def young(self) -> bool:
         return time.time() - float(self.record["at"]) < PENDING_S
@@ -115,11 +120,16 @@ class Claim:
             self.client.delete(self.name)
 
     def complete(self, answer: dict[str, Any]) -> dict[str, Any]:
-        """Store ``answer`` as this key's answer (its seat token sealed); returns it. An answer without a token
-        yet (a waiting ticket's ``token: null``) is kept as it is, so the retry answers the same fields."""
+        """Store ``answer`` as this key's answer (its seat token sealed, and a party's members' tokens); returns it.
+        An answer without a token yet (a waiting ticket's ``token: null``) is kept as it is, so the retry answers
+        the same fields."""
         token = answer.get("token")
         body = {k: v for k, v in answer.items() if k != "token"} if token else dict(answer)
         record = {**self.record, "body": body, **({"token": seal(self.key, token)} if token else {})}
+        party = answer.get("party")
+        if party and any(m.get("token") for m in party):  # each member's token sealed as the first one is
+            record["party_tokens"] = [seal(self.key, m["token"]) if m.get("token") else None for m in party]
+            body["party"] = [{**m, "token": None} for m in party]
         self.client.set(self.name, orjson.dumps(record), ex=TTL_S)
         return answer
 

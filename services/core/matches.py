@@ -268,6 +268,21 @@ def charge(core: Core, owner: str, member: str, seats: list[dict[str, Any]], unt
         raise DomainError(Kind.LIMITED, "quota_exceeded", who + str(err)) from None
 
 
+def charge_all(core: Core, owner: str, members: list[str], until: float, tenant: tenants.Tenant | None = None) -> None:
+    """Charge ``owner`` each of ``members`` as an active match, all or none (a matchmaking party: one per
+    member), or 429 ``quota_exceeded`` naming the limit."""
+    try:
+        quotas.reserve(core.redis, owner, members, time.time(), until, quota_limits(core, tenant).matches)
+    except quotas.QuotaExceeded as err:
+        who = "" if tenant is None else f"tenant {tenant.name}: "
+        raise DomainError(Kind.LIMITED, "quota_exceeded", who + str(err)) from None
+
+
+def release_all(core: Core, owner: str, members: list[str]) -> None:
+    """Give back what :func:`charge_all` charged."""
+    quotas.unreserve(core.redis, owner, members)
+
+
 def new_match(core: Core, game_id: str, players: int, options: dict[str, Any], seed: int | None,
               seats: list[dict[str, Any]], clock: dict[str, Any] | None = None,
               takeover_level: str = control.DEFAULT_TAKEOVER_LEVEL, owner: str | None = None,

@@ -203,6 +203,31 @@ def test_matchmaking_tickets_turn_into_seats(stack: Stack) -> None:
         assert a.id == b.id and {a.seat, b.seat} == {0, 1}
 
 
+def test_a_party_queues_as_one_ticket_and_each_member_gets_a_seat(stack: Stack) -> None:
+    """Two parties of two for They Who Were 8: one match, a team each (seats 0 + 2 against 1 + 3), every
+    member's own token (kept from the one answer that shows it)."""
+    with Client(stack.url) as api:
+        first = api.queue("they-who-were-8", 4, party=[{"name": "ann"}, {"name": "ben"}])
+        second = api.matchmaking("they-who-were-8", 4, party=[{"name": "cat"}, {"name": "dan"}])
+        assert second.status == "matched" and all(second.tokens)
+        ours, theirs = first.wait_party(timeout=30), second.wait_party(timeout=30)
+        assert len({m.token for m in ours + theirs}) == 4 and {m.id for m in ours + theirs} == {ours[0].id}
+        assert sorted(m.seat for m in ours) in ([0, 2], [1, 3]) and sorted(m.seat for m in theirs) in ([0, 2], [1, 3])
+        assert [m["name"] for m in first.party] == ["ann", "ben"] and len({m["team"] for m in first.party}) == 1
+        assert first.wait(timeout=5).seat == first.party[0]["seat"]  # the first member's, as before parties
+
+
+def test_an_async_party_of_three_is_seated_with_bots(stack: Stack) -> None:
+    async def queue() -> list[Any]:
+        async with AsyncClient(stack.url) as api:
+            ticket = await api.queue("fierce-women", 4, party=[{"name": "ann"}, {"name": "ben"}, {"name": "cat"}])
+            return [(m.seat, m.token) for m in await ticket.wait_party(timeout=60)]  # bot fill after 1 s
+
+    with ThreadPoolExecutor(1) as pool:
+        seats = pool.submit(asyncio.run, queue()).result(timeout=90)
+    assert [seat for seat, _ in seats] == [0, 1, 2] and len({token for _, token in seats}) == 3
+
+
 def test_the_readme_sdk_example_runs_as_written(stack: Stack) -> None:
     """The Python example in README.md ("The SDKs"), against this server with an easy bot."""
     from pathlib import Path

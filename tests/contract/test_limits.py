@@ -26,6 +26,7 @@ def test_the_cores_own_constants_are_the_contracts() -> None:
     assert (clocks.MODES, clocks.TIMEOUT_POLICIES, clocks.MIN_SECONDS, clocks.MAX_SECONDS) == (
         L.CLOCK_MODES, L.TIMEOUT_POLICIES, L.CLOCK_MIN_S, L.CLOCK_MAX_S)
     assert matchmaker.TICKET_TTL_S == L.TICKET_TTL_S and idempotency.TTL_S == L.IDEMPOTENCY_TTL_S
+    assert matchmaker.NAME_MAX == L.PARTY_NAME_MAX
     from services.core import watch_links, watching
     from services.core.tournaments import due
 

@@ -66,6 +66,22 @@ def test_a_simulated_population_is_matched_closer_than_first_come_pairing() -> N
     assert sparse_skill["mean_bot_gap"] < 0.5 * sparse_fifo["mean_bot_gap"]  # the bot level fits the human
 
 
+def test_the_simulation_reports_waits_and_spreads_with_and_without_parties() -> None:
+    """``--party-share``: parties fill whole teams' worth of seats at once, so they wait less than singles; skill
+    matching still groups closer than first-come with parties in the queue (simulated time: no clock here)."""
+    from loadtests.matchmaking_sim import main
+
+    alone = simulate("skill", 300, 4, seed=7, teams=2)
+    skilled, fifo = (simulate(policy, 300, 4, seed=7, party_share=0.3, teams=2) for policy in ("skill", "fifo"))
+    assert alone["parties"]["tickets"] == 0 and skilled["parties"]["tickets"] > 50
+    assert skilled["humans"] > skilled["tickets"] == 300
+    assert skilled["mean_spread"] < fifo["mean_spread"]
+    assert skilled["singles"]["mean_spread"] < 0.5 * fifo["singles"]["mean_spread"]
+    assert skilled["parties"]["wait_p50_s"] <= skilled["singles"]["wait_p50_s"]
+    assert skilled["wait_p99_s"] <= 30 + 1  # nobody waits past the bot fill (plus the once-a-second pass)
+    assert main(["--players", "40", "--table", "4", "--teams", "2", "--party-share", "0.3"]) == 0
+
+
 def test_the_matcher_groups_the_closest_ratings_first(mm_gateway: GatewayServer, own_redis_url: str) -> None:
     api = Api(mm_gateway.url)
     key = new_key(own_redis_url, "acme")["key"]

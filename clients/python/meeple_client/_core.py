@@ -268,10 +268,13 @@ def join_body(seat: int | None, player: str | None) -> dict[str, Any]:
     return {k: v for k, v in (("seat", seat), ("player", player)) if v is not None}
 
 
-def matchmaking_body(game: str, players: int, options: dict[str, Any] | None, player: str | None) -> dict[str, Any]:
+def matchmaking_body(game: str, players: int, options: dict[str, Any] | None, player: str | None,
+                     party: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     body: dict[str, Any] = {"game": game, "players": players, "options": options or {}}
     if player is not None:
         body["player"] = player
+    if party is not None:
+        body["party"] = party
     return body
 
 
@@ -545,17 +548,25 @@ class MatchFlows(MatchState):
         return doc
 
 
-def ticket_wait_flow(doc: dict[str, Any], timeout: float) -> Flow[tuple[str, str]]:
-    """Long-poll a matchmaking ticket until matched; returns (match id, seat token). The server may show the
-    token only once, so the first one seen is kept."""
+def party_tokens(doc: dict[str, Any], seen: list[str | None] | None = None) -> list[str | None]:
+    """Each member's seat token in a ticket document, those ``seen`` before kept (the server shows them once)."""
+    members = doc.get("party") or [{"token": doc.get("token")}]
+    seen = seen or [None] * len(members)
+    return [member.get("token") or old for member, old in zip(members, seen, strict=True)]
+
+
+def ticket_wait_flow(doc: dict[str, Any], timeout: float,
+                     seen: list[str | None] | None = None) -> Flow[tuple[dict[str, Any], list[str]]]:
+    """Long-poll a matchmaking ticket until matched; returns (the ticket, every member's seat token, in the
+    party's order). The server may show the tokens only once, so the first ones seen are kept."""
     deadline = time.monotonic() + timeout
-    token = doc.get("token")
+    tokens = party_tokens(doc, seen)
     while doc["status"] == "waiting" and time.monotonic() < deadline:
         doc = yield Call("ticket", {"ticket": doc["ticket"]}, {"wait": LONG_POLL_S}, timeout=LONG_POLL_S + 15)
-        token = doc.get("token") or token
-    if doc["status"] != "matched" or not token:
+        tokens = party_tokens(doc, tokens)
+    if doc["status"] != "matched" or not all(tokens):
         raise TimeoutError(f"ticket {doc['status']}")
-    return str(doc["match_id"]), str(token)
+    return doc, [str(token) for token in tokens]
 
 
 # For backends: what a tenant's API key reads and registers. One call each, written once for both flavours.

@@ -122,9 +122,11 @@ class AsyncClient:
         return replay
 
     async def matchmaking(self, game: str, players: int, options: dict[str, Any] | None = None, *,
-                          player: str | None = None) -> AsyncTicket:
-        doc = await self.call("matchmaking", body=_core.matchmaking_body(game, players, options, player))
+                          player: str | None = None, party: list[dict[str, Any]] | None = None) -> AsyncTicket:
+        doc = await self.call("matchmaking", body=_core.matchmaking_body(game, players, options, player, party))
         return AsyncTicket(self, doc)
+
+    queue = matchmaking
 
     # For backends (API key required): the same flows as the sync client's.
 
@@ -516,11 +518,21 @@ class AsyncTicket:
     def __init__(self, client: AsyncClient, doc: dict[str, Any]) -> None:
         self.client = client
         self.doc = doc
+        self.tokens = _core.party_tokens(doc)
 
     @property
     def status(self) -> str:
         return str(self.doc["status"])
 
+    @property
+    def party(self) -> list[dict[str, Any]]:
+        return list(self.doc.get("party") or [])
+
     async def wait(self, timeout: float = 300.0) -> AsyncMatch:
-        match_id, token = await self.client.run(ticket_wait_flow(self.doc, timeout))
-        return await AsyncMatch(self.client, match_id, token).refresh()
+        return (await self.wait_party(timeout))[0]
+
+    async def wait_party(self, timeout: float = 300.0) -> list[AsyncMatch]:
+        """Every member's seat, an :class:`AsyncMatch` each, in the party's order, once matched."""
+        self.doc, tokens = await self.client.run(ticket_wait_flow(self.doc, timeout, self.tokens))
+        self.tokens = list(tokens)
+        return [await AsyncMatch(self.client, self.doc["match_id"], token).refresh() for token in tokens]

@@ -141,10 +141,14 @@ class Client:
         return replay
 
     def matchmaking(self, game: str, players: int, options: dict[str, Any] | None = None, *,
-                    player: str | None = None) -> Ticket:
-        """Queue; with an API key, for the tenant's ``player`` (grouped with the tenant's players only)."""
-        doc = self.call("matchmaking", body=_core.matchmaking_body(game, players, options, player))
+                    player: str | None = None, party: list[dict[str, Any]] | None = None) -> Ticket:
+        """Queue; with an API key, for the tenant's ``player`` (grouped with the tenant's players only). ``party``
+        queues friends together, ``[{"player": ..., "name": ...}, ...]`` (both optional): one match, one team
+        where it fits; :meth:`Ticket.wait_party` gives each member's seat."""
+        doc = self.call("matchmaking", body=_core.matchmaking_body(game, players, options, player, party))
         return Ticket(self, doc)
+
+    queue = matchmaking
 
     # For backends (API key required).
 
@@ -581,20 +585,32 @@ TRANSPORTS = {"auto": _auto, "ws": _ws, "sse": _sse, "long-poll": _long_poll}
 
 
 class Ticket:
-    """A matchmaking ticket. Its id is a secret; once matched it carries the match, the seat and the token."""
+    """A matchmaking ticket. Its id is a secret; once matched it carries the match, each member's seat and, once,
+    their tokens (kept here as first seen)."""
 
     def __init__(self, client: Client, doc: dict[str, Any]) -> None:
         self.client = client
         self.doc = doc
+        self.tokens = _core.party_tokens(doc)
 
     @property
     def status(self) -> str:
         return str(self.doc["status"])
 
+    @property
+    def party(self) -> list[dict[str, Any]]:
+        """The members as the server last said: ``player``, ``name``, ``seat``, ``team`` (tokens: :attr:`tokens`)."""
+        return list(self.doc.get("party") or [])
+
     def wait(self, timeout: float = 300.0) -> Match:
-        """Long-poll until matched; returns the seat's :class:`Match`."""
-        match_id, token = self.client.run(ticket_wait_flow(self.doc, timeout))
-        return Match(self.client, match_id, token).refresh()
+        """Long-poll until matched; returns the (first member's) seat's :class:`Match`."""
+        return self.wait_party(timeout)[0]
+
+    def wait_party(self, timeout: float = 300.0) -> list[Match]:
+        """Long-poll until matched; returns every member's seat, a :class:`Match` each, in the party's order."""
+        self.doc, tokens = self.client.run(ticket_wait_flow(self.doc, timeout, self.tokens))
+        self.tokens = list(tokens)
+        return [Match(self.client, self.doc["match_id"], token).refresh() for token in tokens]
 
     def cancel(self) -> Ticket:
         self.doc = self.client.call("cancel_ticket", {"ticket": self.doc["ticket"]})

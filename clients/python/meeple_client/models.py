@@ -304,6 +304,15 @@ class EventsDoc(TypedDict):
     legal_moves: NotRequired[list[dict[str, Any]] | None]
 
 
+class PartyMemberSpec(TypedDict):
+    """One member of a party: a tenant's player (API key only), or anonymous; a display name for the others."""
+
+    #: the tenant's own user id (API key only); namespaced by tenant, never shown to another tenant
+    player: NotRequired[str]
+    #: a display name shown on the ticket
+    name: NotRequired[str]
+
+
 class Enqueue(TypedDict):
     #: a game id of GET /v1/games
     game: str
@@ -312,6 +321,26 @@ class Enqueue(TypedDict):
     options: NotRequired[dict[str, Any]]
     #: the tenant's own user id (API key only); namespaced by tenant, never shown to another tenant
     player: NotRequired[str]
+    #: players queued together as one ticket (1 to `players` members, each player at most once; not with
+    #: `player`): seated in one match, in a team game on one team when it fits (a party larger than a team fills
+    #: whole teams, the rest sit together on one other team); matched by its members' mean rating, its window
+    #: widened by half its spread; each member gets a seat token, once; it counts one active match per member
+    party: NotRequired[list[PartyMemberSpec]]
+
+
+class PartyMember(TypedDict):
+    #: the tenant's player (null: anonymous)
+    player: str | None
+    #: the display name the ticket was given
+    name: str | None
+    #: the member's seat once matched
+    seat: int | None
+    #: the member's team (the index of its side) once matched; null in a game without teams
+    team: int | None
+    #: the member's seat token: only in the first response that finds the ticket matched (null before and after)
+    token: str | None
+    #: the member's seat token has been handed out
+    token_issued: bool
 
 
 class TicketDoc(TypedDict):
@@ -321,12 +350,16 @@ class TicketDoc(TypedDict):
     players: int
     options: dict[str, Any]
     match_id: str | None
+    #: the first member's seat
     seat: int | None
-    #: the seat token: only in the first response that finds the ticket matched (null before and after; the
-    #: server keeps only its hash)
+    #: the first member's seat token: only in the first response that finds the ticket matched (null before and
+    #: after; the server keeps only its hash)
     token: str | None
     #: the seat token has been handed out (it is not shown again)
     token_issued: bool
+    #: every member, in the order queued (a ticket without `party`: its one player); each member's token once, in
+    #: the same response as `token`
+    party: list[PartyMember]
 
 
 class HistorySeat(TypedDict):

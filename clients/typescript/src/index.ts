@@ -199,29 +199,59 @@ export class MeepleClient {
       params: { path: { tournament_id: tournamentId }, query: page }, headers: this.headers() }));
   }
 
-  /** Queue for a game; `wait()` on the ticket returns your seat's match (a retry gets the same ticket). */
+  /** Queue for a game; `wait()` on the ticket returns your seat's match (a retry gets the same ticket). With
+   * `party: [{ player?, name? }, ...]` friends queue together (one match, one team where it fits) and
+   * `waitParty()` returns every member's seat. */
   async matchmaking(body: Schemas["Enqueue"]): Promise<Ticket> {
     const key = crypto.randomUUID();
     const doc = await this.send("matchmaking", true, () => this.api.POST("/v1/matchmaking", {
       params: { header: { "Idempotency-Key": key } }, body, headers: this.headers() }));
     return new Ticket(this, doc);
   }
+
+  /** `matchmaking` by the name the party contract gives it. */
+  async queue(body: Schemas["Enqueue"]): Promise<Ticket> {
+    return this.matchmaking(body);
+  }
 }
 
 export class Ticket {
-  constructor(readonly client: MeepleClient, public doc: TicketDoc) {}
+  /** Each member's seat token, in the party's order, as first seen (the server shows each once). */
+  tokens: (string | null)[];
 
-  /** Long-poll until matched; the seat token is shown once, so the first one seen is kept. */
+  constructor(readonly client: MeepleClient, public doc: TicketDoc) {
+    this.tokens = this.seen([]);
+  }
+
+  /** The members as the server last said: `player`, `name`, `seat`, `team` (their tokens: `tokens`). */
+  get party(): TicketDoc["party"] {
+    return this.doc.party;
+  }
+
+  private seen(before: (string | null)[]): (string | null)[] {
+    const members = this.doc.party?.length ? this.doc.party : [{ token: this.doc.token }];
+    return members.map((member, i) => member.token ?? before[i] ?? null);
+  }
+
+  /** Long-poll until matched; the (first member's) seat. */
   async wait(timeoutMs = 120_000): Promise<Match> {
+    const [first] = await this.waitParty(timeoutMs);
+    return first as Match;
+  }
+
+  /** Long-poll until matched; every member's seat, a `Match` each, in the party's order. */
+  async waitParty(timeoutMs = 120_000): Promise<Match[]> {
     const deadline = Date.now() + timeoutMs;
-    let token = this.doc.token;
     while (this.doc.status === "waiting" && Date.now() < deadline) {
       this.doc = await this.client.send("ticket", true, () => this.client.api.GET("/v1/matchmaking/{ticket}", {
         params: { path: { ticket: this.doc.ticket }, query: { wait: LONG_POLL_S } }, headers: this.client.headers() }));
-      token = this.doc.token ?? token;
+      this.tokens = this.seen(this.tokens);
     }
-    if (this.doc.status !== "matched" || !this.doc.match_id || !token) throw new Error(`ticket ${this.doc.status}`);
-    return this.client.match(this.doc.match_id, token);
+    const matchId = this.doc.match_id;
+    if (this.doc.status !== "matched" || !matchId || this.tokens.some((t) => !t)) {
+      throw new Error(`ticket ${this.doc.status}`);
+    }
+    return Promise.all(this.tokens.map((token) => this.client.match(matchId, token as string)));
   }
 }
 

@@ -306,7 +306,7 @@ export interface paths {
         put?: never;
         /**
          * Queue for a game; humans are grouped closest rating first, bot fill seats the level closest in rating
-         * @description The window of ratings a group may span widens with waiting: MEEPLE_MM_WINDOW + MEEPLE_MM_WIDEN_PER_S x seconds. With MEEPLE_BOT_FILL_S > 0 (seconds; 0, the default, waits for humans forever), a ticket waiting that long is seated with the closest-rated waiting tickets and bots of the rung closest to the table's mean rating.
+         * @description The window of ratings a group may span widens with waiting: MEEPLE_MM_WINDOW + MEEPLE_MM_WIDEN_PER_S x seconds. With MEEPLE_BOT_FILL_S > 0 (seconds; 0, the default, waits for humans forever), a ticket waiting that long is seated with the closest-rated waiting tickets and bots of the rung closest to the table's mean rating. A `party` queues 1 to `players` friends as one ticket: seated together in one match (They Who Were 8: a party of two on one team; of three or four, one whole team and the rest on the other), matched by their mean mu with the window widened by half their spread (highest minus lowest mu), each member's seat token once in `party`, and one active match charged per member.
          */
         post: operations["matchmaking"];
         delete?: never;
@@ -1199,6 +1199,18 @@ export interface components {
             };
             /** @description the tenant's own user id (API key only); namespaced by tenant, never shown to another tenant */
             player?: string;
+            /** @description players queued together as one ticket (1 to `players` members, each player at most once; not with `player`): seated in one match, in a team game on one team when it fits (a party larger than a team fills whole teams, the rest sit together on one other team); matched by its members' mean rating, its window widened by half its spread; each member gets a seat token, once; it counts one active match per member */
+            party?: components["schemas"]["PartyMemberSpec"][];
+        };
+        /**
+         * PartyMemberSpec
+         * @description One member of a party: a tenant's player (API key only), or anonymous; a display name for the others.
+         */
+        PartyMemberSpec: {
+            /** @description the tenant's own user id (API key only); namespaced by tenant, never shown to another tenant */
+            player?: string;
+            /** @description a display name shown on the ticket */
+            name?: string;
         };
         /** Ticket */
         Ticket: {
@@ -1211,10 +1223,28 @@ export interface components {
                 [key: string]: unknown;
             };
             match_id: string | null;
+            /** @description the first member's seat */
             seat: number | null;
-            /** @description the seat token: only in the first response that finds the ticket matched (null before and after; the server keeps only its hash) */
+            /** @description the first member's seat token: only in the first response that finds the ticket matched (null before and after; the server keeps only its hash) */
             token: string | null;
             /** @description the seat token has been handed out (it is not shown again) */
+            token_issued: boolean;
+            /** @description every member, in the order queued (a ticket without `party`: its one player); each member's token once, in the same response as `token` */
+            party: components["schemas"]["PartyMember"][];
+        };
+        /** PartyMember */
+        PartyMember: {
+            /** @description the tenant's player (null: anonymous) */
+            player: string | null;
+            /** @description the display name the ticket was given */
+            name: string | null;
+            /** @description the member's seat once matched */
+            seat: number | null;
+            /** @description the member's team (the index of its side) once matched; null in a game without teams */
+            team: number | null;
+            /** @description the member's seat token: only in the first response that finds the ticket matched (null before and after) */
+            token: string | null;
+            /** @description the member's seat token has been handed out */
             token_issued: boolean;
         };
         /** History */
@@ -1677,7 +1707,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+        /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_party`: a matchmaking party that is empty, larger than the match, names a player twice, comes with 'player', or has a member name that is not 1-32 characters without control characters; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
         Error400: {
             headers: {
                 [name: string]: unknown;

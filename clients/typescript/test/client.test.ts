@@ -322,3 +322,22 @@ test("a backend reads a tournament's rounds page by page, each table with its ma
     .catch((error: unknown) => error);
   assert.ok(refused instanceof ApiError && refused.status === 401);
 });
+
+test("a party queues as one ticket: two parties of two are a team each, every member with a seat of their own",
+  async () => {
+    const api = new MeepleClient({ baseUrl: url });
+    const first = await api.queue({ game: "they-who-were-8", players: 4, options: {},
+      party: [{ name: "ann" }, { name: "ben" }] });
+    const second = await api.matchmaking({ game: "they-who-were-8", players: 4, options: {},
+      party: [{ name: "cat" }, { name: "dan" }] });
+    assert.equal(second.doc.status, "matched");
+    const ours = await first.waitParty(30_000);
+    const theirs = await second.waitParty(30_000);
+    const seats = (party: Match[]) => party.map((m) => m.seat).sort();
+    const teams = [[0, 2], [1, 3]].map((t) => JSON.stringify(t));
+    assert.ok(teams.includes(JSON.stringify(seats(ours))) && teams.includes(JSON.stringify(seats(theirs))));
+    assert.equal(new Set([...ours, ...theirs].map((m) => m.token)).size, 4);
+    assert.equal(new Set([...ours, ...theirs].map((m) => m.id)).size, 1);
+    assert.deepEqual(first.party.map((m) => m.name), ["ann", "ben"]);
+    assert.equal(new Set(first.party.map((m) => m.team)).size, 1);
+  });

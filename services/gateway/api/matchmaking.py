@@ -21,8 +21,15 @@ bp = Blueprint("matchmaking", __name__)
 @bp.post("/v1/matchmaking")
 def enqueue() -> Response:
     b, key = body(m.Enqueue), headers(m.IdempotencyHeaders).idempotency_key
+    party = given(b.party)
     return answer(matchmaker.enqueue(core(), caller(), game=b.game, players=b.players, options=b.options,
-                                     player=given(b.player), idempotency_key=given(key)))
+                                     player=given(b.player), idempotency_key=given(key),
+                                     party=None if party is None else [_member(p) for p in party]))
+
+
+def _member(spec: m.PartyMemberSpec) -> dict[str, str]:
+    """A party member as the core takes it (the fields sent)."""
+    return {k: v for k, v in (("player", given(spec.player)), ("name", given(spec.name))) if v is not None}
 
 
 @bp.get("/v1/matchmaking/<ticket>")
