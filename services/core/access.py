@@ -46,6 +46,8 @@ class Action(enum.Enum):
     TICKET = "ticket"            # read a ticket (taking its seat token once) or cancel it
     TENANT = "tenant"            # a tenant's own data: history, ratings, webhooks, leaderboards, seasons
     TOURNAMENT = "tournament"    # one tournament of a tenant: read, register, cancel
+    CHAT = "chat"                # post a chat message to a match (as a seat, or as a spectator where allowed)
+    MODERATE = "moderate"        # redact a match's chat message: the match's tenant
 
 
 #: Who may do each action: the words docs/api.md's table shows (a test keeps them the same).
@@ -60,6 +62,9 @@ RULES: dict[Action, str] = {
                    "access is on",
     Action.TENANT: "the tenant's API key",
     Action.TOURNAMENT: "the API key of the tournament's tenant (another tenant's key: 404)",
+    Action.CHAT: "the match's seat tokens (speaking as that seat); in a match created with `spectator_chat`, also "
+                 "whoever may read it as a spectator (else 403 `chat_spectators_off`)",
+    Action.MODERATE: "the API key of the match's tenant (another key: 404; without a key: 401)",
 }
 
 
@@ -170,8 +175,13 @@ def verified_seat(caller: Caller, match: Match) -> int | None:
 
 
 def authorize_match(caller: Caller, match: Match, action: Action) -> MatchAccess:
-    """What ``caller`` may see of ``match`` for ``action`` (READ, ACT or JOIN), or the refusal. The door has
-    called :func:`require_credential` (READ, ACT) or :func:`authorize_create` (JOIN) first."""
+    """What ``caller`` may see of ``match`` for ``action`` (READ, ACT, JOIN, CHAT or MODERATE), or the refusal. The
+    door has called :func:`require_credential` (READ, ACT, CHAT, MODERATE) or :func:`authorize_create` (JOIN)
+    first."""
+    if action is Action.CHAT:
+        return authorize_chat(caller, match)
+    if action is Action.MODERATE:
+        return authorize_moderate(caller, match)
     owner = match.meta.get("tenant")
     players = caller.tenant is not None and caller.tenant.name == owner
     seat = verified_seat(caller, match) if action is not Action.JOIN else None
@@ -190,6 +200,25 @@ def authorize_match(caller: Caller, match: Match, action: Action) -> MatchAccess
     if owner is not None:  # a tenant's match is private to its tenant and its seats
         raise DomainError(Kind.NOT_FOUND, "match_not_found", f"no match {match.id!r} (it may have expired)")
     return MatchAccess(None, False)
+
+
+def authorize_chat(caller: Caller, match: Match) -> MatchAccess:
+    """May ``caller`` post to ``match``'s chat, and as whom? A seat token speaks as its seat; anyone else who may
+    read the match speaks as a spectator, only in a match created with ``spectator_chat``."""
+    access = authorize_match(caller, match, Action.READ)
+    if access.seat is None and not match.meta.get("spectator_chat"):
+        raise DomainError(Kind.FORBIDDEN, "chat_spectators_off",
+                          "only seats chat in this match (it was created without spectator_chat)")
+    return access
+
+
+def authorize_moderate(caller: Caller, match: Match) -> MatchAccess:
+    """May ``caller`` redact ``match``'s chat? The key of the match's tenant only: a seat holder is no moderator,
+    and any other key is told the match does not exist, as for reads."""
+    tenant = authorize_tenant(caller)
+    if tenant.name != match.meta.get("tenant"):
+        raise DomainError(Kind.NOT_FOUND, "match_not_found", f"no match {match.id!r} (it may have expired)")
+    return MatchAccess(None, True)
 
 
 def authorize_ticket(caller: Caller, ticket: dict[str, Any]) -> None:
