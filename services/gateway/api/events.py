@@ -110,9 +110,10 @@ class SseStream(Stream):
         self.watch(match_topic(self.match.id), self.after, wake, also=(chat_topic(self.match.id), self.chat.seq))
 
     def first(self) -> str:
-        """What the response starts with: the reconnect delay, the update if the match is past ``after``, and
-        the chat messages past the stream's ``chat_after``."""
-        return "retry: 1000\n\n" + self.update(self.match) + self.chat_text()
+        """What the response starts with: the reconnect delay, the chat messages past the stream's ``chat_after``,
+        and the update if the match is past ``after`` (last: a client may stop reading at the finishing one)."""
+        chat_text = self.chat_text()
+        return "retry: 1000\n\n" + chat_text + self.update(self.match)
 
     def chat_text(self) -> str:
         """``event: chat`` per new message, ``event: chat_redacted`` per redaction (no ``id:``: the event id
@@ -144,9 +145,9 @@ class SseStream(Stream):
         current = self.core.store.load(self.match.id, (f"view:{key}",), self.after + 1) if moved else None
         if moved and current is None:
             return "", False  # the match expired
-        text = self.update(current) if current is not None else ""
-        if chatted:
-            text += self.chat_text()
+        text = self.chat_text() if chatted else ""  # (chat first: the update may be the finishing one)
+        if current is not None:
+            text += self.update(current)
         if not text and time.monotonic() >= self.beat:
             if current is None and self.access.seat is not None:
                 self.update(self.match)  # presence only

@@ -172,10 +172,10 @@ class WsSession(Stream):
 
     def on_wake(self, write: Write) -> bool:
         moved, chatted = woke_for(self, self.match_id, True)
+        if chatted:  # (chat first: the update may finish the match and close the socket)
+            self.push_chat(write)
         if moved and self.push(write):
             self.delivered()
-        if chatted and self.open:
-            self.push_chat(write)
         return self.open
 
     def on_timer(self, write: Write) -> bool:
@@ -244,9 +244,8 @@ class WsSession(Stream):
         self.after = opened.match.version if after is None else after
         self.chat = ChatCursor(self.core, self.match_id, *chat_start(self.core, self.match_id, chat_after))
         self.send(write, {"type": "ready", "seat": self.seat, "version": opened.match.version})
+        self.push_chat(write)  # (before the update, which may finish the match and close the socket)
         self.push(write)
-        if self.open:
-            self.push_chat(write)
         return self.open
 
     def push_chat(self, write: Write) -> None:
