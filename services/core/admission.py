@@ -38,7 +38,10 @@ def _decide(core: Core, caller: Caller, action: Action | None, path: Mapping[str
     elif action is Action.JOIN:
         access.authorize_create(caller, "joining a match")
         access.authorize_match(caller, load(core, path["match_id"]), Action.JOIN)
-    elif action in (Action.READ, Action.ACT):
+    elif action is Action.MODERATE:  # a key first: without one, nothing is said of the match
+        access.authorize_tenant(caller)
+        access.authorize_match(caller, load(core, path["match_id"]), action)
+    elif action in (Action.READ, Action.ACT, Action.CHAT):
         access.require_credential(caller)
         access.authorize_match(caller, load(core, path["match_id"]), action)
     elif action is Action.TICKET:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import guides
+from . import chat, guides
 from .access import Caller
 from .errors import DomainError, Kind
 from .limits import count_request
@@ -14,7 +14,7 @@ from .service import Core
 
 def catalogue(core: Core, caller: Caller) -> dict[str, Any]:
     count_request(core, caller)
-    return {"games": core.rules.list_games()}
+    return {"games": [{**game, "chat_presets": chat.presets(game["id"])} for game in core.rules.list_games()]}
 
 
 def game(core: Core, caller: Caller, game_id: str) -> dict[str, Any]:
@@ -26,4 +26,4 @@ def game(core: Core, caller: Caller, game_id: str) -> dict[str, Any]:
         if err.code == "unknown_game":
             raise DomainError(Kind.NOT_FOUND, "game_not_found", err.message) from None
         raise
-    return {**doc, "rules": guides.rules(game_id)}
+    return {**doc, "rules": guides.rules(game_id), "chat_presets": chat.presets(game_id)}

@@ -63,6 +63,17 @@ def test_the_gateway_reads_its_limits_from_the_contract() -> None:
     assert events.HEARTBEAT_S is L.HEARTBEAT_S and ws.HELLO_S == L.WS_HELLO_S
 
 
+def test_the_chat_limits_are_the_contracts() -> None:
+    from services.core import chat
+    from services.core.config import Config
+
+    defaults = Config()
+    assert chat.TEXT_MAX == L.CHAT_TEXT_MAX
+    assert (defaults.chat_rate, defaults.chat_rate_window_s, defaults.chat_max_messages,
+            defaults.chat_after_finish_s) == (L.CHAT_RATE, L.CHAT_RATE_WINDOW_S, L.CHAT_MAX_MESSAGES,
+                                              L.CHAT_AFTER_FINISH_S)
+
+
 def test_each_documented_gateway_default_is_the_configs() -> None:
     from services.core.config import ENV, Config
 
