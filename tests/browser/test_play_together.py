@@ -105,7 +105,7 @@ def test_a_spectator_reads_the_chat_and_posts_only_where_the_match_allows_specta
     match_id, tokens = two_people_clash(stack)
     watcher = new_page()
     watcher.goto(f"/play#/m/{match_id}")
-    watcher.wait_for_selector("#chat-log")
+    watcher.wait_for_selector("#chat-log", state="attached")
     assert not watcher.is_visible("#chat-form") and "cannot chat" in watcher.inner_text("#chat-status")
     said = httpx.post(f"{stack.url}/v1/matches/{match_id}/chat", json={"text": "hello, watchers"},
                       headers={"Authorization": f"Bearer {tokens[1]}"})
@@ -122,7 +122,7 @@ def test_a_spectator_reads_the_chat_and_posts_only_where_the_match_allows_specta
     open_seat.evaluate("([id, token]) => localStorage.setItem(`meeple.seat.${id}`, JSON.stringify({seat: 0, token}))",
                        [made["id"], made["token"]])
     open_seat.goto(f"/play#/m/{made['id']}")
-    open_seat.wait_for_selector("#chat-log")
+    open_seat.wait_for_selector("#chat-log", state="attached")
     fan = new_page()
     fan.goto(f"/play#/m/{made['id']}")
     fan.wait_for_selector("#chat-form")
