@@ -228,3 +228,44 @@ def test_an_anonymous_matchs_copy_watch_link_button_gives_the_spectators_address
     watcher.wait_for_selector("#spectating")
     assert watcher.inner_text("#you") == "You are watching."
     assert json.loads(watcher.evaluate("JSON.stringify(localStorage)")).get(f"meeple.seat.{match_id}") is None
+
+
+def test_without_a_websocket_the_chat_comes_with_the_long_polls_and_goes_over_rest(new_page: Any,
+                                                                                   plain_stack: Stack) -> None:
+    match_id, tokens = two_people_clash(plain_stack)
+    page = new_page(base_url=plain_stack.url)  # werkzeug's server: /ws answers 501
+    page.goto("/play")
+    page.evaluate("([id, token]) => localStorage.setItem(`meeple.seat.${id}`, JSON.stringify({seat: 0, token}))",
+                  [match_id, tokens[0]])
+    posts = rest_chat_posts(page)
+    page.goto(f"/play#/m/{match_id}")
+    page.wait_for_function("document.body.dataset.live === 'long-poll'")
+    said = httpx.post(f"{plain_stack.url}/v1/matches/{match_id}/chat", json={"text": "can you hear me?"},
+                      headers={"Authorization": f"Bearer {tokens[1]}"})
+    assert said.status_code == 201, said.text
+    wait_for_line(page, "can you hear me?")  # a chat message wakes the long-poll
+    page.fill("#chat-text", "loud and clear")
+    page.press("#chat-text", "Enter")
+    wait_for_line(page, "loud and clear")
+    assert len(posts) == 1  # no socket: REST
+    assert [m["text"] for m in httpx.get(f"{plain_stack.url}/v1/matches/{match_id}/replay").json()["chat"]] == [
+        "can you hear me?", "loud and clear"]
+
+
+def test_a_message_the_tenant_redacts_is_replaced_on_the_page(new_page: Any, stack: Stack) -> None:
+    key = new_key(stack.redis_url, "browser-redact")["key"]
+    made = httpx.post(f"{stack.url}/v1/matches", headers={"X-API-Key": key}, json={
+        "game": "clash", "players": 2, "join": True, "seed": 5, "options": {"match": "single"},
+        "seats": [{"kind": "human"}, {"kind": "human"}]}).json()
+    joined = httpx.post(f"{stack.url}/v1/matches/{made['id']}/join", headers={"X-API-Key": key}, json={}).json()
+    page = seated(new_page, made["id"], made["token"], 0)
+    said = httpx.post(f"{stack.url}/v1/matches/{made['id']}/chat", json={"text": "something rude"},
+                      headers={"Authorization": f"Bearer {joined['token']}"}).json()
+    wait_for_line(page, "something rude")
+    gone = httpx.delete(f"{stack.url}/v1/matches/{made['id']}/chat/{said['id']}", headers={"X-API-Key": key})
+    assert gone.status_code == 204, gone.text
+    wait_for_line(page, "(message removed)")
+    assert chat_lines(page) == ["seat 1 (Green): (message removed)"]
+    page.reload()  # and so it stays (the replay has it redacted)
+    wait_for_line(page, "(message removed)")
+    assert "something rude" not in page.inner_text("#chat-log")

@@ -26,7 +26,6 @@ from typing import Any, TextIO
 
 import httpx
 
-from . import _core
 from .chooser import PROMPTS, ChooserState, Words, chooser_state, index_components, step_back, steps_of, value_key
 from .client import Client, Match, MatchSocket
 from .errors import ApiError, StaleVersion, TransportError
@@ -287,17 +286,13 @@ class Screen:
             text = self.read_line("chat> (words, a preset's number, Enter = cancel) ").strip()
             if not text:
                 return
-        body: dict[str, Any] = {"text": text}
-        if text.isdigit() and 1 <= int(text) <= len(self.presets):
-            body = {"preset": self.presets[int(text) - 1]["id"]}
-        m = self.match
-        try:
-            _core.answer(m.client.http.post(f"/v1/matches/{m.id}/chat", json=body,
-                                            headers={"Authorization": f"Bearer {m.token}"} if m.token else {}))
+        preset = self.presets[int(text) - 1]["id"] if text.isdigit() and 1 <= int(text) <= len(self.presets) else None
+        try:  # over the open socket as moves go, else REST (the SDK's Match.chat)
+            self.match.chat(None if preset else text, preset=preset)
         except ApiError as err:
             self.note = f"chat not sent: {err.code}: {err.message}"
-        except httpx.HTTPError as err:
-            self.note = f"chat not sent: {err!r}"
+        except TransportError as err:
+            self.note = f"chat not sent: {err}"
 
     def taken_over(self) -> bool:
         """A bot plays this seat since its time ran out (not a resignation: that one is for good)."""

@@ -99,9 +99,10 @@ export class SocketGone extends Error {}
  * socket or it closed before the reply came (the caller then sends the same key over REST: the server answers
  * the first outcome, so the move is never made twice). `holder.chat(body)` sends a chat message (`{text}` or
  * `{preset}`) the same way and resolves with the message; onChat(message) is called for each chat message and
- * onChat({id, redacted: true}) for each redaction (docs/api.md "Chat").
+ * onChat({id, redacted: true}) for each redaction (docs/api.md "Chat"); `chatAfter` (a message id) asks the server for the
+ * messages past it first. document.body.dataset.socket is "ready" while a socket is ready.
  */
-export function socketSession(matchId, { token, after, onUpdate, onChat = () => {}, holder, include = !!token }) {
+export function socketSession(matchId, { token, after, onUpdate, onChat = () => {}, chatAfter = null, holder, include = !!token }) {
   return new Promise(resolve => {
     let ready = false, open = false, error = null, chain = Promise.resolve();
     const replies = new Map();  // message id -> {resolve, reject} of a move waiting for its reply
@@ -119,7 +120,8 @@ export function socketSession(matchId, { token, after, onUpdate, onChat = () => 
     holder.move = body => send("move", body.idempotency_key, body);
     holder.chat = body => send("chat", ++chats, body);
     ws.onopen = () => ws.send(JSON.stringify({ type: "hello", token: token || null, after,
-                                               ...(include ? { include: "legal_moves" } : {}) }));
+                                               ...(include ? { include: "legal_moves" } : {}),
+                                               ...(chatAfter !== null ? { chat_after: chatAfter } : {}) }));
     ws.onmessage = ev => {
       let msg;
       try { msg = JSON.parse(ev.data); } catch { return; }

@@ -748,7 +748,8 @@ async function matchPage(id, { watch = false } = {}) {
   // "ready"), long-polls instead. document.body.dataset.live says which one is in use.
   const apply = async doc => {
     if (!st.alive) return;
-    if (chat && doc.chat) chat.add(doc.chat);
+    if (chat && doc.chat) chat.add(doc.chat);  // a long-poll's chat (and the ids of the redacted messages)
+    if (chat && doc.chat_redacted) chat.add(doc.chat_redacted.map(mid => ({ id: mid, redacted: true, text: null })));
     const stale = doc.version <= st.doc.version;
     fold(doc);
     if (!stale && (doc.status === "finished" || st.doc.clock || doc.events.some(e => e.kind !== "move"))) await load();  // outcome, seats, clock
@@ -765,13 +766,11 @@ async function matchPage(id, { watch = false } = {}) {
   while (st.alive && st.doc.status !== "finished") {
     if (socketFailures < 2) {
       document.body.dataset.live = "ws";
+      // (the hello's chat_after: what was said since the last message shown, e.g. while a socket was down)
       const { ready, error } = await socketSession(id, { token, after: since(), onUpdate: apply, holder: live, include: !!seatToken,
-                                                         onChat: message => chat && chat.add([message]) });
+                                                         chatAfter: chat ? chat.lastId() : null, onChat: message => chat && chat.add([message]) });
       if (!st.alive) return;
       if (error && GONE.includes(error.code)) { showError(new ApiError(0, error.code, error.message)); return; }
-      if (chat) {  // what was said while the socket was down (a socket's updates start after a version, not a message)
-        try { await apply(await call("GET", `/matches/${id}/events`, { token, query: { after: since(), chat_after: chat.lastId() } })); } catch { /* next time */ }
-      }
       socketFailures = ready ? 0 : socketFailures + 1;
       if (st.doc.status !== "finished") await new Promise(r => setTimeout(r, 200 + Math.random() * 800));  // then reconnect
       continue;
