@@ -80,7 +80,7 @@ local seq = 1
 if last[1] then seq = tonumber(string.match(last[1][1], '^(%d+)')) + 1 end
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], seq .. '-1', 'kind', 'redacted', 'id', n)
 redis.call('PUBLISH', ARGV[5], KEYS[2] .. ' ' .. seq .. ' ')
-if KEYS[4] then redis.call('XADD', KEYS[4], '*', 'record', ARGV[6]) end
+if KEYS[3] then redis.call('XADD', KEYS[3], '*', 'record', ARGV[6]) end
 return {1, tostring(seq)}
 """
 
@@ -219,7 +219,6 @@ def redact(core: Core, match: Match, message_id: int) -> None:
             script_keys.append(webhooks.outbox_key(match_id))
             record = webhooks.outbox_record(match_id, match.version, match.meta,
                                             [{"type": "chat.redacted", "id": message_id}])
-        script_keys.insert(2, version_key(match_id))  # (unused by the script: keeps the outbox KEYS[4])
         done, _ = redis.eval(_REDACT, len(script_keys), *script_keys, message_id, raw, orjson.dumps(redacted),
                              TOPIC_KEEP, EVENTS_CHANNEL, record)
         if int(done) == 1:

@@ -19,6 +19,8 @@ import orjson
 import pytest
 import requests
 
+from services import redisconn
+from services.core.store import chat_keys, keys
 from services.webhooks.worker import WebhookMetrics, WebhookWorker
 from tooling import promtext
 from tooling.stack import free_port, wait_until
@@ -298,3 +300,16 @@ def test_the_per_match_cap_is_409_chat_full(api: Api) -> None:
         assert say(api, match_id, speakers[n % 3], text=f"message {n}").status_code == 201
     full = say(api, match_id, speakers[CAP % 3], text="one too many")
     assert full.status_code == 409 and error_of(full) == "chat_full"
+
+
+def test_chat_expires_with_its_match(api: Api, gateway_server: GatewayServer, redis_url: str) -> None:
+    store = redisconn.connect(redis_url)
+    match_id, tokens = new_match(api)
+    chat_key, topic_key = chat_keys(match_id)
+    assert say(api, match_id, tokens[0], text="before the end").status_code == 201
+    assert store.ttl(keys(match_id)[0]) == store.ttl(chat_key) == store.ttl(topic_key) == -1  # active: no TTL
+    api.post(f"/v1/matches/{match_id}/resign", tokens[0], json={})
+    finished = store.ttl(keys(match_id)[0])
+    assert finished > 0 and finished - store.ttl(chat_key) in (0, 1) and finished - store.ttl(topic_key) in (0, 1)
+    assert say(Api(gateway_server.url), match_id, tokens[1], text="gg").status_code == 201  # in its window
+    assert store.ttl(keys(match_id)[0]) - store.ttl(chat_key) in (0, 1)

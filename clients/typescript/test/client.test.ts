@@ -341,3 +341,38 @@ test("a party queues as one ticket: two parties of two are a team each, every me
     assert.deepEqual(first.party.map((m) => m.name), ["ann", "ben"]);
     assert.equal(new Set(first.party.map((m) => m.team)).size, 1);
   });
+
+test("chat goes over the held socket, the other seat hears it on its socket and by long-poll", async () => {
+  const api = new MeepleClient({ baseUrl: url });
+  const first = await api.createMatch({ game: "clash", players: 2, seats: [{ kind: "human" }, { kind: "human" }] });
+  const second = await api.join(first.id);
+  const said = await first.chat("good luck"); // REST: no socket held
+  assert.equal(said.seat, 0);
+  await second.connect();
+  try {
+    assert.deepEqual(await second.waitChat(20_000), [said]); // the hello's chat_after=0: the past one first
+    assert.ok(second.socketOpen);
+    const reply = await second.chat({ preset: "gg" }); // over the socket
+    assert.equal(reply.text, "Good game");
+    assert.deepEqual(await first.waitChat(20_000), [reply]); // a long-poll with chat_after=1
+  } finally {
+    second.close();
+  }
+  assert.deepEqual(first.chatMessages.map((m) => m.id), [1, 2]);
+});
+
+test("a spectator without spectator_chat is a typed 403 and flooding a typed 429 chat_rate_limited", async () => {
+  const api = new MeepleClient({ baseUrl: plainUrl, retries: 0 });
+  const host = await api.createMatch({ game: "clash", players: 2, options: { match: "single" },
+    seats: [{ kind: "human" }, { kind: "bot", level: "easy" }] });
+  const watcher = await api.match(host.id);
+  await assert.rejects(watcher.chat("may I?"), (err: unknown) =>
+    err instanceof ApiError && err.status === 403 && err.code === "chat_spectators_off");
+  const heard: number[] = [];
+  watcher.onChat = (m) => heard.push(m.id);
+  for (let n = 0; n < 5; n++) await host.chat(`${n}`);
+  await assert.rejects(host.chat("flood"), (err: unknown) =>
+    err instanceof ApiError && err.status === 429 && err.code === "chat_rate_limited" && (err.retryAfterS ?? 0) > 0);
+  assert.equal((await watcher.waitChat(20_000)).length, 5); // a spectator's long-poll brings them all
+  assert.deepEqual(heard, [1, 2, 3, 4, 5]);
+});
