@@ -15,6 +15,8 @@ anonymous access on (``make run``'s setting) and off (the deploy setting). The c
 * ``revoked_key`` — tenant A's key after ``meeple keys revoke``; ``madeup_key`` — a key nobody made;
 * ``watch`` — a watch token (issue 51) of this match of A's (of this tournament on tournament routes, of another
   match of A's on routes about neither: an anonymous match is no tenant's, so no token covers it);
+* ``watch_on`` — the same, asking the gateway with anonymous access on (a watch token only reads, whatever the
+  setting: it creates, joins and reads tickets no more than with it off);
 * ``other_watch`` — a watch token of another match of A's;
 * ``expired_watch`` — a watch token past its expiry, of the match asked about where that is A's (one match made
   first: a token lives at least 60 s, so the module waits for it once); ``revoked_watch`` — a token of this match,
@@ -51,8 +53,8 @@ from .conftest import Node, RulesProcess, gunicorn_gateway
 
 GAME = "fierce-women"  # 2-5 players: a 3-player match with one seat taken stays waiting (nothing runs)
 CALLERS = ("none_on", "none_off", "seat_on", "seat", "other_seat", "owner_key", "other_key", "revoked_key",
-           "madeup_key", "watch", "other_watch", "expired_watch", "revoked_watch")
-WATCHERS = ("watch", "other_watch", "expired_watch", "revoked_watch")
+           "madeup_key", "watch", "watch_on", "other_watch", "expired_watch", "revoked_watch")
+WATCHERS = ("watch", "watch_on", "other_watch", "expired_watch", "revoked_watch")
 #: The answers that mean "the policy said no", by code.
 DENIALS = {"missing_token": 401, "wrong_token": 401, "invalid_api_key": 401, "api_key_required": 401,
            "watch_token_expired": 401, "watch_token_revoked": 401, "match_not_found": 404, "ticket_not_found": 404,
@@ -67,14 +69,15 @@ _WATCH_REFUSED = {"expired_watch": _REFUSED, "revoked_watch": _REFUSED}
 _MATCH_READ = {"none_on": ("404", OK), "none_off": _REFUSED, "seat_on": (OK, OK), "seat": (OK, OK),
                "other_seat": _REFUSED, "owner_key": (OK, "404"), "other_key": ("404", "404"),
                "revoked_key": _REFUSED, "madeup_key": _REFUSED,
-               "watch": (OK, "404"), "other_watch": ("404", "404"), **_WATCH_REFUSED}
+               "watch": (OK, "404"), "watch_on": (OK, "404"), "other_watch": ("404", "404"), **_WATCH_REFUSED}
 #: Creating, joining, tickets, minting and the tenant's own data: a watch token is no key (401).
 _NO_WATCHER = dict.fromkeys(WATCHERS, "401")
 _TOURNAMENT = {"none_on": "401", "none_off": "401", "seat_on": "401", "seat": "401", "other_seat": "401",
                "owner_key": OK, "other_key": "404", "revoked_key": "401", "madeup_key": "401", **_NO_WATCHER}
 EXPECTED: dict[str, dict[str, Any]] = {
     "read": _MATCH_READ,
-    "act": {**_MATCH_READ, "none_on": ("404", "401"), "owner_key": ("401", "404"), "watch": ("401", "404")},
+    "act": {**_MATCH_READ, "none_on": ("404", "401"), "owner_key": ("401", "404"), "watch": ("401", "404"),
+            "watch_on": ("401", "404")},
     "join": {**_MATCH_READ, "seat_on": ("404", OK), "seat": _REFUSED, **dict.fromkeys(WATCHERS, _REFUSED)},
     "ticket": {**_MATCH_READ, "seat_on": ("404", OK), "seat": _REFUSED, **dict.fromkeys(WATCHERS, _REFUSED)},
     "share": {**dict.fromkeys(CALLERS, _REFUSED), "owner_key": (OK, "404"), "other_key": ("404", "404")},
@@ -265,7 +268,8 @@ class World:
         """The gateway a kind of caller asks, and the headers it sends (a watcher: about A's ``match_id`` or
         ``tournament_id``, if the route is about one)."""
         if kind in WATCHERS:
-            return self.off, {"Authorization": f"Bearer {self.watcher(kind, match_id, tournament_id)}"}
+            node = self.on if kind == "watch_on" else self.off
+            return node, {"Authorization": f"Bearer {self.watcher(kind.removesuffix('_on'), match_id, tournament_id)}"}
         if kind == "none_on":
             return self.on, {}
         if kind == "none_off":

@@ -8,6 +8,8 @@ Two credentials: a seat's token (``Authorization: Bearer``, what a player's clie
 (``mk_...``, what an app's backend holds). The key goes as ``X-API-Key`` on the calls whose security lists the
 ``apiKey`` scheme and not the seat token's; on match reads (which take either) it goes as the bearer when no
 seat token is given; a seat token goes, as the bearer, only on the calls whose security lists ``seatToken``.
+A watch token (``w_...``, a watch link a tenant minted) goes where a seat token goes: it reads the match as a
+spectator, and a match held with one refuses every acting call before sending it (:meth:`MatchFlows.check_acting`).
 """
 
 from __future__ import annotations
@@ -52,6 +54,12 @@ class Request:
 
 
 API_KEY_PREFIX = "mk_"
+WATCH_TOKEN_PREFIX = "w_"
+
+
+def is_watch_token(token: str | None) -> bool:
+    """A watch link's token (``w_<id>.<secret>``): it reads its matches as a spectator, nothing more."""
+    return bool(token) and str(token).startswith(WATCH_TOKEN_PREFIX)
 
 
 def check_api_key(api_key: str | None) -> str | None:
@@ -200,6 +208,16 @@ class MatchState:
         for known in self.chat_messages:
             if known["id"] == message_id and not known["redacted"]:
                 self.hear_chat({**known, "text": None, "preset": None, "redacted": True})
+
+    @property
+    def watching(self) -> bool:
+        """Held with a watch token: a read-only spectator's handle (reads, events, the socket's updates)."""
+        return is_watch_token(self.token)
+
+    def check_acting(self) -> None:
+        """Refuse, before sending anything, what a watch token may not do (the server would answer 401)."""
+        if self.watching:
+            raise ValueError("a watch token only reads the match (status, events, socket updates, replay)")
 
     def update(self, doc: Mapping[str, Any]) -> None:
         """Fold a status document (create/join/get/move) or an events document into the state. An older
@@ -384,9 +402,10 @@ def ws_url(base_url: str, match_id: str) -> str:
 
 def ws_hello(token: str | None, after: int, chat_after: int = 0) -> str:
     """The first message: the seat's token (none: a spectator) and the last version and chat message seen, so
-    nothing is missed across reconnects; a seat asks for its legal moves with every update."""
+    nothing is missed across reconnects; a seat asks for its legal moves with every update (a watch token has
+    none to ask for)."""
     hello: dict[str, Any] = {"type": "hello", "token": token, "after": after, "chat_after": chat_after}
-    if token:
+    if token and not is_watch_token(token):
         hello["include"] = "legal_moves"
     return dumps(hello).decode()
 
@@ -454,6 +473,7 @@ class SocketState:
     def move_message(self, move: dict[str, Any]) -> SocketMove:
         """A move at the version the match read, with a fresh idempotency key that every resend reuses (after a
         reconnect, a 503 or a 429, or over REST), as ``POST /moves`` asks the same thing (``include``)."""
+        self.match.check_acting()
         key = uuid.uuid4().hex
         msg = {"type": "move", "id": key, "move": move, "version": self.match.version, "idempotency_key": key,
                "include": "legal_moves"}
@@ -582,7 +602,7 @@ class MatchFlows(MatchState):
         return {"match_id": self.id}
 
     def _include(self) -> str | None:
-        return "legal_moves" if self.token else None
+        return "legal_moves" if self.token and not self.watching else None
 
     def refresh_flow(self) -> Flow[None]:
         self.update((yield Call("get_match", self._path(), {"include": self._include()}, token=self.token)))
@@ -591,6 +611,7 @@ class MatchFlows(MatchState):
                   key: str | None = None) -> Flow[None]:
         """``version`` and ``key``: a move first sent over the socket, sent again as it was (the same body under
         the same key answers its first outcome, whichever door it came through)."""
+        self.check_acting()
         body = {"move": move, "version": self.version if version is None else version}  # never rebased
         query: dict[str, Any] = {"include": "legal_moves", **({"wait": wait} if wait else {})}
         # with wait: the HTTP read timeout covers the wait, as a long-poll's does; else the client's own
@@ -624,6 +645,7 @@ class MatchFlows(MatchState):
         return message
 
     def wait_turn_flow(self, timeout: float | None) -> Flow[None]:
+        self.check_acting()
         deadline = None if timeout is None else time.monotonic() + timeout
         while not (self.finished or self.my_turn):
             if deadline is not None and time.monotonic() >= deadline:
@@ -633,22 +655,27 @@ class MatchFlows(MatchState):
             yield from self.refresh_flow()
 
     def hint_flow(self) -> Flow[Hint]:
+        self.check_acting()
         hint: Hint = yield Call("hint", self._path(), token=self.token, timeout=30)
         return hint
 
     def leave_flow(self) -> Flow[None]:
+        self.check_acting()
         self.update((yield Call("leave", self._path(), token=self.token)))
 
     def resign_flow(self) -> Flow[None]:
         """Concede: the seat's side forfeits (the match may play on for the others, a bot in the seat)."""
+        self.check_acting()
         self.update((yield Call("resign", self._path(), token=self.token)))
 
     def reclaim_flow(self) -> Flow[None]:
+        self.check_acting()
         self.update((yield Call("reclaim", {**self._path(), "seat": self.seat}, token=self.token)))
         yield from self.refresh_flow()
 
     def rematch_flow(self) -> Flow[dict[str, Any]]:
         """The rematch's status document with this seat's new token (the caller wraps it in a match)."""
+        self.check_acting()
         doc: dict[str, Any] = yield Call("rematch", self._path(), token=self.token)
         return doc
 
@@ -723,3 +750,19 @@ def call_flow(name: str, path: dict[str, Any] | None = None, query: dict[str, An
 def season_body(name: str, starts_at: float, ends_at: float, policy: str, decay: float | None) -> dict[str, Any]:
     return {"name": name, "starts_at": starts_at, "ends_at": ends_at, "policy": policy,
             **({"decay": decay} if decay is not None else {})}
+
+
+def mint_watch_flow(match_id: str | None, tournament_id: str | None, ttl_s: int | None,
+                    player_ids: bool) -> Flow[Any]:
+    """Mint a watch link's token (a tenant's key) for one match, or for every match of one tournament."""
+    body: dict[str, Any] = {"player_ids": player_ids, **({"ttl_s": ttl_s} if ttl_s is not None else {})}
+    if match_id is not None:
+        return call_flow("mint_watch_token", {"match_id": match_id}, body=body)
+    return call_flow("mint_tournament_watch_token", {"tournament_id": tournament_id}, body=body)
+
+
+def check_watch_token(token: str) -> str:
+    """A watch link's token as minted (``w_<id>.<secret>``): a seat token or a key here is a mistake."""
+    if not is_watch_token(token):
+        raise ValueError(f"a watch token starts with {WATCH_TOKEN_PREFIX!r} (mint one with watch_token(...))")
+    return token

@@ -37,6 +37,7 @@ from .models import (
     TournamentRounds,
     Tournaments,
     Unregistered,
+    WatchToken,
     Webhook,
 )
 
@@ -268,6 +269,30 @@ class Client:
 
     def cancel_tournament(self, tournament_id: str) -> Tournament:
         return self.run(_core.call_flow("cancel_tournament", {"tournament_id": tournament_id}, body={}))
+
+    # -- watch links (a tenant's key mints them; anyone holding one watches) -------------------------------------
+    def watch_token(self, match_id: str, *, ttl_s: int | None = None, player_ids: bool = False) -> WatchToken:
+        """A read-only spectator token for one of the tenant's matches (``token``: in this answer only), to hand
+        to an app's user; ``ttl_s`` 60..604800 (the server's default: a day); ``player_ids``: show player ids."""
+        return self.run(_core.mint_watch_flow(match_id, None, ttl_s, player_ids))
+
+    def tournament_watch_token(self, tournament_id: str, *, ttl_s: int | None = None,
+                               player_ids: bool = False) -> WatchToken:
+        """A read-only spectator token for every match of one of the tenant's tournaments, current and future."""
+        return self.run(_core.mint_watch_flow(None, tournament_id, ttl_s, player_ids))
+
+    def describe_watch_token(self, token_id: str) -> WatchToken:
+        """A token the tenant minted: its match or tournament, expiry and revocation (never the token)."""
+        return self.run(_core.call_flow("watch_token", {"token_id": token_id}))
+
+    def revoke_watch_token(self, token_id: str) -> None:
+        """Revoke at once: its next request is refused, and its open streams end."""
+        self.run(_core.call_flow("revoke_watch_token", {"token_id": token_id}))
+
+    def watch(self, match_id: str, token: str) -> Match:
+        """A read-only handle of a match held with a watch token: refresh, poll, events, socket updates, replay
+        (acting calls raise ValueError before sending anything)."""
+        return Match(self, match_id, _core.check_watch_token(token)).refresh()
 
 
 class Match(MatchFlows):

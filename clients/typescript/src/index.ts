@@ -59,6 +59,11 @@ export class ApiError extends Error {
 }
 
 /** The connection failed and the call could not safely be sent again. */
+/** A watch link's token (`w_<id>.<secret>`): it reads its matches as a spectator, nothing more. */
+export function isWatchToken(token?: string): boolean {
+  return token !== undefined && token.startsWith("w_");
+}
+
 export class TransportError extends Error {
   override name = "TransportError";
 }
@@ -202,6 +207,41 @@ export class MeepleClient {
     Promise<Schemas["TournamentRounds"]> {
     return this.send("tournament_rounds", true, () => this.api.GET("/v1/tournaments/{tournament_id}/rounds", {
       params: { path: { tournament_id: tournamentId }, query: page }, headers: this.headers() }));
+  }
+
+  /** A watch link (the client's API key): a read-only spectator token for one of the tenant's matches, to hand to
+   * an app's user (`token` is in this answer only). `ttl_s` 60..604800 (default a day); `player_ids`: show them. */
+  async watchToken(matchId: string, body: Partial<Schemas["MintWatchToken"]> = {}): Promise<Schemas["WatchToken"]> {
+    return this.send("mint_watch_token", false, () => this.api.POST("/v1/matches/{match_id}/watch-tokens", {
+      params: { path: { match_id: matchId } }, body: body as Schemas["MintWatchToken"], headers: this.headers() }));
+  }
+
+  /** A watch link for every match of one of the tenant's tournaments, its tables current and future. */
+  async tournamentWatchToken(tournamentId: string, body: Partial<Schemas["MintWatchToken"]> = {}):
+    Promise<Schemas["WatchToken"]> {
+    return this.send("mint_tournament_watch_token", false, () =>
+      this.api.POST("/v1/tournaments/{tournament_id}/watch-tokens", {
+        params: { path: { tournament_id: tournamentId } }, body: body as Schemas["MintWatchToken"],
+        headers: this.headers() }));
+  }
+
+  /** A watch token the tenant minted: its match or tournament, expiry and revocation (never the token). */
+  async describeWatchToken(tokenId: string): Promise<Schemas["WatchToken"]> {
+    return this.send("watch_token", true, () => this.api.GET("/v1/watch-tokens/{token_id}", {
+      params: { path: { token_id: tokenId } }, headers: this.headers() }));
+  }
+
+  /** Revoke a watch token at once: its next request is refused and its open streams end. */
+  async revokeWatchToken(tokenId: string): Promise<void> {
+    await this.send("revoke_watch_token", true, () => this.api.DELETE("/v1/watch-tokens/{token_id}", {
+      params: { path: { token_id: tokenId } }, headers: this.headers() }));
+  }
+
+  /** A read-only match held with a watch token (`w_...`): refresh, poll, events, replay; acting throws before
+   * sending anything. */
+  async watch(matchId: string, token: string): Promise<Match> {
+    if (!isWatchToken(token)) throw new Error("a watch token starts with w_ (mint one with watchToken)");
+    return new Match(this, matchId, token).refresh();
   }
 
   /** Queue for a game; `wait()` on the ticket returns your seat's match (a retry gets the same ticket). With
@@ -368,6 +408,13 @@ export class Match {
   get finished(): boolean { return this.status === "finished"; }
   get myTurn(): boolean { return this.seat !== null && this.status === "active" && this.toAct.includes(this.seat); }
   get outcome(): Outcome | null { return this.doc.outcome ?? null; }
+  /** Held with a watch token: a read-only spectator's handle. */
+  get watching(): boolean { return isWatchToken(this.token); }
+
+  /** Refuse, before sending anything, what a watch token may not do (the server would answer 401). */
+  private checkActing(): void {
+    if (this.watching) throw new Error("a watch token only reads the match (status, events, socket updates, replay)");
+  }
 
   /** Fold in a status document or an events document; an older version than the one held is ignored. */
   update(doc: Partial<MatchDoc> | EventsDoc): void {
@@ -392,7 +439,7 @@ export class Match {
   }
 
   private include(): { include?: "legal_moves" } {
-    return this.token ? { include: "legal_moves" } : {};
+    return this.token && !this.watching ? { include: "legal_moves" } : {};
   }
 
   /** Reload the status, the view and (for a seat) the legal moves. */
@@ -409,6 +456,7 @@ export class Match {
    * so a turn is one request.
    */
   async move(move: Move, wait = 0): Promise<this> {
+    this.checkActing();
     const key = crypto.randomUUID();
     const body = { move, version: this.version };
     const socket = await this.socket();
@@ -442,6 +490,7 @@ export class Match {
 
   /** Wait until this seat must act or the match is over: the open socket's updates, else long-polls. */
   async waitTurn(): Promise<this> {
+    this.checkActing();
     while (!(this.finished || this.myTurn)) {
       const socket = await this.socket();
       if (!socket) await this.poll("turn");
@@ -454,12 +503,14 @@ export class Match {
   }
 
   async hint(): Promise<Move> {
+    this.checkActing();
     const doc = await this.client.send("hint", true, () => this.client.api.GET("/v1/matches/{match_id}/hint", {
       params: this.path(), headers: this.client.headers(this.token, false) }));
     return doc.move as Move;
   }
 
   async leave(): Promise<this> {
+    this.checkActing();
     this.update(await this.client.send("leave", false, () => this.client.api.POST("/v1/matches/{match_id}/leave", {
       params: this.path(), body: {}, headers: this.client.headers(this.token, false) })));
     return this;
@@ -467,6 +518,7 @@ export class Match {
 
   /** Concede: this seat's side forfeits (the match may play on for the others, a bot in the seat). */
   async resign(): Promise<this> {
+    this.checkActing();
     this.update(await this.client.send("resign", false, () => this.client.api.POST("/v1/matches/{match_id}/resign", {
       params: this.path(), body: {}, headers: this.client.headers(this.token, false) })));
     return this;
@@ -474,6 +526,7 @@ export class Match {
 
   /** Take this seat back from the bot that played it since its clock ran out. */
   async reclaim(): Promise<this> {
+    this.checkActing();
     const seat = this.seat;
     if (seat === null) throw new Error("reclaim needs this seat's token");
     this.update(await this.client.send("reclaim", false, () =>
@@ -487,6 +540,7 @@ export class Match {
    * call and its retries: the token is shown once, and a retry after a lost answer gets the same seat and token.
    */
   async rematch(): Promise<Match> {
+    this.checkActing();
     const key = crypto.randomUUID();
     const doc = await this.client.send("rematch", true, () => this.client.api.POST("/v1/matches/{match_id}/rematch", {
       params: { ...this.path(), header: { "Idempotency-Key": key } }, body: {},
@@ -666,7 +720,7 @@ class MatchSocket {
     this.socket = new Ws(url);
     this.socket.addEventListener("open", () => {
       this.socket.send(JSON.stringify({ type: "hello", token: match.token ?? null, after, chat_after: match.chatAfter,
-        ...(match.token ? { include: "legal_moves" } : {}) }));
+        ...(match.token && !match.watching ? { include: "legal_moves" } : {}) }));
     });
     this.socket.addEventListener("message", (event: MessageEvent) => {
       const msg = JSON.parse(String(event.data)) as SocketMessage | Reply;

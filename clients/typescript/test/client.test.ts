@@ -376,3 +376,41 @@ test("a spectator without spectator_chat is a typed 403 and flooding a typed 429
   assert.equal((await watcher.waitChat(20_000)).length, 5); // a spectator's long-poll brings them all
   assert.deepEqual(heard, [1, 2, 3, 4, 5]);
 });
+
+test("a watch link reads the match as a spectator on every door, acts on none, and stops once revoked", async () => {
+  const key = process.env.MEEPLE_KEY ?? "";
+  assert.ok(key, "MEEPLE_KEY is set");
+  const backend = new MeepleClient({ baseUrl: url, apiKey: key });
+  const seat = await backend.createMatch({ game: "clash", players: 2, options: { match: "single" },
+    seats: [{ kind: "human", player: "u1" }, { kind: "human", player: "u2" }] });
+  const other = await backend.join(seat.id, { seat: 1 });
+  await seat.refresh();
+  const minted = await backend.watchToken(seat.id, { ttl_s: 600 });
+  assert.ok(minted.token?.startsWith(`w_${minted.id}.`));
+  assert.equal((await backend.describeWatchToken(minted.id)).token, undefined); // shown once, when minted
+
+  const watcher = new MeepleClient({ baseUrl: url });
+  const watched = await watcher.watch(seat.id, minted.token as string);
+  assert.ok(watched.watching);
+  assert.equal(watched.seat, null);
+  assert.deepEqual(watched.legalMoves, []);
+  assert.ok(watched.doc.seats?.every((s) => s.player === undefined)); // no player ids unless asked
+  await assert.rejects(watched.move({ type: "place" }), /only reads/);
+  await assert.rejects(watched.leave(), /only reads/);
+
+  const updates = watched.events("ws")[Symbol.asyncIterator]();
+  const next = updates.next();
+  const mover = seat.myTurn ? seat : other;
+  await mover.move(mover.legalMoves[0] as Move);
+  const update = await next;
+  assert.equal(update.done, false);
+  assert.equal(watched.transport, "ws");
+  assert.ok(update.value?.view); // the spectator's view, pushed on the socket
+  watched.close();
+  assert.equal((await watcher.replay(seat.id, minted.token)).seed, null);
+
+  await backend.revokeWatchToken(minted.id);
+  const refused = await watched.refresh().catch((error: unknown) => error);
+  assert.ok(refused instanceof ApiError && refused.status === 401 && refused.code === "watch_token_revoked");
+  assert.ok((await backend.describeWatchToken(minted.id)).revoked_at);
+});
