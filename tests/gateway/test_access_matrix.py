@@ -89,7 +89,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "watch_token": _TOURNAMENT,  # the minter's key; another tenant's: 404 watch_token_not_found
     # the matrix's matches have no spectator_chat: a reader without a seat is refused (403), a seat speaks; a watch
     # token reads as a spectator, so it is refused as one (403) where it reads, and as a reader elsewhere
-    "chat": {**_MATCH_READ, "none_on": ("404", "403"), "owner_key": ("403", "404"), "watch": ("403", "404")},
+    "chat": {**_MATCH_READ, "none_on": ("404", "403"), "owner_key": ("403", "404"), "watch": ("403", "404"),
+             "watch_on": ("403", "404")},
     # redacting: the match's tenant's key, and nobody without a key (a seat holder, a watch token: no moderator)
     "moderate": {**_MATCH_READ, "none_on": ("401", "401"), "seat_on": ("401", "401"), "seat": ("401", "401"),
                  **dict.fromkeys(WATCHERS, _REFUSED)},
