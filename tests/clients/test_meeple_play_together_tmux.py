@@ -5,6 +5,7 @@ with the line printed for them."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import httpx
@@ -93,3 +94,25 @@ def test_a_party_queued_in_the_terminal_prints_the_friends_line_and_the_friend_t
     screen = latest(friend.wait_for(f"you are seat {friend_seat}, team {host_seat % 2} with seat {host_seat}"))
     seats = httpx.get(f"{stack.url}/v1/matches/{match_id}").json()["seats"]
     assert [s["kind"] for s in seats].count("bot") == 2
+
+
+def rest_chats(stack: Stack) -> float:
+    """REST ``POST …/chat`` the gateway has answered, from its /metrics."""
+    return sum(float(value) for labels, value in re.findall(
+        r"^meeple_gateway_request_seconds_count\{([^}]*)\} (\S+)$", httpx.get(f"{stack.url}/metrics").text, re.M)
+        if 'route="/v1/matches/<match_id>/chat"' in labels and 'method="POST"' in labels)
+
+
+def test_meeple_play_sends_its_chat_on_the_open_socket_as_its_moves(ws_stack: Stack,
+                                                                  pane_factory: list[Pane]) -> None:  # noqa: F811
+    before = rest_chats(ws_stack)
+    pane = Pane([MEEPLE, "play", "clash", "--vs", "easy", "--option", 'match="single"', "--option", "first_player=0",
+                 "--url", ws_stack.url])
+    pane_factory.append(pane)
+    screen = pane.wait_for("your move>")
+    match_id = screen.split("meeple play --resume ", 1)[1].split()[0]
+    pane.keys("c over the socket")
+    pane.wait_for("chat  you: over the socket")
+    assert [m["text"] for m in httpx.get(f"{ws_stack.url}/v1/matches/{match_id}/replay").json()["chat"]] == [
+        "over the socket"]
+    assert rest_chats(ws_stack) == before  # the socket carried it, not a REST POST

@@ -186,11 +186,12 @@ async function lobby() {
     saveSeat(doc.id, doc.you ?? 0, doc.token, gameSel.value);
     location.hash = `#/m/${doc.id}`;
   }));
-  let ticket = null;
+  let ticket = null, tell = () => {};  // tell: the status line of the queue under way (alone, or the party)
   const mmButton = document.getElementById("matchmake"), cancel = document.getElementById("mm-cancel"), status = document.getElementById("mm-status");
   const partyButton = document.getElementById("party-queue"), partyStatus = document.getElementById("party-status");
   /** Queue `body` and wait until matched; a party's tokens are kept from the answer that first carries them. */
   const queue = async (body, say) => {
+    tell = say;
     ticket = await call("POST", "/matchmaking", { body });
     let token = ticket.token, party = ticket.party;
     mmButton.disabled = partyButton.disabled = true; cancel.hidden = false;
@@ -229,7 +230,7 @@ async function lobby() {
   cancel.addEventListener("click", safe(async () => {
     if (!ticket) return;
     // said before the DELETE: its answer wakes the waiting loop above, which may write "Cancelled." first
-    status.textContent = "Cancelling…";
+    tell("Cancelling…");
     try { await call("DELETE", `/matchmaking/${ticket.ticket}`); }
     catch (err) { if (!(err instanceof ApiError && err.code === "ticket_matched")) throw err; }
   }));
