@@ -24,6 +24,8 @@ ACCESS: dict[str, Action | None] = {
     "matches.legal_moves": Action.ACT,
     "matches.submit_move": Action.ACT,
     "matches.hint": Action.ACT,
+    "chat.post_chat": Action.CHAT,
+    "chat.redact_chat": Action.MODERATE,
     "seats.leave": Action.ACT,
     "seats.resign": Action.ACT,
     "seats.reclaim": Action.ACT,
@@ -58,6 +60,11 @@ ACCESS: dict[str, Action | None] = {
     "tournaments.tournament_player": Action.TOURNAMENT,
     "tournaments.unregister": Action.TOURNAMENT,
     "tournaments.cancel": Action.TOURNAMENT,
+    # watch links: minted by the key of the match's (or tournament's) tenant, described and revoked by the minter's
+    "watch.mint_for_match": Action.SHARE,
+    "watch.mint_for_tournament": Action.TOURNAMENT,
+    "watch.describe": Action.WATCH_TOKEN,
+    "watch.revoke": Action.WATCH_TOKEN,
     # operations and documentation: no credential is read (the WebSocket URL without an upgrade answers 426)
     "ws.plain": None,
     "ops.healthz": None,

@@ -179,6 +179,9 @@ def _document() -> dict[str, Any]:
                 "seatToken": {"type": "http", "scheme": "bearer",
                               "description": "a seat's token, returned once by create (with join), join, rematch "
                                              "or a matched ticket; acts for that seat"},
+                "watchToken": {"type": "http", "scheme": "bearer", "bearerFormat": "w_<token id>.<secret>",
+                               "description": "a watch link's token, minted by a tenant's key (POST .../watch-tokens):"
+                                              " reads the spectator view of the matches it covers, nothing else"},
                 "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key",
                            "description": "a tenant's API key (mk_..., from `meeple keys create`): acts for the "
                                           "tenant (its matches, players and quotas)"},

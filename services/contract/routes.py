@@ -29,11 +29,15 @@ SECURITY: dict[Action | None, list[dict[str, list[str]]]] = {
     Action.CATALOGUE: [],  # anyone; a key that is sent counts against its tenant (x-meeple-api-key)
     Action.CREATE: [{}, {"apiKey": []}, {"apiKeyBearer": []}],
     Action.JOIN: [{}, {"apiKey": []}, {"apiKeyBearer": []}],
-    Action.READ: [{}, {"seatToken": []}, {"apiKey": []}, {"apiKeyBearer": []}],
+    Action.READ: [{}, {"seatToken": []}, {"watchToken": []}, {"apiKey": []}, {"apiKeyBearer": []}],
     Action.ACT: [{"seatToken": []}],
     Action.TICKET: [{}, {"apiKey": []}, {"apiKeyBearer": []}],
     Action.TENANT: [{"apiKey": []}, {"apiKeyBearer": []}],
     Action.TOURNAMENT: [{"apiKey": []}, {"apiKeyBearer": []}],
+    Action.SHARE: [{"apiKey": []}, {"apiKeyBearer": []}],
+    Action.WATCH_TOKEN: [{"apiKey": []}, {"apiKeyBearer": []}],
+    Action.CHAT: [{"seatToken": []}, {"watchToken": []}, {}, {"apiKey": []}, {"apiKeyBearer": []}],
+    Action.MODERATE: [{"apiKey": []}, {"apiKeyBearer": []}],
 }
 
 #: The areas of the API (Swagger UI's sections), in order, with a line each.
@@ -42,10 +46,13 @@ TAGS: dict[str, str] = {
     "matches": "Create a match, read its status and your view, play moves, replay it",
     "seats": "Take, leave, reclaim a seat; rematch",
     "events": "What happened after a version: long-poll, Server-Sent Events, WebSocket",
+    "chat": "Short plain-text messages in a match, delivered on every events channel and in the replay",
     "matchmaking": "Queue for a game; humans grouped by rating, bots fill after a wait",
     "backends": "For an app's backend (API key): its matches, its players' history and ratings",
     "webhooks": "Signed deliveries of match and tournament events to a tenant's URL (API key)",
     "leaderboards": "A tenant's players ranked per game by rating: top N, around a player, seasons (API key)",
+    "watch": "Watch links: read-only spectator tokens for a tenant's match or tournament, for its app's users "
+             "(API key)",
     "tournaments": "Swiss and arena events of a tenant's players, bots in the byes and the no-shows' seats (API key)",
     "operations": "Probes, metrics and this document",
 }
@@ -111,9 +118,34 @@ WEBSOCKET = (
     "the update that finishes the match. Moves: `{\"type\": \"move\", \"id\": <any>, \"move\": {...}, "
     "\"version\": n, \"idempotency_key\": \"...\"?, \"include\": \"legal_moves\"?}` is answered by "
     "`{\"type\": \"reply\", \"id\", \"status\", \"body\"}` with exactly the status and body of POST "
-    "/v1/matches/{id}/moves (same versions, idempotency keys, errors, rate limit). Other problems: `{\"type\": "
+    "/v1/matches/{id}/moves (same versions, idempotency keys, errors, rate limit). Chat: the server pushes "
+    "`{\"type\": \"chat\", \"message\": {...ChatMessage}}` for every new chat message and `{\"type\": "
+    "\"chat_redacted\", \"id\": n}` for every redaction (the hello's `chat_after`: <message id>? first sends "
+    "the messages past it; without it only new ones); `{\"type\": \"chat\", \"id\": <any>, \"text\": "
+    "\"...\"}` (or `\"preset\"`) posts one and is answered by a `reply` with exactly the status and body of "
+    "POST /v1/matches/{id}/chat. Other problems: `{\"type\": "
     f"\"error\", \"error\": {{\"code\", \"message\"}}}}`. Pings every {L.HEARTBEAT_S} s; messages up to "
     "MEEPLE_MAX_BODY_BYTES (else 1009). " + WAITING)
+
+WATCH = (
+    "The token (w_<id>.<secret>, sent as 'Authorization: Bearer w_...' or in the WebSocket hello) reads the "
+    "spectator view on every read of the matches it covers (GET the match, its events, its stream, its WebSocket, "
+    "its replay): no seat's view, no legal moves, player ids only if minted with player_ids. Everything else is "
+    "refused: acting for a seat 401 wrong_token, another match 404 match_not_found, creating, joining, tickets "
+    "and the tenant's own data 401 api_key_required; expired 401 watch_token_expired, revoked 401 "
+    f"watch_token_revoked. ttl_s: {L.WATCH_TTL_MIN_S}-{L.WATCH_TTL_MAX_S} s (default {L.WATCH_TTL_DEFAULT_S}).")
+CHAT = (
+    "Caller: one of the match's seat tokens (it speaks as that seat), or, only in a match created with "
+    "`spectator_chat: true`, whoever may read it as a spectator (the tenant's key, anyone on an anonymous match): "
+    "`seat` null (else 403 chat_spectators_off). Chat never changes the match's `version`. `text` is plain text, "
+    f"1-{L.CHAT_TEXT_MAX} characters once surrounding whitespace is stripped, with no control characters (400 "
+    "bad_chat, as for an unknown preset or both fields, or neither); a preset is stored with its phrase as `text`. "
+    f"Each seat (each spectator: its key, else its address) posts at most MEEPLE_CHAT_RATE ({L.CHAT_RATE}) "
+    f"messages in any MEEPLE_CHAT_RATE_WINDOW_S ({L.CHAT_RATE_WINDOW_S}) seconds (429 chat_rate_limited with "
+    f"Retry-After); a match holds MEEPLE_CHAT_MAX_MESSAGES ({L.CHAT_MAX_MESSAGES}) messages (409 chat_full); a "
+    f"finished match takes chat for MEEPLE_CHAT_AFTER_FINISH_S ({L.CHAT_AFTER_FINISH_S}) seconds (409 chat_closed). "
+    "Bots never chat. A tenant's match makes a `chat.message` webhook. The message reaches every reader: long-polls "
+    "with `chat_after`, SSE `event: chat`, WebSocket `chat` frames, the replay's `chat`.")
 
 _LB = "/v1/leaderboards/{game}"
 _T = "/v1/tournaments/{tournament_id}"
@@ -194,14 +226,24 @@ ROUTES: tuple[Route, ...] = (
           query=m.EventsQuery, errors=(401, 404), description=WAITING),
     Route("GET", _M + "/events/stream", "events_stream", "events.stream", "events",
           "Server-Sent Events: one 'update' event (an Events document) per version", m.Events,
-          answer="text/event-stream: `event: update` (id = the version) whose data is an Events document, and "
-                 f"comment heartbeats (every {L.HEARTBEAT_S} s at most)", media="text/event-stream",
+          answer="text/event-stream: `event: update` (id = the version) whose data is an Events document, "
+                 "`event: chat` (no id) whose data is a ChatMessage, `event: chat_redacted` whose data is "
+                 f"`{{\"id\": n}}`, and comment heartbeats (every {L.HEARTBEAT_S} s at most)",
+          media="text/event-stream",
           path_params=m.MatchPath, query=m.StreamQuery, headers=m.StreamHeaders, errors=(401, 404),
           description=WAITING),
     Route("GET", _M + "/ws", "ws", "ws.websocket", "events",
           "WebSocket: the seat's events pushed, moves taken (one socket per match)", None, 101,
           "switching to WebSocket (RFC 6455)", path_params=m.MatchPath, errors=(401, 404, 426, 501),
           description=WEBSOCKET),
+    Route("POST", _M + "/chat", "post_chat", "chat.post_chat", "chat",
+          "Post a chat message (text or a preset) to the match: every reader receives it on every channel",
+          m.ChatMessage, 201, "posted: the message as readers receive it", body=m.PostChat, path_params=m.MatchPath,
+          errors=(401, 403, 404, 409, *BODY_ERRORS), description=CHAT),
+    Route("DELETE", _M + "/chat/{message_id}", "redact_chat", "chat.redact_chat", "chat",
+          "Redact a chat message (the match's tenant): replaced by a redacted one on every channel and in the "
+          "replay", None, 204, "redacted (or it was already)", path_params=m.ChatMessagePath, errors=(401, 404),
+          idempotent=True),
     Route("POST", "/v1/matchmaking", "matchmaking", "matchmaking.enqueue", "matchmaking",
           "Queue for a game; humans are grouped closest rating first, bot fill seats the level closest in rating",
           m.Ticket, 201, "queued or matched at once", body=m.Enqueue, headers=m.IdempotencyHeaders,
@@ -309,6 +351,21 @@ ROUTES: tuple[Route, ...] = (
           "Cancel: the standings so far are final; running matches are ended without a result", m.Tournament,
           answer="the tournament, cancelled", body=m.Empty, path_params=m.TournamentPath,
           errors=(401, 404, 409, *BODY_ERRORS)),
+    # -- watch links (docs/api.md "Watch links")
+    Route("POST", _M + "/watch-tokens", "mint_watch_token", "watch.mint_for_match", "watch",
+          "A read-only spectator token for one of the tenant's matches (the token is in this answer only)",
+          m.WatchToken, 201, "minted", body=m.MintWatchToken, path_params=m.MatchPath,
+          errors=(401, 404, *BODY_ERRORS), description=WATCH),
+    Route("POST", _T + "/watch-tokens", "mint_tournament_watch_token", "watch.mint_for_tournament", "watch",
+          "A read-only spectator token for every match of one of the tenant's tournaments, current and future",
+          m.WatchToken, 201, "minted", body=m.MintWatchToken, path_params=m.TournamentPath,
+          errors=(401, 404, *BODY_ERRORS), description=WATCH),
+    Route("GET", "/v1/watch-tokens/{token_id}", "watch_token", "watch.describe", "watch",
+          "A watch token the tenant minted (never the token itself)", m.WatchToken, answer="the token's description",
+          path_params=m.WatchTokenPath, errors=(401, 404)),
+    Route("DELETE", "/v1/watch-tokens/{token_id}", "revoke_watch_token", "watch.revoke", "watch",
+          "Revoke a watch token: its next request is 401 watch_token_revoked, its open streams end now", None, 204,
+          "revoked (again: still 204)", path_params=m.WatchTokenPath, errors=(401, 404), idempotent=True),
     Route("GET", "/healthz", "healthz", "ops.healthz", "operations", "Liveness", m.Health, answer="alive"),
     Route("GET", "/readyz", "readyz", "ops.readyz", "operations", "Readiness (Redis and rules service)", m.Ready,
           answer="ready", errors=(503,)),

@@ -2,8 +2,9 @@
 
 Every door — REST, long-poll, SSE, WebSocket, matchmaking tickets, replay, hints, the backends' routes — and
 nothing else decides access. A caller is resolved once per request (or per WebSocket hello) from what it
-presents: nothing, a seat token (``<seat>.<secret>``), an API key (``mk_...``, as ``X-API-Key`` or as a
-bearer), or both a key and a seat token. An unknown, malformed or revoked key is refused at once.
+presents: nothing, a seat token (``<seat>.<secret>``), a watch token (``w_...``, :mod:`.watching`), an API key
+(``mk_...``, as ``X-API-Key`` or as a bearer), or both a key and a token. An unknown, malformed or revoked key is
+refused at once, and so is a watch token that is unknown, revoked or expired (its record is read on every request).
 
 The rules (docs/api.md "Who may do what" is generated from :data:`RULES`, and the authorization matrix test
 checks every route against its own table of expected answers):
@@ -15,8 +16,14 @@ checks every route against its own table of expected answers):
   for its tenant, and this is not the tenant's).
 * **Acting for a seat** (legal moves, moves, hints, leave, resign, reclaim, rematch, ``until=turn``) needs
   that seat's token; a token that holds no seat in the match is 401 ``wrong_token``.
+* **Spectators** read a match without a seat: its tenant's key, a watch token that covers it, or anyone on an
+  anonymous match while anonymous access is on: whoever :func:`authorize_match` lets READ with
+  :attr:`MatchAccess.spectator` true. An action a spectator may take besides reading (a chat) asks that.
+* A **watch token** (a watch link, minted by a tenant's key for one of its matches or tournaments) reads the
+  spectator view of the matches it covers and nothing else: another match is 404, acting for a seat 401
+  ``wrong_token``, creating, joining, tickets and the tenant's own data 401 ``api_key_required``.
 * **Player ids** (``seats[].player``, ``outcome.ratings[].player``) are the tenant's own: shown to its key
-  only, never to seat holders or anyone else.
+  only (and to a watch token minted with ``player_ids``), never to seat holders or anyone else.
 * **Tickets** follow their match's rule: a tenant's ticket is its key's alone; an anonymous one is read by
   anyone holding its id while anonymous access is on.
 * A **tenant's own data** (history, ratings, webhooks, leaderboards and seasons, its list of tournaments) needs its
@@ -29,9 +36,10 @@ checks every route against its own table of expected answers):
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from services.core import watching
 from services.core.errors import DomainError, Kind
 from services.core.record.store import Match
 from services.core.tenancy import tenants
@@ -45,7 +53,11 @@ class Action(enum.Enum):
     ACT = "act"                  # act for one's own seat
     TICKET = "ticket"            # read a ticket (taking its seat token once) or cancel it
     TENANT = "tenant"            # a tenant's own data: history, ratings, webhooks, leaderboards, seasons
-    TOURNAMENT = "tournament"    # one tournament of a tenant: read, register, cancel
+    TOURNAMENT = "tournament"    # one tournament of a tenant: read, register, cancel (and mint its watch tokens)
+    SHARE = "share"              # mint a watch token for one of the tenant's matches
+    WATCH_TOKEN = "watch_token"  # describe or revoke a watch token the tenant minted
+    CHAT = "chat"                # post a chat message to a match (as a seat, or as a spectator where allowed)
+    MODERATE = "moderate"        # redact a match's chat message: the match's tenant
 
 
 #: Who may do each action: the words docs/api.md's table shows (a test keeps them the same).
@@ -54,12 +66,18 @@ RULES: dict[Action, str] = {
     Action.CREATE: "an API key; without one only while anonymous access is on",
     Action.JOIN: "a tenant's match: its key; an anonymous match: anyone while anonymous access is on",
     Action.READ: "the match's seat tokens (that seat's view); a tenant's match: its key (spectator view, with "
-                 "player ids); an anonymous match: anyone while anonymous access is on (spectator view)",
+                 "player ids) and its watch tokens (spectator view, player ids if minted with them); an anonymous "
+                 "match: anyone while anonymous access is on (spectator view)",
     Action.ACT: "the seat's own token (also for `events?until=turn`)",
     Action.TICKET: "a tenant's ticket: its key; an anonymous ticket: anyone holding its id while anonymous "
                    "access is on",
     Action.TENANT: "the tenant's API key",
     Action.TOURNAMENT: "the API key of the tournament's tenant (another tenant's key: 404)",
+    Action.SHARE: "the API key of the match's tenant (another tenant's key, or an anonymous match: 404)",
+    Action.WATCH_TOKEN: "the API key of the tenant that minted the watch token (another tenant's key: 404)",
+    Action.CHAT: "the match's seat tokens (speaking as that seat); in a match created with `spectator_chat`, also "
+                 "whoever may read it as a spectator (else 403 `chat_spectators_off`)",
+    Action.MODERATE: "the API key of the match's tenant (another key: 404; without a key: 401)",
 }
 
 
@@ -74,10 +92,17 @@ class Caller:
     token: str | None = None
     #: Whether callers without a key may create, join and read anonymous matches (``MEEPLE_ANONYMOUS``).
     anonymous: bool = True
+    #: A watch token's grant, checked (valid now) when the caller was resolved.
+    watch: watching.Grant | None = None
 
     @property
     def credentialed(self) -> bool:
-        return self.tenant is not None or self.token is not None
+        return self.tenant is not None or self.token is not None or self.watch is not None
+
+    @property
+    def watching(self) -> bool:
+        """A watch token without a key: a spectator of the matches it covers, and nothing more."""
+        return self.watch is not None and self.tenant is None
 
     @property
     def owner(self) -> str:
@@ -94,6 +119,11 @@ class MatchAccess:
     #: May see the tenant's player ids.
     players: bool
 
+    @property
+    def spectator(self) -> bool:
+        """Reads without a seat: the spectator's view (a tenant's key, a watch token, an anonymous reader)."""
+        return self.seat is None
+
 
 def parse_authorization(header: str | None) -> str | None:
     """The credential of an ``Authorization`` header: None without one, 401 if it is not ``Bearer <x>``."""
@@ -102,7 +132,7 @@ def parse_authorization(header: str | None) -> str | None:
     scheme, _, credential = header.partition(" ")
     if scheme.lower() != "bearer" or not credential.strip():
         raise DomainError(Kind.UNAUTHENTICATED, "bad_authorization",
-                          "use 'Authorization: Bearer <seat token or API key>'")
+                          "use 'Authorization: Bearer <seat token, watch token or API key>'")
     return credential.strip()
 
 
@@ -125,7 +155,17 @@ def authenticate(client: Any, *, authorization: str | None, api_key: str | None,
             if on_bad_key is not None:
                 on_bad_key()
             raise DomainError(Kind.UNAUTHENTICATED, "invalid_api_key", "that API key is unknown or revoked")
-    return Caller(address, tenant, token, anonymous)
+    return with_token(client, Caller(address, tenant, None, anonymous), token)
+
+
+def with_token(client: Any, caller: Caller, token: str | None) -> Caller:
+    """``caller`` presenting ``token`` (a bearer, or a WebSocket hello's): a seat token as presented (verified
+    against a match later), or a watch token's grant, checked now (see :func:`.watching.grant_of`)."""
+    if token is None:
+        return caller
+    if watching.is_watch_token(token):
+        return replace(caller, token=None, watch=watching.grant_of(client, token))
+    return replace(caller, token=token, watch=None)
 
 
 def require_credential(caller: Caller) -> None:
@@ -136,7 +176,8 @@ def require_credential(caller: Caller) -> None:
 
 
 def authorize_create(caller: Caller, what: str) -> None:
-    if caller.tenant is None and not caller.anonymous:
+    """Creating, joining and queueing: a key, or anyone while anonymous access is on (a watch token only reads)."""
+    if caller.tenant is None and (not caller.anonymous or caller.watching):
         raise DomainError(Kind.UNAUTHENTICATED, "api_key_required",
                           f"{what} needs an API key (X-API-Key or Authorization: Bearer mk_...): anonymous access "
                           "is off")
@@ -170,8 +211,15 @@ def verified_seat(caller: Caller, match: Match) -> int | None:
 
 
 def authorize_match(caller: Caller, match: Match, action: Action) -> MatchAccess:
-    """What ``caller`` may see of ``match`` for ``action`` (READ, ACT or JOIN), or the refusal. The door has
-    called :func:`require_credential` (READ, ACT) or :func:`authorize_create` (JOIN) first."""
+    """What ``caller`` may see of ``match`` for ``action`` (READ, ACT, JOIN, CHAT or MODERATE), or the refusal. The
+    door has called :func:`require_credential` (READ, ACT, CHAT, MODERATE) or :func:`authorize_create` (JOIN)
+    first. A watch token's holder chats as a spectator (where the match allows it) and moderates nothing."""
+    if action is Action.CHAT:
+        return authorize_chat(caller, match)
+    if action is Action.MODERATE:
+        return authorize_moderate(caller, match)
+    if caller.watching:
+        return authorize_watcher(caller, match, action)
     owner = match.meta.get("tenant")
     players = caller.tenant is not None and caller.tenant.name == owner
     seat = verified_seat(caller, match) if action is not Action.JOIN else None
@@ -192,6 +240,55 @@ def authorize_match(caller: Caller, match: Match, action: Action) -> MatchAccess
     return MatchAccess(None, False)
 
 
+def authorize_watcher(caller: Caller, match: Match, action: Action) -> MatchAccess:
+    """A watch token's holder: the spectator view of a match the token covers (player ids if minted with them);
+    another match is told it does not exist, and every action but reading is refused."""
+    grant = caller.watch
+    assert grant is not None
+    if not grant.covers(match.id, match.meta):
+        raise DomainError(Kind.NOT_FOUND, "match_not_found", f"no match {match.id!r} (it may have expired)")
+    if action is not Action.READ:
+        raise DomainError(Kind.UNAUTHENTICATED, "wrong_token", "a watch token only reads the match (spectator view)")
+    return MatchAccess(None, grant.player_ids)
+
+
+def authorize_share(caller: Caller, match: Match) -> tenants.Tenant:
+    """May ``caller`` mint a watch token for ``match``? Its tenant's key only; any other key, and an anonymous
+    match, are told it does not exist."""
+    tenant = authorize_tenant(caller)
+    if match.meta.get("tenant") != tenant.name:
+        raise DomainError(Kind.NOT_FOUND, "match_not_found", f"no match {match.id!r} (it may have expired)")
+    return tenant
+
+
+def authorize_watch_token(caller: Caller, record: dict[str, Any] | None) -> tenants.Tenant:
+    """May ``caller`` describe or revoke this watch token (None: there is none)? The key of the tenant that
+    minted it; another tenant's key is told it does not exist."""
+    tenant = authorize_tenant(caller)
+    if record is None or record["tenant"] != tenant.name:
+        raise DomainError(Kind.NOT_FOUND, "watch_token_not_found", "no such watch token (it may have expired)")
+    return tenant
+
+
+def authorize_chat(caller: Caller, match: Match) -> MatchAccess:
+    """May ``caller`` post to ``match``'s chat, and as whom? A seat token speaks as its seat; anyone else who may
+    read the match speaks as a spectator, only in a match created with ``spectator_chat``."""
+    access = authorize_match(caller, match, Action.READ)
+    if access.seat is None and not match.meta.get("spectator_chat"):
+        raise DomainError(Kind.FORBIDDEN, "chat_spectators_off",
+                          "only seats chat in this match (it was created without spectator_chat)")
+    return access
+
+
+def authorize_moderate(caller: Caller, match: Match) -> MatchAccess:
+    """May ``caller`` redact ``match``'s chat? The key of the match's tenant only: a seat holder is no moderator,
+    and any other key is told the match does not exist, as for reads."""
+    tenant = authorize_tenant(caller)
+    if tenant.name != match.meta.get("tenant"):
+        raise DomainError(Kind.NOT_FOUND, "match_not_found", f"no match {match.id!r} (it may have expired)")
+    return MatchAccess(None, True)
+
+
 def authorize_ticket(caller: Caller, ticket: dict[str, Any]) -> None:
     """May ``caller`` read (and take the seat token of) or cancel this ticket?"""
     owner = ticket.get("tenant")
@@ -199,7 +296,7 @@ def authorize_ticket(caller: Caller, ticket: dict[str, Any]) -> None:
         if caller.tenant.name == owner:
             return
         raise DomainError(Kind.NOT_FOUND, "ticket_not_found", "no such ticket (it may have expired)")
-    if not caller.anonymous:
+    if not caller.anonymous or caller.watching:
         raise DomainError(Kind.UNAUTHENTICATED, "api_key_required",
                           "a ticket is read with its tenant's API key: anonymous access is off")
     if owner is not None:

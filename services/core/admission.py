@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from services.core import access
+from services.core import access, watching
 from services.core.access import Action, Caller
 from services.core.errors import DomainError
 from services.core.match import matchmaker
@@ -39,7 +39,10 @@ def _decide(core: Core, caller: Caller, action: Action | None, path: Mapping[str
     elif action is Action.JOIN:
         access.authorize_create(caller, "joining a match")
         access.authorize_match(caller, load(core, path["match_id"]), Action.JOIN)
-    elif action in (Action.READ, Action.ACT):
+    elif action is Action.MODERATE:  # a key first: without one, nothing is said of the match
+        access.authorize_tenant(caller)
+        access.authorize_match(caller, load(core, path["match_id"]), action)
+    elif action in (Action.READ, Action.ACT, Action.CHAT):
         access.require_credential(caller)
         access.authorize_match(caller, load(core, path["match_id"]), action)
     elif action is Action.TICKET:
@@ -47,6 +50,12 @@ def _decide(core: Core, caller: Caller, action: Action | None, path: Mapping[str
         access.authorize_ticket(caller, matchmaker.ticket_record(core, path["ticket"]))
     elif action is Action.TENANT:
         access.authorize_tenant(caller)
+    elif action is Action.SHARE:
+        access.authorize_tenant(caller)
+        access.authorize_share(caller, load(core, path["match_id"]))
+    elif action is Action.WATCH_TOKEN:
+        access.authorize_tenant(caller)
+        access.authorize_watch_token(caller, watching.record_of(core.redis, path["token_id"]))
     elif action is Action.TOURNAMENT:
         access.authorize_tenant(caller)
         tournament_id = path["tournament_id"]

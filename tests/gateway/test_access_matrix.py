@@ -12,7 +12,15 @@ anonymous access on (``make run``'s setting) and off (the deploy setting). The c
 * ``other_seat`` — the seat token of another match;
 * ``owner_key`` — the key of the tenant the match or ticket belongs to (tenant A);
 * ``other_key`` — another tenant's key (tenant B);
-* ``revoked_key`` — tenant A's key after ``meeple keys revoke``; ``madeup_key`` — a key nobody made.
+* ``revoked_key`` — tenant A's key after ``meeple keys revoke``; ``madeup_key`` — a key nobody made;
+* ``watch`` — a watch token (issue 51) of this match of A's (of this tournament on tournament routes, of another
+  match of A's on routes about neither: an anonymous match is no tenant's, so no token covers it);
+* ``watch_on`` — the same, asking the gateway with anonymous access on (a watch token only reads, whatever the
+  setting: it creates, joins and reads tickets no more than with it off);
+* ``other_watch`` — a watch token of another match of A's;
+* ``expired_watch`` — a watch token past its expiry, of the match asked about where that is A's (one match made
+  first: a token lives at least 60 s, so the module waits for it once); ``revoked_watch`` — a token of this match,
+  revoked.
 
 Match and ticket routes are asked about a tenant's (A's) and an anonymous one (made with anonymous access on);
 tournament routes about a tournament of A's (a fresh one for each route: a cancel must not decide the others).
@@ -45,29 +53,50 @@ from .conftest import Node, RulesProcess, gunicorn_gateway
 
 GAME = "fierce-women"  # 2-5 players: a 3-player match with one seat taken stays waiting (nothing runs)
 CALLERS = ("none_on", "none_off", "seat_on", "seat", "other_seat", "owner_key", "other_key", "revoked_key",
-           "madeup_key")
+           "madeup_key", "watch", "watch_on", "other_watch", "expired_watch", "revoked_watch")
+WATCHERS = ("watch", "watch_on", "other_watch", "expired_watch", "revoked_watch")
 #: The answers that mean "the policy said no", by code.
 DENIALS = {"missing_token": 401, "wrong_token": 401, "invalid_api_key": 401, "api_key_required": 401,
-           "match_not_found": 404, "ticket_not_found": 404, "tournament_not_found": 404}
+           "watch_token_expired": 401, "watch_token_revoked": 401, "match_not_found": 404, "ticket_not_found": 404,
+           "tournament_not_found": 404, "watch_token_not_found": 404, "chat_spectators_off": 403}
 TENANT, ANON = "tenant", "anon"
 OK = "ok"
 
 # Expected answer per caller; for match and ticket profiles a pair: (about A's, about an anonymous one).
-_MATCH_READ = {"none_on": ("404", OK), "none_off": ("401", "401"), "seat_on": (OK, OK), "seat": (OK, OK),
-               "other_seat": ("401", "401"), "owner_key": (OK, "404"), "other_key": ("404", "404"),
-               "revoked_key": ("401", "401"), "madeup_key": ("401", "401")}
+_REFUSED = ("401", "401")
+#: A watch token is refused as expired or revoked before anything else; one that holds reads its match only.
+_WATCH_REFUSED = {"expired_watch": _REFUSED, "revoked_watch": _REFUSED}
+_MATCH_READ = {"none_on": ("404", OK), "none_off": _REFUSED, "seat_on": (OK, OK), "seat": (OK, OK),
+               "other_seat": _REFUSED, "owner_key": (OK, "404"), "other_key": ("404", "404"),
+               "revoked_key": _REFUSED, "madeup_key": _REFUSED,
+               "watch": (OK, "404"), "watch_on": (OK, "404"), "other_watch": ("404", "404"), **_WATCH_REFUSED}
+#: Creating, joining, tickets, minting and the tenant's own data: a watch token is no key (401).
+_NO_WATCHER = dict.fromkeys(WATCHERS, "401")
+_TOURNAMENT = {"none_on": "401", "none_off": "401", "seat_on": "401", "seat": "401", "other_seat": "401",
+               "owner_key": OK, "other_key": "404", "revoked_key": "401", "madeup_key": "401", **_NO_WATCHER}
 EXPECTED: dict[str, dict[str, Any]] = {
     "read": _MATCH_READ,
-    "act": {**_MATCH_READ, "none_on": ("404", "401"), "owner_key": ("401", "404")},
-    "join": {**_MATCH_READ, "seat_on": ("404", OK), "seat": ("401", "401")},
-    "ticket": {**_MATCH_READ, "seat_on": ("404", OK), "seat": ("401", "401")},
+    "act": {**_MATCH_READ, "none_on": ("404", "401"), "owner_key": ("401", "404"), "watch": ("401", "404"),
+            "watch_on": ("401", "404")},
+    "join": {**_MATCH_READ, "seat_on": ("404", OK), "seat": _REFUSED, **dict.fromkeys(WATCHERS, _REFUSED)},
+    "ticket": {**_MATCH_READ, "seat_on": ("404", OK), "seat": _REFUSED, **dict.fromkeys(WATCHERS, _REFUSED)},
+    "share": {**dict.fromkeys(CALLERS, _REFUSED), "owner_key": (OK, "404"), "other_key": ("404", "404")},
     "create": {"none_on": OK, "none_off": "401", "seat_on": OK, "seat": "401", "other_seat": "401",
-               "owner_key": OK, "other_key": OK, "revoked_key": "401", "madeup_key": "401"},
+               "owner_key": OK, "other_key": OK, "revoked_key": "401", "madeup_key": "401", **_NO_WATCHER},
     "tenant": {"none_on": "401", "none_off": "401", "seat_on": "401", "seat": "401", "other_seat": "401",
-               "owner_key": OK, "other_key": OK, "revoked_key": "401", "madeup_key": "401"},
-    "tournament": {"none_on": "401", "none_off": "401", "seat_on": "401", "seat": "401", "other_seat": "401",
-                   "owner_key": OK, "other_key": "404", "revoked_key": "401", "madeup_key": "401"},
-    "catalogue": {**dict.fromkeys(CALLERS, OK), "revoked_key": "401", "madeup_key": "401"},
+               "owner_key": OK, "other_key": OK, "revoked_key": "401", "madeup_key": "401", **_NO_WATCHER},
+    "tournament": _TOURNAMENT,
+    "watch_token": _TOURNAMENT,  # the minter's key; another tenant's: 404 watch_token_not_found
+    # the matrix's matches have no spectator_chat: a reader without a seat is refused (403), a seat speaks; a watch
+    # token reads as a spectator, so it is refused as one (403) where it reads, and as a reader elsewhere
+    "chat": {**_MATCH_READ, "none_on": ("404", "403"), "owner_key": ("403", "404"), "watch": ("403", "404"),
+             "watch_on": ("403", "404")},
+    # redacting: the match's tenant's key, and nobody without a key (a seat holder, a watch token: no moderator)
+    "moderate": {**_MATCH_READ, "none_on": ("401", "401"), "seat_on": ("401", "401"), "seat": ("401", "401"),
+                 **dict.fromkeys(WATCHERS, _REFUSED)},
+    # a credential that is presented must be valid: an expired or revoked watch token too
+    "catalogue": {**dict.fromkeys(CALLERS, OK), "revoked_key": "401", "madeup_key": "401",
+                  "expired_watch": "401", "revoked_watch": "401"},
     "open": dict.fromkeys(CALLERS, OK),
 }
 #: Each route's profile: a route without one fails the test.
@@ -88,6 +117,8 @@ PROFILE: dict[tuple[str, str], str] = {
     ("POST", "/v1/matches/<match_id>/seats/<int:seat>/reclaim"): "act",
     ("POST", "/v1/matches/<match_id>/rematch"): "act",
     ("POST", "/v1/matches/<match_id>/join"): "join",
+    ("POST", "/v1/matches/<match_id>/chat"): "chat",
+    ("DELETE", "/v1/matches/<match_id>/chat/<int:message_id>"): "moderate",
     ("GET", "/v1/matches/<match_id>/ws"): "open",  # without an upgrade: 426 to anyone
     ("WS", "/v1/matches/<match_id>/ws"): "read",
     ("POST", "/v1/matchmaking"): "create",
@@ -118,6 +149,10 @@ PROFILE: dict[tuple[str, str], str] = {
     ("GET", "/v1/tournaments/<tournament_id>/players/<player>"): "tournament",
     ("DELETE", "/v1/tournaments/<tournament_id>/players/<player>"): "tournament",
     ("POST", "/v1/tournaments/<tournament_id>/cancel"): "tournament",
+    ("POST", "/v1/matches/<match_id>/watch-tokens"): "share",
+    ("POST", "/v1/tournaments/<tournament_id>/watch-tokens"): "tournament",
+    ("GET", "/v1/watch-tokens/<token_id>"): "watch_token",
+    ("DELETE", "/v1/watch-tokens/<token_id>"): "watch_token",
     ("GET", "/healthz"): "open",
     ("GET", "/readyz"): "open",
     ("GET", "/metrics"): "open",
@@ -132,6 +167,7 @@ PROFILE: dict[tuple[str, str], str] = {
 BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/v1/matches"): {"game": GAME, "players": 3},
     ("POST", "/v1/matches/<match_id>/moves"): {"move": {"type": "draw"}, "version": 1},
+    ("POST", "/v1/matches/<match_id>/chat"): {"text": "matrix"},
     ("POST", "/v1/matchmaking"): {"game": GAME, "players": 5},
     ("POST", "/v1/webhooks"): {"url": "http://127.0.0.1:9/hook", "events": ["match.finished"]},
     ("PUT", "/v1/leaderboards/<game>/settings"): {"min_matches": 0},
@@ -139,17 +175,21 @@ BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", "/v1/leaderboards/<game>/seasons/<name>"): {"ends_at": 4.2e9},
     ("POST", "/v1/tournaments/<tournament_id>/players"): {"player": "ann"},
     ("POST", "/v1/tournaments/<tournament_id>/cancel"): {},
+    ("POST", "/v1/matches/<match_id>/watch-tokens"): {"ttl_s": 600},
+    ("POST", "/v1/tournaments/<tournament_id>/watch-tokens"): {"ttl_s": 600},
 }
 #: A tournament's settings (it starts in a day: nothing of it runs while the matrix asks about it; it holds one match
 #: of its tenant's quota, so the many the matrix makes fit).
 TOURNAMENT = {"name": "matrix", "game": "clash", "players_per_table": 2, "clock": {"mode": "per_move", "seconds": 60},
               "format": {"kind": "swiss", "rounds": 1}, "max_players": 2}
 BODIES[("POST", "/v1/tournaments")] = {**TOURNAMENT, "starts_at": time.time() + 86400}
-PATHS = {"<game>": "clash", "<int:seat>": "0", "<player>": "ann", "<hook_id>": "0123456789ab", "<name>": "s1",
+PATHS = {"<game>": "clash", "<int:seat>": "0", "<int:message_id>": "1", "<player>": "ann", "<hook_id>": "0123456789ab",
+         "<name>": "s1",
          "<path:path>": "index.html", "<path:name>": "app.js"}
 ACTION_PROFILE = {Action.CATALOGUE: "catalogue", Action.CREATE: "create", Action.JOIN: "join", Action.READ: "read",
                   Action.ACT: "act", Action.TICKET: "ticket", Action.TENANT: "tenant", Action.TOURNAMENT: "tournament",
-                  None: "open"}
+                  Action.SHARE: "share", Action.WATCH_TOKEN: "watch_token", Action.CHAT: "chat",
+                  Action.MODERATE: "moderate", None: "open"}
 
 
 @dataclass
@@ -163,6 +203,11 @@ class World:
     #: a seat token of a match that is not the one asked about
     other_token: str = ""
     spare: tuple[str, str] = ("", "")
+    #: watch tokens: of a match of A's (the routes about no match), of another one, and one past its expiry with
+    #: the match of A's it covers
+    standing_watch: str = ""
+    other_watch: str = ""
+    expired: tuple[str, str] = ("", "")
 
     def call(self, node: Node, method: str, path: str, headers: dict[str, str] | None = None,
              body: Any = None) -> requests.Response:
@@ -195,8 +240,37 @@ class World:
         assert joined.status_code == 201, joined.text
         return tournament_id
 
-    def caller(self, kind: str, token: str, other_token: str) -> tuple[Node, dict[str, str]]:
-        """The gateway a kind of caller asks, and the headers it sends."""
+    def mint(self, match_id: str | None = None, tournament_id: str | None = None, ttl_s: int = 600) -> dict[str, Any]:
+        """A watch token of A's match or tournament, minted with A's key."""
+        path = f"/v1/matches/{match_id}" if match_id else f"/v1/tournaments/{tournament_id}"
+        made = self.call(self.off, "POST", path + "/watch-tokens", {"X-API-Key": self.keys["owner_key"]},
+                         {"ttl_s": ttl_s})
+        assert made.status_code == 201, made.text
+        found: dict[str, Any] = made.json()
+        return found
+
+    def watcher(self, kind: str, match_id: str | None, tournament_id: str | None) -> str:
+        """The watch token a kind of watcher presents about this match (A's: ``match_id``) or tournament."""
+        if kind == "other_watch":
+            return self.other_watch
+        if kind == "expired_watch":
+            return self.expired[1]
+        minted = self.mint(match_id, tournament_id) if match_id or tournament_id else None
+        if kind == "watch":
+            return minted["token"] if minted else self.standing_watch
+        minted = minted or self.mint(self.expired[0])
+        revoked = self.call(self.off, "DELETE", f"/v1/watch-tokens/{minted['id']}",
+                            {"X-API-Key": self.keys["owner_key"]})
+        assert revoked.status_code == 204, revoked.text
+        return str(minted["token"])
+
+    def caller(self, kind: str, token: str, other_token: str, match_id: str | None = None,
+               tournament_id: str | None = None) -> tuple[Node, dict[str, str]]:
+        """The gateway a kind of caller asks, and the headers it sends (a watcher: about A's ``match_id`` or
+        ``tournament_id``, if the route is about one)."""
+        if kind in WATCHERS:
+            node = self.on if kind == "watch_on" else self.off
+            return node, {"Authorization": f"Bearer {self.watcher(kind.removesuffix('_on'), match_id, tournament_id)}"}
         if kind == "none_on":
             return self.on, {}
         if kind == "none_off":
@@ -212,7 +286,7 @@ class World:
 
 def verdict(response: requests.Response) -> str:
     """``ok``, or the status of a denial by the access policy (checked to be the code's own status)."""
-    if response.status_code in (401, 404):
+    if response.status_code in (401, 403, 404):
         try:
             code = response.json()["error"]["code"]
         except (ValueError, KeyError, TypeError):
@@ -253,8 +327,14 @@ def world(redis_url: str, rules: RulesProcess) -> Iterator[World]:
     with gunicorn_gateway(redis_url, rules.port) as on, \
             gunicorn_gateway(redis_url, rules.port, MEEPLE_ANONYMOUS="0") as off:
         world = World(on, off, keys)
+        watched = world.match(True)[0]
+        expiring = world.mint(watched, ttl_s=60)  # the shortest a token lives: waited for below, once
+        world.expired = (watched, expiring["token"])
         world.other_token = world.match(False)[1]
         world.spare = world.match(False)  # a seat token for the callers of routes about no match
+        world.standing_watch = world.mint(world.match(True)[0])["token"]
+        world.other_watch = world.mint(world.match(True)[0])["token"]
+        time.sleep(max(0.0, expiring["expires_at"] - time.time()) + 0.5)
         yield world
 
 
@@ -284,8 +364,9 @@ def test_every_route_has_a_row_and_its_profile_is_the_action_the_gateway_declare
     assert set(ACTION_PROFILE) - {None} == set(RULES), "every action has its rule in the policy's words"
 
 
-def _path(rule: str, match_id: str, ticket: str, tournament_id: str) -> str:
+def _path(rule: str, match_id: str, ticket: str, tournament_id: str, token_id: str) -> str:
     path = rule.replace("<match_id>", match_id).replace("<ticket>", ticket).replace("<tournament_id>", tournament_id)
+    path = path.replace("<token_id>", token_id)
     for placeholder, value in PATHS.items():
         path = path.replace(placeholder, value)
     return path
@@ -297,24 +378,29 @@ def ask_every_caller(world: World, method: str, rule: str, malformed: bool = Fal
     or 415 is the verdict ``400``."""
     about_matches = "<match_id>" in rule and PROFILE[(method, rule)] != "open"
     about_tickets = "<ticket>" in rule
-    tournament_id = world.tournament() if "<tournament_id>" in rule else "T0000000000"
+    about_tournament = "<tournament_id>" in rule
+    tournament_id = world.tournament() if about_tournament else "T0000000000"
     got: dict[str, Any] = {}
     for kind in CALLERS:
         answers = []
         for tenant in ((True, False) if about_matches or about_tickets else (True,)):
             match_id, token = world.match(tenant) if about_matches else world.spare
+            if kind == "expired_watch" and about_matches and tenant:
+                match_id = world.expired[0]  # the match the expired token covers (its refusals change nothing)
             ticket = world.ticket(tenant) if about_tickets else "t0000000000"
-            node, headers = world.caller(kind, token, world.other_token)
+            token_id = world.mint(world.expired[0])["id"] if "<token_id>" in rule else "0123456789abcdef"
+            node, headers = world.caller(kind, token, world.other_token, match_id if about_matches and tenant else None,
+                                         tournament_id if about_tournament else None)
             if method == "WS":
                 answers.append(ws_verdict(node, match_id, headers, None))
             elif malformed:
-                path = _path(rule, match_id, ticket, tournament_id) + "?" + MALFORMED_QUERY
+                path = _path(rule, match_id, ticket, tournament_id, token_id) + "?" + MALFORMED_QUERY
                 body = MALFORMED_BODY if method in ("POST", "PUT", "PATCH") else None
                 response = world.call(node, method, path, headers, body)
                 answers.append("400" if response.status_code in (400, 413, 415) else verdict(response))
                 response.close()
             else:
-                path = _path(rule, match_id, ticket, tournament_id)
+                path = _path(rule, match_id, ticket, tournament_id, token_id)
                 response = world.call(node, method, path, headers, BODIES.get((method, rule)))
                 answers.append(verdict(response))
                 response.close()
@@ -369,3 +455,14 @@ def test_a_seat_token_in_the_websocket_hello_is_decided_as_in_a_header(world: Wo
         # another tenant's key on the upgrade does not let a hello without a token in
         assert ws_verdict(world.off, match_id, {"X-API-Key": world.keys["other_key"]}, None) == "404"
 
+
+
+def test_a_watch_token_in_the_websocket_hello_is_decided_as_in_a_header(world: World) -> None:
+    """A watch link in the hello (the browser's way in): its match's spectator, 404 elsewhere, 401 once expired."""
+    match_id = world.match(True)[0]
+    token = world.mint(match_id)["token"]
+    for node in (world.on, world.off):
+        assert ws_verdict(node, match_id, {}, token) == OK
+        assert ws_verdict(node, world.match(True)[0], {}, token) == "404"
+        assert ws_verdict(node, world.match(False)[0], {}, token) == "404"
+        assert ws_verdict(node, world.expired[0], {}, world.expired[1]) == "401"

@@ -8,6 +8,8 @@ Two credentials: a seat's token (``Authorization: Bearer``, what a player's clie
 (``mk_...``, what an app's backend holds). The key goes as ``X-API-Key`` on the calls whose security lists the
 ``apiKey`` scheme and not the seat token's; on match reads (which take either) it goes as the bearer when no
 seat token is given; a seat token goes, as the bearer, only on the calls whose security lists ``seatToken``.
+A watch token (``w_...``, a watch link a tenant minted) goes where a seat token goes: it reads the match as a
+spectator, and a match held with one refuses every acting call before sending it (:meth:`MatchFlows.check_acting`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import random
 import time
 import uuid
 from collections import deque
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -29,7 +31,7 @@ except ImportError:  # pragma: no cover - the SDK's own dependencies do not incl
     orjson = None  # type: ignore[assignment]
 
 from .errors import ApiError, RateLimited, TransportError, TransportUnavailable, Unavailable, error_for
-from .models import DeadLetter, Event, EventsDoc, Hint, HistoryDoc, RatingsDoc, Webhook
+from .models import ChatMessage, DeadLetter, Event, EventsDoc, Hint, HistoryDoc, RatingsDoc, Webhook
 from .operations import LONG_POLL_MAX_S, OPERATIONS, Operation
 
 T = TypeVar("T")
@@ -52,6 +54,12 @@ class Request:
 
 
 API_KEY_PREFIX = "mk_"
+WATCH_TOKEN_PREFIX = "w_"
+
+
+def is_watch_token(token: str | None) -> bool:
+    """A watch link's token (``w_<id>.<secret>``): it reads its matches as a spectator, nothing more."""
+    return bool(token) and str(token).startswith(WATCH_TOKEN_PREFIX)
 
 
 def check_api_key(api_key: str | None) -> str | None:
@@ -169,6 +177,47 @@ class MatchState:
     id: str
     token: str | None = None
     doc: dict[str, Any] = field(default_factory=dict)
+    #: the match's chat as far as this client heard it, oldest first, redactions applied (every transport and
+    #: :meth:`chat` keep it; ``chat_after`` asks the server for what comes after it)
+    chat_messages: list[ChatMessage] = field(default_factory=list)
+    #: called with each chat message heard (new, or redacted: ``redacted`` true), on the thread that read it
+    on_chat: Callable[[ChatMessage], None] | None = None
+
+    @property
+    def chat_after(self) -> int:
+        """The newest chat message id heard (0: none)."""
+        return self.chat_messages[-1]["id"] if self.chat_messages else 0
+
+    def hear_chat(self, message: ChatMessage) -> None:
+        """Fold in one chat message: a new one is appended, a known one (a redaction) replaced."""
+        for i, known in enumerate(self.chat_messages):
+            if known["id"] == message["id"]:
+                if known == message:
+                    return
+                self.chat_messages[i] = message
+                break
+        else:
+            if message["id"] <= self.chat_after:  # (never heard, older than what was: the server's order holds)
+                return
+            self.chat_messages.append(message)
+        if self.on_chat is not None:
+            self.on_chat(message)
+
+    def hear_redaction(self, message_id: int) -> None:
+        """A message the tenant redacted: its text and preset are gone everywhere."""
+        for known in self.chat_messages:
+            if known["id"] == message_id and not known["redacted"]:
+                self.hear_chat({**known, "text": None, "preset": None, "redacted": True})
+
+    @property
+    def watching(self) -> bool:
+        """Held with a watch token: a read-only spectator's handle (reads, events, the socket's updates)."""
+        return is_watch_token(self.token)
+
+    def check_acting(self) -> None:
+        """Refuse, before sending anything, what a watch token may not do (the server would answer 401)."""
+        if self.watching:
+            raise ValueError("a watch token only reads the match (status, events, socket updates, replay)")
 
     def update(self, doc: Mapping[str, Any]) -> None:
         """Fold a status document (create/join/get/move) or an events document into the state. An older
@@ -255,8 +304,10 @@ class MatchState:
 
 def create_body(game: str, players: int, options: dict[str, Any] | None, seats: list[dict[str, Any]] | None,
                 join: bool, clock: dict[str, Any] | None, takeover_level: str | None,
-                seed: int | None) -> dict[str, Any]:
+                seed: int | None, spectator_chat: bool = False) -> dict[str, Any]:
     body: dict[str, Any] = {"game": game, "players": players, "join": join}
+    if spectator_chat:
+        body["spectator_chat"] = True
     for key, value in (("options", options), ("seats", seats), ("clock", clock),
                        ("takeover_level", takeover_level), ("seed", seed)):
         if value is not None:
@@ -276,6 +327,32 @@ def matchmaking_body(game: str, players: int, options: dict[str, Any] | None, pl
     if party is not None:
         body["party"] = party
     return body
+
+
+def chat_body(text: str | None, preset: str | None) -> dict[str, Any]:
+    """``POST /v1/matches/{id}/chat``'s body: the text, or a preset of the game (``Client.games()``)."""
+    if (text is None) == (preset is None):
+        raise ValueError("send either text or a preset")
+    return {"text": text} if text is not None else {"preset": preset}
+
+
+def hear_sse_chat(match: MatchState, event: str, data: str) -> bool:
+    """Fold a stream's ``chat`` / ``chat_redacted`` event into the match; False for any other event."""
+    if event == "chat":
+        match.hear_chat(loads(data))
+    elif event == "chat_redacted":
+        match.hear_redaction(int(loads(data)["id"]))
+    else:
+        return False
+    return True
+
+
+def hear_polled_chat(match: MatchState, doc: Mapping[str, Any]) -> None:
+    """Fold a long-poll's ``chat`` and ``chat_redacted`` into the match."""
+    for message in doc.get("chat") or ():
+        match.hear_chat(message)
+    for message_id in doc.get("chat_redacted") or ():
+        match.hear_redaction(int(message_id))
 
 
 def parse_sse_update(event: str, data: str) -> EventsDoc | None:
@@ -323,11 +400,12 @@ def ws_url(base_url: str, match_id: str) -> str:
     return ("wss" if scheme == "https" else "ws") + "://" + rest + OPERATIONS["ws"].path.format(match_id=match_id)
 
 
-def ws_hello(token: str | None, after: int) -> str:
-    """The first message: the seat's token (none: a spectator) and the last version seen, so nothing is missed
-    across reconnects; a seat asks for its legal moves with every update."""
-    hello: dict[str, Any] = {"type": "hello", "token": token, "after": after}
-    if token:
+def ws_hello(token: str | None, after: int, chat_after: int = 0) -> str:
+    """The first message: the seat's token (none: a spectator) and the last version and chat message seen, so
+    nothing is missed across reconnects; a seat asks for its legal moves with every update (a watch token has
+    none to ask for)."""
+    hello: dict[str, Any] = {"type": "hello", "token": token, "after": after, "chat_after": chat_after}
+    if token and not is_watch_token(token):
         hello["include"] = "legal_moves"
     return dumps(hello).decode()
 
@@ -373,13 +451,15 @@ class SocketState:
         self.pending: deque[EventsDoc] = deque()
         self.outbox: dict[str, str] = {}
         self.replies: dict[str, dict[str, Any]] = {}
+        #: chat messages sent and not yet answered (never sent again: chat has no idempotency key)
+        self.chatting: set[str] = set()
         #: the events of the updates received while a move waits for the seat's turn (``move(m, wait)``)
         self.heard: list[Event] | None = None
         #: the last version an update brought (a move's reply may put the match ahead of it)
         self.seen = match.version
 
     def hello(self) -> str:
-        return ws_hello(self.match.token, self.seen)
+        return ws_hello(self.match.token, self.seen, self.match.chat_after)
 
     def greeting(self) -> list[str]:
         """What a freshly opened socket sends: the hello, then every move still waiting for its reply."""
@@ -393,6 +473,7 @@ class SocketState:
     def move_message(self, move: dict[str, Any]) -> SocketMove:
         """A move at the version the match read, with a fresh idempotency key that every resend reuses (after a
         reconnect, a 503 or a 429, or over REST), as ``POST /moves`` asks the same thing (``include``)."""
+        self.match.check_acting()
         key = uuid.uuid4().hex
         msg = {"type": "move", "id": key, "move": move, "version": self.match.version, "idempotency_key": key,
                "include": "legal_moves"}
@@ -414,8 +495,14 @@ class SocketState:
         msg = loads(raw)
         if isinstance(msg, dict) and msg.get("type") == "reply":
             msg_id = str(msg.get("id"))
-            if msg_id in self.outbox:  # else a late reply to a move already answered or sent over REST
+            if msg_id in self.outbox or msg_id in self.chatting:  # else a late reply to one answered elsewhere
                 self.replies[msg_id] = msg
+            return True
+        if isinstance(msg, dict) and msg.get("type") == "chat":
+            self.match.hear_chat(msg["message"])
+            return True
+        if isinstance(msg, dict) and msg.get("type") == "chat_redacted":
+            self.match.hear_redaction(int(msg["id"]))
             return True
         doc = ws_update(msg)
         if doc is None:
@@ -427,6 +514,24 @@ class SocketState:
             self.heard.extend(doc["events"])
         self.pending.append(doc)
         return True
+
+    def chat_message(self, text: str | None, preset: str | None) -> tuple[str, str]:
+        """A chat message for the socket: its id (for its reply) and text."""
+        msg_id = uuid.uuid4().hex
+        self.chatting.add(msg_id)
+        return msg_id, dumps({"type": "chat", "id": msg_id, **chat_body(text, preset)}).decode()
+
+    def chat_reply(self, msg_id: str) -> ChatMessage:
+        """The chat message's reply as ``POST /chat`` answers: the message (folded in), or its typed error."""
+        self.chatting.discard(msg_id)
+        reply = self.replies.pop(msg_id)
+        if not 200 <= int(reply["status"]) < 300:
+            wait = reply.get("retry_after")
+            raise error_for(int(reply["status"]), reply.get("body"),
+                            {"retry-after": str(wait)} if wait is not None else None)
+        message: ChatMessage = reply["body"]
+        self.match.hear_chat(message)
+        return message
 
     def settle(self, sent: SocketMove) -> dict[str, Any]:
         """The move's reply as ``POST /moves`` answers: its status document, or its typed error raised."""
@@ -497,7 +602,7 @@ class MatchFlows(MatchState):
         return {"match_id": self.id}
 
     def _include(self) -> str | None:
-        return "legal_moves" if self.token else None
+        return "legal_moves" if self.token and not self.watching else None
 
     def refresh_flow(self) -> Flow[None]:
         self.update((yield Call("get_match", self._path(), {"include": self._include()}, token=self.token)))
@@ -506,6 +611,7 @@ class MatchFlows(MatchState):
                   key: str | None = None) -> Flow[None]:
         """``version`` and ``key``: a move first sent over the socket, sent again as it was (the same body under
         the same key answers its first outcome, whichever door it came through)."""
+        self.check_acting()
         body = {"move": move, "version": self.version if version is None else version}  # never rebased
         query: dict[str, Any] = {"include": "legal_moves", **({"wait": wait} if wait else {})}
         # with wait: the HTTP read timeout covers the wait, as a long-poll's does; else the client's own
@@ -513,12 +619,33 @@ class MatchFlows(MatchState):
                                 idempotency_key=key)))
 
     def poll_flow(self, until: str = "change", wait: int = LONG_POLL_S) -> Flow[EventsDoc]:
-        query = {"after": self.version, "wait": wait, "until": until, "include": self._include()}
+        """One long-poll; it brings the chat too (``chat_after``), and a chat message answers it."""
+        query = {"after": self.version, "wait": wait, "until": until, "include": self._include(),
+                 "chat_after": self.chat_after}
         doc: EventsDoc = yield Call("events", self._path(), query, token=self.token, timeout=wait + 15)
         self.update(doc)
+        hear_polled_chat(self, doc)
         return doc
 
+    def wait_chat_flow(self, timeout: float | None) -> Flow[list[ChatMessage]]:
+        """Long-poll until a chat message newer than those heard arrives (or ``timeout``): the new ones."""
+        seen = self.chat_after
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.chat_after <= seen:
+            left = LONG_POLL_S if deadline is None else min(LONG_POLL_S, int(deadline - time.monotonic()))
+            if left <= 0:
+                break
+            yield from self.poll_flow(wait=left)
+        return [m for m in self.chat_messages if m["id"] > seen]
+
+    def chat_flow(self, text: str | None = None, preset: str | None = None) -> Flow[ChatMessage]:
+        """Post a chat message (as this seat, or as a spectator where the match allows it)."""
+        message: ChatMessage = yield Call("post_chat", self._path(), body=chat_body(text, preset), token=self.token)
+        self.hear_chat(message)
+        return message
+
     def wait_turn_flow(self, timeout: float | None) -> Flow[None]:
+        self.check_acting()
         deadline = None if timeout is None else time.monotonic() + timeout
         while not (self.finished or self.my_turn):
             if deadline is not None and time.monotonic() >= deadline:
@@ -528,22 +655,27 @@ class MatchFlows(MatchState):
             yield from self.refresh_flow()
 
     def hint_flow(self) -> Flow[Hint]:
+        self.check_acting()
         hint: Hint = yield Call("hint", self._path(), token=self.token, timeout=30)
         return hint
 
     def leave_flow(self) -> Flow[None]:
+        self.check_acting()
         self.update((yield Call("leave", self._path(), token=self.token)))
 
     def resign_flow(self) -> Flow[None]:
         """Concede: the seat's side forfeits (the match may play on for the others, a bot in the seat)."""
+        self.check_acting()
         self.update((yield Call("resign", self._path(), token=self.token)))
 
     def reclaim_flow(self) -> Flow[None]:
+        self.check_acting()
         self.update((yield Call("reclaim", {**self._path(), "seat": self.seat}, token=self.token)))
         yield from self.refresh_flow()
 
     def rematch_flow(self) -> Flow[dict[str, Any]]:
         """The rematch's status document with this seat's new token (the caller wraps it in a match)."""
+        self.check_acting()
         doc: dict[str, Any] = yield Call("rematch", self._path(), token=self.token)
         return doc
 
@@ -618,3 +750,19 @@ def call_flow(name: str, path: dict[str, Any] | None = None, query: dict[str, An
 def season_body(name: str, starts_at: float, ends_at: float, policy: str, decay: float | None) -> dict[str, Any]:
     return {"name": name, "starts_at": starts_at, "ends_at": ends_at, "policy": policy,
             **({"decay": decay} if decay is not None else {})}
+
+
+def mint_watch_flow(match_id: str | None, tournament_id: str | None, ttl_s: int | None,
+                    player_ids: bool) -> Flow[Any]:
+    """Mint a watch link's token (a tenant's key) for one match, or for every match of one tournament."""
+    body: dict[str, Any] = {"player_ids": player_ids, **({"ttl_s": ttl_s} if ttl_s is not None else {})}
+    if match_id is not None:
+        return call_flow("mint_watch_token", {"match_id": match_id}, body=body)
+    return call_flow("mint_tournament_watch_token", {"tournament_id": tournament_id}, body=body)
+
+
+def check_watch_token(token: str) -> str:
+    """A watch link's token as minted (``w_<id>.<secret>``): a seat token or a key here is a mistake."""
+    if not is_watch_token(token):
+        raise ValueError(f"a watch token starts with {WATCH_TOKEN_PREFIX!r} (mint one with watch_token(...))")
+    return token

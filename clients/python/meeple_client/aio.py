@@ -21,6 +21,7 @@ from .models import (
     BoardAround,
     BoardRank,
     BoardSettings,
+    ChatMessage,
     DeadLetter,
     EventsDoc,
     Game,
@@ -37,6 +38,7 @@ from .models import (
     TournamentRounds,
     Tournaments,
     Unregistered,
+    WatchToken,
     Webhook,
 )
 
@@ -102,9 +104,9 @@ class AsyncClient:
     async def create_match(self, game: str, players: int, *, options: dict[str, Any] | None = None,
                            seats: list[dict[str, Any]] | None = None, join: bool = True,
                            clock: dict[str, Any] | None = None, takeover_level: str | None = None,
-                           seed: int | None = None) -> AsyncMatch:
+                           seed: int | None = None, spectator_chat: bool = False) -> AsyncMatch:
         doc = await self.call("create_match", body=create_body(game, players, options, seats, join, clock,
-                                                               takeover_level, seed))
+                                                               takeover_level, seed, spectator_chat))
         return await AsyncMatch.from_doc(self, doc, refresh=join)
 
     async def join(self, match_id: str, seat: int | None = None, *, player: str | None = None) -> AsyncMatch:
@@ -241,6 +243,30 @@ class AsyncClient:
     async def cancel_tournament(self, tournament_id: str) -> Tournament:
         return await self.run(_core.call_flow("cancel_tournament", {"tournament_id": tournament_id}, body={}))
 
+    # -- watch links (a tenant's key mints them; anyone holding one watches) -------------------------------------
+    async def watch_token(self, match_id: str, *, ttl_s: int | None = None, player_ids: bool = False) -> WatchToken:
+        """A read-only spectator token for one of the tenant's matches (``token``: in this answer only), to hand
+        to an app's user; ``ttl_s`` 60..604800 (the server's default: a day); ``player_ids``: show player ids."""
+        return await self.run(_core.mint_watch_flow(match_id, None, ttl_s, player_ids))
+
+    async def tournament_watch_token(self, tournament_id: str, *, ttl_s: int | None = None,
+                               player_ids: bool = False) -> WatchToken:
+        """A read-only spectator token for every match of one of the tenant's tournaments, current and future."""
+        return await self.run(_core.mint_watch_flow(None, tournament_id, ttl_s, player_ids))
+
+    async def describe_watch_token(self, token_id: str) -> WatchToken:
+        """A token the tenant minted: its match or tournament, expiry and revocation (never the token)."""
+        return await self.run(_core.call_flow("watch_token", {"token_id": token_id}))
+
+    async def revoke_watch_token(self, token_id: str) -> None:
+        """Revoke at once: its next request is refused, and its open streams end."""
+        await self.run(_core.call_flow("revoke_watch_token", {"token_id": token_id}))
+
+    async def watch(self, match_id: str, token: str) -> AsyncMatch:
+        """A read-only handle of a match held with a watch token: refresh, poll, events, socket updates, replay
+        (acting calls raise ValueError before sending anything)."""
+        return await AsyncMatch(self, match_id, _core.check_watch_token(token)).refresh()
+
 
 class AsyncMatch(MatchFlows):
     """Awaitable twin of :class:`meeple_client.Match`: while its socket is open, moves go over it."""
@@ -306,6 +332,24 @@ class AsyncMatch(MatchFlows):
     async def hint(self) -> Hint:
         return await self.client.run(self.hint_flow())
 
+    async def chat(self, text: str | None = None, *, preset: str | None = None) -> ChatMessage:
+        """As :meth:`meeple_client.client.Match.chat`: over the open socket, else REST."""
+        if self.live is not None:
+            return await self.live.chat(text, preset=preset)
+        return await self.client.run(self.chat_flow(text, preset))
+
+    async def wait_chat(self, timeout: float | None = None) -> list[ChatMessage]:
+        """As :meth:`meeple_client.client.Match.wait_chat`."""
+        if self.live is not None:
+            seen, live = self.chat_after, self.live
+            await live._until(lambda: self.chat_after > seen, live._deadline(timeout))
+            return [m for m in self.chat_messages if m["id"] > seen]
+        return await self.client.run(self.wait_chat_flow(timeout))
+
+    async def redact_chat(self, message_id: int) -> None:
+        """Redact a chat message (the match's tenant's API key)."""
+        await self.client.call("redact_chat", {"match_id": self.id, "message_id": message_id})
+
     async def leave(self) -> AsyncMatch:
         await self.client.run(self.leave_flow())
         return self
@@ -324,8 +368,8 @@ class AsyncMatch(MatchFlows):
 
 async def _sse(match: AsyncMatch) -> AsyncIterator[EventsDoc]:
     while not match.finished:
-        req = prepare("events_stream", match._path(), {"after": match.version}, token=match.token,
-                      api_key=match.client.api_key)
+        req = prepare("events_stream", match._path(), {"after": match.version, "chat_after": match.chat_after},
+                      token=match.token, api_key=match.client.api_key)
         async with aconnect_sse(match.client.http, "GET", match.client.base_url + req.url, params=req.params,
                                 headers=req.headers, timeout=httpx.Timeout(match.client.timeout, read=60)) as source:
             if not source.response.is_success:
@@ -334,6 +378,8 @@ async def _sse(match: AsyncMatch) -> AsyncIterator[EventsDoc]:
                                     dict(source.response.headers))
             try:
                 async for sse in source.aiter_sse():
+                    if _core.hear_sse_chat(match, sse.event, sse.data):
+                        continue
                     doc = parse_sse_update(sse.event, sse.data)
                     if doc is not None:
                         match.update(doc)
@@ -477,6 +523,23 @@ class AsyncMatchSocket:
         if not answered:
             raise _core.ReplyLost(f"no reply within {self.match.client.timeout:g} s")
         return self.state.settle(sent)
+
+    async def chat(self, text: str | None = None, *, preset: str | None = None) -> ChatMessage:
+        """As :meth:`meeple_client.client.MatchSocket.chat`."""
+        msg_id, text_out = self.state.chat_message(text, preset)
+        try:
+            if self.sock is None:
+                raise ConnectionError("the socket is closed")
+            await self.sock.send(text_out)
+            answered = await self._until(lambda: msg_id in self.state.replies,
+                                         self._deadline(self.match.client.timeout))
+        except (ConnectionClosed, OSError) as exc:
+            self.state.chatting.discard(msg_id)
+            raise TransportError(f"the chat message's reply was lost: {exc!r}") from exc
+        if not answered:
+            self.state.chatting.discard(msg_id)
+            raise TransportError(f"no reply to the chat message within {self.match.client.timeout:g} s")
+        return self.state.chat_reply(msg_id)
 
     async def move(self, move: dict[str, Any], wait: int = 0) -> AsyncMatch:
         """As :meth:`meeple_client.client.MatchSocket.move`."""

@@ -45,9 +45,11 @@ OPERATIONS: dict[str, Operation] = {
     'resign': Operation('POST', '/v1/matches/{match_id}/resign', (), body=True, auth='required', idempotent=False, headers=(), key=False, token=True),
     'reclaim': Operation('POST', '/v1/matches/{match_id}/seats/{seat}/reclaim', (), body=True, auth='required', idempotent=False, headers=(), key=False, token=True),
     'rematch': Operation('POST', '/v1/matches/{match_id}/rematch', (), body=True, auth='required', idempotent=True, headers=('Idempotency-Key',), key=False, token=True),
-    'events': Operation('GET', '/v1/matches/{match_id}/events', ('include', 'after', 'wait', 'until'), body=False, auth='optional', idempotent=True, headers=(), key=False, token=True),
-    'events_stream': Operation('GET', '/v1/matches/{match_id}/events/stream', ('after', 'limit'), body=False, auth='optional', idempotent=True, headers=('Last-Event-ID',), key=False, token=True),
+    'events': Operation('GET', '/v1/matches/{match_id}/events', ('include', 'after', 'wait', 'until', 'chat_after'), body=False, auth='optional', idempotent=True, headers=(), key=False, token=True),
+    'events_stream': Operation('GET', '/v1/matches/{match_id}/events/stream', ('after', 'limit', 'chat_after'), body=False, auth='optional', idempotent=True, headers=('Last-Event-ID',), key=False, token=True),
     'ws': Operation('GET', '/v1/matches/{match_id}/ws', (), body=False, auth='optional', idempotent=True, headers=(), key=False, token=True),
+    'post_chat': Operation('POST', '/v1/matches/{match_id}/chat', (), body=True, auth='optional', idempotent=False, headers=(), key=False, token=True),
+    'redact_chat': Operation('DELETE', '/v1/matches/{match_id}/chat/{message_id}', (), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
     'matchmaking': Operation('POST', '/v1/matchmaking', (), body=True, auth='optional', idempotent=True, headers=('Idempotency-Key',), key=True, token=False),
     'ticket': Operation('GET', '/v1/matchmaking/{ticket}', ('wait',), body=False, auth='optional', idempotent=True, headers=(), key=True, token=False),
     'cancel_ticket': Operation('DELETE', '/v1/matchmaking/{ticket}', (), body=False, auth='optional', idempotent=False, headers=(), key=True, token=False),
@@ -76,6 +78,10 @@ OPERATIONS: dict[str, Operation] = {
     'tournament_player': Operation('GET', '/v1/tournaments/{tournament_id}/players/{player}', (), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
     'unregister': Operation('DELETE', '/v1/tournaments/{tournament_id}/players/{player}', (), body=False, auth='required', idempotent=False, headers=(), key=True, token=False),
     'cancel_tournament': Operation('POST', '/v1/tournaments/{tournament_id}/cancel', (), body=True, auth='required', idempotent=False, headers=(), key=True, token=False),
+    'mint_watch_token': Operation('POST', '/v1/matches/{match_id}/watch-tokens', (), body=True, auth='required', idempotent=False, headers=(), key=True, token=False),
+    'mint_tournament_watch_token': Operation('POST', '/v1/tournaments/{tournament_id}/watch-tokens', (), body=True, auth='required', idempotent=False, headers=(), key=True, token=False),
+    'watch_token': Operation('GET', '/v1/watch-tokens/{token_id}', (), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
+    'revoke_watch_token': Operation('DELETE', '/v1/watch-tokens/{token_id}', (), body=False, auth='required', idempotent=True, headers=(), key=True, token=False),
 }
 
 LONG_POLL_MAX_S = 30

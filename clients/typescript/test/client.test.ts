@@ -341,3 +341,76 @@ test("a party queues as one ticket: two parties of two are a team each, every me
     assert.deepEqual(first.party.map((m) => m.name), ["ann", "ben"]);
     assert.equal(new Set(first.party.map((m) => m.team)).size, 1);
   });
+
+test("chat goes over the held socket, the other seat hears it on its socket and by long-poll", async () => {
+  const api = new MeepleClient({ baseUrl: url });
+  const first = await api.createMatch({ game: "clash", players: 2, seats: [{ kind: "human" }, { kind: "human" }] });
+  const second = await api.join(first.id);
+  const said = await first.chat("good luck"); // REST: no socket held
+  assert.equal(said.seat, 0);
+  await second.connect();
+  try {
+    assert.deepEqual(await second.waitChat(20_000), [said]); // the hello's chat_after=0: the past one first
+    assert.ok(second.socketOpen);
+    const reply = await second.chat({ preset: "gg" }); // over the socket
+    assert.equal(reply.text, "Good game");
+    assert.deepEqual(await first.waitChat(20_000), [reply]); // a long-poll with chat_after=1
+  } finally {
+    second.close();
+  }
+  assert.deepEqual(first.chatMessages.map((m) => m.id), [1, 2]);
+});
+
+test("a spectator without spectator_chat is a typed 403 and flooding a typed 429 chat_rate_limited", async () => {
+  const api = new MeepleClient({ baseUrl: plainUrl, retries: 0 });
+  const host = await api.createMatch({ game: "clash", players: 2, options: { match: "single" },
+    seats: [{ kind: "human" }, { kind: "bot", level: "easy" }] });
+  const watcher = await api.match(host.id);
+  await assert.rejects(watcher.chat("may I?"), (err: unknown) =>
+    err instanceof ApiError && err.status === 403 && err.code === "chat_spectators_off");
+  const heard: number[] = [];
+  watcher.onChat = (m) => heard.push(m.id);
+  for (let n = 0; n < 5; n++) await host.chat(`${n}`);
+  await assert.rejects(host.chat("flood"), (err: unknown) =>
+    err instanceof ApiError && err.status === 429 && err.code === "chat_rate_limited" && (err.retryAfterS ?? 0) > 0);
+  assert.equal((await watcher.waitChat(20_000)).length, 5); // a spectator's long-poll brings them all
+  assert.deepEqual(heard, [1, 2, 3, 4, 5]);
+});
+
+test("a watch link reads the match as a spectator on every door, acts on none, and stops once revoked", async () => {
+  const key = process.env.MEEPLE_KEY ?? "";
+  assert.ok(key, "MEEPLE_KEY is set");
+  const backend = new MeepleClient({ baseUrl: url, apiKey: key });
+  const seat = await backend.createMatch({ game: "clash", players: 2, options: { match: "single" },
+    seats: [{ kind: "human", player: "u1" }, { kind: "human", player: "u2" }] });
+  const other = await backend.join(seat.id, { seat: 1 });
+  await seat.refresh();
+  const minted = await backend.watchToken(seat.id, { ttl_s: 600 });
+  assert.ok(minted.token?.startsWith(`w_${minted.id}.`));
+  assert.equal((await backend.describeWatchToken(minted.id)).token, undefined); // shown once, when minted
+
+  const watcher = new MeepleClient({ baseUrl: url });
+  const watched = await watcher.watch(seat.id, minted.token as string);
+  assert.ok(watched.watching);
+  assert.equal(watched.seat, null);
+  assert.deepEqual(watched.legalMoves, []);
+  assert.ok(watched.doc.seats?.every((s) => s.player === undefined)); // no player ids unless asked
+  await assert.rejects(watched.move({ type: "place" }), /only reads/);
+  await assert.rejects(watched.leave(), /only reads/);
+
+  const updates = watched.events("ws")[Symbol.asyncIterator]();
+  const next = updates.next();
+  const mover = seat.myTurn ? seat : other;
+  await mover.move(mover.legalMoves[0] as Move);
+  const update = await next;
+  assert.equal(update.done, false);
+  assert.equal(watched.transport, "ws");
+  assert.ok(update.value?.view); // the spectator's view, pushed on the socket
+  watched.close();
+  assert.equal((await watcher.replay(seat.id, minted.token)).seed, null);
+
+  await backend.revokeWatchToken(minted.id);
+  const refused = await watched.refresh().catch((error: unknown) => error);
+  assert.ok(refused instanceof ApiError && refused.status === 401 && refused.code === "watch_token_revoked");
+  assert.ok((await backend.describeWatchToken(minted.id)).revoked_at);
+});

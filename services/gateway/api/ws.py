@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import replace
 from typing import Any, get_args
 
 import msgspec
@@ -34,11 +33,11 @@ from services.contract import models as m
 from services.contract.limits import WS_HELLO_S
 from services.contract.validation import answer as answer_bytes
 from services.contract.validation import dump, parse_value
-from services.core import limits
+from services.core import access, limits
 from services.core.access import Action, Caller, MatchAccess
 from services.core.errors import DomainError, Kind
-from services.core.match import moves
-from services.core.match.events import match_topic
+from services.core.match import matches, moves
+from services.core.match.events import chat_topic, match_topic
 from services.core.match.matches import open_match
 from services.core.match.reads import SPECTATOR, events_since
 from services.core.record.store import Match
@@ -48,7 +47,7 @@ from ..errors import answer_to
 from ..hub import Hub, Slot
 from ..parking import Stream, Write, can_park, park
 from .common import given
-from .events import HEARTBEAT_S, events_json, next_beat, waiter_ident
+from .events import HEARTBEAT_S, ChatCursor, WatchGuard, chat_start, events_json, next_beat, waiter_ident, woke_for
 
 log = logging.getLogger("meeple.gateway")
 bp = Blueprint("ws", __name__)
@@ -114,17 +113,21 @@ class WsSession(Stream):
         self.size = 0
         self.open = True
         self.touched: Match | None = None
+        self.guard = WatchGuard(gw.core, who)
+        self.chat: ChatCursor | None = None
 
     @property
     def seat(self) -> int | None:
         return None if self.access is None else self.access.seat
 
     def timer(self) -> float | None:
-        return self.beat if self.ready else self.hello_by
+        return self.guard.timer(self.beat) if self.ready else self.hello_by
 
     def arm(self, wake: Any) -> None:
         if self.ready:
-            self.watch(match_topic(self.match_id), self.after, wake)
+            also = (chat_topic(self.match_id), self.chat.seq) if self.chat is not None else None
+            self.watch(match_topic(self.match_id), self.after, wake, also=also)
+            self.guard.arm(self, wake)
 
     # -- sending ------------------------------------------------------------------------------------------
     def send(self, write: Write, doc: dict[str, Any]) -> None:
@@ -170,13 +173,18 @@ class WsSession(Stream):
         return self.open
 
     def on_wake(self, write: Write) -> bool:
-        if self.push(write):
+        moved, chatted = woke_for(self, self.match_id, True)
+        if chatted:  # (chat first: the update may finish the match and close the socket)
+            self.push_chat(write)
+        if moved and self.push(write):
             self.delivered()
         return self.open
 
     def on_timer(self, write: Write) -> bool:
         if not self.ready:
             return self.close_with(write, POLICY, f"send the hello within {HELLO_S:g} s")
+        if not self.still_watching(write):
+            return False
         write(self.ws.send(Ping(payload=b"hb")))
         self.beat = next_beat()
         if self.touched is not None:
@@ -200,12 +208,16 @@ class WsSession(Stream):
             return self.hello(msg, write)
         if msg["type"] == "move":
             return self.move(msg, write)
-        self.error(write, "bad_message", f"unknown message type {msg['type']!r}; send hello once, then moves")
+        if msg["type"] == "chat":
+            return self.post_chat(msg, write)
+        self.error(write, "bad_message", f"unknown message type {msg['type']!r}; send hello once, then moves and "
+                                         "chat")
         return True
 
     def hello(self, msg: dict[str, Any], write: Write) -> bool:
-        unknown = sorted(set(msg) - {"type", "token", "after", "include"})
+        unknown = sorted(set(msg) - {"type", "token", "after", "include", "chat_after"})
         token, after, include = msg.get("token"), msg.get("after"), msg.get("include")
+        chat_after = msg.get("chat_after")
         problem = None
         if unknown:
             problem = f"unknown field {unknown[0]!r} in the hello"
@@ -213,27 +225,56 @@ class WsSession(Stream):
             problem = "token must be a string"
         elif after is not None and (not isinstance(after, int) or isinstance(after, bool) or not 0 <= after < 2**31):
             problem = "after must be a version (an integer >= 0)"
+        elif chat_after is not None and (not isinstance(chat_after, int) or isinstance(chat_after, bool)
+                                         or not 0 <= chat_after < 2**31):
+            problem = "chat_after must be a chat message id (an integer >= 0)"
         elif include is not None and include not in INCLUDE:
             problem = "include takes: legal_moves, or empty for nothing (as the REST parameter)"
         if problem:
             self.error(write, "bad_parameter", problem)
             return self.close_with(write, POLICY, "bad hello")
-        if token is not None:
-            self.who = replace(self.who, token=token)
         try:  # the hello is decided as any read of the match: the core's access policy
+            self.who = access.with_token(self.core.redis, self.who, token)
             opened = open_match(self.core, self.who, self.match_id, Action.READ, count=False)
             # from now on the socket counts against its token's cap (a spectator's: its address's)
             self.hub.transfer(self.slot, waiter_ident(self.who))
         except DomainError as err:
             self.error(write, err.code, err.message)
             return self.close_with(write, NORMAL if err.kind is Kind.NOT_FOUND else POLICY, err.code)
-        self.access = opened.access
+        self.access, self.guard = opened.access, WatchGuard(self.core, self.who)
         self.touch(opened.match)
         self.ready, self.legal = True, include == "legal_moves"
         self.after = opened.match.version if after is None else after
+        self.chat = ChatCursor(self.core, self.match_id, *chat_start(self.core, self.match_id, chat_after))
         self.send(write, {"type": "ready", "seat": self.seat, "version": opened.match.version})
+        self.push_chat(write)  # (before the update, which may finish the match and close the socket)
         self.push(write)
         return self.open
+
+    def push_chat(self, write: Write) -> None:
+        """Send what is new in the match's chat: a ``chat`` frame per message, a ``chat_redacted`` per redaction."""
+        if self.chat is None:
+            return
+        for kind, data in self.chat.frames():
+            field = b'"message":' if kind == "chat" else b'"id":'
+            body = data if kind == "chat" else data[len(b'{"id":'):-1]
+            self.send_json(write, b'{"type":"' + kind.encode() + b'",' + field + body + b"}")
+
+    def post_chat(self, msg: dict[str, Any], write: Write) -> bool:
+        """A chat message through the core, as ``POST /v1/matches/{id}/chat`` posts it; the reply carries its status."""
+        try:  # the REST body's model: the same checks and errors
+            body = parse_value(m.PostChat, {k: v for k, v in msg.items() if k not in ("type", "id")})
+            doc = matches.post_chat(self.core, self.who, self.match_id, text=given(body.text),
+                                    preset=given(body.preset))
+            status, encoded, wait = 201, answer_bytes(m.ChatMessage, doc), None
+        except Exception as err:  # every failure becomes the reply's status and error body, as over HTTP
+            status, error, headers = answer_to(err)
+            encoded, wait = dump(error), headers.get("Retry-After")
+        reply = {"type": "reply", "id": msg.get("id"), "status": status, "body": m.fragment(encoded)}
+        if wait is not None:
+            reply["retry_after"] = int(wait)
+        self.send_json(write, dump(reply))
+        return True
 
     def move(self, msg: dict[str, Any], write: Write) -> bool:
         """A move through the core, as ``POST /v1/matches/{id}/moves`` makes it; the reply carries its status."""
@@ -257,6 +298,8 @@ class WsSession(Stream):
 
     def push(self, write: Write) -> bool:
         """Send an update if the match is past what this socket has seen; True if one went out."""
+        if not self.still_watching(write):
+            return False
         key = SPECTATOR if self.seat is None else self.seat
         fields = (f"view:{key}", *((f"legal:{key}",) if self.legal and self.seat is not None else ()))
         match = self.core.store.load_next(self.match_id, fields, self.after)
@@ -275,6 +318,15 @@ class WsSession(Stream):
         if match.meta["status"] == "finished":
             self.close_with(write, NORMAL, "match finished")
         return True
+
+    def still_watching(self, write: Write) -> bool:
+        """False (the socket closed, 1000, after an error naming why) once its watch token is revoked or expired."""
+        refused = self.guard.refusal()
+        if refused is None:
+            return True
+        self.error(write, refused.code, refused.message)
+        self.close_with(write, NORMAL, refused.code)
+        return False
 
     def touch(self, match: Match) -> None:
         """Holding the socket keeps the seat connected (one write per few heartbeats)."""
