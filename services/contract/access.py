@@ -24,6 +24,8 @@ ACCESS: dict[str, Action | None] = {
     "matches.legal_moves": Action.ACT,
     "matches.submit_move": Action.ACT,
     "matches.hint": Action.ACT,
+    "chat.post_chat": Action.CHAT,
+    "chat.redact_chat": Action.MODERATE,
     "seats.leave": Action.ACT,
     "seats.resign": Action.ACT,
     "seats.reclaim": Action.ACT,

@@ -50,8 +50,8 @@ PLAYER_ID_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$"
 PLAYER_ID_MAX = 64
 #: Webhooks: events a hook may ask for, hooks per tenant, URL length.
 WEBHOOK_EVENTS = ("match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over",
-                  "seat.reclaimed", "turn", "tournament.started", "round.started", "round.finished",
-                  "tournament.finished")
+                  "seat.reclaimed", "turn", "chat.message", "chat.redacted", "tournament.started", "round.started",
+                  "round.finished", "tournament.finished")
 MAX_HOOKS = 20
 MAX_URL = 2048
 #: Seat clocks: modes, timeout policies, and the bounds of their settings (seconds).
@@ -102,6 +102,14 @@ TOURNAMENT_PLAYERS_MAX = 1024
 TOURNAMENT_PLAYERS_DEFAULT = 256
 TOURNAMENT_STARTS_AHEAD_S = 365 * 86400.0
 TOURNAMENT_STARTS_PAST_S = 60.0
+#: Chat: a message's text at most (characters, after stripping surrounding whitespace); the defaults of the
+#: per-speaker rate (messages per window of seconds), of the messages a match holds, and of how long a finished
+#: match still takes chat (seconds). The last four are the operator's settings (``SETTINGS``).
+CHAT_TEXT_MAX = 200
+CHAT_RATE = 5
+CHAT_RATE_WINDOW_S = 10
+CHAT_MAX_MESSAGES = 500
+CHAT_AFTER_FINISH_S = 300
 #: Ratings as the API shows them are rounded: ``rating`` to 3 decimals, ``mu`` and ``sigma`` to 4.
 RATING_DECIMALS = 3
 MU_SIGMA_DECIMALS = 4
@@ -162,6 +170,14 @@ SETTINGS: tuple[Setting, ...] = (
             "webhooks"),
     Setting("MEEPLE_WEBHOOKS_TIMEOUT_S", "10", "seconds", "one delivery's HTTP timeout", "webhooks"),
     Setting("MEEPLE_WEBHOOKS_METRICS_PORT", "9104", "port", "the webhook worker's /metrics", "webhooks"),
+    Setting("MEEPLE_CHAT_RATE", str(CHAT_RATE), "messages",
+            "chat messages per seat (or per spectator: its key, else its address) in MEEPLE_CHAT_RATE_WINDOW_S "
+            "(then 429 `chat_rate_limited` with Retry-After)"),
+    Setting("MEEPLE_CHAT_RATE_WINDOW_S", str(CHAT_RATE_WINDOW_S), "seconds", "the chat rate's sliding window"),
+    Setting("MEEPLE_CHAT_MAX_MESSAGES", str(CHAT_MAX_MESSAGES), "messages",
+            "chat messages a match holds (then 409 `chat_full`)"),
+    Setting("MEEPLE_CHAT_AFTER_FINISH_S", str(CHAT_AFTER_FINISH_S), "seconds",
+            "a finished match takes chat this long after it finished (then 409 `chat_closed`)"),
     Setting("MEEPLE_METRICS_PORT", "0", "port",
             "the gateway's metrics on a port of their own, every series (the tenants' too), the API port's `/metrics` "
             "then 404; 0 = on the API port, without any series that names a tenant"),

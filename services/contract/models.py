@@ -61,8 +61,8 @@ EndedBy = Literal["game", "forfeit", "abandoned", "aborted"]
 TicketStatus = Literal["waiting", "matched", "cancelled"]
 Until = Literal["change", "turn"]
 WebhookEvent = Literal["match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over",
-                       "seat.reclaimed", "turn", "tournament.started", "round.started", "round.finished",
-                       "tournament.finished"]
+                       "seat.reclaimed", "turn", "chat.message", "chat.redacted", "tournament.started",
+                       "round.started", "round.finished", "tournament.finished"]
 PlayerId = Annotated[str, meta("the tenant's own user id (API key only); namespaced by tenant, never shown to "
                                "another tenant", "bad_player", min_length=1, max_length=L.PLAYER_ID_MAX,
                                pattern=L.PLAYER_ID_PATTERN)]
@@ -111,6 +111,22 @@ class CreateMatch(Request, kw_only=True):
     clock: Annotated[ClockSpec, meta("seat clocks (default none)", "bad_clock")] | UnsetType = UNSET
     takeover_level: Annotated[BotLevel, meta("the bot that plays a seat after a timeout or a leave",
                                              "bad_seats")] = "normal"
+    spectator_chat: Annotated[bool, meta("spectators (whoever may read the match without a seat) may post to its "
+                                         "chat too; default: seats only")] = False
+
+
+ChatText = Annotated[str, meta(
+    f"plain text, 1-{L.CHAT_TEXT_MAX} characters once surrounding whitespace is stripped, no control characters "
+    "(Unicode Cc); clients render it as text, never as markup", "bad_chat", max_length=4 * L.CHAT_TEXT_MAX)]
+PresetId = Annotated[str, meta("a quick-chat preset of the match's game (GET /v1/games: chat_presets)", "bad_chat",
+                               max_length=L.ID_MAX)]
+
+
+class PostChat(Request, kw_only=True):
+    """A chat message: ``text`` or a ``preset`` (exactly one of them)."""
+
+    text: ChatText | UnsetType = UNSET
+    preset: PresetId | UnsetType = UNSET
 
 
 class JoinMatch(Request, kw_only=True):
@@ -198,6 +214,11 @@ class Error(Response, kw_only=True):
     error: ErrorDetail
 
 
+class ChatPreset(Response, kw_only=True):
+    id: Annotated[str, meta("what POST /v1/matches/{id}/chat takes as `preset`")]
+    text: Annotated[str, meta("the phrase, as the message will show it")]
+
+
 class Game(Response, kw_only=True):
     id: str
     title: str
@@ -205,6 +226,8 @@ class Game(Response, kw_only=True):
     max_players: int
     simultaneous: bool
     options: Annotated[list[Doc], meta("the game's options: name, type, default, choices")]
+    chat_presets: Annotated[list[ChatPreset], meta("quick-chat phrases for this game's matches (one tap on a "
+                                                   "phone)")]
 
 
 class Games(Response, kw_only=True):
@@ -319,6 +342,7 @@ class Match(Response, kw_only=True):
     clock: Clock | None
     takeover_level: BotLevel
     rematch: Annotated[str | None, meta("id of the rematch once someone asked for it")]
+    spectator_chat: Annotated[bool, meta("whether spectators may post to the match's chat (seats always may)")]
     legal_moves: Annotated[MaybeMoves, meta(
         "with ?include=legal_moves: the caller's legal moves ([] with nothing to decide, null for a "
         "spectator)")] | UnsetType = UNSET
@@ -331,6 +355,17 @@ class Match(Response, kw_only=True):
 
 EventKind = Literal["created", "joined", "move", "timeout", "reclaimed", "left", "resigned", "rematch", "abandoned",
                    "aborted"]
+
+
+class ChatMessage(Response, kw_only=True):
+    """One chat message, as every reader of the match receives it (plain text: render it as text)."""
+
+    id: Annotated[int, meta("1, 2, ... in the match's order", ge=1)]
+    seat: Annotated[int | None, meta("the seat that spoke; null: a spectator")]
+    text: Annotated[str | None, meta("plain text (a preset's phrase for a preset); null once redacted")]
+    preset: Annotated[str | None, meta("the preset's id when one was sent; null otherwise and once redacted")]
+    at: Annotated[float, meta("when it was posted (Unix time, server clock)")]
+    redacted: Annotated[bool, meta("the match's tenant redacted it: text and preset are null")]
 
 
 class Event(Response, kw_only=True):
@@ -358,6 +393,10 @@ class Events(Response, kw_only=True):
     legal_moves: Annotated[MaybeMoves, meta(
         "with ?include=legal_moves: the caller's legal moves ([] with nothing to decide, null for a "
         "spectator)")] | UnsetType = UNSET
+    chat: Annotated[list[ChatMessage], meta(
+        "with ?chat_after=C (long-poll only): the chat messages with an id past C, oldest first")] | UnsetType = UNSET
+    chat_redacted: Annotated[list[int], meta(
+        "with ?chat_after=C (long-poll only): the ids of every redacted message of the match")] | UnsetType = UNSET
 
 
 class LegalMoves(Response, kw_only=True):
@@ -400,6 +439,7 @@ class Replay(Response, kw_only=True):
                                         "`by`), `timeout`, `reclaimed`, `left`, `resigned`, `rematch`, "
                                         "`abandoned`")]
     result: Doc | None
+    chat: Annotated[list[ChatMessage], meta("the match's chat, oldest first (redacted messages redacted)")]
 
 
 class PartyMember(Response, kw_only=True):
@@ -795,6 +835,8 @@ MoveWait = Annotated[int, meta(
     "`until=turn` in one request; 0: answer at once", "bad_parameter", ge=0,
     extra_json_schema={"maximum": L.LONG_POLL_MAX_S})]
 After = Annotated[int, Meta(ge=0, le=L.VERSION_MAX)]
+ChatAfter = Annotated[int, meta("a chat message id the caller has seen (0: none)", "bad_parameter", ge=0,
+                                le=L.VERSION_MAX)]
 
 
 class Params(Struct, forbid_unknown_fields=False, kw_only=True):
@@ -822,6 +864,11 @@ class PlayerPath(Params, kw_only=True):
     player: PlayerId
 
 
+class ChatMessagePath(Params, kw_only=True):
+    match_id: MatchId
+    message_id: Annotated[int, Meta(ge=1, le=L.VERSION_MAX)]
+
+
 class HookPath(Params, kw_only=True):
     hook_id: Annotated[str, Meta(max_length=L.ID_MAX)]
 
@@ -847,6 +894,10 @@ class EventsQuery(Params, kw_only=True):
         "change: answer at the first new version; turn (a seat token is required): sleep through other seats' "
         "moves and answer once the caller must act or the match is finished (all events since `after` "
         "included)")] = "change"
+    chat_after: Annotated[ChatAfter, meta(
+        "also deliver chat: the answer carries `chat` (messages with an id past this one) and `chat_redacted`, and "
+        "a new chat message or a redaction answers the long-poll too (with until=turn as well); without it the "
+        "answer has neither field")] | UnsetType = UNSET
 
 
 class StreamQuery(Params, kw_only=True):
@@ -854,6 +905,9 @@ class StreamQuery(Params, kw_only=True):
                                  "the current one)")] | UnsetType = UNSET
     limit: Annotated[int, meta("close the stream after this many seconds (reconnect with after=<last id>)",
                                ge=1, le=L.STREAM_LIMIT_MAX_S)] = L.STREAM_LIMIT_MAX_S
+    chat_after: Annotated[ChatAfter, meta(
+        "first send the chat messages with an id past this one (default: none of the past ones, only new ones)")] \
+        | UnsetType = UNSET
 
 
 class StreamHeaders(Params, kw_only=True):

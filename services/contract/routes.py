@@ -36,6 +36,8 @@ SECURITY: dict[Action | None, list[dict[str, list[str]]]] = {
     Action.TOURNAMENT: [{"apiKey": []}, {"apiKeyBearer": []}],
     Action.SHARE: [{"apiKey": []}, {"apiKeyBearer": []}],
     Action.WATCH_TOKEN: [{"apiKey": []}, {"apiKeyBearer": []}],
+    Action.CHAT: [{"seatToken": []}, {"watchToken": []}, {}, {"apiKey": []}, {"apiKeyBearer": []}],
+    Action.MODERATE: [{"apiKey": []}, {"apiKeyBearer": []}],
 }
 
 #: The areas of the API (Swagger UI's sections), in order, with a line each.
@@ -44,6 +46,7 @@ TAGS: dict[str, str] = {
     "matches": "Create a match, read its status and your view, play moves, replay it",
     "seats": "Take, leave, reclaim a seat; rematch",
     "events": "What happened after a version: long-poll, Server-Sent Events, WebSocket",
+    "chat": "Short plain-text messages in a match, delivered on every events channel and in the replay",
     "matchmaking": "Queue for a game; humans grouped by rating, bots fill after a wait",
     "backends": "For an app's backend (API key): its matches, its players' history and ratings",
     "webhooks": "Signed deliveries of match and tournament events to a tenant's URL (API key)",
@@ -115,7 +118,12 @@ WEBSOCKET = (
     "the update that finishes the match. Moves: `{\"type\": \"move\", \"id\": <any>, \"move\": {...}, "
     "\"version\": n, \"idempotency_key\": \"...\"?, \"include\": \"legal_moves\"?}` is answered by "
     "`{\"type\": \"reply\", \"id\", \"status\", \"body\"}` with exactly the status and body of POST "
-    "/v1/matches/{id}/moves (same versions, idempotency keys, errors, rate limit). Other problems: `{\"type\": "
+    "/v1/matches/{id}/moves (same versions, idempotency keys, errors, rate limit). Chat: the server pushes "
+    "`{\"type\": \"chat\", \"message\": {...ChatMessage}}` for every new chat message and `{\"type\": "
+    "\"chat_redacted\", \"id\": n}` for every redaction (the hello's `chat_after`: <message id>? first sends "
+    "the messages past it; without it only new ones); `{\"type\": \"chat\", \"id\": <any>, \"text\": "
+    "\"...\"}` (or `\"preset\"`) posts one and is answered by a `reply` with exactly the status and body of "
+    "POST /v1/matches/{id}/chat. Other problems: `{\"type\": "
     f"\"error\", \"error\": {{\"code\", \"message\"}}}}`. Pings every {L.HEARTBEAT_S} s; messages up to "
     "MEEPLE_MAX_BODY_BYTES (else 1009). " + WAITING)
 
@@ -126,6 +134,18 @@ WATCH = (
     "refused: acting for a seat 401 wrong_token, another match 404 match_not_found, creating, joining, tickets "
     "and the tenant's own data 401 api_key_required; expired 401 watch_token_expired, revoked 401 "
     f"watch_token_revoked. ttl_s: {L.WATCH_TTL_MIN_S}-{L.WATCH_TTL_MAX_S} s (default {L.WATCH_TTL_DEFAULT_S}).")
+CHAT = (
+    "Caller: one of the match's seat tokens (it speaks as that seat), or, only in a match created with "
+    "`spectator_chat: true`, whoever may read it as a spectator (the tenant's key, anyone on an anonymous match): "
+    "`seat` null (else 403 chat_spectators_off). Chat never changes the match's `version`. `text` is plain text, "
+    f"1-{L.CHAT_TEXT_MAX} characters once surrounding whitespace is stripped, with no control characters (400 "
+    "bad_chat, as for an unknown preset or both fields, or neither); a preset is stored with its phrase as `text`. "
+    f"Each seat (each spectator: its key, else its address) posts at most MEEPLE_CHAT_RATE ({L.CHAT_RATE}) "
+    f"messages in any MEEPLE_CHAT_RATE_WINDOW_S ({L.CHAT_RATE_WINDOW_S}) seconds (429 chat_rate_limited with "
+    f"Retry-After); a match holds MEEPLE_CHAT_MAX_MESSAGES ({L.CHAT_MAX_MESSAGES}) messages (409 chat_full); a "
+    f"finished match takes chat for MEEPLE_CHAT_AFTER_FINISH_S ({L.CHAT_AFTER_FINISH_S}) seconds (409 chat_closed). "
+    "Bots never chat. A tenant's match makes a `chat.message` webhook. The message reaches every reader: long-polls "
+    "with `chat_after`, SSE `event: chat`, WebSocket `chat` frames, the replay's `chat`.")
 
 _LB = "/v1/leaderboards/{game}"
 _T = "/v1/tournaments/{tournament_id}"
@@ -206,14 +226,24 @@ ROUTES: tuple[Route, ...] = (
           query=m.EventsQuery, errors=(401, 404), description=WAITING),
     Route("GET", _M + "/events/stream", "events_stream", "events.stream", "events",
           "Server-Sent Events: one 'update' event (an Events document) per version", m.Events,
-          answer="text/event-stream: `event: update` (id = the version) whose data is an Events document, and "
-                 f"comment heartbeats (every {L.HEARTBEAT_S} s at most)", media="text/event-stream",
+          answer="text/event-stream: `event: update` (id = the version) whose data is an Events document, "
+                 "`event: chat` (no id) whose data is a ChatMessage, `event: chat_redacted` whose data is "
+                 f"`{{\"id\": n}}`, and comment heartbeats (every {L.HEARTBEAT_S} s at most)",
+          media="text/event-stream",
           path_params=m.MatchPath, query=m.StreamQuery, headers=m.StreamHeaders, errors=(401, 404),
           description=WAITING),
     Route("GET", _M + "/ws", "ws", "ws.websocket", "events",
           "WebSocket: the seat's events pushed, moves taken (one socket per match)", None, 101,
           "switching to WebSocket (RFC 6455)", path_params=m.MatchPath, errors=(401, 404, 426, 501),
           description=WEBSOCKET),
+    Route("POST", _M + "/chat", "post_chat", "chat.post_chat", "chat",
+          "Post a chat message (text or a preset) to the match: every reader receives it on every channel",
+          m.ChatMessage, 201, "posted: the message as readers receive it", body=m.PostChat, path_params=m.MatchPath,
+          errors=(401, 403, 404, 409, *BODY_ERRORS), description=CHAT),
+    Route("DELETE", _M + "/chat/{message_id}", "redact_chat", "chat.redact_chat", "chat",
+          "Redact a chat message (the match's tenant): replaced by a redacted one on every channel and in the "
+          "replay", None, 204, "redacted (or it was already)", path_params=m.ChatMessagePath, errors=(401, 404),
+          idempotent=True),
     Route("POST", "/v1/matchmaking", "matchmaking", "matchmaking.enqueue", "matchmaking",
           "Queue for a game; humans are grouped closest rating first, bot fill seats the level closest in rating",
           m.Ticket, 201, "queued or matched at once", body=m.Enqueue, headers=m.IdempotencyHeaders,

@@ -39,9 +39,10 @@ import enum
 from dataclasses import dataclass, replace
 from typing import Any
 
+from services.core import watching
 from services.core.errors import DomainError, Kind
 from services.core.record.store import Match
-from services.core.tenancy import tenants, watching
+from services.core.tenancy import tenants
 
 
 class Action(enum.Enum):
@@ -55,6 +56,8 @@ class Action(enum.Enum):
     TOURNAMENT = "tournament"    # one tournament of a tenant: read, register, cancel (and mint its watch tokens)
     SHARE = "share"              # mint a watch token for one of the tenant's matches
     WATCH_TOKEN = "watch_token"  # describe or revoke a watch token the tenant minted
+    CHAT = "chat"                # post a chat message to a match (as a seat, or as a spectator where allowed)
+    MODERATE = "moderate"        # redact a match's chat message: the match's tenant
 
 
 #: Who may do each action: the words docs/api.md's table shows (a test keeps them the same).
@@ -72,6 +75,9 @@ RULES: dict[Action, str] = {
     Action.TOURNAMENT: "the API key of the tournament's tenant (another tenant's key: 404)",
     Action.SHARE: "the API key of the match's tenant (another tenant's key, or an anonymous match: 404)",
     Action.WATCH_TOKEN: "the API key of the tenant that minted the watch token (another tenant's key: 404)",
+    Action.CHAT: "the match's seat tokens (speaking as that seat); in a match created with `spectator_chat`, also "
+                 "whoever may read it as a spectator (else 403 `chat_spectators_off`)",
+    Action.MODERATE: "the API key of the match's tenant (another key: 404; without a key: 401)",
 }
 
 
@@ -205,8 +211,13 @@ def verified_seat(caller: Caller, match: Match) -> int | None:
 
 
 def authorize_match(caller: Caller, match: Match, action: Action) -> MatchAccess:
-    """What ``caller`` may see of ``match`` for ``action`` (READ, ACT or JOIN), or the refusal. The door has
-    called :func:`require_credential` (READ, ACT) or :func:`authorize_create` (JOIN) first."""
+    """What ``caller`` may see of ``match`` for ``action`` (READ, ACT, JOIN, CHAT or MODERATE), or the refusal. The
+    door has called :func:`require_credential` (READ, ACT, CHAT, MODERATE) or :func:`authorize_create` (JOIN)
+    first. A watch token's holder chats as a spectator (where the match allows it) and moderates nothing."""
+    if action is Action.CHAT:
+        return authorize_chat(caller, match)
+    if action is Action.MODERATE:
+        return authorize_moderate(caller, match)
     if caller.watching:
         return authorize_watcher(caller, match, action)
     owner = match.meta.get("tenant")
@@ -257,6 +268,25 @@ def authorize_watch_token(caller: Caller, record: dict[str, Any] | None) -> tena
     if record is None or record["tenant"] != tenant.name:
         raise DomainError(Kind.NOT_FOUND, "watch_token_not_found", "no such watch token (it may have expired)")
     return tenant
+
+
+def authorize_chat(caller: Caller, match: Match) -> MatchAccess:
+    """May ``caller`` post to ``match``'s chat, and as whom? A seat token speaks as its seat; anyone else who may
+    read the match speaks as a spectator, only in a match created with ``spectator_chat``."""
+    access = authorize_match(caller, match, Action.READ)
+    if access.seat is None and not match.meta.get("spectator_chat"):
+        raise DomainError(Kind.FORBIDDEN, "chat_spectators_off",
+                          "only seats chat in this match (it was created without spectator_chat)")
+    return access
+
+
+def authorize_moderate(caller: Caller, match: Match) -> MatchAccess:
+    """May ``caller`` redact ``match``'s chat? The key of the match's tenant only: a seat holder is no moderator,
+    and any other key is told the match does not exist, as for reads."""
+    tenant = authorize_tenant(caller)
+    if tenant.name != match.meta.get("tenant"):
+        raise DomainError(Kind.NOT_FOUND, "match_not_found", f"no match {match.id!r} (it may have expired)")
+    return MatchAccess(None, True)
 
 
 def authorize_ticket(caller: Caller, ticket: dict[str, Any]) -> None:

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from services.core import access
+from services.core import access, watching
 from services.core.access import Action, Caller
 from services.core.errors import DomainError
 from services.core.match import matchmaker
 from services.core.match.matches import load
 from services.core.service import Core
-from services.core.tenancy import watching
 from services.core.tournaments import store as tournaments
 
 
@@ -40,7 +39,10 @@ def _decide(core: Core, caller: Caller, action: Action | None, path: Mapping[str
     elif action is Action.JOIN:
         access.authorize_create(caller, "joining a match")
         access.authorize_match(caller, load(core, path["match_id"]), Action.JOIN)
-    elif action in (Action.READ, Action.ACT):
+    elif action is Action.MODERATE:  # a key first: without one, nothing is said of the match
+        access.authorize_tenant(caller)
+        access.authorize_match(caller, load(core, path["match_id"]), action)
+    elif action in (Action.READ, Action.ACT, Action.CHAT):
         access.require_credential(caller)
         access.authorize_match(caller, load(core, path["match_id"]), action)
     elif action is Action.TICKET:

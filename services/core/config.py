@@ -64,6 +64,13 @@ class Config:
     #: The gateway serves its Prometheus metrics on this port of its own (0: on the API port, ``/metrics``,
     #: without the series that name tenants); the API port's ``/metrics`` is then 404.
     metrics_port: int = 0
+    #: Chat (see :mod:`.chat`): messages per speaker (a seat, or a spectator's key or address) in a sliding window
+    #: of ``chat_rate_window_s`` seconds (past it: 429 ``chat_rate_limited``), messages a match holds at most (409
+    #: ``chat_full``), and how long a finished match still takes chat (then 409 ``chat_closed``).
+    chat_rate: int = 5
+    chat_rate_window_s: int = 10
+    chat_max_messages: int = 500
+    chat_after_finish_s: int = 300
 
     @classmethod
     def from_env(cls) -> Config:
@@ -116,4 +123,8 @@ ENV: dict[str, str] = {
     "key_cache_s": "MEEPLE_KEY_CACHE_S",
     "key_stale_s": "MEEPLE_KEY_STALE_S",
     "metrics_port": "MEEPLE_METRICS_PORT",
+    "chat_rate": "MEEPLE_CHAT_RATE",
+    "chat_rate_window_s": "MEEPLE_CHAT_RATE_WINDOW_S",
+    "chat_max_messages": "MEEPLE_CHAT_MAX_MESSAGES",
+    "chat_after_finish_s": "MEEPLE_CHAT_AFTER_FINISH_S",
 }

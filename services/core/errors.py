@@ -73,6 +73,8 @@ CATALOG: dict[tuple[Kind, str], str] = {
     (K.MALFORMED, "bad_message"): "a WebSocket message of an unknown type",
     (K.MALFORMED, "bad_tournament"): "tournament settings that are wrong (the message names the field)",
     (K.MALFORMED, "bad_season"): "a season's name, window, policy or decay that is wrong",
+    (K.MALFORMED, "bad_chat"): "a chat message that is empty, over 200 characters, holds control characters, or "
+                               "names no preset of the game (or both text and a preset)",
     (K.MALFORMED, "bad_min_matches"): "min_matches is not a whole number from 0 to 10000",
     # unauthenticated
     (K.UNAUTHENTICATED, "missing_token"): "no credential: this call needs a seat token (or the match's tenant's "
@@ -89,6 +91,7 @@ CATALOG: dict[tuple[Kind, str], str] = {
                                              "seat token, when anonymous access is off)",
     # forbidden
     (K.FORBIDDEN, "not_your_seat"): "the token is valid but holds another seat",
+    (K.FORBIDDEN, "chat_spectators_off"): "a spectator posted to a match created without spectator_chat",
     # not found
     (K.NOT_FOUND, "match_not_found"): "unknown or expired match, or one the caller may not see",
     (K.NOT_FOUND, "ticket_not_found"): "unknown or expired ticket, or one the caller may not see",
@@ -101,6 +104,7 @@ CATALOG: dict[tuple[Kind, str], str] = {
     (K.NOT_FOUND, "player_not_ranked"): "the player is not on the board (no rated match of the game on it)",
     (K.NOT_FOUND, "game_not_found"): "no such game in the catalogue (GET /v1/games/{game}, a leaderboard's or a "
                                      "season's {game})",
+    (K.NOT_FOUND, "chat_message_not_found"): "the match has no chat message with that id",
     (K.NOT_FOUND, "not_found"): "no such path",
     # conflict
     (K.CONFLICT, "stale_version"): "the match is past the version the request was decided on",
@@ -127,6 +131,8 @@ CATALOG: dict[tuple[Kind, str], str] = {
     (K.CONFLICT, "season_limit"): "the game has the most seasons it may (delete an old one)",
     (K.CONFLICT, "season_started"): "a live season's start cannot move",
     (K.CONFLICT, "season_over"): "the season ended: its board is frozen",
+    (K.CONFLICT, "chat_full"): "the match holds the most chat messages it may (MEEPLE_CHAT_MAX_MESSAGES)",
+    (K.CONFLICT, "chat_closed"): "the match finished longer ago than MEEPLE_CHAT_AFTER_FINISH_S: its chat is closed",
     (K.CONFLICT, "season_live"): "a live (or ending) season cannot be deleted",
     # other client errors
     (K.TOO_LARGE, "body_too_large"): "the body is over MEEPLE_MAX_BODY_BYTES",
@@ -139,6 +145,8 @@ CATALOG: dict[tuple[Kind, str], str] = {
     (K.LIMITED, "quota_exceeded"): "a per-client or per-tenant quota is reached (the message names it)",
     (K.LIMITED, "hint_limited"): "too many hints for this seat or tenant",
     (K.LIMITED, "too_many_waiters"): "too many waiting requests of this client",
+    (K.LIMITED, "chat_rate_limited"): "more chat messages than MEEPLE_CHAT_RATE per MEEPLE_CHAT_RATE_WINDOW_S from "
+                                      "this seat (or spectator)",
     # server side
     (K.INTERNAL, "internal_error"): "a bug on our side (logged); nothing was changed",
     (K.INTERNAL, "corrupt_state"): "the rules service rejected a stored state",

@@ -9,12 +9,13 @@ from services.core import guides
 from services.core.access import Caller
 from services.core.errors import DomainError, Kind
 from services.core.limits import count_request
+from services.core.match import chat
 from services.core.service import Core
 
 
 def catalogue(core: Core, caller: Caller) -> dict[str, Any]:
     count_request(core, caller)
-    return {"games": core.rules.list_games()}
+    return {"games": [{**game, "chat_presets": chat.presets(game["id"])} for game in core.rules.list_games()]}
 
 
 def game(core: Core, caller: Caller, game_id: str) -> dict[str, Any]:
@@ -26,4 +27,4 @@ def game(core: Core, caller: Caller, game_id: str) -> dict[str, Any]:
         if err.code == "unknown_game":
             raise DomainError(Kind.NOT_FOUND, "game_not_found", err.message) from None
         raise
-    return {**doc, "rules": guides.rules(game_id)}
+    return {**doc, "rules": guides.rules(game_id), "chat_presets": chat.presets(game_id)}

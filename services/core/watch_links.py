@@ -1,5 +1,5 @@
-"""Watch links: a tenant's key mints, describes and revokes read-only spectator tokens (:mod:`.tenancy.watching`
-keeps them; the access policy decides who may ask, and what a token reads).
+"""Watch links: a tenant's key mints, describes and revokes read-only spectator tokens (:mod:`.watching` keeps
+them; the access policy decides who may ask, and what a token reads).
 
 A token covers one of the tenant's matches, or every match of one of its tournaments (its tables, current and
 future): the tenant hands it to its app's users, and never its key.
@@ -9,19 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.core.access import (
-    Caller,
-    authorize_share,
-    authorize_tenant,
-    authorize_tournament,
-    authorize_watch_token,
-)
+from services.core import watching
+from services.core.access import Caller, authorize_share, authorize_tenant, authorize_tournament, authorize_watch_token
 from services.core.errors import DomainError, Kind
 from services.core.limits import count_request
-from services.core.match import events
 from services.core.match.matches import load
 from services.core.service import Core
-from services.core.tenancy import watching
 from services.core.tournaments import store as tournaments
 
 #: A token's lifetime (``ttl_s``): at least, at most, by default (seconds; the contract's, a test holds them equal).
@@ -72,6 +65,4 @@ def describe(core: Core, caller: Caller, token_id: str) -> dict[str, Any]:
 
 def revoke(core: Core, caller: Caller, token_id: str) -> None:
     """Revoke a token the caller's tenant minted: at once on every door, open streams included."""
-    record = _owned(core, caller, token_id)
-    watching.revoke(core.redis, record)
-    events.announce_revoked(core.redis, record["id"])
+    watching.revoke(core.redis, _owned(core, caller, token_id))

@@ -15,6 +15,7 @@ from services.core.tenancy.webhooks import allowed_networks
 
 from .api import (
     backends,
+    chat,
     clients,
     events,
     games,
@@ -61,8 +62,8 @@ def create_app(config: Config | None = None) -> Flask:
         hub=Hub(config.redis_url, config.waiters_max, config.waiters_per_client, metrics),
     )
     register_error_handlers(app, policy_refusal)
-    for blueprint in (games.bp, matches.bp, seats.bp, events.bp, ws.bp, matchmaking.bp, backends.bp, leaderboards.bp,
-                      tournaments.bp, watch.bp, ops.bp):
+    for blueprint in (games.bp, matches.bp, seats.bp, chat.bp, events.bp, ws.bp, matchmaking.bp, backends.bp,
+                      leaderboards.bp, tournaments.bp, watch.bp, ops.bp):
         app.register_blueprint(blueprint)
     clients.register(app)
 

@@ -309,19 +309,25 @@ class Hub:
                 if not waiters:
                     del self.watches[waiter.key]
 
-    def wait(self, waiter_key: str, after: int, timeout: float, seat: int | None = None) -> bool:
-        """Block the calling thread until the key passes ``after`` (True) or ``timeout`` ends (False).
+    def wait(self, waiter_key: str, after: int, timeout: float, seat: int | None = None,
+             also: tuple[str, int] | None = None) -> bool:
+        """Block the calling thread until the key passes ``after`` (or ``also``'s key its position: a match's
+        chat) (True) or ``timeout`` ends (False).
 
         For servers that cannot park a request (a plain threaded WSGI server): the thread waits, but
         still on the hub, not on a Redis connection of its own.
         """
         woken = threading.Event()
-        waiter = Waiter(waiter_key, after, lambda _: woken.set(), seat)
-        self.watch(waiter)
+        waiters = [Waiter(waiter_key, after, lambda _: woken.set(), seat)]
+        if also is not None:
+            waiters.append(Waiter(also[0], also[1], lambda _: woken.set()))
+        for waiter in waiters:
+            self.watch(waiter)
         try:
             return woken.wait(max(timeout, 0.0))
         finally:
-            self.unwatch(waiter)
+            for waiter in waiters:
+                self.unwatch(waiter)
 
     def stop(self) -> None:
         self.stopped = True

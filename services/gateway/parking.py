@@ -42,27 +42,55 @@ class Parked:
     def __init__(self, hub: Hub, slot: Slot) -> None:
         self.hub, self.slot = hub, slot
         self.waiter: Waiter | None = None
-        #: a second topic that wakes this request (an open stream's watch token: its revocation)
+        #: a second wait armed with the first (a match's chat beside its versions): either one wakes the request
         self.also: Waiter | None = None
+        #: the keys whose waiter fired since the request last looked (see :meth:`heard`)
+        self._heard: set[str] = set()
+        #: a topic that wakes this request too, armed apart from the two above (an open stream's watch token: its
+        #: revocation)
+        self.revocation: Waiter | None = None
         self.closed = False
 
     def timer(self) -> float | None:
         """``time.monotonic()`` at which the worker must call :meth:`on_timer` (or re-run); None: never."""
         return None
 
-    def watch(self, key: str, after: int, wake: Callable[[], None], seat: int | None = None) -> None:
-        """(Re-)register with the hub: ``wake`` runs (on the reader thread) once ``key`` passes ``after``."""
-        if self.waiter is not None:
-            self.hub.unwatch(self.waiter)
-        self.waiter = Waiter(key, after, lambda _version: wake(), seat)
+    def watch(self, key: str, after: int, wake: Callable[[], None], seat: int | None = None,
+              also: tuple[str, int] | None = None) -> None:
+        """(Re-)register with the hub: ``wake`` runs (on the reader thread) once ``key`` passes ``after``, or
+        ``also``'s key passes its position (a match's chat topic): once for both, whichever comes first."""
+        self._unwatch()
+        fired = False
+
+        def once(key: str) -> None:
+            nonlocal fired
+            self._heard.add(key)
+            if not fired:
+                fired = True
+                wake()
+
+        self.waiter = Waiter(key, after, lambda _version: once(key), seat)
+        self.also = Waiter(also[0], also[1], lambda _version: once(also[0])) if also is not None else None
         self.hub.watch(self.waiter)
+        if self.also is not None:
+            self.hub.watch(self.also)
+
+    def heard(self) -> set[str]:
+        """The keys that woke this request since it last asked (a stream skips the reads the other key needs)."""
+        heard, self._heard = self._heard, set()
+        return heard
+
+    def _unwatch(self) -> None:
+        for waiter in (self.waiter, self.also):
+            if waiter is not None:
+                self.hub.unwatch(waiter)
 
     def watch_also(self, key: str, after: int, wake: Callable[[], None]) -> None:
-        """(Re-)register a second topic with the hub: ``wake`` runs too once ``key`` passes ``after``."""
-        if self.also is not None:
-            self.hub.unwatch(self.also)
-        self.also = Waiter(key, after, lambda _version: wake())
-        self.hub.watch(self.also)
+        """(Re-)register a third topic with the hub: ``wake`` runs too once ``key`` passes ``after``."""
+        if self.revocation is not None:
+            self.hub.unwatch(self.revocation)
+        self.revocation = Waiter(key, after, lambda _version: wake())
+        self.hub.watch(self.revocation)
 
     def arm(self, wake: Callable[[], None]) -> None:
         """Called by the worker each time it parks this request."""
@@ -89,10 +117,9 @@ class Parked:
         if self.closed:
             return
         self.closed = True
-        if self.waiter is not None:
-            self.hub.unwatch(self.waiter)
-        if self.also is not None:
-            self.hub.unwatch(self.also)
+        self._unwatch()
+        if self.revocation is not None:
+            self.hub.unwatch(self.revocation)
         self.slot.release()
 
 
@@ -106,17 +133,18 @@ class Rerun(Parked):
         self.kind, self.deadline, self.state = kind, deadline, state
         self.key, self.after = "", -1
         self.seat: int | None = None
+        self.chat: tuple[str, int] | None = None
         #: set by the worker when it drains: answer now, do not park again
         self.expired = False
 
-    def wait_for(self, key: str, after: int, seat: int | None) -> None:
-        self.key, self.after, self.seat = key, after, seat
+    def wait_for(self, key: str, after: int, seat: int | None, also: tuple[str, int] | None = None) -> None:
+        self.key, self.after, self.seat, self.chat = key, after, seat, also
 
     def timer(self) -> float | None:
         return self.deadline
 
     def arm(self, wake: Callable[[], None]) -> None:
-        self.watch(self.key, self.after, wake, self.seat)
+        self.watch(self.key, self.after, wake, self.seat, self.chat)
 
     def remaining(self) -> float:
         return 0.0 if self.expired else self.deadline - time.monotonic()
@@ -144,8 +172,9 @@ def resumed() -> Rerun | None:
 
 
 def wait_or_park(hub: Hub, slot: Slot | None, kind: str, client: str, key: str, after: int, seat: int | None,
-                 deadline: float, state: dict[str, Any]) -> Rerun | None:
-    """Wait for ``key`` to pass ``after`` (``seat``: until its turn) until ``deadline``.
+                 deadline: float, state: dict[str, Any], also: tuple[str, int] | None = None) -> Rerun | None:
+    """Wait for ``key`` to pass ``after`` (``seat``: until its turn) until ``deadline``; or for ``also``'s key (a
+    match's chat topic) to pass its position.
 
     Under the worker: returns the parked :class:`Rerun` (the view returns any response; it is not sent).
     Elsewhere: blocks on the hub and returns None (then the view reloads and answers). Either way the
@@ -153,18 +182,18 @@ def wait_or_park(hub: Hub, slot: Slot | None, kind: str, client: str, key: str, 
     """
     previous = resumed()
     if previous is not None:
-        previous.wait_for(key, after, seat)
+        previous.wait_for(key, after, seat, also)
         previous.state = state
         park(previous)
         return previous
     slot = slot or hub.admit(kind, client)
     if can_park():
         rerun = Rerun(hub, slot, kind, deadline, state)
-        rerun.wait_for(key, after, seat)
+        rerun.wait_for(key, after, seat, also)
         park(rerun)
         return rerun
     try:
-        hub.wait(key, after, deadline - time.monotonic(), seat)
+        hub.wait(key, after, deadline - time.monotonic(), seat, also)
     finally:
         slot.release()
     return None

@@ -30,9 +30,8 @@ def test_the_cores_own_constants_are_the_contracts() -> None:
         L.CLOCK_MODES, L.TIMEOUT_POLICIES, L.CLOCK_MIN_S, L.CLOCK_MAX_S)
     assert matchmaker.TICKET_TTL_S == L.TICKET_TTL_S and idempotency.TTL_S == L.IDEMPOTENCY_TTL_S
     assert matchmaker.NAME_MAX == L.PARTY_NAME_MAX
-    from services.core import watch_links
+    from services.core import watch_links, watching
     from services.core.competition import due
-    from services.core.tenancy import watching
 
     assert (watch_links.TTL_MIN_S, watch_links.TTL_MAX_S, watch_links.TTL_DEFAULT_S) == (
         L.WATCH_TTL_MIN_S, L.WATCH_TTL_MAX_S, L.WATCH_TTL_DEFAULT_S)
@@ -66,6 +65,17 @@ def test_the_gateway_reads_its_limits_from_the_contract() -> None:
     from services.gateway.api import events, ws
 
     assert events.HEARTBEAT_S is L.HEARTBEAT_S and ws.HELLO_S == L.WS_HELLO_S
+
+
+def test_the_chat_limits_are_the_contracts() -> None:
+    from services.core.config import Config
+    from services.core.match import chat
+
+    defaults = Config()
+    assert chat.TEXT_MAX == L.CHAT_TEXT_MAX
+    assert (defaults.chat_rate, defaults.chat_rate_window_s, defaults.chat_max_messages,
+            defaults.chat_after_finish_s) == (L.CHAT_RATE, L.CHAT_RATE_WINDOW_S, L.CHAT_MAX_MESSAGES,
+                                              L.CHAT_AFTER_FINISH_S)
 
 
 def test_each_documented_gateway_default_is_the_configs() -> None:

@@ -81,14 +81,14 @@ def test_each_operations_security_is_the_access_action_the_gateway_declares_for_
         if action is Action.ACT:
             assert schemes == {"seatToken"}, route.operation_id
         if action in (Action.CREATE, Action.JOIN, Action.TICKET, Action.TENANT, Action.TOURNAMENT, Action.SHARE,
-                      Action.WATCH_TOKEN):
+                      Action.WATCH_TOKEN, Action.MODERATE):
             assert {"apiKey", "apiKeyBearer"} <= schemes and not schemes & {"seatToken", "watchToken"}, \
                 route.operation_id
-        if action is Action.READ:  # a watch token reads, and nothing else
+        if action in (Action.READ, Action.CHAT):  # a watch token reads; it chats where spectators may
             assert schemes == {"seatToken", "watchToken", "apiKey", "apiKeyBearer"}, route.operation_id
         anonymous = {} in op.get("security", [{}])  # no security listed: anyone
         assert anonymous == (action not in (Action.ACT, Action.TENANT, Action.TOURNAMENT, Action.SHARE,
-                                            Action.WATCH_TOKEN)), route.operation_id
+                                            Action.WATCH_TOKEN, Action.MODERATE)), route.operation_id
     every = {action for action in ACCESS.values()}
     assert every <= set(SECURITY), "an access action without security requirements"
 

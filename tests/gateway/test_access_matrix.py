@@ -58,7 +58,7 @@ WATCHERS = ("watch", "watch_on", "other_watch", "expired_watch", "revoked_watch"
 #: The answers that mean "the policy said no", by code.
 DENIALS = {"missing_token": 401, "wrong_token": 401, "invalid_api_key": 401, "api_key_required": 401,
            "watch_token_expired": 401, "watch_token_revoked": 401, "match_not_found": 404, "ticket_not_found": 404,
-           "tournament_not_found": 404, "watch_token_not_found": 404}
+           "tournament_not_found": 404, "watch_token_not_found": 404, "chat_spectators_off": 403}
 TENANT, ANON = "tenant", "anon"
 OK = "ok"
 
@@ -87,6 +87,13 @@ EXPECTED: dict[str, dict[str, Any]] = {
                "owner_key": OK, "other_key": OK, "revoked_key": "401", "madeup_key": "401", **_NO_WATCHER},
     "tournament": _TOURNAMENT,
     "watch_token": _TOURNAMENT,  # the minter's key; another tenant's: 404 watch_token_not_found
+    # the matrix's matches have no spectator_chat: a reader without a seat is refused (403), a seat speaks; a watch
+    # token reads as a spectator, so it is refused as one (403) where it reads, and as a reader elsewhere
+    "chat": {**_MATCH_READ, "none_on": ("404", "403"), "owner_key": ("403", "404"), "watch": ("403", "404"),
+             "watch_on": ("403", "404")},
+    # redacting: the match's tenant's key, and nobody without a key (a seat holder, a watch token: no moderator)
+    "moderate": {**_MATCH_READ, "none_on": ("401", "401"), "seat_on": ("401", "401"), "seat": ("401", "401"),
+                 **dict.fromkeys(WATCHERS, _REFUSED)},
     # a credential that is presented must be valid: an expired or revoked watch token too
     "catalogue": {**dict.fromkeys(CALLERS, OK), "revoked_key": "401", "madeup_key": "401",
                   "expired_watch": "401", "revoked_watch": "401"},
@@ -110,6 +117,8 @@ PROFILE: dict[tuple[str, str], str] = {
     ("POST", "/v1/matches/<match_id>/seats/<int:seat>/reclaim"): "act",
     ("POST", "/v1/matches/<match_id>/rematch"): "act",
     ("POST", "/v1/matches/<match_id>/join"): "join",
+    ("POST", "/v1/matches/<match_id>/chat"): "chat",
+    ("DELETE", "/v1/matches/<match_id>/chat/<int:message_id>"): "moderate",
     ("GET", "/v1/matches/<match_id>/ws"): "open",  # without an upgrade: 426 to anyone
     ("WS", "/v1/matches/<match_id>/ws"): "read",
     ("POST", "/v1/matchmaking"): "create",
@@ -158,6 +167,7 @@ PROFILE: dict[tuple[str, str], str] = {
 BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/v1/matches"): {"game": GAME, "players": 3},
     ("POST", "/v1/matches/<match_id>/moves"): {"move": {"type": "draw"}, "version": 1},
+    ("POST", "/v1/matches/<match_id>/chat"): {"text": "matrix"},
     ("POST", "/v1/matchmaking"): {"game": GAME, "players": 5},
     ("POST", "/v1/webhooks"): {"url": "http://127.0.0.1:9/hook", "events": ["match.finished"]},
     ("PUT", "/v1/leaderboards/<game>/settings"): {"min_matches": 0},
@@ -173,11 +183,13 @@ BODIES: dict[tuple[str, str], Any] = {
 TOURNAMENT = {"name": "matrix", "game": "clash", "players_per_table": 2, "clock": {"mode": "per_move", "seconds": 60},
               "format": {"kind": "swiss", "rounds": 1}, "max_players": 2}
 BODIES[("POST", "/v1/tournaments")] = {**TOURNAMENT, "starts_at": time.time() + 86400}
-PATHS = {"<game>": "clash", "<int:seat>": "0", "<player>": "ann", "<hook_id>": "0123456789ab", "<name>": "s1",
+PATHS = {"<game>": "clash", "<int:seat>": "0", "<int:message_id>": "1", "<player>": "ann", "<hook_id>": "0123456789ab",
+         "<name>": "s1",
          "<path:path>": "index.html", "<path:name>": "app.js"}
 ACTION_PROFILE = {Action.CATALOGUE: "catalogue", Action.CREATE: "create", Action.JOIN: "join", Action.READ: "read",
                   Action.ACT: "act", Action.TICKET: "ticket", Action.TENANT: "tenant", Action.TOURNAMENT: "tournament",
-                  Action.SHARE: "share", Action.WATCH_TOKEN: "watch_token", None: "open"}
+                  Action.SHARE: "share", Action.WATCH_TOKEN: "watch_token", Action.CHAT: "chat",
+                  Action.MODERATE: "moderate", None: "open"}
 
 
 @dataclass
@@ -274,7 +286,7 @@ class World:
 
 def verdict(response: requests.Response) -> str:
     """``ok``, or the status of a denial by the access policy (checked to be the code's own status)."""
-    if response.status_code in (401, 404):
+    if response.status_code in (401, 403, 404):
         try:
             code = response.json()["error"]["code"]
         except (ValueError, KeyError, TypeError):

@@ -24,6 +24,7 @@ from .errors import (
     Unavailable,
 )
 from .models import (
+    ChatMessage,
     DeadLetter,
     EventsDoc,
     Game,
@@ -38,8 +39,8 @@ from .models import (
     Webhook,
 )
 
-__all__ = ["ApiError", "AsyncClient", "AsyncMatch", "AsyncMatchSocket", "AsyncTicket", "BadRequest", "Client",
-           "Conflict", "DeadLetter", "EventsDoc", "Forbidden", "Game", "Hint", "HistoryDoc", "HistoryMatch",
+__all__ = ["ApiError", "AsyncClient", "AsyncMatch", "AsyncMatchSocket", "AsyncTicket", "BadRequest", "ChatMessage",
+           "Client", "Conflict", "DeadLetter", "EventsDoc", "Forbidden", "Game", "Hint", "HistoryDoc", "HistoryMatch",
            "IllegalMove", "Match", "MatchDoc", "MatchSocket", "MeepleError", "NotFound", "NotYourTurn", "RateLimited",
            "Rating", "RatingsDoc", "ReplayDoc", "StaleVersion", "Ticket", "TicketDoc", "TransportError",
            "TransportUnavailable", "Unauthorized", "Unavailable", "Webhook"]

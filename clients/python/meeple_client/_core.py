@@ -19,7 +19,7 @@ import random
 import time
 import uuid
 from collections import deque
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -31,7 +31,7 @@ except ImportError:  # pragma: no cover - the SDK's own dependencies do not incl
     orjson = None  # type: ignore[assignment]
 
 from .errors import ApiError, RateLimited, TransportError, TransportUnavailable, Unavailable, error_for
-from .models import DeadLetter, Event, EventsDoc, Hint, HistoryDoc, RatingsDoc, Webhook
+from .models import ChatMessage, DeadLetter, Event, EventsDoc, Hint, HistoryDoc, RatingsDoc, Webhook
 from .operations import LONG_POLL_MAX_S, OPERATIONS, Operation
 
 T = TypeVar("T")
@@ -177,6 +177,37 @@ class MatchState:
     id: str
     token: str | None = None
     doc: dict[str, Any] = field(default_factory=dict)
+    #: the match's chat as far as this client heard it, oldest first, redactions applied (every transport and
+    #: :meth:`chat` keep it; ``chat_after`` asks the server for what comes after it)
+    chat_messages: list[ChatMessage] = field(default_factory=list)
+    #: called with each chat message heard (new, or redacted: ``redacted`` true), on the thread that read it
+    on_chat: Callable[[ChatMessage], None] | None = None
+
+    @property
+    def chat_after(self) -> int:
+        """The newest chat message id heard (0: none)."""
+        return self.chat_messages[-1]["id"] if self.chat_messages else 0
+
+    def hear_chat(self, message: ChatMessage) -> None:
+        """Fold in one chat message: a new one is appended, a known one (a redaction) replaced."""
+        for i, known in enumerate(self.chat_messages):
+            if known["id"] == message["id"]:
+                if known == message:
+                    return
+                self.chat_messages[i] = message
+                break
+        else:
+            if message["id"] <= self.chat_after:  # (never heard, older than what was: the server's order holds)
+                return
+            self.chat_messages.append(message)
+        if self.on_chat is not None:
+            self.on_chat(message)
+
+    def hear_redaction(self, message_id: int) -> None:
+        """A message the tenant redacted: its text and preset are gone everywhere."""
+        for known in self.chat_messages:
+            if known["id"] == message_id and not known["redacted"]:
+                self.hear_chat({**known, "text": None, "preset": None, "redacted": True})
 
     @property
     def watching(self) -> bool:
@@ -273,8 +304,10 @@ class MatchState:
 
 def create_body(game: str, players: int, options: dict[str, Any] | None, seats: list[dict[str, Any]] | None,
                 join: bool, clock: dict[str, Any] | None, takeover_level: str | None,
-                seed: int | None) -> dict[str, Any]:
+                seed: int | None, spectator_chat: bool = False) -> dict[str, Any]:
     body: dict[str, Any] = {"game": game, "players": players, "join": join}
+    if spectator_chat:
+        body["spectator_chat"] = True
     for key, value in (("options", options), ("seats", seats), ("clock", clock),
                        ("takeover_level", takeover_level), ("seed", seed)):
         if value is not None:
@@ -294,6 +327,32 @@ def matchmaking_body(game: str, players: int, options: dict[str, Any] | None, pl
     if party is not None:
         body["party"] = party
     return body
+
+
+def chat_body(text: str | None, preset: str | None) -> dict[str, Any]:
+    """``POST /v1/matches/{id}/chat``'s body: the text, or a preset of the game (``Client.games()``)."""
+    if (text is None) == (preset is None):
+        raise ValueError("send either text or a preset")
+    return {"text": text} if text is not None else {"preset": preset}
+
+
+def hear_sse_chat(match: MatchState, event: str, data: str) -> bool:
+    """Fold a stream's ``chat`` / ``chat_redacted`` event into the match; False for any other event."""
+    if event == "chat":
+        match.hear_chat(loads(data))
+    elif event == "chat_redacted":
+        match.hear_redaction(int(loads(data)["id"]))
+    else:
+        return False
+    return True
+
+
+def hear_polled_chat(match: MatchState, doc: Mapping[str, Any]) -> None:
+    """Fold a long-poll's ``chat`` and ``chat_redacted`` into the match."""
+    for message in doc.get("chat") or ():
+        match.hear_chat(message)
+    for message_id in doc.get("chat_redacted") or ():
+        match.hear_redaction(int(message_id))
 
 
 def parse_sse_update(event: str, data: str) -> EventsDoc | None:
@@ -341,10 +400,11 @@ def ws_url(base_url: str, match_id: str) -> str:
     return ("wss" if scheme == "https" else "ws") + "://" + rest + OPERATIONS["ws"].path.format(match_id=match_id)
 
 
-def ws_hello(token: str | None, after: int) -> str:
-    """The first message: the seat's token (none: a spectator) and the last version seen, so nothing is missed
-    across reconnects; a seat asks for its legal moves with every update."""
-    hello: dict[str, Any] = {"type": "hello", "token": token, "after": after}
+def ws_hello(token: str | None, after: int, chat_after: int = 0) -> str:
+    """The first message: the seat's token (none: a spectator) and the last version and chat message seen, so
+    nothing is missed across reconnects; a seat asks for its legal moves with every update (a watch token has
+    none to ask for)."""
+    hello: dict[str, Any] = {"type": "hello", "token": token, "after": after, "chat_after": chat_after}
     if token and not is_watch_token(token):
         hello["include"] = "legal_moves"
     return dumps(hello).decode()
@@ -391,13 +451,15 @@ class SocketState:
         self.pending: deque[EventsDoc] = deque()
         self.outbox: dict[str, str] = {}
         self.replies: dict[str, dict[str, Any]] = {}
+        #: chat messages sent and not yet answered (never sent again: chat has no idempotency key)
+        self.chatting: set[str] = set()
         #: the events of the updates received while a move waits for the seat's turn (``move(m, wait)``)
         self.heard: list[Event] | None = None
         #: the last version an update brought (a move's reply may put the match ahead of it)
         self.seen = match.version
 
     def hello(self) -> str:
-        return ws_hello(self.match.token, self.seen)
+        return ws_hello(self.match.token, self.seen, self.match.chat_after)
 
     def greeting(self) -> list[str]:
         """What a freshly opened socket sends: the hello, then every move still waiting for its reply."""
@@ -433,8 +495,14 @@ class SocketState:
         msg = loads(raw)
         if isinstance(msg, dict) and msg.get("type") == "reply":
             msg_id = str(msg.get("id"))
-            if msg_id in self.outbox:  # else a late reply to a move already answered or sent over REST
+            if msg_id in self.outbox or msg_id in self.chatting:  # else a late reply to one answered elsewhere
                 self.replies[msg_id] = msg
+            return True
+        if isinstance(msg, dict) and msg.get("type") == "chat":
+            self.match.hear_chat(msg["message"])
+            return True
+        if isinstance(msg, dict) and msg.get("type") == "chat_redacted":
+            self.match.hear_redaction(int(msg["id"]))
             return True
         doc = ws_update(msg)
         if doc is None:
@@ -446,6 +514,24 @@ class SocketState:
             self.heard.extend(doc["events"])
         self.pending.append(doc)
         return True
+
+    def chat_message(self, text: str | None, preset: str | None) -> tuple[str, str]:
+        """A chat message for the socket: its id (for its reply) and text."""
+        msg_id = uuid.uuid4().hex
+        self.chatting.add(msg_id)
+        return msg_id, dumps({"type": "chat", "id": msg_id, **chat_body(text, preset)}).decode()
+
+    def chat_reply(self, msg_id: str) -> ChatMessage:
+        """The chat message's reply as ``POST /chat`` answers: the message (folded in), or its typed error."""
+        self.chatting.discard(msg_id)
+        reply = self.replies.pop(msg_id)
+        if not 200 <= int(reply["status"]) < 300:
+            wait = reply.get("retry_after")
+            raise error_for(int(reply["status"]), reply.get("body"),
+                            {"retry-after": str(wait)} if wait is not None else None)
+        message: ChatMessage = reply["body"]
+        self.match.hear_chat(message)
+        return message
 
     def settle(self, sent: SocketMove) -> dict[str, Any]:
         """The move's reply as ``POST /moves`` answers: its status document, or its typed error raised."""
@@ -533,10 +619,30 @@ class MatchFlows(MatchState):
                                 idempotency_key=key)))
 
     def poll_flow(self, until: str = "change", wait: int = LONG_POLL_S) -> Flow[EventsDoc]:
-        query = {"after": self.version, "wait": wait, "until": until, "include": self._include()}
+        """One long-poll; it brings the chat too (``chat_after``), and a chat message answers it."""
+        query = {"after": self.version, "wait": wait, "until": until, "include": self._include(),
+                 "chat_after": self.chat_after}
         doc: EventsDoc = yield Call("events", self._path(), query, token=self.token, timeout=wait + 15)
         self.update(doc)
+        hear_polled_chat(self, doc)
         return doc
+
+    def wait_chat_flow(self, timeout: float | None) -> Flow[list[ChatMessage]]:
+        """Long-poll until a chat message newer than those heard arrives (or ``timeout``): the new ones."""
+        seen = self.chat_after
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.chat_after <= seen:
+            left = LONG_POLL_S if deadline is None else min(LONG_POLL_S, int(deadline - time.monotonic()))
+            if left <= 0:
+                break
+            yield from self.poll_flow(wait=left)
+        return [m for m in self.chat_messages if m["id"] > seen]
+
+    def chat_flow(self, text: str | None = None, preset: str | None = None) -> Flow[ChatMessage]:
+        """Post a chat message (as this seat, or as a spectator where the match allows it)."""
+        message: ChatMessage = yield Call("post_chat", self._path(), body=chat_body(text, preset), token=self.token)
+        self.hear_chat(message)
+        return message
 
     def wait_turn_flow(self, timeout: float | None) -> Flow[None]:
         self.check_acting()

@@ -21,6 +21,7 @@ from .models import (
     BoardAround,
     BoardRank,
     BoardSettings,
+    ChatMessage,
     DeadLetter,
     EventsDoc,
     Game,
@@ -103,9 +104,9 @@ class AsyncClient:
     async def create_match(self, game: str, players: int, *, options: dict[str, Any] | None = None,
                            seats: list[dict[str, Any]] | None = None, join: bool = True,
                            clock: dict[str, Any] | None = None, takeover_level: str | None = None,
-                           seed: int | None = None) -> AsyncMatch:
+                           seed: int | None = None, spectator_chat: bool = False) -> AsyncMatch:
         doc = await self.call("create_match", body=create_body(game, players, options, seats, join, clock,
-                                                               takeover_level, seed))
+                                                               takeover_level, seed, spectator_chat))
         return await AsyncMatch.from_doc(self, doc, refresh=join)
 
     async def join(self, match_id: str, seat: int | None = None, *, player: str | None = None) -> AsyncMatch:
@@ -331,6 +332,24 @@ class AsyncMatch(MatchFlows):
     async def hint(self) -> Hint:
         return await self.client.run(self.hint_flow())
 
+    async def chat(self, text: str | None = None, *, preset: str | None = None) -> ChatMessage:
+        """As :meth:`meeple_client.client.Match.chat`: over the open socket, else REST."""
+        if self.live is not None:
+            return await self.live.chat(text, preset=preset)
+        return await self.client.run(self.chat_flow(text, preset))
+
+    async def wait_chat(self, timeout: float | None = None) -> list[ChatMessage]:
+        """As :meth:`meeple_client.client.Match.wait_chat`."""
+        if self.live is not None:
+            seen, live = self.chat_after, self.live
+            await live._until(lambda: self.chat_after > seen, live._deadline(timeout))
+            return [m for m in self.chat_messages if m["id"] > seen]
+        return await self.client.run(self.wait_chat_flow(timeout))
+
+    async def redact_chat(self, message_id: int) -> None:
+        """Redact a chat message (the match's tenant's API key)."""
+        await self.client.call("redact_chat", {"match_id": self.id, "message_id": message_id})
+
     async def leave(self) -> AsyncMatch:
         await self.client.run(self.leave_flow())
         return self
@@ -349,8 +368,8 @@ class AsyncMatch(MatchFlows):
 
 async def _sse(match: AsyncMatch) -> AsyncIterator[EventsDoc]:
     while not match.finished:
-        req = prepare("events_stream", match._path(), {"after": match.version}, token=match.token,
-                      api_key=match.client.api_key)
+        req = prepare("events_stream", match._path(), {"after": match.version, "chat_after": match.chat_after},
+                      token=match.token, api_key=match.client.api_key)
         async with aconnect_sse(match.client.http, "GET", match.client.base_url + req.url, params=req.params,
                                 headers=req.headers, timeout=httpx.Timeout(match.client.timeout, read=60)) as source:
             if not source.response.is_success:
@@ -359,6 +378,8 @@ async def _sse(match: AsyncMatch) -> AsyncIterator[EventsDoc]:
                                     dict(source.response.headers))
             try:
                 async for sse in source.aiter_sse():
+                    if _core.hear_sse_chat(match, sse.event, sse.data):
+                        continue
                     doc = parse_sse_update(sse.event, sse.data)
                     if doc is not None:
                         match.update(doc)
@@ -502,6 +523,23 @@ class AsyncMatchSocket:
         if not answered:
             raise _core.ReplyLost(f"no reply within {self.match.client.timeout:g} s")
         return self.state.settle(sent)
+
+    async def chat(self, text: str | None = None, *, preset: str | None = None) -> ChatMessage:
+        """As :meth:`meeple_client.client.MatchSocket.chat`."""
+        msg_id, text_out = self.state.chat_message(text, preset)
+        try:
+            if self.sock is None:
+                raise ConnectionError("the socket is closed")
+            await self.sock.send(text_out)
+            answered = await self._until(lambda: msg_id in self.state.replies,
+                                         self._deadline(self.match.client.timeout))
+        except (ConnectionClosed, OSError) as exc:
+            self.state.chatting.discard(msg_id)
+            raise TransportError(f"the chat message's reply was lost: {exc!r}") from exc
+        if not answered:
+            self.state.chatting.discard(msg_id)
+            raise TransportError(f"no reply to the chat message within {self.match.client.timeout:g} s")
+        return self.state.chat_reply(msg_id)
 
     async def move(self, move: dict[str, Any], wait: int = 0) -> AsyncMatch:
         """As :meth:`meeple_client.client.MatchSocket.move`."""

@@ -20,6 +20,7 @@ from .models import (
     BoardAround,
     BoardRank,
     BoardSettings,
+    ChatMessage,
     DeadLetter,
     EventsDoc,
     Game,
@@ -117,11 +118,12 @@ class Client:
     def create_match(self, game: str, players: int, *, options: dict[str, Any] | None = None,
                      seats: list[dict[str, Any]] | None = None, join: bool = True,
                      clock: dict[str, Any] | None = None, takeover_level: str | None = None,
-                     seed: int | None = None) -> Match:
+                     seed: int | None = None, spectator_chat: bool = False) -> Match:
         """Create a match; with ``join`` (default) the caller holds seat 0 and its token. With an API key a
-        human seat may name the tenant's user: ``seats=[{"kind": "human", "player": "u42"}, ...]``."""
+        human seat may name the tenant's user: ``seats=[{"kind": "human", "player": "u42"}, ...]``. ``spectator_chat``:
+        spectators may post to its chat too (seats always may)."""
         doc = self.call("create_match", body=create_body(game, players, options, seats, join, clock,
-                                                         takeover_level, seed))
+                                                         takeover_level, seed, spectator_chat))
         return Match.from_doc(self, doc, refresh=join)
 
     def join(self, match_id: str, seat: int | None = None, *, player: str | None = None) -> Match:
@@ -358,6 +360,25 @@ class Match(MatchFlows):
         """The easy bot's suggestion for this seat: ``{version, seat, move}``."""
         return self.client.run(self.hint_flow())
 
+    def chat(self, text: str | None = None, *, preset: str | None = None) -> ChatMessage:
+        """Post a chat message (plain text, or one of the game's ``chat_presets``) as this seat, or as a spectator
+        where the match has ``spectator_chat``. Over the match's socket while one is open, else REST. Every
+        transport keeps :attr:`chat_messages` (and calls :attr:`on_chat`) as messages and redactions arrive."""
+        if self.live is not None:
+            return self.live.chat(text, preset=preset)
+        return self.client.run(self.chat_flow(text, preset))
+
+    def wait_chat(self, timeout: float | None = None) -> list[ChatMessage]:
+        """Block until a chat message newer than those heard arrives (the open socket, else long-polls with
+        ``chat_after``): the new ones (none at ``timeout``)."""
+        if self.live is not None:
+            return self.live.wait_chat(timeout)
+        return self.client.run(self.wait_chat_flow(timeout))
+
+    def redact_chat(self, message_id: int) -> None:
+        """Redact a chat message (the match's tenant's API key, ``Client(api_key=...)``)."""
+        self.client.call("redact_chat", {"match_id": self.id, "message_id": message_id})
+
     def replay(self, *, views: bool = False) -> ReplayDoc:
         return self.client.replay(self.id, self.token, views=views)
 
@@ -389,8 +410,8 @@ def _sse(match: Match, until: str) -> Iterator[EventsDoc]:
     """Server-Sent Events; reconnects after the server's stream limit with ``after`` = the last version."""
     del until  # the stream sends every version; callers filter
     while not match.finished:
-        req = prepare("events_stream", match._path(), {"after": match.version}, token=match.token,
-                      api_key=match.client.api_key)
+        req = prepare("events_stream", match._path(), {"after": match.version, "chat_after": match.chat_after},
+                      token=match.token, api_key=match.client.api_key)
         with connect_sse(match.client.http, "GET", match.client.base_url + req.url, params=req.params,
                          headers=req.headers, timeout=httpx.Timeout(match.client.timeout, read=60)) as source:
             if not source.response.is_success:
@@ -399,6 +420,8 @@ def _sse(match: Match, until: str) -> Iterator[EventsDoc]:
                                     dict(source.response.headers))
             try:
                 for sse in source.iter_sse():
+                    if _core.hear_sse_chat(match, sse.event, sse.data):
+                        continue
                     doc = parse_sse_update(sse.event, sse.data)
                     if doc is not None:
                         match.update(doc)
@@ -584,6 +607,31 @@ class MatchSocket:
         finally:
             self.state.heard = None
         return match
+
+    def chat(self, text: str | None = None, *, preset: str | None = None) -> ChatMessage:
+        """As :meth:`Match.chat` (which calls this while the socket is open): one ``chat`` message, answered by a
+        reply with the REST status and body. Never sent twice (chat has no idempotency key): a reply lost with the
+        socket raises :class:`TransportError`."""
+        msg_id, text_out = self.state.chat_message(text, preset)
+        try:
+            if self.sock is None:
+                raise ConnectionError("the socket is closed")
+            self.sock.send(text_out)
+            answered = self._until(lambda: msg_id in self.state.replies, time.monotonic() + self.match.client.timeout)
+        except (ConnectionClosed, OSError) as exc:
+            self.state.chatting.discard(msg_id)
+            raise TransportError(f"the chat message's reply was lost: {exc!r}") from exc
+        if not answered:
+            self.state.chatting.discard(msg_id)
+            raise TransportError(f"no reply to the chat message within {self.match.client.timeout:g} s")
+        return self.state.chat_reply(msg_id)
+
+    def wait_chat(self, timeout: float | None = None) -> list[ChatMessage]:
+        """As :meth:`Match.wait_chat`, from the socket's ``chat`` messages."""
+        match = self.match
+        seen = match.chat_after
+        self._until(lambda: match.chat_after > seen, None if timeout is None else time.monotonic() + timeout)
+        return [m for m in match.chat_messages if m["id"] > seen]
 
     def wait_turn(self, timeout: float | None = None) -> Match:
         """As :meth:`Match.wait_turn`, from the socket's updates (which still go to :meth:`updates`)."""

@@ -20,6 +20,13 @@ class Error(TypedDict):
     error: ErrorDetail
 
 
+class ChatPreset(TypedDict):
+    #: what POST /v1/matches/{id}/chat takes as `preset`
+    id: str
+    #: the phrase, as the message will show it
+    text: str
+
+
 class Game(TypedDict):
     id: str
     title: str
@@ -28,6 +35,8 @@ class Game(TypedDict):
     simultaneous: bool
     #: the game's options: name, type, default, choices
     options: list[dict[str, Any]]
+    #: quick-chat phrases for this game's matches (one tap on a phone)
+    chat_presets: list[ChatPreset]
 
 
 class GamesDoc(TypedDict):
@@ -59,6 +68,8 @@ class GameComponents(TypedDict):
     simultaneous: bool
     #: the game's options: name, type, default, choices
     options: list[dict[str, Any]]
+    #: quick-chat phrases for this game's matches (one tap on a phone)
+    chat_presets: list[ChatPreset]
     #: every card, tile, god and goal: id, name, categories or colours (Sideboards: its drawers and handles) and
     #: its rules text from the spec
     components: dict[str, Any]
@@ -105,6 +116,8 @@ class CreateMatch(TypedDict):
     clock: NotRequired[ClockSpec]
     #: the bot that plays a seat after a timeout or a leave
     takeover_level: NotRequired[Literal["novice", "easy", "casual", "normal", "strong", "hard"]]
+    #: spectators (whoever may read the match without a seat) may post to its chat too; default: seats only
+    spectator_chat: NotRequired[bool]
 
 
 class Seat(TypedDict):
@@ -215,6 +228,8 @@ class MatchDoc(TypedDict):
     takeover_level: Literal["novice", "easy", "casual", "normal", "strong", "hard"]
     #: id of the rematch once someone asked for it
     rematch: str | None
+    #: whether spectators may post to the match's chat (seats always may)
+    spectator_chat: bool
     #: with ?include=legal_moves: the caller's legal moves ([] with nothing to decide, null for a spectator)
     legal_moves: NotRequired[list[dict[str, Any]] | None]
     #: the seat's secret token; shown once
@@ -261,6 +276,23 @@ class LogEntry(TypedDict):
     view: NotRequired[dict[str, Any]]
 
 
+class ChatMessage(TypedDict):
+    """One chat message, as every reader of the match receives it (plain text: render it as text)."""
+
+    #: 1, 2, ... in the match's order
+    id: int
+    #: the seat that spoke; null: a spectator
+    seat: int | None
+    #: plain text (a preset's phrase for a preset); null once redacted
+    text: str | None
+    #: the preset's id when one was sent; null otherwise and once redacted
+    preset: str | None
+    #: when it was posted (Unix time, server clock)
+    at: float
+    #: the match's tenant redacted it: text and preset are null
+    redacted: bool
+
+
 class ReplayDoc(TypedDict):
     id: str
     game: str
@@ -275,6 +307,8 @@ class ReplayDoc(TypedDict):
     #: `left`, `resigned`, `rematch`, `abandoned`
     log: list[LogEntry]
     result: dict[str, Any] | None
+    #: the match's chat, oldest first (redacted messages redacted)
+    chat: list[ChatMessage]
 
 
 class JoinMatch(TypedDict):
@@ -302,6 +336,20 @@ class EventsDoc(TypedDict):
     result: dict[str, Any] | None
     #: with ?include=legal_moves: the caller's legal moves ([] with nothing to decide, null for a spectator)
     legal_moves: NotRequired[list[dict[str, Any]] | None]
+    #: with ?chat_after=C (long-poll only): the chat messages with an id past C, oldest first
+    chat: NotRequired[list[ChatMessage]]
+    #: with ?chat_after=C (long-poll only): the ids of every redacted message of the match
+    chat_redacted: NotRequired[list[int]]
+
+
+class PostChat(TypedDict):
+    """A chat message: ``text`` or a ``preset`` (exactly one of them)."""
+
+    #: plain text, 1-200 characters once surrounding whitespace is stripped, no control characters (Unicode Cc);
+    #: clients render it as text, never as markup
+    text: NotRequired[str]
+    #: a quick-chat preset of the match's game (GET /v1/games: chat_presets)
+    preset: NotRequired[str]
 
 
 class PartyMemberSpec(TypedDict):
@@ -404,13 +452,13 @@ class AddWebhook(TypedDict):
     #: checked address; MEEPLE_WEBHOOK_ALLOW_PRIVATE (CIDR list, or all) lets the operator allow networks
     url: str
     #: the events to deliver
-    events: list[Literal["match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over", "seat.reclaimed", "turn", "tournament.started", "round.started", "round.finished", "tournament.finished"]]
+    events: list[Literal["match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over", "seat.reclaimed", "turn", "chat.message", "chat.redacted", "tournament.started", "round.started", "round.finished", "tournament.finished"]]
 
 
 class Webhook(TypedDict):
     id: str
     url: str
-    events: list[Literal["match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over", "seat.reclaimed", "turn", "tournament.started", "round.started", "round.finished", "tournament.finished"]]
+    events: list[Literal["match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over", "seat.reclaimed", "turn", "chat.message", "chat.redacted", "tournament.started", "round.started", "round.finished", "tournament.finished"]]
     #: Unix time
     created_at: float
     #: the signing secret (whsec_...): only in the answer that registers the hook

@@ -3,6 +3,12 @@
 A line-based screen, so it works in any terminal, over ssh and under tmux: the board, the log in the server's
 words, a move chosen in steps as on the browser page (CLASH: tile -> field -> side -> effect, each step offering
 only the legal choices, numbered, in words), ``h`` for a hint, the clock and the result. Built only on the SDK.
+
+The match's chat: each message is printed as it arrives (a thread of its own follows the match's events with
+``chat_after``), the last ones stay under the log on every screen, and ``c`` (or ``c TEXT``) says something,
+``c 2`` sends the game's quick-chat preset number 2. ``--watch MATCH --token w_...`` follows a match read-only
+with a watch link's token; ``--party NAMES`` queues you and your friends as one party and prints each friend's
+command (and page link) holding their seat.
 """
 
 from __future__ import annotations
@@ -10,10 +16,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import select
 import sys
 import textwrap
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
+
+import httpx
 
 from .chooser import PROMPTS, ChooserState, Words, chooser_state, index_components, step_back, steps_of, value_key
 from .client import Client, Match, MatchSocket
@@ -22,7 +33,9 @@ from .render import identity, render_clock, render_log, render_result, render_vi
 
 DEFAULT_URL = os.environ.get("MEEPLE_URL", "http://127.0.0.1:8000")
 PAGE = 30  # choices listed at once; "f TEXT" narrows a long step (a CLASH effect may have dozens of targets)
-HELP = "number = choose | b = one step back | h = hint | f TEXT = filter | r = refresh | R = resign | q = quit"
+HELP = ("number = choose | b = one step back | h = hint | f TEXT = filter | c = chat | r = refresh | R = resign | "
+        "q = quit")
+CHAT_SHOWN = 6  # chat lines kept under the log on each screen
 TAKEN_OVER = ("your time ran out, so a bot is playing your seat until you take it back.\n"
               "t = take my seat back | Enter = keep watching | R = resign | q = quit")
 
@@ -39,7 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(when it runs out a bot plays your seat until you take it back with t)")
     parser.add_argument("--join", metavar="MATCH", help="take a free seat of a friend's match")
     parser.add_argument("--seat", type=int, default=None, help="with --join: the seat to take")
-    parser.add_argument("--resume", metavar="MATCH", help="resume a match with --token")
+    parser.add_argument("--resume", metavar="MATCH", help="resume a match with --token (a seat's, a party member's)")
+    parser.add_argument("--watch", metavar="MATCH", help="follow a match read-only: with --token w_... (a watch "
+                                                         "link's token), or without one for an anonymous match")
+    parser.add_argument("--party", metavar="NAMES", default=None,
+                        help="queue GAME with friends as one party (comma-separated names): prints each friend's "
+                             "command and page link, which hold their seat")
     parser.add_argument("--token", default=None)
 
 
@@ -57,8 +75,19 @@ class Screen:
     current step's choices, numbered; once one legal move is left, the whole move in words and ``1`` to play it."""
 
     def __init__(self, match: Match, out: TextIO = sys.stdout, inp: TextIO = sys.stdin,
-                 components: dict[str, Any] | None = None, socket: MatchSocket | None = None) -> None:
+                 components: dict[str, Any] | None = None, socket: MatchSocket | None = None, *,
+                 presets: list[dict[str, Any]] | None = None, watching: bool = False,
+                 party_lines: list[str] | None = None) -> None:
         self.match = match
+        #: the game's quick-chat presets (``chat_presets`` of the catalogue): ``c 2`` sends the second one
+        self.presets = presets or []
+        #: read-only (a watch link's token, or a spectator without one): no moves, no legal moves asked for
+        self.watching = watching
+        #: a party's join commands, shown on every screen until the match is over
+        self.party_lines = party_lines or []
+        self.chat: list[dict[str, Any]] = []  # the chat as the last replay read had it (redactions replaced)
+        self.prompt: str | None = None  # the prompt waiting for a typed line, reprinted under a chat line
+        self.lock = threading.RLock()  # the screen's lines and a chat line heard meanwhile never interleave
         #: the match's WebSocket while it is open: moves go on it and the others' moves come on it
         self.socket = socket
         self.updates: Iterator[Any] | None = socket.updates() if socket is not None else None
@@ -74,6 +103,10 @@ class Screen:
         """Print ``lines``, each wrapped at word boundaries to the terminal's width (a terminal would cut a long
         line mid-word); a wrapped line's continuation is indented under it."""
         width = self.width()
+        with self.lock:
+            self._print(lines, width)
+
+    def _print(self, lines: tuple[str, ...], width: int) -> None:
         for text in lines:
             for line in str(text).split("\n"):
                 if len(line) <= width:
@@ -109,14 +142,33 @@ class Screen:
 
     def resume_hint(self) -> str:
         m = self.match
+        if self.watching:
+            return f"watch again with: meeple play --watch {m.id}" + (f" --token {m.token}" if m.token else "")
         return f"resume later with: meeple play --resume {m.id} --token {m.token}"
 
     def log_lines(self) -> list[str]:
-        """The match's log in the server's words for this seat (the same words the browser shows)."""
+        """The match's log in the server's words for this seat (the same words the browser shows); the replay's
+        chat is kept for the lines under it."""
         try:
-            return render_log([dict(entry) for entry in self.match.replay()["log"]], width=min(self.width(), 200))
+            replay = self.match.replay()
         except ApiError:
             return []
+        doc: dict[str, Any] = dict(replay)
+        self.chat = list(doc.get("chat") or [])  # (a server with chat)
+        return render_log([dict(entry) for entry in replay["log"]], width=min(self.width(), 200))
+
+    def chat_line(self, message: dict[str, Any]) -> str:
+        """One chat message in words: who said it (you, a seat, a spectator), then its text, never interpreted."""
+        seat = message.get("seat")
+        who = "a spectator" if seat is None else "you" if seat == self.match.seat else f"seat {seat}"
+        text = "(message removed)" if message.get("redacted") else " ".join(str(message.get("text") or "").split())
+        return f"  chat  {who}: {text}"
+
+    def hear(self, message: dict[str, Any]) -> None:
+        """A chat message as it arrives (ChatFeed's thread): printed at once, above the prompt being answered."""
+        with self.lock:
+            self.out.write(("\n" if self.prompt else "") + self.chat_line(message) + "\n" + (self.prompt or ""))
+            self.out.flush()
 
     def draw(self) -> None:
         m = self.match
@@ -132,6 +184,10 @@ class Screen:
         log = self.log_lines()
         if log:
             self.say("what happened:", *log, "")
+        if self.chat:
+            self.say("chat (c TEXT = say it):", *(self.chat_line(c) for c in self.chat[-CHAT_SHOWN:]), "")
+        if self.party_lines and not m.finished:
+            self.say(*self.party_lines, "")
         if m.status == "waiting":
             self.say(f"Waiting for players. Invite a friend: meeple play --join {m.id}")
         if self.note:
@@ -169,12 +225,18 @@ class Screen:
                 if not self.ask(TAKEN_OVER + "\nyour choice> "):
                     return 0
                 continue
+            if self.watching:
+                self.say("watching (read-only): c TEXT = chat | q = quit")
+                if not self.wait_or_read():
+                    return 0
+                continue
             if not m.my_turn:
                 others = [s for s in m.to_act if s != m.seat]
                 plural = "s" if len(others) != 1 else ""
                 waiting = f"seat{plural} {', '.join(map(str, others))}" if others else "the others"
-                self.say(f"waiting for {waiting} ...")
-                self.wait_turn()
+                self.say(f"waiting for {waiting} ...  (c TEXT = chat, q = quit)")
+                if not self.wait_or_read():
+                    return 0
                 continue
             self.draw_chooser()
             if not self.ask("your move> "):
@@ -182,10 +244,55 @@ class Screen:
 
     def ask(self, prompt: str) -> bool:
         """Read one line and act on it; False once the player quits (or the input ends)."""
-        self.out.write(prompt)
-        self.out.flush()
-        line = self.inp.readline()
+        line = self.read_line(prompt)
         return bool(line) and self.act(line.strip())
+
+    def read_line(self, prompt: str) -> str:
+        """One typed line after ``prompt`` ('' once the input ends)."""
+        with self.lock:
+            self.out.write(prompt)
+            self.out.flush()
+            self.prompt = prompt
+        try:
+            return self.inp.readline()
+        finally:
+            self.prompt = None
+
+    def typed(self) -> bool:
+        """A whole line is waiting to be read (never blocks; False where the input is not a file)."""
+        try:
+            return bool(select.select([self.inp], [], [], 0)[0])
+        except (ValueError, OSError, TypeError):
+            return False
+
+    def wait_or_read(self, timeout: float = 30.0) -> bool:
+        """While the others play (or while watching): until the match changes, or a line is typed (``c TEXT``
+        chats, ``q`` quits, ``r`` refreshes), in slices of a quarter second. False once the player quits."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.typed():
+                line = self.inp.readline()
+                return bool(line) and self.act(line.strip())
+            if self.wait_slice(0.25):
+                return True
+        return True
+
+    def say_chat(self, text: str) -> None:
+        """``c TEXT``: say it; ``c N``: the game's preset N; ``c`` alone: the presets, then a line to send."""
+        if not text:
+            presets = "  ".join(f"{i}. {p['text']}" for i, p in enumerate(self.presets, 1))
+            if presets:
+                self.say(f"quick chat: {presets}")
+            text = self.read_line("chat> (words, a preset's number, Enter = cancel) ").strip()
+            if not text:
+                return
+        preset = self.presets[int(text) - 1]["id"] if text.isdigit() and 1 <= int(text) <= len(self.presets) else None
+        try:  # over the open socket as moves go, else REST (the SDK's Match.chat)
+            self.match.chat(None if preset else text, preset=preset)
+        except ApiError as err:
+            self.note = f"chat not sent: {err.code}: {err.message}"
+        except TransportError as err:
+            self.note = f"chat not sent: {err}"
 
     def taken_over(self) -> bool:
         """A bot plays this seat since its time ran out (not a resignation: that one is for good)."""
@@ -230,22 +337,38 @@ class Screen:
         self.note = "the live connection was lost: moves now go over HTTP"
 
     def wait_turn(self) -> None:
-        """Until this seat must act or the match is over: the socket's updates while it is open (the status is
-        read again when seats, a clock or the outcome may have changed), else a long-poll."""
+        """Until the match changes (a taken-over seat, Enter): slices of :meth:`wait_slice`."""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not self.wait_slice(1.0):
+            pass
+
+    def wait_slice(self, seconds: float) -> bool:
+        """Wait at most ``seconds`` for news: True once the match changed (or this seat must act, or it is over).
+        The socket's updates while it is open (the status is read again when seats, a clock or the outcome may
+        have changed), else a long-poll (``until=turn`` for a seat, the next change for a spectator or a seat a
+        bot plays)."""
         m = self.match
-        if self.updates is None:
-            if self.taken_over():  # the bot plays this seat: the next change, not this seat's turn
-                m.poll(until="change", wait=25)
-            else:
-                m.wait_turn(timeout=30)
-            return
+        if self.socket is None or self.updates is None:
+            until = "turn" if m.token and not self.watching and not self.taken_over() else "change"
+            doc = m.poll(until=until, wait=max(1, round(seconds)))
+            news = bool(doc.get("events")) or m.finished
+            if news and (m.finished or any(e.get("kind") != "move" for e in doc.get("events") or [])):
+                m.refresh()
+            return news or m.my_turn
         try:
-            doc = next(self.updates, None)
+            self.socket.wait_turn(seconds)
+            docs: list[Any] = []
+            while self.socket.state.pending:
+                update = next(self.updates, None)
+                if update is None:
+                    break
+                docs.append(update)
         except TransportError:
             self.drop_socket()
-            return
-        if doc is None or m.finished or any(e.get("kind") != "move" for e in doc.get("events") or []):
+            return True
+        if docs and (m.finished or any(e.get("kind") != "move" for d in docs for e in d.get("events") or [])):
             m.refresh()
+        return bool(docs) or m.finished or m.my_turn
 
     def send(self, move: dict[str, Any]) -> None:
         """One move: over the open socket, else over REST (a socket that cannot be reopened falls back; the
@@ -279,6 +402,15 @@ class Screen:
         if line in ("q", "quit"):
             self.say("", "bye: the match goes on without you (a clock, if any, keeps running).", self.resume_hint())
             return False
+        if line == "c" or line.startswith("c "):
+            self.say_chat(line[2:].strip())
+            return True
+        if self.watching:
+            if line in ("r", ""):
+                m.refresh()
+            else:
+                self.note = "read-only: c TEXT = chat | r = refresh | q = quit"
+            return True
         state = self.state() if m.my_turn else None
         if line == "t" and self.taken_over():
             m.reclaim()
@@ -322,7 +454,52 @@ class Screen:
         return True
 
 
+class ChatFeed(threading.Thread):
+    """The match's chat as it arrives, for :meth:`Screen.hear`: long-polls of the match's events with ``chat_after``
+    (docs/api.md "Chat") in a thread of its own, so a message shows while the screen waits for the others or for
+    a typed line. The messages said before it starts are not repeated (the screen shows the replay's). A server
+    without chat refuses ``chat_after`` (400): then it stops."""
+
+    def __init__(self, match: Match, heard: Callable[[dict[str, Any]], None]) -> None:
+        super().__init__(daemon=True, name="meeple-chat")
+        self.match, self.heard = match, heard
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        m = self.match
+        headers = {"Authorization": f"Bearer {m.token}"} if m.token else {}
+        after: int | None = None  # the first read: now (no wait), to learn where the chat stands
+        last = 0
+        while not self.stopping.is_set():
+            params: dict[str, Any] = {"chat_after": last, **({} if after is None else {"after": after, "wait": 25})}
+            try:
+                response = m.client.http.get(f"/v1/matches/{m.id}/events", params=params, headers=headers, timeout=40)
+            except httpx.HTTPError:
+                self.stopping.wait(1)
+                continue
+            if response.status_code in (400, 401, 403, 404):
+                return
+            if response.status_code != 200:
+                self.stopping.wait(2)
+                continue
+            doc = response.json()
+            for message in doc.get("chat") or []:
+                last = max(last, int(message["id"]))
+                if after is not None and not self.stopping.is_set():
+                    self.heard(message)
+            after = max(after or 0, int(doc["version"]))
+
+
+class WatchedMatch(Match):
+    """A match followed with a watch link's token: the spectator view, so it never asks for legal moves."""
+
+    def _include(self) -> str | None:
+        return None
+
+
 def open_match(api: Client, args: argparse.Namespace) -> Match:
+    if args.watch:
+        return WatchedMatch(api, args.watch, args.token).refresh()
     if args.resume:
         return api.match(args.resume, args.token)
     if args.join:
@@ -337,6 +514,39 @@ def open_match(api: Client, args: argparse.Namespace) -> Match:
     options = {k: json.loads(v) for k, v in (o.split("=", 1) for o in args.option)}
     return api.create_match(args.game, players, options=options or None, clock=clock_of(args.clock),
                             seats=[{"kind": "human"}] + [other] * (players - 1))
+
+
+def queue_party(api: Client, args: argparse.Namespace) -> tuple[Match, list[str]]:
+    """``--party NAMES``: you and your friends as one matchmaking ticket (docs/api.md "Matchmaking"); once matched,
+    your seat, and one line per friend with the command (and the page link) that holds their seat."""
+    names = [n.strip()[:32] for n in str(args.party).split(",") if n.strip()]
+    if not args.game or not names:
+        raise SystemExit("--party takes a game and friends' names: meeple play GAME --party Ann,Bob")
+    catalogue = {g["id"]: g for g in api.games()}
+    if args.game not in catalogue:
+        raise SystemExit(f"unknown game {args.game!r}; this server has {', '.join(catalogue)}")
+    players = args.players or max(catalogue[args.game]["min_players"], 2)
+    options = {k: json.loads(v) for k, v in (o.split("=", 1) for o in args.option)}
+    body = {"game": args.game, "players": players, "options": options,
+            "party": [{"name": "you"}, *({"name": n} for n in names)]}
+    ticket = api.call("matchmaking", body=body)
+    party = ticket.get("party") or []
+    print("your party is queued: looking for other players (bots fill empty seats after a short wait) ...", flush=True)
+    while ticket["status"] == "waiting":
+        ticket = api.call("ticket", {"ticket": ticket["ticket"]}, {"wait": 5})
+        if any(member.get("token") for member in ticket.get("party") or []):
+            party = ticket["party"]  # every member's token, in the one answer that finds the ticket matched
+    if ticket["status"] != "matched" or not party:
+        raise SystemExit(f"the party's ticket is {ticket['status']}")
+    match_id, (me, *friends) = ticket["match_id"], party
+    lines = [f"your party: send each friend their own line (it holds their seat) -- match {match_id}"]
+    for friend in friends:
+        team = f", team {friend['team']}" if friend.get("team") is not None else ""
+        lines += [f"  {friend.get('name') or 'a friend'} (seat {friend['seat']}{team}): "
+                  f"meeple play --resume {match_id} --token {friend['token']}",
+                  f"      or in a browser: {api.base_url}/play#/m/{match_id}?t={friend['token']}"]
+    print(*lines, sep="\n", flush=True)
+    return Match(api, match_id, me["token"]).refresh(), lines
 
 
 def clock_of(text: str | None) -> dict[str, Any] | None:
@@ -356,23 +566,34 @@ def clock_of(text: str | None) -> dict[str, Any] | None:
 
 def run(args: argparse.Namespace) -> int:
     with Client(args.url) as api:
+        party_lines: list[str] = []
         try:
-            match = open_match(api, args)
+            if args.party:
+                match, party_lines = queue_party(api, args)
+            else:
+                match = open_match(api, args)
         except ApiError as err:
             print(f"error: {err.code}: {err.message}", file=sys.stderr)
             return 2
-        print(f"seat {match.seat} of match {match.id}; your token (to resume): {match.token}")  # also on every screen
+        watching = bool(args.watch)
+        if not watching:
+            print(f"seat {match.seat} of match {match.id}; your token (to resume): {match.token}")  # on every screen
         try:
-            components = api.game(match.game).get("components")
+            game = api.game(match.game)
         except ApiError:  # an older server: the choices are still in words, with bare ids for the cards
-            components = None
-        socket = open_socket(match)
+            game = {}
+        socket = None if watching else open_socket(match)
+        screen = Screen(match, components=game.get("components"), socket=socket, presets=game.get("chat_presets"),
+                        watching=watching, party_lines=party_lines)
+        feed = ChatFeed(match, screen.hear)
+        feed.start()
         try:
-            return Screen(match, components=components, socket=socket).loop()
+            return screen.loop()
         except KeyboardInterrupt:
-            print(f"\nbye. resume with: meeple play --resume {match.id} --token {match.token}")
+            print(f"\nbye. {screen.resume_hint()}")
             return 0
         finally:
+            feed.stopping.set()
             if socket is not None:
                 socket.close()
 

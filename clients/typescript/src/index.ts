@@ -9,7 +9,8 @@
  * lost connections are retried safely (never a second match, seat or ticket),
  * and `events()` follows the match over its WebSocket, falling back to long-polls where none is offered. While the
  * match's socket is open (`connect()`, or `events()` over it), `move()` and `waitTurn()` go over that socket: one
- * message per move, no HTTP request; else over REST.
+ * message per move, no HTTP request; else over REST. `chat()` posts to the match's chat the same way, and every
+ * transport keeps `chatMessages` (and calls `onChat`) as messages and redactions arrive.
  */
 import createClient, { type Client } from "openapi-fetch";
 import type { components, paths } from "./schema.js";
@@ -21,6 +22,10 @@ export type EventsDoc = Schemas["Events"];
 export type TicketDoc = Schemas["Ticket"];
 export type Game = Schemas["Game"];
 export type Outcome = Schemas["Outcome"];
+/** A chat message (plain text: render it as text, never as markup). */
+export type ChatMessage = Schemas["ChatMessage"];
+/** What `Match.chat` posts: text, or one of the game's `chat_presets` (`games()`). */
+export type ChatInput = string | { text: string } | { preset: string };
 /** A move: the game's own JSON object, `{"type": ..., ...}` (docs/games/*.md). */
 export type Move = { [key: string]: unknown };
 export type Transport = "auto" | "ws" | "long-poll";
@@ -163,8 +168,8 @@ export class MeepleClient {
 
   /** Create a match; with `join` (default true) the caller holds seat 0 and its token. One Idempotency-Key for
    * the call and its retries: a lost answer is retried into the same match and token. */
-  async createMatch(body: Omit<Schemas["CreateMatch"], "join" | "options" | "takeover_level"> &
-    Partial<Pick<Schemas["CreateMatch"], "join" | "options" | "takeover_level">>): Promise<Match> {
+  async createMatch(body: Omit<Schemas["CreateMatch"], "join" | "options" | "takeover_level" | "spectator_chat"> &
+    Partial<Pick<Schemas["CreateMatch"], "join" | "options" | "takeover_level" | "spectator_chat">>): Promise<Match> {
     const key = crypto.randomUUID();
     const doc = await this.send("create_match", true, () => this.api.POST("/v1/matches", {
       params: { header: { "Idempotency-Key": key } }, body: { join: true, ...body } as Schemas["CreateMatch"],
@@ -296,8 +301,8 @@ export class Ticket {
 }
 
 /** One message of the match's WebSocket (docs/api.md "WebSocket"). */
-type SocketMessage = { type: "ready" | "update" | "error"; error?: { code: string; message: string } } &
-  Partial<EventsDoc>;
+type SocketMessage = { type: "ready" | "update" | "error" | "chat" | "chat_redacted";
+  error?: { code: string; message: string }; message?: ChatMessage; id?: number } & Partial<EventsDoc>;
 /** A socket move's answer: the status and body `POST /v1/matches/{id}/moves` would have answered. */
 type Reply = { type: "reply"; id: string; status: number; body: unknown };
 
@@ -317,7 +322,82 @@ export class Match {
    * reply may have put `version` ahead of it). */
   private seen?: number;
 
+  /** The match's chat as far as this client heard it, oldest first, redactions applied. */
+  chatMessages: ChatMessage[] = [];
+  /** Called with each chat message heard (new, or redacted: `redacted` true). */
+  onChat?: (message: ChatMessage) => void;
+
   constructor(readonly client: MeepleClient, readonly id: string, public token?: string) {}
+
+  /** The newest chat message id heard (0: none): what `chat_after` asks the server for messages past. */
+  get chatAfter(): number {
+    return this.chatMessages.at(-1)?.id ?? 0;
+  }
+
+  /** Fold in one chat message: a new one is appended, a known one (a redaction) replaced. */
+  hearChat(message: ChatMessage): void {
+    const at = this.chatMessages.findIndex((known) => known.id === message.id);
+    if (at >= 0) {
+      if (JSON.stringify(this.chatMessages[at]) === JSON.stringify(message)) return;
+      this.chatMessages[at] = message;
+    } else {
+      if (message.id <= this.chatAfter) return;
+      this.chatMessages.push(message);
+    }
+    this.onChat?.(message);
+  }
+
+  /** A message the match's tenant redacted: its text and preset are gone everywhere. */
+  hearRedaction(id: number): void {
+    const known = this.chatMessages.find((m) => m.id === id);
+    if (known && !known.redacted) this.hearChat({ ...known, text: null, preset: null, redacted: true });
+  }
+
+  /**
+   * Post a chat message as this seat (or as a spectator where the match has `spectator_chat`): over the open
+   * socket (a `chat` message answered by a reply with the REST status and body), else REST. Never sent twice
+   * over the socket (chat has no idempotency key): a lost reply rejects with a TransportError.
+   */
+  async chat(input: ChatInput): Promise<ChatMessage> {
+    const body = typeof input === "string" ? { text: input } : input;
+    let message: ChatMessage;
+    const socket = this.live?.open ? this.live : undefined;
+    if (socket) {
+      let reply: Reply;
+      try {
+        reply = await socket.request({ type: "chat", id: crypto.randomUUID(), ...body }, this.client.timeoutMs);
+      } catch (error) {
+        throw new TransportError("the chat message's reply was lost", { cause: error });
+      }
+      if (reply.status < 200 || reply.status >= 300) throw ApiError.of(reply.status, reply.body);
+      message = reply.body as ChatMessage;
+    } else {
+      message = await this.client.send("post_chat", false, () => this.client.api.POST("/v1/matches/{match_id}/chat", {
+        params: this.path(), body, headers: this.client.headers(this.token, !this.token) }));
+    }
+    this.hearChat(message);
+    return message;
+  }
+
+  /** Resolves with the chat messages newer than those heard once one arrives (the open socket, else long-polls
+   * with `chat_after`), or with none after `timeoutMs`. */
+  async waitChat(timeoutMs = 30_000): Promise<ChatMessage[]> {
+    const seen = this.chatAfter;
+    const deadline = Date.now() + timeoutMs;
+    while (this.chatAfter <= seen && Date.now() < deadline) {
+      const socket = this.live?.open ? this.live : undefined;
+      if (socket) await socket.until(() => this.chatAfter > seen, deadline - Date.now()).catch(() => undefined);
+      else await this.poll("change", Math.max(0, Math.min(LONG_POLL_S, Math.floor((deadline - Date.now()) / 1000))));
+    }
+    return this.chatMessages.filter((m) => m.id > seen);
+  }
+
+  /** Redact a chat message (the match's tenant's API key, `ClientOptions.apiKey`). */
+  async redactChat(messageId: number): Promise<void> {
+    await this.client.send("redact_chat", true, () => this.client.api.DELETE(
+      "/v1/matches/{match_id}/chat/{message_id}", { params: { path: { match_id: this.id, message_id: messageId } },
+        headers: this.client.headers() }));
+  }
 
   get version(): number { return this.doc.version ?? 0; }
   get status(): string { return this.doc.status ?? ""; }
@@ -398,9 +478,12 @@ export class Match {
   /** One long-poll after the current version (`until: "turn"`: only once this seat must act or it is over). */
   async poll(until: "change" | "turn" = "change", wait = LONG_POLL_S): Promise<EventsDoc> {
     const doc = await this.client.send("events", true, () => this.client.api.GET("/v1/matches/{match_id}/events", {
-      params: { ...this.path(), query: { after: this.version, wait, until, ...this.include() } },
+      params: { ...this.path(), query: { after: this.version, wait, until, chat_after: this.chatAfter,
+        ...this.include() } },
       headers: this.client.headers(this.token, !this.token) }));
     this.update(doc);
+    for (const message of doc.chat ?? []) this.hearChat(message);
+    for (const id of doc.chat_redacted ?? []) this.hearRedaction(id);
     this.transport = "long-poll";
     return doc;
   }
@@ -636,11 +719,18 @@ class MatchSocket {
     this.ready = new Promise<void>((resolve, reject) => { accept = resolve; refuse = reject; });
     this.socket = new Ws(url);
     this.socket.addEventListener("open", () => {
-      this.socket.send(JSON.stringify({ type: "hello", token: match.token ?? null, after,
+      this.socket.send(JSON.stringify({ type: "hello", token: match.token ?? null, after, chat_after: match.chatAfter,
         ...(match.token && !match.watching ? { include: "legal_moves" } : {}) }));
     });
     this.socket.addEventListener("message", (event: MessageEvent) => {
       const msg = JSON.parse(String(event.data)) as SocketMessage | Reply;
+      if (msg.type === "chat" || msg.type === "chat_redacted") { // folded into the match; waiters look again
+        const chat = msg as SocketMessage;
+        if (chat.type === "chat" && chat.message) this.match.hearChat(chat.message);
+        else if (chat.id !== undefined) this.match.hearRedaction(chat.id);
+        this.wake();
+        return;
+      }
       if (msg.type === "reply") {
         const waiting = this.replies.get(String(msg.id));
         this.replies.delete(String(msg.id));
@@ -726,7 +816,7 @@ class MatchSocket {
 
   /** Send a message with an `id` and resolve with its reply; rejects with SocketClosed if the socket closes
    * first or no reply comes within `timeoutMs`. */
-  request(message: { id: string }, timeoutMs: number): Promise<Reply> {
+  request(message: { id: string; [field: string]: unknown }, timeoutMs: number): Promise<Reply> {
     if (!this.open) return Promise.reject(new SocketClosed("the socket is closed"));
     return new Promise<Reply>((resolve, reject) => {
       const timer = setTimeout(() => {

@@ -284,12 +284,49 @@ export interface paths {
         };
         /**
          * WebSocket: the seat's events pushed, moves taken (one socket per match)
-         * @description Upgrade with `Connection: Upgrade`, `Upgrade: websocket`, `Sec-WebSocket-Version: 13`; every message is a JSON text message. First send `{"type": "hello", "token": "<seat token>" | null, "after": <version>?, "include": "legal_moves"?}` within 10 s (or the socket closes with 1008); the token may come in an `Authorization: Bearer` header of the upgrade instead (browsers cannot set one: use the hello). The server answers `{"type": "ready", "seat", "version"}`, then pushes `{"type": "update", ...Events document}` for every new version (the seat's view only) and closes with 1000 after the update that finishes the match. Moves: `{"type": "move", "id": <any>, "move": {...}, "version": n, "idempotency_key": "..."?, "include": "legal_moves"?}` is answered by `{"type": "reply", "id", "status", "body"}` with exactly the status and body of POST /v1/matches/{id}/moves (same versions, idempotency keys, errors, rate limit). Other problems: `{"type": "error", "error": {"code", "message"}}`. Pings every 15 s; messages up to MEEPLE_MAX_BODY_BYTES (else 1009). A request that has to wait (wait > 0 with nothing new yet, a stream, a WebSocket) is held without a thread. Each gateway process holds at most MEEPLE_WAITERS_MAX (20000) of them, each token (or address without one) at most MEEPLE_WAITERS_PER_CLIENT (50): past them that request only gets 503 / 429 `too_many_waiters` with Retry-After.
+         * @description Upgrade with `Connection: Upgrade`, `Upgrade: websocket`, `Sec-WebSocket-Version: 13`; every message is a JSON text message. First send `{"type": "hello", "token": "<seat token>" | null, "after": <version>?, "include": "legal_moves"?}` within 10 s (or the socket closes with 1008); the token may come in an `Authorization: Bearer` header of the upgrade instead (browsers cannot set one: use the hello). The server answers `{"type": "ready", "seat", "version"}`, then pushes `{"type": "update", ...Events document}` for every new version (the seat's view only) and closes with 1000 after the update that finishes the match. Moves: `{"type": "move", "id": <any>, "move": {...}, "version": n, "idempotency_key": "..."?, "include": "legal_moves"?}` is answered by `{"type": "reply", "id", "status", "body"}` with exactly the status and body of POST /v1/matches/{id}/moves (same versions, idempotency keys, errors, rate limit). Chat: the server pushes `{"type": "chat", "message": {...ChatMessage}}` for every new chat message and `{"type": "chat_redacted", "id": n}` for every redaction (the hello's `chat_after`: <message id>? first sends the messages past it; without it only new ones); `{"type": "chat", "id": <any>, "text": "..."}` (or `"preset"`) posts one and is answered by a `reply` with exactly the status and body of POST /v1/matches/{id}/chat. Other problems: `{"type": "error", "error": {"code", "message"}}`. Pings every 15 s; messages up to MEEPLE_MAX_BODY_BYTES (else 1009). A request that has to wait (wait > 0 with nothing new yet, a stream, a WebSocket) is held without a thread. Each gateway process holds at most MEEPLE_WAITERS_MAX (20000) of them, each token (or address without one) at most MEEPLE_WAITERS_PER_CLIENT (50): past them that request only gets 503 / 429 `too_many_waiters` with Retry-After.
          */
         get: operations["ws"];
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/matches/{match_id}/chat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Post a chat message (text or a preset) to the match: every reader receives it on every channel
+         * @description Caller: one of the match's seat tokens (it speaks as that seat), or, only in a match created with `spectator_chat: true`, whoever may read it as a spectator (the tenant's key, anyone on an anonymous match): `seat` null (else 403 chat_spectators_off). Chat never changes the match's `version`. `text` is plain text, 1-200 characters once surrounding whitespace is stripped, with no control characters (400 bad_chat, as for an unknown preset or both fields, or neither); a preset is stored with its phrase as `text`. Each seat (each spectator: its key, else its address) posts at most MEEPLE_CHAT_RATE (5) messages in any MEEPLE_CHAT_RATE_WINDOW_S (10) seconds (429 chat_rate_limited with Retry-After); a match holds MEEPLE_CHAT_MAX_MESSAGES (500) messages (409 chat_full); a finished match takes chat for MEEPLE_CHAT_AFTER_FINISH_S (300) seconds (409 chat_closed). Bots never chat. A tenant's match makes a `chat.message` webhook. The message reaches every reader: long-polls with `chat_after`, SSE `event: chat`, WebSocket `chat` frames, the replay's `chat`.
+         */
+        post: operations["post_chat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/matches/{match_id}/chat/{message_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Redact a chat message (the match's tenant): replaced by a redacted one on every channel and in the replay */
+        delete: operations["redact_chat"];
         options?: never;
         head?: never;
         patch?: never;
@@ -838,6 +875,15 @@ export interface components {
             options: {
                 [key: string]: unknown;
             }[];
+            /** @description quick-chat phrases for this game's matches (one tap on a phone) */
+            chat_presets: components["schemas"]["ChatPreset"][];
+        };
+        /** ChatPreset */
+        ChatPreset: {
+            /** @description what POST /v1/matches/{id}/chat takes as `preset` */
+            id: string;
+            /** @description the phrase, as the message will show it */
+            text: string;
         };
         /**
          * GameComponents
@@ -853,6 +899,8 @@ export interface components {
             options: {
                 [key: string]: unknown;
             }[];
+            /** @description quick-chat phrases for this game's matches (one tap on a phone) */
+            chat_presets: components["schemas"]["ChatPreset"][];
             /** @description every card, tile, god and goal: id, name, categories or colours (Sideboards: its drawers and handles) and its rules text from the spec */
             components: {
                 [key: string]: unknown;
@@ -906,6 +954,11 @@ export interface components {
              * @enum {string}
              */
             takeover_level: "novice" | "easy" | "casual" | "normal" | "strong" | "hard";
+            /**
+             * @description spectators (whoever may read the match without a seat) may post to its chat too; default: seats only
+             * @default false
+             */
+            spectator_chat: boolean;
         };
         /** SeatSpec */
         SeatSpec: {
@@ -971,6 +1024,8 @@ export interface components {
             takeover_level: "novice" | "easy" | "casual" | "normal" | "strong" | "hard";
             /** @description id of the rematch once someone asked for it */
             rematch: string | null;
+            /** @description whether spectators may post to the match's chat (seats always may) */
+            spectator_chat: boolean;
             /** @description with ?include=legal_moves: the caller's legal moves ([] with nothing to decide, null for a spectator) */
             legal_moves?: {
                 [key: string]: unknown;
@@ -1130,6 +1185,8 @@ export interface components {
             result: {
                 [key: string]: unknown;
             } | null;
+            /** @description the match's chat, oldest first (redacted messages redacted) */
+            chat: components["schemas"]["ChatMessage"][];
         };
         /** LogEntry */
         LogEntry: {
@@ -1152,6 +1209,24 @@ export interface components {
             view?: {
                 [key: string]: unknown;
             };
+        };
+        /**
+         * ChatMessage
+         * @description One chat message, as every reader of the match receives it (plain text: render it as text).
+         */
+        ChatMessage: {
+            /** @description 1, 2, ... in the match's order */
+            id: number;
+            /** @description the seat that spoke; null: a spectator */
+            seat: number | null;
+            /** @description plain text (a preset's phrase for a preset); null once redacted */
+            text: string | null;
+            /** @description the preset's id when one was sent; null otherwise and once redacted */
+            preset: string | null;
+            /** @description when it was posted (Unix time, server clock) */
+            at: number;
+            /** @description the match's tenant redacted it: text and preset are null */
+            redacted: boolean;
         };
         /** JoinMatch */
         JoinMatch: {
@@ -1186,6 +1261,20 @@ export interface components {
             legal_moves?: {
                 [key: string]: unknown;
             }[] | null;
+            /** @description with ?chat_after=C (long-poll only): the chat messages with an id past C, oldest first */
+            chat?: components["schemas"]["ChatMessage"][];
+            /** @description with ?chat_after=C (long-poll only): the ids of every redacted message of the match */
+            chat_redacted?: number[];
+        };
+        /**
+         * PostChat
+         * @description A chat message: ``text`` or a ``preset`` (exactly one of them).
+         */
+        PostChat: {
+            /** @description plain text, 1-200 characters once surrounding whitespace is stripped, no control characters (Unicode Cc); clients render it as text, never as markup */
+            text?: string;
+            /** @description a quick-chat preset of the match's game (GET /v1/games: chat_presets) */
+            preset?: string;
         };
         /** Enqueue */
         Enqueue: {
@@ -1291,13 +1380,13 @@ export interface components {
             /** @description http(s) URL with a host (a DNS name of letters, digits, - and _ labels, IDN allowed, or an IP address), a port 1-65535 if given and no whitespace or control characters (else 400 bad_webhook), whose host resolves to public addresses only: loopback, private, shared, link-local, multicast, reserved and unspecified addresses (IPv4, IPv6, and IPv4 inside IPv6) are refused with 400 webhook_address_refused, a host that does not resolve with 400 webhook_unresolvable, and every delivery checks again and connects to the checked address; MEEPLE_WEBHOOK_ALLOW_PRIVATE (CIDR list, or all) lets the operator allow networks */
             url: string;
             /** @description the events to deliver */
-            events: ("match.created" | "match.started" | "match.finished" | "seat.timeout" | "seat.taken_over" | "seat.reclaimed" | "turn" | "tournament.started" | "round.started" | "round.finished" | "tournament.finished")[];
+            events: ("match.created" | "match.started" | "match.finished" | "seat.timeout" | "seat.taken_over" | "seat.reclaimed" | "turn" | "chat.message" | "chat.redacted" | "tournament.started" | "round.started" | "round.finished" | "tournament.finished")[];
         };
         /** Webhook */
         Webhook: {
             id: string;
             url: string;
-            events: ("match.created" | "match.started" | "match.finished" | "seat.timeout" | "seat.taken_over" | "seat.reclaimed" | "turn" | "tournament.started" | "round.started" | "round.finished" | "tournament.finished")[];
+            events: ("match.created" | "match.started" | "match.finished" | "seat.timeout" | "seat.taken_over" | "seat.reclaimed" | "turn" | "chat.message" | "chat.redacted" | "tournament.started" | "round.started" | "round.finished" | "tournament.finished")[];
             /** @description Unix time */
             created_at: number;
             /** @description the signing secret (whsec_...): only in the answer that registers the hook */
@@ -1707,7 +1796,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_party`: a matchmaking party that is empty, larger than the match, names a player twice, comes with 'player', or has a member name that is not 1-32 characters without control characters; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
+        /** @description the request can never succeed as sent. Codes: `malformed_json`: the body is not a JSON object; `too_deep`: the body nests deeper than 32 levels; `unknown_field`: a field the call does not take; `missing_field`: a required field is missing; `wrong_type`: a field has the wrong type or is out of range; `malformed_move`: the move is not a move of this game; `unknown_game`: no such game in the catalogue; `invalid_options`: options or player count the game does not take; `bad_seats`: the seats list is wrong (kinds, levels, players); `bad_clock`: the clock settings are wrong; `bad_parameter`: a query parameter is wrong; `no_such_seat`: the match has no such seat; `bad_idempotency_key`: Idempotency-Key must be 1 to 128 characters; `malformed_request`: rejected by the HTTP layer (a request line, a header, a chunked body); `bad_handshake`: a WebSocket upgrade without Sec-WebSocket-Key or version 13; `bad_player`: a player id that is not 1-64 of letters, digits and . _ : @ -; `player_needs_api_key`: a player id sent without an API key; `bad_party`: a matchmaking party that is empty, larger than the match, names a player twice, comes with 'player', or has a member name that is not 1-32 characters without control characters; `bad_webhook`: a webhook URL or event list that is wrong; `webhook_address_refused`: a webhook URL whose host is (or resolves to) a non-public address; `webhook_unresolvable`: a webhook URL whose host does not resolve; `bad_message`: a WebSocket message of an unknown type; `bad_tournament`: tournament settings that are wrong (the message names the field); `bad_season`: a season's name, window, policy or decay that is wrong; `bad_chat`: a chat message that is empty, over 200 characters, holds control characters, or names no preset of the game (or both text and a preset); `bad_min_matches`: min_matches is not a whole number from 0 to 10000. */
         Error400: {
             headers: {
                 [name: string]: unknown;
@@ -1727,7 +1816,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
+        /** @description the credential is valid but not for this. Codes: `not_your_seat`: the token is valid but holds another seat; `chat_spectators_off`: a spectator posted to a match created without spectator_chat; `forbidden`: a proxy header (`X-Forwarded-*`) from an address not allowed to send one. */
         Error403: {
             headers: {
                 [name: string]: unknown;
@@ -1736,7 +1825,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `watch_token_not_found`: no such watch token, or another tenant's; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}, a leaderboard's or a season's {game}); `not_found`: no such path. */
+        /** @description unknown or expired, or not the caller's to see (another tenant's match or ticket). Codes: `match_not_found`: unknown or expired match, or one the caller may not see; `ticket_not_found`: unknown or expired ticket, or one the caller may not see; `webhook_not_found`: no such webhook; `watch_token_not_found`: no such watch token, or another tenant's; `tournament_not_found`: unknown or expired tournament, or another tenant's; `player_not_registered`: the player is not registered in the tournament; `season_not_found`: no season of that name for this game; `no_live_season`: the board `current` was asked for and no season of the game is live; `player_not_ranked`: the player is not on the board (no rated match of the game on it); `game_not_found`: no such game in the catalogue (GET /v1/games/{game}, a leaderboard's or a season's {game}); `chat_message_not_found`: the match has no chat message with that id; `not_found`: no such path. */
         Error404: {
             headers: {
                 [name: string]: unknown;
@@ -1745,7 +1834,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
+        /** @description your picture of the match is out of date, or its state forbids the call. Codes: `stale_version`: the match is past the version the request was decided on; `not_your_turn`: the seat has no decision to make now; `match_not_started`: the match still waits for players; `seat_taken`: the seat is not free; `match_full`: every seat is taken; `match_closed`: the match is over; `seat_under_bot_control`: a bot plays the seat since a timeout; reclaim it first; `seat_reclaimed`: the seat's owner plays it again; `seat_forfeited`: the seat forfeited; it cannot be reclaimed; `match_not_finished`: only a finished match can do that; `ticket_matched`: the ticket already has a match; `busy`: the match changed too often while the server retried; retry; `player_seated`: that player already sits in this match; `webhook_limit`: the tenant holds the most webhooks it may; `idempotency_key_in_use`: a request with this Idempotency-Key is still being answered; retry; `registration_closed`: the tournament takes no registrations now (Swiss: once it started; arena: once it ended); `tournament_full`: the tournament has max_players registered; `tournament_over`: the tournament is finished or cancelled; `season_exists`: a season of that name exists for this game; `season_overlap`: the season's window overlaps another season of the game; `season_limit`: the game has the most seasons it may (delete an old one); `season_started`: a live season's start cannot move; `season_over`: the season ended: its board is frozen; `chat_full`: the match holds the most chat messages it may (MEEPLE_CHAT_MAX_MESSAGES); `chat_closed`: the match finished longer ago than MEEPLE_CHAT_AFTER_FINISH_S: its chat is closed; `season_live`: a live (or ending) season cannot be deleted; `already_submitted`: the game's own: this decision was made already. */
         Error409: {
             headers: {
                 [name: string]: unknown;
@@ -1808,7 +1897,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)). */
+        /** @description too many requests, a quota reached, or too many waiting requests of this client; retry after `Retry-After` seconds (the message names the limit). Codes: `rate_limited`: more requests a minute than the caller's limit (`MEEPLE_RATE_LIMIT_PER_MINUTE` (or a tenant's `rpm`) requests a minute); `quota_exceeded`: a per-client or per-tenant quota is reached (the message names it) (active matches, bot seats or hard bots per client IP (`MEEPLE_MAX_*_PER_IP`) or tenant); `hint_limited`: too many hints for this seat or tenant (`MEEPLE_HINTS_PER_SEAT_MINUTE` hints a minute per seat, or the tenant's `hints`); `too_many_waiters`: too many waiting requests of this client (`MEEPLE_WAITERS_PER_CLIENT` waiting requests of this token or address (429), `MEEPLE_WAITERS_MAX` of this process (503)); `chat_rate_limited`: more chat messages than MEEPLE_CHAT_RATE per MEEPLE_CHAT_RATE_WINDOW_S from this seat (or spectator). */
         Error429: {
             headers: {
                 /** @description seconds to wait before retrying */
@@ -2438,6 +2527,8 @@ export interface operations {
                 wait?: number;
                 /** @description change: answer at the first new version; turn (a seat token is required): sleep through other seats' moves and answer once the caller must act or the match is finished (all events since `after` included) */
                 until?: "change" | "turn";
+                /** @description also deliver chat: the answer carries `chat` (messages with an id past this one) and `chat_redacted`, and a new chat message or a redaction answers the long-poll too (with until=turn as well); without it the answer has neither field */
+                chat_after?: number;
             };
             header?: never;
             path: {
@@ -2476,6 +2567,8 @@ export interface operations {
                 after?: number;
                 /** @description close the stream after this many seconds (reconnect with after=<last id>) */
                 limit?: number;
+                /** @description first send the chat messages with an id past this one (default: none of the past ones, only new ones) */
+                chat_after?: number;
             };
             header?: {
                 /** @description the last version received (what browsers' EventSource sends on reconnecting); `after` wins if both are given */
@@ -2488,7 +2581,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description text/event-stream: `event: update` (id = the version) whose data is an Events document, and comment heartbeats (every 15 s at most) */
+            /** @description text/event-stream: `event: update` (id = the version) whose data is an Events document, `event: chat` (no id) whose data is a ChatMessage, `event: chat_redacted` whose data is `{"id": n}`, and comment heartbeats (every 15 s at most) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2535,6 +2628,79 @@ export interface operations {
             414: components["responses"]["Error414"];
             417: components["responses"]["Error417"];
             426: components["responses"]["Error426"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    post_chat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON (Content-Type: application/json), uncompressed, at most MEEPLE_MAX_BODY_BYTES (65536 bytes by default), nested at most 32 levels deep, integers anywhere in it from -9223372036854775808 to 9223372036854775807; an empty body reads as {} */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PostChat"];
+            };
+        };
+        responses: {
+            /** @description posted: the message as readers receive it */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatMessage"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            501: components["responses"]["Error501"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    redact_chat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+                message_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description redacted (or it was already) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            414: components["responses"]["Error414"];
+            417: components["responses"]["Error417"];
             429: components["responses"]["Error429"];
             431: components["responses"]["Error431"];
             501: components["responses"]["Error501"];

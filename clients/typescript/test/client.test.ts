@@ -323,6 +323,60 @@ test("a backend reads a tournament's rounds page by page, each table with its ma
   assert.ok(refused instanceof ApiError && refused.status === 401);
 });
 
+test("a party queues as one ticket: two parties of two are a team each, every member with a seat of their own",
+  async () => {
+    const api = new MeepleClient({ baseUrl: url });
+    const first = await api.queue({ game: "they-who-were-8", players: 4, options: {},
+      party: [{ name: "ann" }, { name: "ben" }] });
+    const second = await api.matchmaking({ game: "they-who-were-8", players: 4, options: {},
+      party: [{ name: "cat" }, { name: "dan" }] });
+    assert.equal(second.doc.status, "matched");
+    const ours = await first.waitParty(30_000);
+    const theirs = await second.waitParty(30_000);
+    const seats = (party: Match[]) => party.map((m) => m.seat).sort();
+    const teams = [[0, 2], [1, 3]].map((t) => JSON.stringify(t));
+    assert.ok(teams.includes(JSON.stringify(seats(ours))) && teams.includes(JSON.stringify(seats(theirs))));
+    assert.equal(new Set([...ours, ...theirs].map((m) => m.token)).size, 4);
+    assert.equal(new Set([...ours, ...theirs].map((m) => m.id)).size, 1);
+    assert.deepEqual(first.party.map((m) => m.name), ["ann", "ben"]);
+    assert.equal(new Set(first.party.map((m) => m.team)).size, 1);
+  });
+
+test("chat goes over the held socket, the other seat hears it on its socket and by long-poll", async () => {
+  const api = new MeepleClient({ baseUrl: url });
+  const first = await api.createMatch({ game: "clash", players: 2, seats: [{ kind: "human" }, { kind: "human" }] });
+  const second = await api.join(first.id);
+  const said = await first.chat("good luck"); // REST: no socket held
+  assert.equal(said.seat, 0);
+  await second.connect();
+  try {
+    assert.deepEqual(await second.waitChat(20_000), [said]); // the hello's chat_after=0: the past one first
+    assert.ok(second.socketOpen);
+    const reply = await second.chat({ preset: "gg" }); // over the socket
+    assert.equal(reply.text, "Good game");
+    assert.deepEqual(await first.waitChat(20_000), [reply]); // a long-poll with chat_after=1
+  } finally {
+    second.close();
+  }
+  assert.deepEqual(first.chatMessages.map((m) => m.id), [1, 2]);
+});
+
+test("a spectator without spectator_chat is a typed 403 and flooding a typed 429 chat_rate_limited", async () => {
+  const api = new MeepleClient({ baseUrl: plainUrl, retries: 0 });
+  const host = await api.createMatch({ game: "clash", players: 2, options: { match: "single" },
+    seats: [{ kind: "human" }, { kind: "bot", level: "easy" }] });
+  const watcher = await api.match(host.id);
+  await assert.rejects(watcher.chat("may I?"), (err: unknown) =>
+    err instanceof ApiError && err.status === 403 && err.code === "chat_spectators_off");
+  const heard: number[] = [];
+  watcher.onChat = (m) => heard.push(m.id);
+  for (let n = 0; n < 5; n++) await host.chat(`${n}`);
+  await assert.rejects(host.chat("flood"), (err: unknown) =>
+    err instanceof ApiError && err.status === 429 && err.code === "chat_rate_limited" && (err.retryAfterS ?? 0) > 0);
+  assert.equal((await watcher.waitChat(20_000)).length, 5); // a spectator's long-poll brings them all
+  assert.deepEqual(heard, [1, 2, 3, 4, 5]);
+});
+
 test("a watch link reads the match as a spectator on every door, acts on none, and stops once revoked", async () => {
   const key = process.env.MEEPLE_KEY ?? "";
   assert.ok(key, "MEEPLE_KEY is set");
@@ -360,22 +414,3 @@ test("a watch link reads the match as a spectator on every door, acts on none, a
   assert.ok(refused instanceof ApiError && refused.status === 401 && refused.code === "watch_token_revoked");
   assert.ok((await backend.describeWatchToken(minted.id)).revoked_at);
 });
-
-test("a party queues as one ticket: two parties of two are a team each, every member with a seat of their own",
-  async () => {
-    const api = new MeepleClient({ baseUrl: url });
-    const first = await api.queue({ game: "they-who-were-8", players: 4, options: {},
-      party: [{ name: "ann" }, { name: "ben" }] });
-    const second = await api.matchmaking({ game: "they-who-were-8", players: 4, options: {},
-      party: [{ name: "cat" }, { name: "dan" }] });
-    assert.equal(second.doc.status, "matched");
-    const ours = await first.waitParty(30_000);
-    const theirs = await second.waitParty(30_000);
-    const seats = (party: Match[]) => party.map((m) => m.seat).sort();
-    const teams = [[0, 2], [1, 3]].map((t) => JSON.stringify(t));
-    assert.ok(teams.includes(JSON.stringify(seats(ours))) && teams.includes(JSON.stringify(seats(theirs))));
-    assert.equal(new Set([...ours, ...theirs].map((m) => m.token)).size, 4);
-    assert.equal(new Set([...ours, ...theirs].map((m) => m.id)).size, 1);
-    assert.deepEqual(first.party.map((m) => m.name), ["ann", "ben"]);
-    assert.equal(new Set(first.party.map((m) => m.team)).size, 1);
-  });

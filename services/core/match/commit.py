@@ -80,6 +80,8 @@ def commit(core: Core, match: Match, meta: dict[str, Any], state: bytes | None, 
         meta = {**meta, "clock": clock}
         for seat, due in clocks.started(clock, version):
             store.schedule(match.id, seat, version, due)
+    if meta["status"] == "finished" and match.meta["status"] != "finished":  # chat stays open a while after it
+        meta = {**meta, "finished_at": now}
     meta = ratings.settle(store.redis, match.meta, meta)  # a rated match's rating changes, in its outcome
     updated = store.update(match, meta, state, entry, derived, remember, webhooks.events_of(match.meta, meta, entry))
     _transition(core, match.meta["status"], meta)

@@ -1,29 +1,28 @@
 """What a waiter hears of the store, without the store's key layout (the gateway's hub asks here).
 
-Every change the store makes to a match (the match script) or a matchmaking ticket is a *topic* passing a
-version: an entry on the topic's stream (id ``<version>-1``, or Redis's own for a ticket, with the ``wake`` of a
-match's version) and one message ``<topic> <version> <wake>`` on the events channel. A waiter names the topic it
-waits on (:func:`match_topic`, ``matchmaker.wake_key`` for a ticket); the hub subscribes once (:func:`subscribe`),
-turns each message into the stream entry it announces (:func:`published_entry`), reads what a subscription could
-not hear (:func:`read_after`) and asks whether a version is a given seat's turn (:func:`wakes_seat`).
+Every change the store makes to a match (the match script), to its chat (the chat scripts: :func:`chat_topic`, at
+the chat's own positions) or a matchmaking ticket is a *topic* passing a version: an entry on the topic's stream
+(id ``<version>-1``, or Redis's own for a ticket, with the ``wake`` of a match's version) and one message
+``<topic> <version> <wake>`` on the events channel. A waiter names the topic it waits on (:func:`match_topic`,
+``matchmaker.wake_key`` for a ticket); the hub subscribes once (:func:`subscribe`), turns each message into the
+stream entry it announces (:func:`published_entry`), reads what a subscription could not hear
+(:func:`read_after`) and asks whether a version is a given seat's turn (:func:`wakes_seat`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from services import redisconn
+from services.core import watching
 from services.core.access import Caller
-from services.core.errors import DomainError
 from services.core.limits import ip_ident, token_ident
-from services.core.record.store import EVENTS_CHANNEL, events_key, parse_wake, your_turn_or_over
-from services.core.tenancy import watching
+from services.core.record.store import EVENTS_CHANNEL, chat_keys, events_key, parse_wake, your_turn_or_over
 
 #: One stream entry as Redis returns it: (``b"<version>-1"``, its fields, ``b"wake"`` among them for a match).
 Entry = tuple[bytes, dict[bytes, bytes]]
 
-__all__ = ["Entry", "announce_revoked", "match_topic", "published_entry", "read_after", "subscribe", "waiter_of",
-           "wakes_seat", "watch_refusal", "watch_topic", "your_turn_or_over"]
+__all__ = ["Entry", "chat_topic", "match_topic", "published_entry", "read_after", "subscribe", "waiter_of",
+           "wakes_seat", "watch_topic", "your_turn_or_over"]
 
 
 def match_topic(match_id: str) -> str:
@@ -36,23 +35,10 @@ def watch_topic(token_id: str) -> str:
     return watching.topic(token_id)
 
 
-def announce_revoked(client: Any, token_id: str) -> None:
-    """Tell every stream open with a watch token that it was revoked: its topic passes version 1 (an entry the hub's
-    checker can read after a lost message, and the message itself)."""
-    name = watch_topic(token_id)
-
-    def queue(pipe: Any) -> None:
-        pipe.delete(name)  # (a second revocation announces again: XADD refuses an id that is not new)
-        pipe.xadd(name, {"revoked": "1"}, id=f"{watching.REVOKED_VERSION}-1")
-        pipe.pexpire(name, watching.RETAIN_S * 1000)
-
-    redisconn.on_slot(client, name, queue, name="REVOKE")
-    client.publish(EVENTS_CHANNEL, f"{name} {watching.REVOKED_VERSION} ".encode())
-
-
-def watch_refusal(client: Any, grant: watching.Grant) -> DomainError | None:
-    """Why a stream's watch token reads no more (revoked, expired, gone), or None."""
-    return watching.refusal(client, grant)
+def chat_topic(match_id: str) -> str:
+    """The topic a match's chat changes are heard on (a message or a redaction: position ``<seq>``, no wake), so
+    that a waiter wakes for chat exactly as for a new version (see :mod:`.chat`)."""
+    return chat_keys(match_id)[1]
 
 
 def subscribe(pubsub: Any) -> None:

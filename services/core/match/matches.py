@@ -16,10 +16,18 @@ from typing import Any
 
 import orjson
 
-from services.core.access import Action, Caller, MatchAccess, authorize_create, authorize_match, require_credential
+from services.core.access import (
+    Action,
+    Caller,
+    MatchAccess,
+    authorize_create,
+    authorize_match,
+    authorize_tenant,
+    require_credential,
+)
 from services.core.errors import DomainError, Kind, busy, not_found
 from services.core.limits import count_request, enforce, ip_ident, limit_of, token_ident
-from services.core.match import clocks, history, idempotency
+from services.core.match import chat, clocks, history, idempotency
 from services.core.match.commit import MAX_REBASES, commit
 from services.core.match.commit import create as commit_create
 from services.core.match.reads import SPECTATOR, caller_fields, log_entry, seat_legal_moves, seat_view, status_doc
@@ -144,7 +152,22 @@ def replay(core: Core, caller: Caller, match_id: str, include_views: bool = Fals
     meta = match.meta
     return {"id": match.id, "game": meta["game"], "players": meta["players"], "options": meta["options"],
             "seed": str(meta["seed"]) if over else None, "status": meta["status"], "version": match.version,
-            "log": entries, "result": meta.get("result")}
+            "log": entries, "result": meta.get("result"), "chat": chat.messages(core, match_id)}
+
+
+def post_chat(core: Core, caller: Caller, match_id: str, *, text: str | None = None,
+              preset: str | None = None) -> dict[str, Any]:
+    """``POST /v1/matches/{id}/chat`` (and the WebSocket's ``chat``): the caller's message, as a seat or, where the
+    match allows it, as a spectator (see :mod:`.chat`)."""
+    chat.check_body(text, preset)
+    opened = open_match(core, caller, match_id, Action.CHAT)
+    return chat.post(core, caller, opened.match, opened.access, text=text, preset=preset)
+
+
+def redact_chat(core: Core, caller: Caller, match_id: str, message_id: int) -> None:
+    """``DELETE /v1/matches/{id}/chat/{message_id}``: the match's tenant's key redacts a message."""
+    authorize_tenant(caller)  # a key first: without one, nothing is said of the match
+    chat.redact(core, open_match(core, caller, match_id, Action.MODERATE).match, message_id)
 
 
 def _replay_views(core: Core, match: Match, log: list[dict[str, Any]], seat: int | None) -> list[Any]:
@@ -289,7 +312,7 @@ def new_match(core: Core, game_id: str, players: int, options: dict[str, Any], s
               seats: list[dict[str, Any]], clock: dict[str, Any] | None = None,
               takeover_level: str = control.DEFAULT_TAKEOVER_LEVEL, owner: str | None = None,
               tenant: tenants.Tenant | None = None, match_id: str | None = None, rated: bool = True,
-              tag: str | None = None, reserved: bool = False) -> Match:
+              tag: str | None = None, reserved: bool = False, spectator_chat: bool = False) -> Match:
     """A new match in the store (the rules service sets it up); shared by create, matchmaking, rematch and
     tournaments.
 
@@ -297,6 +320,7 @@ def new_match(core: Core, game_id: str, players: int, options: dict[str, Any], s
     ``tenant``'s match is charged to the tenant instead, with its quotas, and indexed for its history.
     ``rated``: whether a tenant's match is rated (see :mod:`.ratings`; matches without a tenant never are).
     ``tag``: what the match belongs to (``tournament:<id>``: the tournament is woken when it finishes).
+    ``spectator_chat``: spectators may post to its chat too (see :mod:`.chat`).
     ``reserved``: its quota was taken ahead of time (a tournament's table, see
     :func:`.tournaments.machine.reservation`): it is charged nothing more.
     A match whose every seat is seated at once (bots, seats ``kept`` for named players) starts active, clocks
@@ -321,6 +345,8 @@ def new_match(core: Core, game_id: str, players: int, options: dict[str, Any], s
         meta["rated"] = False
     if tag is not None:
         meta["tag"] = tag
+    if spectator_chat:
+        meta["spectator_chat"] = True
     match_id = match_id or new_match_id()
     if owner is not None:
         charge(core, owner, match_id, seats, core.store.quota_until(meta["status"], time.time()), tenant)
@@ -353,7 +379,7 @@ def release(core: Core, owner: str, member: str, seats: list[dict[str, Any]]) ->
 def create(core: Core, caller: Caller, *, game: str, players: int, options: dict[str, Any] | None = None,
            seed: int | None = None, seats: list[Any] | None = None, join: bool = False,
            clock: dict[str, Any] | None = None, takeover_level: str | None = None,
-           idempotency_key: str | None = None) -> dict[str, Any]:
+           idempotency_key: str | None = None, spectator_chat: bool = False) -> dict[str, Any]:
     """``POST /v1/matches``: a new match (and seat 0's token with ``join``), as the caller sees it; with an
     ``idempotency_key``, the same match and token on every retry (see :mod:`.idempotency`)."""
     authorize_create(caller, "creating a match")
@@ -375,7 +401,8 @@ def create(core: Core, caller: Caller, *, game: str, players: int, options: dict
         if match is None:
             try:
                 match = new_match(core, game, players, options or {}, seed, parsed, clock_config, takeover,
-                                  owner=caller.owner, tenant=caller.tenant, match_id=match_id)
+                                  owner=caller.owner, tenant=caller.tenant, match_id=match_id,
+                                  spectator_chat=spectator_chat)
             except StaleVersion:  # a twin under the same Idempotency-Key made it meanwhile
                 match = load(core, str(match_id))
         own = MatchAccess(None, caller.tenant is not None)
@@ -391,7 +418,8 @@ def create(core: Core, caller: Caller, *, game: str, players: int, options: dict
     if idempotency_key is None:
         return make()
     request = {"game": game, "players": players, "options": options, "seed": seed, "seats": seats, "join": join,
-               "clock": clock, "takeover_level": takeover_level}
+               "clock": clock, "takeover_level": takeover_level,
+               **({"spectator_chat": True} if spectator_chat else {})}
     claim = idempotency.claim(core.redis, idempotency.caller_record(caller.owner, "create", idempotency_key),
                               idempotency_key, idempotency.fingerprint("create", request), {"id": new_match_id()})
     if (answer := claim.answer) is not None:
@@ -681,7 +709,8 @@ def _rematch(core: Core, caller: Caller, match_id: str, opened: Opened, *, secre
             tenant = tenants.by_name(core.redis, meta["tenant"]) if meta.get("tenant") else None
             fresh = new_match(core, meta["game"], meta["players"], meta["options"], None, rematch_seats(meta), clock,
                               meta.get("takeover_level", control.DEFAULT_TAKEOVER_LEVEL), owner=caller.owner,
-                              tenant=tenant, rated=meta.get("rated", True))
+                              tenant=tenant, rated=meta.get("rated", True),
+                              spectator_chat=bool(meta.get("spectator_chat")))
             try:
                 commit(core, match, {**meta, "rematch": fresh.id},
                        None, {"kind": "rematch", "seat": seat, "to_act": [], "rematch": fresh.id})

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from services.core.access import MatchAccess, redact_outcome
-from services.core.match import clocks, describe
+from services.core.match import chat, clocks, describe
 from services.core.record import control
 from services.core.record.store import Match, seat_hint
 from services.core.service import Core
@@ -71,7 +71,7 @@ def status_doc(match: Match, access: MatchAccess, view: Any) -> dict[str, Any]:
             "outcome": redact_outcome(meta.get("outcome"), access.players),
             "clock": clocks.public(clock, now) if clock else None,
             "takeover_level": meta.get("takeover_level", control.DEFAULT_TAKEOVER_LEVEL),
-            "rematch": meta.get("rematch")}
+            "rematch": meta.get("rematch"), "spectator_chat": bool(meta.get("spectator_chat"))}
 
 
 def seat_status(core: Core, match: Match, access: MatchAccess, include_legal: bool = False) -> dict[str, Any]:
@@ -104,13 +104,16 @@ def events_after(core: Core, match: Match, access: MatchAccess, after: int) -> l
 
 
 def events_since(core: Core, match: Match, access: MatchAccess, after: int,
-                 include_legal: bool = False) -> dict[str, Any]:
+                 include_legal: bool = False, chat_after: int | None = None) -> dict[str, Any]:
     """What happened after version ``after``: the entries, and the caller's view (and legal moves, if asked
-    for) when anything did. The same document for long-polls, SSE and the WebSocket."""
+    for) when anything did. The same document for long-polls, SSE and the WebSocket. ``chat_after`` (a
+    long-poll's): the chat messages past that id too, and the ids of the redacted ones (see :mod:`.chat`)."""
     items = events_after(core, match, access, after)
     doc = {"version": match.version, "status": match.meta["status"], "to_act": match.meta["to_act"],
            "events": items, "view": seat_view(core, match, access.seat) if items else None,
            "result": match.meta.get("result")}
     if include_legal:
         doc["legal_moves"] = seat_legal_moves(core, match, access.seat) if access.seat is not None else None
+    if chat_after is not None:
+        doc.update(chat.poll_part(core, match.id, chat_after))
     return doc

@@ -11,6 +11,8 @@ One key family per match, all with the hash tag ``{id}`` so a match lives in one
 * ``match:{id}:idem:<key>`` — the stored response of an ``Idempotency-Key`` request;
 * ``match:{id}:presence`` — hash seat -> until when the seat counts as connected (not versioned: being
   online is not a change of the match);
+* ``match:{id}:chat``, ``match:{id}:chat:events`` — the match's chat and its topic (:mod:`.chat`): not
+  versioned (chat never changes the match's version), but given the match's TTL by every update;
 * ``match:{id}:derived`` — what the rules service derived from the current state when it made it: every
   seat's view (``view:<seat>``, ``view:-1`` the spectator's) and the legal moves of the seats to act
   (``legal:<seat>``), with ``at`` = the version that wrote the state. Reads then need no rules call;
@@ -75,13 +77,14 @@ REPLICA_CHECK_S = 5.0
 #: Matches whose last update this process committed, kept with what a push reads (see :meth:`MatchStore.load_next`).
 RECENT_MATCHES = 256
 
-#: KEYS[8], when given, is the match's webhook outbox and the last ARGV the record to append to it.
+#: KEYS[8] and KEYS[9] are the match's chat keys (:func:`chat_keys`: they only take the match's TTL here);
+#: KEYS[10], when given, is the match's webhook outbox and the last ARGV the record to append to it.
 _CAS = """
 local v = tonumber(redis.call('GET', KEYS[1]) or '-1')
 if v ~= tonumber(ARGV[1]) then return {0, v} end
 local nv = v + 1
 local last = #ARGV
-if KEYS[8] then last = last - 1 end
+if KEYS[10] then last = last - 1 end
 redis.call('SET', KEYS[1], nv)
 redis.call('SET', KEYS[2], ARGV[2])
 if ARGV[3] ~= '' then
@@ -93,7 +96,7 @@ redis.call('RPUSH', KEYS[4], ARGV[4])
 redis.call('XADD', KEYS[5], 'MAXLEN', '~', 1000, nv .. '-1', 'version', nv, 'wake', ARGV[6])
 redis.call('PUBLISH', 'meeple:events', KEYS[5] .. ' ' .. nv .. ' ' .. ARGV[6])
 if ARGV[7] ~= '' then redis.call('SET', KEYS[7], ARGV[7], 'EX', ARGV[8], 'NX') end
-if KEYS[8] then redis.call('XADD', KEYS[8], '*', 'record', ARGV[#ARGV]) end
+if KEYS[10] then redis.call('XADD', KEYS[10], '*', 'record', ARGV[#ARGV]) end
 local ttl = tonumber(ARGV[5])
 for i = 1, #KEYS do
   if i ~= 7 then
@@ -112,6 +115,16 @@ EVENTS_CHANNEL = "meeple:events"
 def events_key(match_id: str) -> str:
     """The match's event stream: one entry per version, id ``<version>-1``, with its ``wake``."""
     return f"match:{{{match_id}}}:events"
+
+
+def chat_keys(match_id: str) -> tuple[str, str]:
+    """The match's chat: its messages (a list) and its topic (a stream of changes), see :mod:`.chat`."""
+    return f"match:{{{match_id}}}:chat", f"match:{{{match_id}}}:chat:events"
+
+
+def version_key(match_id: str) -> str:
+    """The match's version: what a chat write copies the match's TTL from."""
+    return keys(match_id)[0]
 
 
 def idem_key(match_id: str, key: str) -> str:
@@ -338,7 +351,7 @@ class MatchStore:
     def delete(self, match_id: str) -> None:
         """Remove a match that never became visible (a rematch that lost its race)."""
         pipe = self.redis.pipeline(transaction=False)
-        pipe.delete(*keys(match_id), presence_key(match_id), webhooks.outbox_key(match_id))
+        pipe.delete(*keys(match_id), *chat_keys(match_id), presence_key(match_id), webhooks.outbox_key(match_id))
         pipe.zrem(idle_keys(match_id)[0], match_id)
         pipe.execute()
 
@@ -430,7 +443,7 @@ class MatchStore:
         if events:
             webhooks.mark(self.redis, match_id)
             outbox = [webhooks.outbox_record(match_id, version + 1, meta, events)]
-        cas_keys = [*k, idem_key(match_id, idem) if idem is not None else k[0],
+        cas_keys = [*k, idem_key(match_id, idem) if idem is not None else k[0], *chat_keys(match_id),
                     *([webhooks.outbox_key(match_id)] if outbox else [])]
         args = [version, orjson.dumps(meta), state if state is not None else b"", orjson.dumps(entry),
                 self.ttl_for(meta["status"]), wake_of(meta), orjson.dumps(record) if record is not None else b"",

@@ -50,8 +50,9 @@ import orjson
 from services import redisconn
 
 #: Every event a hook may subscribe to. ``turn``: a seat must decide (one per version: chatty, opt-in).
+#: ``chat.message`` / ``chat.redacted``: a chat message posted / redacted (:mod:`.chat` appends them).
 MATCH_EVENTS = ("match.created", "match.started", "match.finished", "seat.timeout", "seat.taken_over",
-                "seat.reclaimed", "turn")
+                "seat.reclaimed", "turn", "chat.message", "chat.redacted")
 #: A tournament's events (:mod:`services.core.tournaments.machine`), delivered by the same worker, the same way.
 TOURNAMENT_EVENTS = ("tournament.started", "round.started", "round.finished", "tournament.finished")
 EVENTS = MATCH_EVENTS + TOURNAMENT_EVENTS

@@ -14,14 +14,17 @@ from collections.abc import Iterator
 from typing import Any
 
 import msgspec
+import orjson
 from flask import Blueprint, Response
 
 from services.contract import models as m
 from services.contract.limits import HEARTBEAT_S
 from services.contract.validation import answer as answer_bytes
+from services.core import watching
 from services.core.access import Action, Caller, MatchAccess
 from services.core.errors import DomainError
-from services.core.match.events import match_topic, waiter_of, watch_refusal, watch_topic, your_turn_or_over
+from services.core.match import chat
+from services.core.match.events import chat_topic, match_topic, waiter_of, watch_topic, your_turn_or_over
 from services.core.match.matches import Opened, open_match
 from services.core.match.reads import SPECTATOR, events_since
 from services.core.record.store import Match
@@ -62,7 +65,7 @@ class WatchGuard:
         """Why the stream's watch token reads no more (revoked, expired), or None (or no watch token)."""
         if self.grant is None:
             return None
-        return watch_refusal(self.core.redis, self.grant)
+        return watching.refusal(self.core.redis, self.grant)
 
 
 def waiter_ident(who: Caller) -> str:
@@ -77,6 +80,8 @@ def long_poll(match_id: str) -> Response:
     include_legal, until, wait = asked.include == "legal_moves", asked.until, wait_s(asked.wait)
     after = -1 if asked.after is msgspec.UNSET else asked.after
     action = Action.ACT if until == "turn" else Action.READ  # until=turn waits for the caller's own seat
+
+    chat_after = given(asked.chat_after)
 
     def opened(since: int, count: bool) -> Opened:
         return open_match(the_core, who, match_id, action, view=True, legal=include_legal,
@@ -93,15 +98,20 @@ def long_poll(match_id: str) -> Response:
     match, turn_of = current.match, current.access.seat if until == "turn" else None
     ready = match.version > after and (
         turn_of is None or your_turn_or_over(match.meta["status"], match.meta["to_act"], turn_of))
+    chat_at = None
+    if chat_after is not None:  # a chat message past chat_after, or any chat change since it parked, answers too
+        chat_at, newest = chat.cursor(the_core, match_id)
+        ready = ready or newest > chat_after or (again is not None and chat_at > again.state["chat_at"])
     remaining = again.remaining() if again is not None else float(wait)
     if not ready and remaining > 0.01:
         # until=turn sleeps through versions it has seen that were not the caller's turn
         since = max(after, match.version) if turn_of is not None else after
         if wait_or_park(gw.hub, None, "poll", waiter_ident(who), match_topic(match_id), since, turn_of,
-                        time.monotonic() + remaining, {"after": after}):
+                        time.monotonic() + remaining, {"after": after, "chat_at": chat_at},
+                        also=(chat_topic(match_id), chat_at) if chat_at is not None else None):
             return Response(status=204)  # never sent: the worker holds the connection until a wake-up
         current = opened(after, False)
-    return answer(events_since(the_core, current.match, current.access, after, include_legal))
+    return answer(events_since(the_core, current.match, current.access, after, include_legal, chat_after))
 
 
 class SseStream(Stream):
@@ -112,9 +122,10 @@ class SseStream(Stream):
     kind = "sse"
 
     def __init__(self, hub: Hub, slot: Slot, core: Core, who: Caller, match: Match, access: MatchAccess, after: int,
-                 limit_s: int) -> None:
+                 limit_s: int, chat_at: tuple[int, int]) -> None:
         super().__init__(hub, slot)
         self.core, self.who, self.match, self.access, self.after = core, who, match, access, after
+        self.chat = ChatCursor(core, match.id, *chat_at)
         self.end = time.monotonic() + limit_s
         self.beat = next_beat()
         self.over = False
@@ -124,12 +135,19 @@ class SseStream(Stream):
         return self.guard.timer(min(self.beat, self.end))
 
     def arm(self, wake: Any) -> None:
-        self.watch(match_topic(self.match.id), self.after, wake)
+        self.watch(match_topic(self.match.id), self.after, wake, also=(chat_topic(self.match.id), self.chat.seq))
         self.guard.arm(self, wake)
 
     def first(self) -> str:
-        """What the response starts with: the reconnect delay, and the update if the match is past ``after``."""
-        return "retry: 1000\n\n" + self.update(self.match)
+        """What the response starts with: the reconnect delay, the chat messages past the stream's ``chat_after``,
+        and the update if the match is past ``after`` (last: a client may stop reading at the finishing one)."""
+        chat_text = self.chat_text()
+        return "retry: 1000\n\n" + chat_text + self.update(self.match)
+
+    def chat_text(self) -> str:
+        """``event: chat`` per new message, ``event: chat_redacted`` per redaction (no ``id:``: the event id
+        stays the version a reconnect resumes from)."""
+        return "".join(f"event: {kind}\ndata: {data.decode()}\n\n" for kind, data in self.chat.frames())
 
     def update(self, current: Match) -> str:
         self.match = current
@@ -152,10 +170,13 @@ class SseStream(Stream):
         if time.monotonic() >= self.end or self.guard.refusal() is not None:
             return "", False  # (a watch token revoked or expired: the client's next request is told why)
         key = SPECTATOR if self.access.seat is None else self.access.seat
-        current = self.core.store.load(self.match.id, (f"view:{key}",), self.after + 1) if woken else None
-        if woken and current is None:
+        moved, chatted = woke_for(self, self.match.id, woken)
+        current = self.core.store.load(self.match.id, (f"view:{key}",), self.after + 1) if moved else None
+        if moved and current is None:
             return "", False  # the match expired
-        text = self.update(current) if current is not None else ""
+        text = self.chat_text() if chatted else ""  # (chat first: the update may be the finishing one)
+        if current is not None:
+            text += self.update(current)
         if not text and time.monotonic() >= self.beat:
             if current is None and self.access.seat is not None:
                 self.update(self.match)  # presence only
@@ -176,6 +197,37 @@ class SseStream(Stream):
         if text:
             write(text.encode())
         return keep
+
+
+class ChatCursor:
+    """Where a stream or socket is in a match's chat: the topic's position and the newest message it sent."""
+
+    def __init__(self, core: Core, match_id: str, seq: int, last_id: int) -> None:
+        self.core, self.match_id, self.seq, self.last_id = core, match_id, seq, last_id
+
+    def frames(self) -> list[tuple[str, bytes]]:
+        """What is new since the cursor, as (``chat`` | ``chat_redacted``, JSON) pairs, oldest first."""
+        news = chat.news(self.core, self.match_id, self.seq, self.last_id)
+        self.seq, self.last_id = news.seq, news.last_id
+        return ([("chat_redacted", orjson.dumps({"id": n})) for n in news.redacted]
+                + [("chat", answer_bytes(m.ChatMessage, message)) for message in news.messages])
+
+
+def chat_start(core: Core, match_id: str, chat_after: int | None) -> tuple[int, int]:
+    """A new stream's chat cursor: the topic's position now, and ``chat_after`` (default: the newest message, so
+    that only new ones are sent)."""
+    seq, newest = chat.cursor(core, match_id)
+    return seq, newest if chat_after is None else min(chat_after, newest)
+
+
+def woke_for(parked: Stream, match_id: str, woken: bool) -> tuple[bool, bool]:
+    """(the match, the chat) to read after a wake-up: what woke it (both when it cannot tell: a blocking wait)."""
+    if not woken:
+        return False, False
+    heard = parked.heard()
+    if not heard:
+        return True, True
+    return match_topic(match_id) in heard, chat_topic(match_id) in heard
 
 
 def events_json(doc: dict[str, Any]) -> bytes:
@@ -199,8 +251,9 @@ def stream(match_id: str) -> Response:
     match = opened.match
     if match.version > after:
         match = open_match(the_core, who, match_id, Action.READ, view=True, log_from=after + 1, count=False).match
+    chat_at = chat_start(the_core, match_id, given(asked.chat_after))
     slot = gw.hub.admit("sse", waiter_ident(who))
-    sse = SseStream(gw.hub, slot, the_core, who, match, opened.access, after, asked.limit)
+    sse = SseStream(gw.hub, slot, the_core, who, match, opened.access, after, asked.limit, chat_at)
     sent = {"X-Accel-Buffering": "no"}
     try:
         first = sse.first()
@@ -220,7 +273,8 @@ def stream(match_id: str) -> Response:
             keep = True
             while keep:
                 timer = sse.timer() or time.monotonic()
-                woken = gw.hub.wait(match_topic(match_id), sse.after, timer - time.monotonic())
+                woken = gw.hub.wait(match_topic(match_id), sse.after, timer - time.monotonic(),
+                                    also=(chat_topic(match_id), sse.chat.seq))
                 text, keep = sse.step(woken)
                 if text:
                     yield text

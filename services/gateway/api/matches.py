@@ -29,7 +29,8 @@ def create_match() -> Response:
     b, key = body(m.CreateMatch), headers(m.IdempotencyHeaders).idempotency_key
     return answer(matches.create(core(), caller(), game=b.game, players=b.players, options=b.options,
                                  seed=given(b.seed), seats=plain(b.seats), join=b.join, clock=plain(b.clock),
-                                 takeover_level=b.takeover_level, idempotency_key=given(key)))
+                                 takeover_level=b.takeover_level, idempotency_key=given(key),
+                                 spectator_chat=b.spectator_chat))
 
 
 @bp.post("/v1/matches/<match_id>/join")

@@ -36,8 +36,8 @@ from services.contract.validation import dump, parse_value
 from services.core import access, limits
 from services.core.access import Action, Caller, MatchAccess
 from services.core.errors import DomainError, Kind
-from services.core.match import moves
-from services.core.match.events import match_topic
+from services.core.match import matches, moves
+from services.core.match.events import chat_topic, match_topic
 from services.core.match.matches import open_match
 from services.core.match.reads import SPECTATOR, events_since
 from services.core.record.store import Match
@@ -47,7 +47,7 @@ from ..errors import answer_to
 from ..hub import Hub, Slot
 from ..parking import Stream, Write, can_park, park
 from .common import given
-from .events import HEARTBEAT_S, WatchGuard, events_json, next_beat, waiter_ident
+from .events import HEARTBEAT_S, ChatCursor, WatchGuard, chat_start, events_json, next_beat, waiter_ident, woke_for
 
 log = logging.getLogger("meeple.gateway")
 bp = Blueprint("ws", __name__)
@@ -114,6 +114,7 @@ class WsSession(Stream):
         self.open = True
         self.touched: Match | None = None
         self.guard = WatchGuard(gw.core, who)
+        self.chat: ChatCursor | None = None
 
     @property
     def seat(self) -> int | None:
@@ -124,7 +125,8 @@ class WsSession(Stream):
 
     def arm(self, wake: Any) -> None:
         if self.ready:
-            self.watch(match_topic(self.match_id), self.after, wake)
+            also = (chat_topic(self.match_id), self.chat.seq) if self.chat is not None else None
+            self.watch(match_topic(self.match_id), self.after, wake, also=also)
             self.guard.arm(self, wake)
 
     # -- sending ------------------------------------------------------------------------------------------
@@ -171,7 +173,10 @@ class WsSession(Stream):
         return self.open
 
     def on_wake(self, write: Write) -> bool:
-        if self.push(write):
+        moved, chatted = woke_for(self, self.match_id, True)
+        if chatted:  # (chat first: the update may finish the match and close the socket)
+            self.push_chat(write)
+        if moved and self.push(write):
             self.delivered()
         return self.open
 
@@ -203,12 +208,16 @@ class WsSession(Stream):
             return self.hello(msg, write)
         if msg["type"] == "move":
             return self.move(msg, write)
-        self.error(write, "bad_message", f"unknown message type {msg['type']!r}; send hello once, then moves")
+        if msg["type"] == "chat":
+            return self.post_chat(msg, write)
+        self.error(write, "bad_message", f"unknown message type {msg['type']!r}; send hello once, then moves and "
+                                         "chat")
         return True
 
     def hello(self, msg: dict[str, Any], write: Write) -> bool:
-        unknown = sorted(set(msg) - {"type", "token", "after", "include"})
+        unknown = sorted(set(msg) - {"type", "token", "after", "include", "chat_after"})
         token, after, include = msg.get("token"), msg.get("after"), msg.get("include")
+        chat_after = msg.get("chat_after")
         problem = None
         if unknown:
             problem = f"unknown field {unknown[0]!r} in the hello"
@@ -216,6 +225,9 @@ class WsSession(Stream):
             problem = "token must be a string"
         elif after is not None and (not isinstance(after, int) or isinstance(after, bool) or not 0 <= after < 2**31):
             problem = "after must be a version (an integer >= 0)"
+        elif chat_after is not None and (not isinstance(chat_after, int) or isinstance(chat_after, bool)
+                                         or not 0 <= chat_after < 2**31):
+            problem = "chat_after must be a chat message id (an integer >= 0)"
         elif include is not None and include not in INCLUDE:
             problem = "include takes: legal_moves, or empty for nothing (as the REST parameter)"
         if problem:
@@ -233,9 +245,36 @@ class WsSession(Stream):
         self.touch(opened.match)
         self.ready, self.legal = True, include == "legal_moves"
         self.after = opened.match.version if after is None else after
+        self.chat = ChatCursor(self.core, self.match_id, *chat_start(self.core, self.match_id, chat_after))
         self.send(write, {"type": "ready", "seat": self.seat, "version": opened.match.version})
+        self.push_chat(write)  # (before the update, which may finish the match and close the socket)
         self.push(write)
         return self.open
+
+    def push_chat(self, write: Write) -> None:
+        """Send what is new in the match's chat: a ``chat`` frame per message, a ``chat_redacted`` per redaction."""
+        if self.chat is None:
+            return
+        for kind, data in self.chat.frames():
+            field = b'"message":' if kind == "chat" else b'"id":'
+            body = data if kind == "chat" else data[len(b'{"id":'):-1]
+            self.send_json(write, b'{"type":"' + kind.encode() + b'",' + field + body + b"}")
+
+    def post_chat(self, msg: dict[str, Any], write: Write) -> bool:
+        """A chat message through the core, as ``POST /v1/matches/{id}/chat`` posts it; the reply carries its status."""
+        try:  # the REST body's model: the same checks and errors
+            body = parse_value(m.PostChat, {k: v for k, v in msg.items() if k not in ("type", "id")})
+            doc = matches.post_chat(self.core, self.who, self.match_id, text=given(body.text),
+                                    preset=given(body.preset))
+            status, encoded, wait = 201, answer_bytes(m.ChatMessage, doc), None
+        except Exception as err:  # every failure becomes the reply's status and error body, as over HTTP
+            status, error, headers = answer_to(err)
+            encoded, wait = dump(error), headers.get("Retry-After")
+        reply = {"type": "reply", "id": msg.get("id"), "status": status, "body": m.fragment(encoded)}
+        if wait is not None:
+            reply["retry_after"] = int(wait)
+        self.send_json(write, dump(reply))
+        return True
 
     def move(self, msg: dict[str, Any], write: Write) -> bool:
         """A move through the core, as ``POST /v1/matches/{id}/moves`` makes it; the reply carries its status."""

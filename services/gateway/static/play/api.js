@@ -69,6 +69,19 @@ export function forgetMatch(matchId) {
   localStorage.setItem("meeple.matches", JSON.stringify(mine));
 }
 
+/** A watch token (`w_...`, a tenant's read-only link, docs/api.md "Watch links") kept per match, apart from seats:
+ * it plays nothing, so it is not one of "Your matches". */
+const WATCH = id => `meeple.watch.${id}`;
+export const saveWatch = (matchId, token) => localStorage.setItem(WATCH(matchId), token);
+export const loadWatch = matchId => localStorage.getItem(WATCH(matchId));
+
+/** A party's members' join links, kept by the browser that queued the party (the links hold their seat tokens). */
+const PARTY = id => `meeple.party.${id}`;
+export const saveParty = (matchId, members) => localStorage.setItem(PARTY(matchId), JSON.stringify(members));
+export function loadParty(matchId) {
+  try { return JSON.parse(localStorage.getItem(PARTY(matchId))); } catch { return null; }
+}
+
 export function myMatches() {
   try { return JSON.parse(localStorage.getItem("meeple.matches") || "[]"); } catch { return []; }
 }
@@ -84,9 +97,12 @@ export class SocketGone extends Error {}
  * move on it once it is ready (the REST move's body plus `idempotency_key` and `include`) and resolves with the
  * status document of its reply, or rejects with the reply's ApiError, or with SocketGone if there is no ready
  * socket or it closed before the reply came (the caller then sends the same key over REST: the server answers
- * the first outcome, so the move is never made twice).
+ * the first outcome, so the move is never made twice). `holder.chat(body)` sends a chat message (`{text}` or
+ * `{preset}`) the same way and resolves with the message; onChat(message) is called for each chat message and
+ * onChat({id, redacted: true}) for each redaction (docs/api.md "Chat"); `chatAfter` (a message id) asks the server for the
+ * messages past it first. document.body.dataset.socket is "ready" while a socket is ready.
  */
-export function socketSession(matchId, { token, after, onUpdate, holder }) {
+export function socketSession(matchId, { token, after, onUpdate, onChat = () => {}, chatAfter = null, holder, include = !!token }) {
   return new Promise(resolve => {
     let ready = false, open = false, error = null, chain = Promise.resolve();
     const replies = new Map();  // message id -> {resolve, reject} of a move waiting for its reply
@@ -95,18 +111,21 @@ export function socketSession(matchId, { token, after, onUpdate, holder }) {
       ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/v1/matches/${encodeURIComponent(matchId)}/ws`);
     } catch (err) { resolve({ ready, error: { code: "no_websocket", message: String(err) } }); return; }
     holder.socket = ws;
-    holder.move = body => new Promise((res, rej) => {
+    const send = (type, id, body) => new Promise((res, rej) => {
       if (!open || ws.readyState !== WebSocket.OPEN) { rej(new SocketGone("no open socket")); return; }
-      const id = body.idempotency_key;
       replies.set(id, { resolve: res, reject: rej });
-      ws.send(JSON.stringify({ type: "move", id, ...body }));
+      ws.send(JSON.stringify({ type, id, ...body }));
     });
+    let chats = 0;
+    holder.move = body => send("move", body.idempotency_key, body);
+    holder.chat = body => send("chat", ++chats, body);
     ws.onopen = () => ws.send(JSON.stringify({ type: "hello", token: token || null, after,
-                                               ...(token ? { include: "legal_moves" } : {}) }));
+                                               ...(include ? { include: "legal_moves" } : {}),
+                                               ...(chatAfter !== null ? { chat_after: chatAfter } : {}) }));
     ws.onmessage = ev => {
       let msg;
       try { msg = JSON.parse(ev.data); } catch { return; }
-      if (msg.type === "ready") ready = open = true;
+      if (msg.type === "ready") { ready = open = true; document.body.dataset.socket = "ready"; }
       else if (msg.type === "error") error = msg.error;
       else if (msg.type === "reply") {
         const waiting = replies.get(msg.id);
@@ -117,6 +136,10 @@ export function socketSession(matchId, { token, after, onUpdate, holder }) {
           const err = (msg.body && msg.body.error) || { code: `http_${msg.status}`, message: "refused" };
           waiting.reject(new ApiError(msg.status, err.code, err.message));
         }
+      } else if (msg.type === "chat" && msg.message) {
+        chain = chain.then(() => onChat(msg.message));
+      } else if (msg.type === "chat_redacted") {
+        chain = chain.then(() => onChat({ id: msg.id, redacted: true, text: null }));
       } else if (msg.type === "update") {
         const { type, ...doc } = msg;
         // An update the page failed to take (a reload of the status failed): reconnect, which resyncs.
@@ -124,7 +147,8 @@ export function socketSession(matchId, { token, after, onUpdate, holder }) {
       }
     };
     ws.onclose = () => {
-      holder.socket = null; holder.move = null; open = false;
+      holder.socket = null; holder.move = null; holder.chat = null; open = false;
+      delete document.body.dataset.socket;
       for (const waiting of replies.values()) waiting.reject(new SocketGone("the socket closed before the reply"));
       replies.clear();
       chain.then(() => resolve({ ready, error }));

@@ -1,10 +1,14 @@
 // The browser client: lobby, a live board per game drawn from the game's components, moves chosen step by step
 // in words, the log in words, clocks that tick, a result screen, replays. No build step, no framework.
 // Routes live in the URL hash so an invite is a plain link and a reload resumes: #/  #/m/ID  #/join/ID  #/replay/ID
-// (and a tenant's tournaments, tournament.js: #/tournaments  #/tournament/ID)
-import { ApiError, SocketGone, call, fetchText, forgetMatch, loadSeat, myMatches, newKey, saveSeat, socketSession } from "./api.js";
+// (and a tenant's tournaments, tournament.js: #/tournaments  #/tournament/ID). Two links carry a token in the
+// fragment (never sent to the server; stored here, then taken out of the address bar): #/m/ID?t=TOKEN, a party
+// member's seat, and #/w/ID?t=w_TOKEN, a watch link an app handed out (read-only).
+import { ApiError, SocketGone, call, fetchText, forgetMatch, loadParty, loadSeat, loadWatch, myMatches, newKey, saveParty, saveSeat,
+  saveWatch, socketSession } from "./api.js";
 import { SEAT_COLOURS, card, esc, indexComponents, renderBoard } from "./boards.js";
 import { moveWords, renderChooser, stepBack } from "./chooser.js";
+import { chatPanel } from "./chat.js";
 import { tournamentPage, tournamentsPage } from "./tournament.js";
 
 const app = document.getElementById("app");
@@ -144,7 +148,11 @@ async function lobby() {
       </form></section>
     <section class="panel" aria-labelledby="mm-h"><h2 id="mm-h">Matchmaking</h2>
       <p class="meta">Play people who ask for the same game, players and options (chosen under New game); if nobody comes in time, bots fill the empty seats.</p>
-      <button id="matchmake">Find a game</button> <button id="mm-cancel" hidden>Cancel</button> <span id="mm-status" role="status"></span></section>
+      <button id="matchmake">Find a game</button> <button id="mm-cancel" hidden>Cancel</button> <span id="mm-status" role="status"></span>
+      <h3 id="party-h">With friends (a party)</h3>
+      <p class="meta">You and the friends you name queue as one party: you are seated together in one match (in They Who Were 8 on one team when it fits), matchmaking finds the other players or bots fill. Once the match is made you get one link per friend, holding their seat: send each friend theirs.</p>
+      <label>Friends <input id="party-names" placeholder="names, e.g. Ann, Bob" autocomplete="off"></label>
+      <button id="party-queue">Queue with friends</button> <span id="party-status" role="status"></span></section>
     <section class="panel" aria-labelledby="watch-h"><h2 id="watch-h">Spectate or replay</h2>
       <form id="watch"><label>Match id <input id="watch-id" name="id" required></label>
         <button type="submit">Watch</button> <button type="button" id="replay-btn">Replay</button></form></section>
@@ -178,30 +186,51 @@ async function lobby() {
     saveSeat(doc.id, doc.you ?? 0, doc.token, gameSel.value);
     location.hash = `#/m/${doc.id}`;
   }));
-  let ticket = null;
+  let ticket = null, tell = () => {};  // tell: the status line of the queue under way (alone, or the party)
   const mmButton = document.getElementById("matchmake"), cancel = document.getElementById("mm-cancel"), status = document.getElementById("mm-status");
-  mmButton.addEventListener("click", safe(async () => {
-    const n = Number(players.value);
-    ticket = await call("POST", "/matchmaking", { body: { game: gameSel.value, players: n, options: readOptions() } });
-    let token = ticket.token;
-    mmButton.disabled = true; cancel.hidden = false;
+  const partyButton = document.getElementById("party-queue"), partyStatus = document.getElementById("party-status");
+  /** Queue `body` and wait until matched; a party's tokens are kept from the answer that first carries them. */
+  const queue = async (body, say) => {
+    tell = say;
+    ticket = await call("POST", "/matchmaking", { body });
+    let token = ticket.token, party = ticket.party;
+    mmButton.disabled = partyButton.disabled = true; cancel.hidden = false;
     const started = Date.now();
-    status.textContent = "Looking for other players…";
-    const tick = setInterval(() => { status.textContent = `Looking for other players… ${Math.round((Date.now() - started) / 1000)} s (bots fill empty seats after a short wait)`; }, 1000);
+    say("Looking for other players…");
+    const tick = setInterval(() => say(`Looking for other players… ${Math.round((Date.now() - started) / 1000)} s (bots fill empty seats after a short wait)`), 1000);
     try {
       while (ticket.status === "waiting") {
         ticket = await call("GET", `/matchmaking/${ticket.ticket}`, { query: { wait: 5 } });
         token = ticket.token || token;
+        if (ticket.party && ticket.party.some(m => m.token)) party = ticket.party;
       }
-    } finally { clearInterval(tick); mmButton.disabled = false; cancel.hidden = true; }
-    if (ticket.status !== "matched") { status.textContent = ticket.status === "cancelled" ? "Cancelled." : `Ticket ${ticket.status}.`; return; }
-    saveSeat(ticket.match_id, ticket.seat, token, gameSel.value);
-    location.hash = `#/m/${ticket.match_id}`;
+    } finally { clearInterval(tick); mmButton.disabled = partyButton.disabled = false; cancel.hidden = true; }
+    if (ticket.status !== "matched") { say(ticket.status === "cancelled" ? "Cancelled." : `Ticket ${ticket.status}.`); return null; }
+    return { ...ticket, token, party };
+  };
+  mmButton.addEventListener("click", safe(async () => {
+    const done = await queue({ game: gameSel.value, players: Number(players.value), options: readOptions() }, t => { status.textContent = t; });
+    if (!done) return;
+    saveSeat(done.match_id, done.seat, done.token, gameSel.value);
+    location.hash = `#/m/${done.match_id}`;
+  }));
+  partyButton.addEventListener("click", safe(async () => {
+    const friends = document.getElementById("party-names").value.split(/[,\n]/).map(n => n.trim()).filter(Boolean);
+    if (!friends.length) { partyStatus.textContent = "Name at least one friend."; return; }
+    const party = [{ name: "you" }, ...friends.map(name => ({ name: name.slice(0, 32) }))];
+    const done = await queue({ game: gameSel.value, players: Number(players.value), options: readOptions(), party },
+                             t => { partyStatus.textContent = t; });
+    if (!done) return;
+    const [me, ...others] = done.party;
+    saveSeat(done.match_id, me.seat, me.token, gameSel.value);
+    saveParty(done.match_id, others.map(m => ({ name: m.name, seat: m.seat, team: m.team ?? null,
+                                                link: `${location.origin}/play#/m/${done.match_id}?t=${encodeURIComponent(m.token)}` })));
+    location.hash = `#/m/${done.match_id}`;
   }));
   cancel.addEventListener("click", safe(async () => {
     if (!ticket) return;
     // said before the DELETE: its answer wakes the waiting loop above, which may write "Cancelled." first
-    status.textContent = "Cancelling…";
+    tell("Cancelling…");
     try { await call("DELETE", `/matchmaking/${ticket.ticket}`); }
     catch (err) { if (!(err instanceof ApiError && err.code === "ticket_matched")) throw err; }
   }));
@@ -475,16 +504,37 @@ function previewOf(d, chooser, comp) {
   return {};
 }
 
-async function matchPage(id) {
-  const held = loadSeat(id);
-  const token = held ? held.token : null;
+/** Text to the clipboard (a page without clipboard access: through a selected, hidden text field). */
+async function copyText(text) {
+  try { await navigator.clipboard.writeText(text); } catch {
+    const area = Object.assign(document.createElement("textarea"), { value: text });
+    document.body.append(area); area.select(); document.execCommand("copy"); area.remove();
+  }
+}
+
+/** The party's other members and their links (kept by the browser that queued the party): one to send each. */
+function partyHtml(party) {
+  return `<section class="panel invite" id="party" aria-labelledby="party-h"><h3 id="party-h">Your party: send each friend their own link</h3>
+    <p class="meta">Each link holds that friend's seat: whoever opens it plays it, so send it to them only.</p>
+    ${party.map((m, i) => `<label for="party-link-${i}">${esc(m.name || `friend ${i + 1}`)} · seat ${esc(m.seat)}${m.team !== null && m.team !== undefined ? ` · team ${esc(m.team)}` : ""}</label>
+      <div class="row"><input id="party-link-${i}" class="party-link" readonly value="${esc(m.link)}"> <button class="copy-party" id="copy-party-${i}" data-i="${i}">Copy</button> <span id="party-copied-${i}" role="status"></span></div>`).join("")}</section>`;
+}
+
+/** Who said a chat message: "you", a seat in the game's terms, or a spectator. */
+const chatName = (d, seat) => (seat === null || seat === undefined ? "a spectator" : seatName(d, seat));
+
+/** A match; `watch`: read-only with the watch token this browser was given for it (#/w/ID). */
+async function matchPage(id, { watch = false } = {}) {
+  const held = watch ? null : loadSeat(id);
+  const token = watch ? loadWatch(id) : held ? held.token : null;
+  const seatToken = watch ? null : token;  // a watch token reads the spectator view: no legal moves to ask for
   const st = { id, token, doc: null, chosen: [], hint: null, alive: true, log: [], logVersion: -1,
                confirmLeave: false, controller: new AbortController() };
   const live = { socket: null, move: null };
   page = { stop() { st.alive = false; st.controller.abort(); clearInterval(st.ticker); live.socket?.close(); document.title = BASE_TITLE; } };
 
   const load = async () => {
-    st.doc = await call("GET", `/matches/${id}`, { token, query: { include: token ? "legal_moves" : undefined } });
+    st.doc = await call("GET", `/matches/${id}`, { token, query: { include: seatToken ? "legal_moves" : undefined } });
   };
   const addEvents = events => {
     for (const e of events) if (e.version > st.logVersion) { st.log.push(e); st.logVersion = e.version; }
@@ -504,10 +554,27 @@ async function matchPage(id) {
 
   await load();
   if (st.doc.view === null && token) await load();
+  if (held && (held.seat === null || held.seat === undefined) && st.doc.you !== null) saveSeat(id, st.doc.you, token, st.doc.game);
   const comp = await componentsOf(st.doc.game);
-  try {  // the log so far, in words (the replay gives every entry's words for this seat)
-    addEvents((await call("GET", `/matches/${id}/replay`, { token })).log);
+  const chat = await chatOf(st.doc.game, {
+    whoOf: seat => chatName(st.doc, seat), me: () => st.doc.you,
+    send: async body => {  // over the socket while it is open, as moves go; else REST
+      if (live.chat) {
+        try { return await live.chat(body); } catch (err) { if (!(err instanceof SocketGone)) throw err; }
+      }
+      return call("POST", `/matches/${id}/chat`, { token, body });
+    } });
+  try {  // the log so far, in words (the replay gives every entry's words for this seat), and the chat so far
+    const replay = await call("GET", `/matches/${id}/replay`, { token });
+    addEvents(replay.log);
+    if (chat) chat.add(replay.chat);
   } catch { /* the log starts empty */ }
+  // A watch link to hand on: the one this page was opened with, or, for an anonymous match (public to read), the
+  // match's plain address. A tenant's match has none here: its watch links are minted with the app's key.
+  const isPublic = !token || await call("GET", `/matches/${id}`).then(() => true, () => false);
+  const watchLink = watch ? `${location.origin}/play#/w/${id}?t=${encodeURIComponent(token)}`
+    : isPublic ? `${location.origin}/play#/m/${id}` : null;
+  const party = watch ? null : loadParty(id);
 
   const ctx = () => ({ comp, view: st.doc.view, you: st.doc.you });
   const render = () => {
@@ -536,7 +603,7 @@ async function matchPage(id) {
     if (finished) {
       panel = `${resultHtml(d, st.log)}${you !== null ? '<button id="rematch" class="primary">Rematch</button>' : ""} <a href="#/replay/${esc(d.id)}" id="replay-link">Watch the replay</a>`;
     } else if (you === null) {
-      panel = '<p class="meta">Spectating: the board updates live.</p>';
+      panel = `<p class="meta" id="spectating">${watch ? "Watching with a watch link (read-only)" : "Spectating"}: the board updates live.</p>`;
     } else if (d.seats[you] && d.seats[you].forfeited) {
       panel = '<p id="forfeited" class="meta">You resigned: a bot plays your seat\'s remaining decisions, and the others play on.</p>';
     } else if (d.seats[you] && d.seats[you].control === "bot") {
@@ -570,15 +637,22 @@ async function matchPage(id) {
       ${goalOf(d.game) ? `<p id="goal" class="goal"><b>Goal:</b> ${esc(goalOf(d.game))}</p>` : ""}
       <p id="you" class="you">${identity(d)}</p>
       <div class="meta">match <code id="match-id">${esc(d.id)}</code> · <span id="status" data-status="${d.status}">${d.status}</span>
-        · version <span id="version">${d.version}</span> · ${you === null ? "spectating" : `you are seat ${you}`}</div>
+        · version <span id="version">${d.version}</span> · ${you === null ? "spectating" : `you are seat ${you}`}
+        ${watchLink ? ` · <button id="watch-link" class="small" title="${esc(watchLink)}">Copy watch link</button> <span id="watch-copied" role="status"></span>` : ""}</div>
       <ul class="seats" aria-label="seats">${seats}</ul>
+      ${party && !finished ? partyHtml(party) : ""}
       ${free ? `<section class="panel invite"><label for="invite">Invite a friend: send this link</label>
         <div class="row"><input id="invite" readonly value="${esc(invite)}"> <button id="copy-invite">Copy</button> <span id="copied" role="status"></span></div></section>` : ""}
       <div class="match">
         <section class="panel board" aria-label="board">${renderBoard(d.game, d.view, { comp, selectedField: st.fieldChoice, fields: st.fieldOptions, prev: st.prevView, preview: previewOf(d, st.chooser, comp), finished })}</section>
         <section class="panel move-panel" id="move-panel" aria-label="your move">${panel}${leave}${alerts}
           <h3>What happened</h3><ol class="log" id="log" aria-label="events">${log}</ol>
+          <div id="chat-slot"></div>
         </section></div>`;
+    if (chat) {  // the same chat panel, put back: its messages, the text being typed
+      document.getElementById("chat-slot").replaceWith(chat.node);
+      chat.setCanPost(you !== null || !!d.spectator_chat, "Spectators cannot chat in this match.");
+    }
     wire();
   };
 
@@ -640,9 +714,13 @@ async function matchPage(id) {
     on("copy-invite", async () => {
       const input = document.getElementById("invite");
       try { await navigator.clipboard.writeText(input.value); } catch { input.select(); document.execCommand("copy"); }
-      st.copied = true;
+      st.copied = "copied";
     });
-    if (st.copied) { document.getElementById("copied") && (document.getElementById("copied").textContent = "Copied!"); st.copied = false; }
+    on("watch-link", async () => { await copyText(watchLink); st.copied = "watch-copied"; });
+    for (const b of app.querySelectorAll("button.copy-party")) {
+      b.addEventListener("click", () => act(async () => { await copyText(party[Number(b.dataset.i)].link); st.copied = `party-copied-${b.dataset.i}`; }));
+    }
+    if (st.copied) { document.getElementById(st.copied) && (document.getElementById(st.copied).textContent = "Copied!"); st.copied = null; }
     on("rematch", async () => {
       const doc = await call("POST", `/matches/${id}/rematch`, { token });
       saveSeat(doc.id, doc.you ?? doc.seat, doc.token, doc.game);
@@ -671,6 +749,8 @@ async function matchPage(id) {
   // "ready"), long-polls instead. document.body.dataset.live says which one is in use.
   const apply = async doc => {
     if (!st.alive) return;
+    if (chat && doc.chat) chat.add(doc.chat);  // a long-poll's chat (and the ids of the redacted messages)
+    if (chat && doc.chat_redacted) chat.add(doc.chat_redacted.map(mid => ({ id: mid, redacted: true, text: null })));
     const stale = doc.version <= st.doc.version;
     fold(doc);
     if (!stale && (doc.status === "finished" || st.doc.clock || doc.events.some(e => e.kind !== "move"))) await load();  // outcome, seats, clock
@@ -687,9 +767,11 @@ async function matchPage(id) {
   while (st.alive && st.doc.status !== "finished") {
     if (socketFailures < 2) {
       document.body.dataset.live = "ws";
-      const { ready, error } = await socketSession(id, { token, after: since(), onUpdate: apply, holder: live });
+      // (the hello's chat_after: what was said since the last message shown, e.g. while a socket was down)
+      const { ready, error } = await socketSession(id, { token, after: since(), onUpdate: apply, holder: live, include: !!seatToken,
+                                                         chatAfter: chat ? chat.lastId() : null, onChat: message => chat && chat.add([message]) });
       if (!st.alive) return;
-      if (error && ["wrong_token", "match_not_found"].includes(error.code)) { showError(new ApiError(0, error.code, error.message)); return; }
+      if (error && GONE.includes(error.code)) { showError(new ApiError(0, error.code, error.message)); return; }
       socketFailures = ready ? 0 : socketFailures + 1;
       if (st.doc.status !== "finished") await new Promise(r => setTimeout(r, 200 + Math.random() * 800));  // then reconnect
       continue;
@@ -697,13 +779,22 @@ async function matchPage(id) {
     document.body.dataset.live = "long-poll";
     try {
       await apply(await call("GET", `/matches/${id}/events`, { token, signal: st.controller.signal,
-        query: { after: since(), wait: 25, include: token ? "legal_moves" : undefined } }));
+        query: { after: since(), wait: 25, include: seatToken ? "legal_moves" : undefined, chat_after: chat ? chat.lastId() : undefined } }));
     } catch (err) {
       if (!st.alive) return;
       showError(err);
       await new Promise(r => setTimeout(r, 1000));
     }
   }
+}
+
+/** Errors after which the page stops following a match (a token that no longer reads it). */
+const GONE = ["wrong_token", "match_not_found", "watch_token_expired", "watch_token_revoked"];
+
+/** The match's chat panel, where the server has chat (its catalogue lists the game's chat presets), else null. */
+async function chatOf(game, hooks) {
+  const doc = await detailsOf(game);
+  return "chat_presets" in doc ? chatPanel({ presets: doc.chat_presets || [], ...hooks }) : null;
 }
 
 async function joinPage(id) {
@@ -727,7 +818,7 @@ async function joinPage(id) {
 async function replayPage(id) {
   // A finished match's replay carries the view after every version (include=views): the board is redrawn at
   // each step, as this browser's seat saw it (its token, if it played) or as a spectator did.
-  const token = (loadSeat(id) || {}).token || null;
+  const token = (loadSeat(id) || {}).token || loadWatch(id) || null;
   const status = await call("GET", `/matches/${id}`, { token });
   const comp = await componentsOf(status.game);
   const finished = status.status === "finished";
@@ -782,12 +873,19 @@ async function route() {
   showError(null);
   const info = document.getElementById("card-info");
   if (info) info.hidden = true;
-  const [, kind, id] = location.hash.match(/^#\/(m|join|replay|tournament|rules)\/([^/?#]+)/) || [];
+  const [, kind, id] = location.hash.match(/^#\/(m|w|join|replay|tournament|rules)\/([^/?#]+)/) || [];
+  const given = (location.hash.match(/\?(?:.*&)?t=([^&]+)/) || [])[1];
+  if (given && (kind === "m" || kind === "w")) {  // a party member's seat or a watch link: kept here, then out of sight
+    const matchId = decodeURIComponent(id), token = decodeURIComponent(given);
+    if (kind === "w") saveWatch(matchId, token); else saveSeat(matchId, null, token);
+    history.replaceState(null, "", `${location.pathname}#/${kind}/${id}`);
+  }
   try {
     await catalogue();
     if (kind === "tournament") page = await tournamentPage(app, decodeURIComponent(id), showError);
     else if (/^#\/tournaments\b/.test(location.hash)) page = await tournamentsPage(app, showError);
     else if (kind === "m") await matchPage(decodeURIComponent(id));
+    else if (kind === "w") await matchPage(decodeURIComponent(id), { watch: true });
     else if (kind === "join") await joinPage(decodeURIComponent(id));
     else if (kind === "replay") await replayPage(decodeURIComponent(id));
     else if (kind === "rules") await rulesPage(decodeURIComponent(id));

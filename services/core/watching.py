@@ -11,7 +11,7 @@ Keys (each token in its own Redis Cluster slot, ``{<token id>}``):
   revoked_at. Kept :data:`RETAIN_S` past its expiry, so an expired or revoked token is told so (401 with its own
   code) rather than being unknown; after that it is unknown (401 ``wrong_token``).
 * ``watch:{<id>}:events`` — the token's topic: its revocation is one entry (version 1) announced on the events
-  channel (``match.events.announce_revoked``), so an open SSE stream or WebSocket reading with it ends at once.
+  channel, so an open SSE stream or WebSocket reading with it ends at once (``services/gateway`` watches it).
 
 The record is read on every request that presents the token (no cache): expiry and revocation hold on the next
 request, on every door.
@@ -27,13 +27,15 @@ from typing import Any
 
 import orjson
 
+from services import redisconn
 from services.core.errors import DomainError, Kind
+from services.core.record.store import EVENTS_CHANNEL
 
 PREFIX = "w_"
 #: How long a record outlives its expiry (its own 401 codes, and ``GET /v1/watch-tokens/{id}``, until then).
 RETAIN_S = 7 * 86400
-#: The tag a tournament's matches carry (``competition.due.TAG_PREFIX``, held equal by a test: tenancy is
-#: the floor below competition, so it does not import it).
+#: The tag a tournament's matches carry (``tournaments.due.TAG_PREFIX``, held equal by a test: the access policy
+#: must not import the tournaments, which import the match core and so the policy).
 TOURNAMENT_TAG = "tournament:"
 #: The version a token's topic passes when it is revoked.
 REVOKED_VERSION = 1
@@ -115,11 +117,20 @@ def record_of(client: Any, token_id: str) -> dict[str, Any] | None:
 
 
 def revoke(client: Any, record: dict[str, Any]) -> None:
-    """Revoke for good: the next request with the token is 401 ``watch_token_revoked`` (the caller then announces
-    it on the token's topic, so that the streams open with it end now)."""
+    """Revoke for good: the next request with the token is 401 ``watch_token_revoked``, and the streams open with
+    it end now (its topic passes :data:`REVOKED_VERSION`)."""
     if record["revoked_at"] is None:
         record["revoked_at"] = time.time()
         _save(client, record)
+    name = topic(record["id"])
+    redisconn.on_slot(client, name, lambda pipe: _announce(pipe, name), name="REVOKE")
+    client.publish(EVENTS_CHANNEL, f"{name} {REVOKED_VERSION} ".encode())
+
+
+def _announce(pipe: Any, name: str) -> None:
+    pipe.delete(name)  # (a second revocation announces again: XADD refuses an id that is not new)
+    pipe.xadd(name, {"revoked": "1"}, id=f"{REVOKED_VERSION}-1")
+    pipe.pexpire(name, RETAIN_S * 1000)
 
 
 def grant_of(client: Any, token: str, now: float | None = None) -> Grant:
