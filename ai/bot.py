@@ -43,7 +43,8 @@ class Level:
 
 #: Weakest first. ``easy``/``normal``/``hard`` are the levels people pick; ``novice``, ``casual`` and ``strong``
 #: are rungs between and below them so that skill matchmaking's bot fill can match a player's strength more
-#: closely (their ratings ship in ``services/core/bot_ratings.json``, measured by ``meeple arena --ladder``).
+#: closely (their ratings ship in ``services/core/competition/bot_ratings.json``, measured by
+#: ``meeple arena --ladder``).
 LEVELS: dict[str, Level] = {
     "novice": Level(target=6.0, seconds=0.1, iterations=10),
     "easy": Level(target=18.0, seconds=0.25, iterations=40),

@@ -13,7 +13,7 @@ interval (``anchored_ci95``). The report also gives each adjacent pair's differe
 each level's think time per move (CPU seconds of this process, mean and p95).
 
 The result goes to Redis (``rating:{bots}``, field ``<game>:<level>``), where the gateway reads it, or with
-``--out FILE`` into the JSON file the server ships (``services/core/bot_ratings.json``: the gateway's
+``--out FILE`` into the JSON file the server ships (``services/core/competition/bot_ratings.json``: the gateway's
 fallback while Redis holds no ladder for a game), with the command, seed, games per pair and date.
 """
 
@@ -39,7 +39,7 @@ from . import rating
 from .arena import make_player, p95
 from .bot import LEVELS, budget_of
 
-#: The same hash the gateway reads (``services.core.ratings.BOT_RATINGS_KEY``; a test checks they agree).
+#: The same hash the gateway reads (``services.core.competition.ratings.BOT_RATINGS_KEY``; a test checks they agree).
 BOT_RATINGS_KEY = "rating:{bots}"
 ANCHOR = "random"
 
@@ -258,7 +258,8 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-anchor", action="store_true",
                         help="ladder: no random rung; ratings centred on 25 instead of random play at 0")
     parser.add_argument("--out", default=None, help="ladder: write the ratings into this JSON file (merged by "
-                                                    "game) instead of Redis, e.g. services/core/bot_ratings.json")
+                                                    "game) instead of Redis, e.g. "
+                                                    "services/core/competition/bot_ratings.json")
     parser.add_argument("--report", default=None, help="ladder: also write the full report (pairs, adjacent "
                                                        "differences, think times) as JSON to this file, rewritten "
                                                        "after every round")

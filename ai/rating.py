@@ -1,7 +1,7 @@
 """Bradley-Terry ratings of bot rungs from head-to-head games, with 95% intervals, on the players' scale.
 
 The model is the two-sided case of the Plackett-Luce model the gateway rates players with (openskill,
-``services/core/ratings.py``): rung ``i`` beats rung ``j`` with probability
+``services/core/competition/ratings.py``): rung ``i`` beats rung ``j`` with probability
 ``1 / (1 + exp(-(r_i - r_j) / SCALE))``, ``SCALE = sqrt(2) * beta`` and openskill's default ``beta = 25/6``,
 so a rating difference here means what it means between two players. Five points are a 70% win rate,
 ten 85%, fifteen 93%.

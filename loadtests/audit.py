@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from services.core.store import keys
+from services.core.record.store import keys
 from services.rules.games import RulesError, get_game, words
 from services.rules.seal import strip as unsealed
 

@@ -4,7 +4,7 @@ A bot worker that waits on one match while that match's Redis primary fails over
 bot match too. To see whether it does, an observer reads each bot match's version (and status) from the
 store every ``every_s`` (0.5 s), and remembers the cluster's slot table as it goes. At a fault, each match
 is put in a class by the primaries that held, just before it, the slot of its keys and the slot of its bot
-job stream (``bots:jobs:{<shard>}``, see ``services/core/bots_seam.py``; usually the same primary):
+job stream (``bots:jobs:{<shard>}``, see ``services/core/match/bots_seam.py``; usually the same primary):
 
 * ``healthy``: both on primaries that were not killed (these must not stall);
 * ``killed_primary``: the match's own keys on the killed primary (these stall until the replica takes over);
@@ -43,9 +43,9 @@ import redis
 from redis.crc import key_slot
 
 from services import redisconn
-from services.core import control
-from services.core.bots_seam import stream_on
-from services.core.store import keys
+from services.core.match.bots_seam import stream_on
+from services.core.record import control
+from services.core.record.store import keys
 
 #: A bin in which fewer versions were made than this share of the usual (the 10 s before) is stalled.
 STALLED_BELOW = 0.5

@@ -101,7 +101,7 @@ def wait_cost(updates: int) -> dict[str, Any]:
     from pathlib import Path
 
     from services import redisconn
-    from services.core.store import MatchStore
+    from services.core.record.store import MatchStore
     from tooling.rediscluster import LocalCluster
 
     with tempfile.TemporaryDirectory() as data:

@@ -1,4 +1,5 @@
-"""A simulated matchmaking population: skill matching (``services/core/skill.py``) against first-come pairing.
+"""A simulated matchmaking population: skill matching (``services/core/competition/skill.py``) against
+first-come pairing.
 
 Players of known strength — each one of the bot levels, at that level's rating (the ladder's, from
 ``--ratings``, or the defaults below), as bots of fixed levels standing in for players — arrive at random
@@ -27,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from services.core import skill
+from services.core.competition import skill
 
 #: Level ratings (mu) before a ladder has run: the spread the levels roughly show on the openskill scale.
 DEFAULT_LEVELS = {"easy": {"mu": 18.0}, "normal": {"mu": 25.0}, "hard": {"mu": 32.0}}

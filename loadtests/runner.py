@@ -641,7 +641,7 @@ def preload(client: Any, count: int, batch: int = 500) -> dict[str, Any]:
     """Copy matches the first half of the run played (finished and active ones) ``count`` times over under
     new ids (``DUMP``/``RESTORE`` of each key, TTLs kept; idempotency records and presence left out), so the
     second half runs against a store holding ``count`` more matches. The audit skips the copies."""
-    from services.core.store import KEY_SUFFIXES, keys
+    from services.core.record.store import KEY_SUFFIXES, keys
 
     started = time.monotonic()
     templates = []

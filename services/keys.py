@@ -1,6 +1,6 @@
 """``meeple keys create|list|revoke``: the operator's API-key admin, straight against Redis (``REDIS_URL``).
 
-A key is printed once, by ``create``; Redis keeps only its hash (see ``services/core/tenants.py``).
+A key is printed once, by ``create``; Redis keeps only its hash (see ``services/core/tenancy/tenants.py``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from services import redisconn
-from services.core import tenants
+from services.core.tenancy import tenants
 
 
 def run(args: argparse.Namespace) -> int:

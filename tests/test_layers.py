@@ -63,12 +63,12 @@ def test_the_games_import_nothing_outside_their_package() -> None:
 
 def test_the_gateway_takes_from_the_store_only_the_match_type() -> None:
     """The store's key layout (keys, channel names, how a wake-up or a token is written) stays behind the store: the
-    hub and the views hear events through ``services.core.events``. From the store itself the gateway takes only
+    hub and the views hear events through ``services.core.match.events``. From the store itself the gateway takes only
     the ``Match`` type it annotates with."""
     found = []
     for path in (ROOT / "services" / "gateway").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module == "services.core.store":
+            if isinstance(node, ast.ImportFrom) and node.module == "services.core.record.store":
                 found += [f"{path.name}: {a.name}" for a in node.names if a.name != "Match"]
             elif isinstance(node, ast.ImportFrom) and node.module == "services.core":
                 found += [f"{path.name}: {a.name}" for a in node.names if a.name == "store"]

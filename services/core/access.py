@@ -39,9 +39,10 @@ import enum
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import tenants, watching
-from .errors import DomainError, Kind
-from .store import Match
+from services.core import watching
+from services.core.errors import DomainError, Kind
+from services.core.record.store import Match
+from services.core.tenancy import tenants
 
 
 class Action(enum.Enum):

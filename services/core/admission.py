@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from . import access, matchmaker, watching
-from .access import Action, Caller
-from .errors import DomainError
-from .matches import load
-from .service import Core
-from .tournaments import store as tournaments
+from services.core import access, watching
+from services.core.access import Action, Caller
+from services.core.errors import DomainError
+from services.core.match import matchmaker
+from services.core.match.matches import load
+from services.core.service import Core
+from services.core.tournaments import store as tournaments
 
 
 def refusal(core: Core, caller: Caller, action: Action | None, path: Mapping[str, object]) -> DomainError | None:

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import history, ratings, webhooks
-from .access import Caller, authorize_tenant
-from .errors import DomainError, Kind
-from .limits import count_request
-from .matches import parse_player
-from .service import Core
+from services.core.access import Caller, authorize_tenant
+from services.core.competition import ratings
+from services.core.errors import DomainError, Kind
+from services.core.limits import count_request
+from services.core.match import history
+from services.core.match.matches import parse_player
+from services.core.service import Core
+from services.core.tenancy import webhooks
 
 #: Entries per page at most (``limit``), and by default: history pages and dead letters.
 PAGE_MAX = 100

@@ -14,16 +14,18 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from . import clocks, leaderboards, quotas, tenants
-from .access import Caller, authorize_tenant, authorize_tournament
-from .errors import DomainError, Kind
-from .limits import count_request
-from .matches import parse_player, quota_limits
-from .service import Core
-from .tournaments import machine
-from .tournaments import store as tournaments
-from .tournaments.matches import TournamentMatches
-from .tournaments.runner import TournamentRunner
+from services.core.access import Caller, authorize_tenant, authorize_tournament
+from services.core.competition import leaderboards
+from services.core.errors import DomainError, Kind
+from services.core.limits import count_request
+from services.core.match import clocks
+from services.core.match.matches import parse_player, quota_limits
+from services.core.service import Core
+from services.core.tenancy import quotas, tenants
+from services.core.tournaments import machine
+from services.core.tournaments import store as tournaments
+from services.core.tournaments.matches import TournamentMatches
+from services.core.tournaments.runner import TournamentRunner
 
 #: Tournaments per page at most (``limit``), and by default.
 PAGE_MAX, PAGE_DEFAULT = 100, 20

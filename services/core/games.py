@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import chat, guides
-from .access import Caller
-from .errors import DomainError, Kind
-from .limits import count_request
-from .service import Core
+from services.core import guides
+from services.core.access import Caller
+from services.core.errors import DomainError, Kind
+from services.core.limits import count_request
+from services.core.match import chat
+from services.core.service import Core
 
 
 def catalogue(core: Core, caller: Caller) -> dict[str, Any]:

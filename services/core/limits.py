@@ -7,10 +7,10 @@ verified against the match: a made-up token's count moves to the caller's addres
 
 from __future__ import annotations
 
-from .access import Caller
-from .errors import DomainError, Kind
-from .service import Core
-from .store import hash_token
+from services.core.access import Caller
+from services.core.errors import DomainError, Kind
+from services.core.record.store import hash_token
+from services.core.service import Core
 
 
 def ip_ident(address: str) -> str:

@@ -15,9 +15,8 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from services.core.record.store import MATCH_STATS_KEYS
 from services.redisconn import TimedRedisCluster, connect_as
-
-from .store import MATCH_STATS_KEYS
 
 #: Redis commands take tens to hundreds of microseconds on a healthy link; blocking reads take seconds.
 REDIS_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0)

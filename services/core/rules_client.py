@@ -13,9 +13,8 @@ from typing import Any, TypeVar
 import grpc
 import orjson
 
+from services.core.errors import DomainError, Kind
 from services.pb import rules_pb2, rules_pb2_grpc
-
-from .errors import DomainError, Kind
 
 ERROR_CODE_KEY = "meeple-error-code"
 ERROR_KIND_KEY = "meeple-error-kind"

@@ -13,12 +13,11 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from services import redisconn
-
-from .config import Config
-from .metrics import CoreMetrics, timed_redis
-from .rules_client import RulesClient
-from .store import MatchStore
-from .tenants import KeyCache
+from services.core.config import Config
+from services.core.metrics import CoreMetrics, timed_redis
+from services.core.record.store import MatchStore
+from services.core.rules_client import RulesClient
+from services.core.tenancy.tenants import KeyCache
 
 
 @dataclass
@@ -27,7 +26,7 @@ class Core:
     store: MatchStore
     rules: RulesClient
     metrics: CoreMetrics
-    #: API keys this process has read (see :class:`~services.core.tenants.KeyCache`), per core.
+    #: API keys this process has read (see :class:`~services.core.tenancy.tenants.KeyCache`), per core.
     keys: KeyCache = field(init=False)
 
     def __post_init__(self) -> None:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import watching
-from .access import Caller, authorize_share, authorize_tenant, authorize_tournament, authorize_watch_token
-from .errors import DomainError, Kind
-from .limits import count_request
-from .matches import load
-from .service import Core
-from .tournaments import store as tournaments
+from services.core import watching
+from services.core.access import Caller, authorize_share, authorize_tenant, authorize_tournament, authorize_watch_token
+from services.core.errors import DomainError, Kind
+from services.core.limits import count_request
+from services.core.match.matches import load
+from services.core.service import Core
+from services.core.tournaments import store as tournaments
 
 #: A token's lifetime (``ttl_s``): at least, at most, by default (seconds; the contract's, a test holds them equal).
 TTL_MIN_S = 60

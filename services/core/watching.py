@@ -28,9 +28,8 @@ from typing import Any
 import orjson
 
 from services import redisconn
-
-from .errors import DomainError, Kind
-from .store import EVENTS_CHANNEL
+from services.core.errors import DomainError, Kind
+from services.core.record.store import EVENTS_CHANNEL
 
 PREFIX = "w_"
 #: How long a record outlives its expiry (its own 401 codes, and ``GET /v1/watch-tokens/{id}``, until then).

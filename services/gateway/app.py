@@ -11,7 +11,7 @@ from services.contract.validation import warm_up
 from services.core.config import Config
 from services.core.metrics import MatchStatsCollector
 from services.core.service import Core
-from services.core.webhooks import allowed_networks
+from services.core.tenancy.webhooks import allowed_networks
 
 from .api import (
     backends,

@@ -39,8 +39,8 @@ from typing import Any
 import redis
 
 from services import redisconn
-from services.core import events
 from services.core.errors import DomainError, Kind
+from services.core.match import events
 
 log = logging.getLogger("meeple.gateway.hub")
 

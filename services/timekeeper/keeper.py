@@ -36,12 +36,14 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 from services import redisconn
-from services.core import clocks, control, leaderboards, legacy
-from services.core.commit import MAX_REBASES, commit
+from services.core.competition import leaderboards
 from services.core.config import Config
 from services.core.errors import DomainError
+from services.core.match import clocks, legacy
+from services.core.match.commit import MAX_REBASES, commit
+from services.core.record import control
+from services.core.record.store import DEADLINE_SHARDS, StaleVersion
 from services.core.service import Core
-from services.core.store import DEADLINE_SHARDS, StaleVersion
 from services.core.tournaments.matches import TournamentMatches
 from services.core.tournaments.runner import TournamentRunner
 

@@ -1,6 +1,6 @@
 """``meeple serve webhooks``: turns match outboxes into signed HTTP deliveries, at least once.
 
-Two steps, each safe to crash in (see :mod:`services.core.webhooks` for the outbox and its index):
+Two steps, each safe to crash in (see :mod:`services.core.tenancy.webhooks` for the outbox and its index):
 
 1. **Pump.** For every marked match (the pending sets of the slots, read node by node with one script per
    range of slots, and the legacy shards), read its outbox, make one delivery per (event, subscribed hook) —
@@ -34,8 +34,9 @@ import redis
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 from services import redisconn
-from services.core import leaderboards, webhooks
-from services.core.leases import Leases
+from services.core.competition import leaderboards
+from services.core.record.leases import Leases
+from services.core.tenancy import webhooks
 
 log = logging.getLogger("meeple.webhooks")
 
@@ -46,7 +47,7 @@ if score and tonumber(score) == tonumber(ARGV[2]) then redis.call('ZREM', KEYS[1
 return 0
 """
 USER_AGENT = "Meeple-Webhooks/1"
-#: The pending shards of gateways before the per-slot sets (``services/core/webhooks.py``): still drained.
+#: The pending shards of gateways before the per-slot sets (``services/core/tenancy/webhooks.py``): still drained.
 LEGACY_KEYS = tuple(webhooks.legacy_pending_key(shard) for shard in range(webhooks.SHARDS))
 #: Slots one scan script reads (each a read of an empty or missing key, under 1 us: a script holds its node
 #: for about a millisecond at most); a node's scripts go in one round trip.
@@ -126,7 +127,7 @@ class WebhookWorker:
         #: slot's was last scanned (monotonic).
         self._active: set[str] = set()
         self._scanned_at: float | None = None
-        self.allow, self.resolver = allow, resolver  # the SSRF guard (services/core/webhooks.py)
+        self.allow, self.resolver = allow, resolver  # the SSRF guard (services/core/tenancy/webhooks.py)
         self.metrics = metrics or WebhookMetrics()
         self.lease_s, self.backoff_s = lease_s, backoff_s
         self.backoff_max_s, self.retry_for_s = backoff_max_s, retry_for_s

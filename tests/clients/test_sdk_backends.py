@@ -1,5 +1,5 @@
 """The SDK as an app's backend (issue 20): a tenant's API key seats its players, reads their history and
-ratings and registers webhooks — against the real stack, keys made by ``services.core.tenants``."""
+ratings and registers webhooks — against the real stack, keys made by ``services.core.tenancy.tenants``."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import redis
 from meeple_client import AsyncClient, Client, NotFound, Unauthorized
 from meeple_client._core import prepare
 
-from services.core import tenants
+from services.core.tenancy import tenants
 from tests.gateway.conftest import RulesProcess
 from tests.gateway.test_tournaments import keeper_of
 

@@ -1,6 +1,6 @@
 """The SDK and watch links (issue 51): a backend's key mints a read-only spectator token and revokes it; an app's
 user holds a match with it (reads, events over the socket and SSE, replay) and acts with it on nothing — against
-the real stack (gunicorn: WebSockets and SSE), keys made by ``services.core.tenants``."""
+the real stack (gunicorn: WebSockets and SSE), keys made by ``services.core.tenancy.tenants``."""
 
 from __future__ import annotations
 

@@ -16,7 +16,10 @@ from services.contract import limits as L
 
 
 def test_the_cores_own_constants_are_the_contracts() -> None:
-    from services.core import backends, clocks, control, history, idempotency, matches, matchmaker, tenants, webhooks
+    from services.core import backends
+    from services.core.match import clocks, history, idempotency, matches, matchmaker
+    from services.core.record import control
+    from services.core.tenancy import tenants, webhooks
 
     assert (matches.BOT_LEVELS, matches.MAX_PLAYERS, matches.MAX_ID) == (L.BOT_LEVELS, L.MAX_PLAYERS, L.ID_MAX)
     assert control.DEFAULT_TAKEOVER_LEVEL == L.DEFAULT_TAKEOVER_LEVEL
@@ -28,7 +31,7 @@ def test_the_cores_own_constants_are_the_contracts() -> None:
     assert matchmaker.TICKET_TTL_S == L.TICKET_TTL_S and idempotency.TTL_S == L.IDEMPOTENCY_TTL_S
     assert matchmaker.NAME_MAX == L.PARTY_NAME_MAX
     from services.core import watch_links, watching
-    from services.core.tournaments import due
+    from services.core.competition import due
 
     assert (watch_links.TTL_MIN_S, watch_links.TTL_MAX_S, watch_links.TTL_DEFAULT_S) == (
         L.WATCH_TTL_MIN_S, L.WATCH_TTL_MAX_S, L.WATCH_TTL_DEFAULT_S)
@@ -39,7 +42,8 @@ def test_the_cores_own_constants_are_the_contracts() -> None:
 
 def test_the_leaderboards_and_tournaments_limits_are_the_contracts() -> None:
     """What the core's leaderboards and tournaments refuse is what the document says (tested in the core)."""
-    from services.core import competitions, leaderboards
+    from services.core import competitions
+    from services.core.competition import leaderboards
     from services.core.tournaments import machine
 
     assert (leaderboards.MAX_LIMIT, leaderboards.MAX_OFFSET, leaderboards.MAX_SPAN, leaderboards.MAX_SEASONS) == (
@@ -64,8 +68,8 @@ def test_the_gateway_reads_its_limits_from_the_contract() -> None:
 
 
 def test_the_chat_limits_are_the_contracts() -> None:
-    from services.core import chat
     from services.core.config import Config
+    from services.core.match import chat
 
     defaults = Config()
     assert chat.TEXT_MAX == L.CHAT_TEXT_MAX

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from services import redisconn
-from services.core.bots_seam import BOT_JOB_STREAMS, bot_jobs_stream
-from services.core.store import SHARDS, keys
+from services.core.match.bots_seam import BOT_JOB_STREAMS, bot_jobs_stream
+from services.core.record.store import SHARDS, keys
 
 
 def test_a_matchs_bot_jobs_go_to_a_stream_on_the_matchs_own_primary(client: Any, tenant: str) -> None:

@@ -1,4 +1,4 @@
-"""A gateway's API key cache (``services/core/tenants.py``, "Key cache"): it spares a tenant's every request the
+"""A gateway's API key cache (``services/core/tenancy/tenants.py``, "Key cache"): it spares a tenant's every request the
 read of its key's record, which on a Redis Cluster lives on one primary unrelated to the match (issue 28), and
 must still let a revocation through within its TTL. The cache's clock is the test's own: what is checked is
 what a lookup answers at each age of the record, never a stopwatch. (Reads that fail while a primary is down:
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.core import tenants
+from services.core.tenancy import tenants
 
 
 class Clock:

@@ -11,8 +11,8 @@ import pytest
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
 
-from services.core import leaderboards as lb
-from services.core import ratings
+from services.core.competition import leaderboards as lb
+from services.core.competition import ratings
 from services.core.errors import Kind
 
 GAME = "clash"

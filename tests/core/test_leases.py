@@ -1,4 +1,4 @@
-"""Due work leased over shards (``services.core.leases``): what is due is claimed, once, whatever its shard; what
+"""Due work leased over shards (``services.core.record.leases``): what is due is claimed, once, whatever its shard; what
 is not due yet stays; a lease that ran out is due again; and a poll over shards with nothing due runs no claim
 script. On one redis-server and on a real 3-primary cluster (the shards are in different slots)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from services import redisconn
-from services.core.leases import Leases
+from services.core.record.leases import Leases
 
 
 def shards_of(tenant: str, n: int = 6) -> list[tuple[str, str]]:

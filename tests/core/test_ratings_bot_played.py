@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from services.core import ratings
+from services.core.competition import ratings
 
 GAME = "clash"
 

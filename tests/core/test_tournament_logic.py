@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from services.core import ratings, skill
+from services.core.competition import ratings, skill
 from services.core.errors import Kind
 from services.core.tournaments import machine, pairing, scoring
 from services.core.tournaments.port import MatchResult, SeatResult

@@ -10,7 +10,7 @@ import pytest
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
 
-from services.core import ratings
+from services.core.competition import ratings
 from services.core.errors import Kind
 from services.core.tournaments import machine, store
 

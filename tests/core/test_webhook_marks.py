@@ -10,8 +10,8 @@ import time
 from typing import Any
 
 from services import redisconn
-from services.core import webhooks
-from services.core.store import keys
+from services.core.record.store import keys
+from services.core.tenancy import webhooks
 from services.webhooks.worker import WebhookWorker
 
 _runs = itertools.count()

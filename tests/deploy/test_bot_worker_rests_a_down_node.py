@@ -19,8 +19,8 @@ from pathlib import Path
 import orjson
 
 from services.bots import worker as bots
-from services.core.bots_seam import BOT_JOB_STREAMS, bot_jobs_stream
-from services.core.store import keys
+from services.core.match.bots_seam import BOT_JOB_STREAMS, bot_jobs_stream
+from services.core.record.store import keys
 from tooling.rediscluster import LocalCluster
 
 
@@ -91,13 +91,13 @@ def test_the_watcher_not_the_job_loop_finds_the_node_up_again_once_a_replica_ser
 
 def test_a_tenants_match_on_a_healthy_primary_is_played_while_another_primary_is_down() -> None:
     """A tenant's bot match whose keys and job stream are on healthy primaries goes on while another primary
-    is down: its commit's webhook outbox mark is in the match's own slot (``services/core/webhooks.py``), so
+    is down: its commit's webhook outbox mark is in the match's own slot (``services/core/tenancy/webhooks.py``), so
     neither the worker's checks nor the commit need the dead node. (It used to be the mark's shard on any
     primary: the worker had to leave such matches untried for the whole failover.)"""
-    from services.core import tenants, webhooks
     from services.core.config import Config
-    from services.core.matches import new_match
+    from services.core.match.matches import new_match
     from services.core.service import Core
+    from services.core.tenancy import tenants, webhooks
     from services.rules.server import serve, shutdown
     from tooling.stack import free_port
 

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from services import redisconn
-from services.core import tenants, webhooks
-from services.core.store import keys
+from services.core.record.store import keys
+from services.core.tenancy import tenants, webhooks
 from services.webhooks.worker import WebhookWorker
 from tooling.rediscluster import LocalCluster
 

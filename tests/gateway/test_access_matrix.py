@@ -44,9 +44,9 @@ from websockets.sync.client import connect as ws_connect
 
 from services import redisconn
 from services.contract.access import ACCESS
-from services.core import tenants
 from services.core.access import RULES, Action
 from services.core.config import Config
+from services.core.tenancy import tenants
 from services.gateway.app import create_app
 
 from .conftest import Node, RulesProcess, gunicorn_gateway

@@ -10,7 +10,7 @@ import pytest
 
 from loadtests.audit import audit_match, audit_store, check_match
 from services import redisconn
-from services.core.store import keys
+from services.core.record.store import keys
 from services.rules.games import GAMES, words
 
 from .conftest import Api

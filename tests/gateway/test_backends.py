@@ -274,7 +274,7 @@ def rated_forfeit(api: Api, key: str, redis_url: str) -> tuple[str, str, dict[st
 
 def test_a_rated_match_moves_its_players_ratings_and_shows_the_change_in_the_outcome(
         closed_gateway: GatewayServer, own_redis_url: str) -> None:
-    from services.core import leaderboards
+    from services.core.competition import leaderboards
 
     api = Api(closed_gateway.url)
     key, rival = new_key(own_redis_url, "acme")["key"], new_key(own_redis_url, "rival")["key"]
@@ -295,7 +295,7 @@ def test_a_rated_match_moves_its_players_ratings_and_shows_the_change_in_the_out
 
 
 def test_ranks_put_the_winning_team_first_and_forfeited_sides_last() -> None:
-    from services.core import ratings
+    from services.core.competition import ratings
 
     meta = {"sides": [[0, 2], [1, 3]]}
     assert ratings.ranks(meta, {"winners": [1, 3], "scores": [5, 9, 5, 9], "forfeited": []}) == [2.0, 1.0]

@@ -17,13 +17,13 @@ import redis
 from loadtests.audit import audit_match
 from services import redisconn
 from services.bots.worker import GROUP, Worker
-from services.core.bots_seam import bot_jobs_stream
 from services.core.config import Config
+from services.core.match.bots_seam import bot_jobs_stream
+from services.core.match.moves import apply_move
 from services.core.metrics import CoreMetrics
-from services.core.moves import apply_move
+from services.core.record.store import MatchStore, keys
 from services.core.rules_client import RulesClient
 from services.core.service import Core
-from services.core.store import MatchStore, keys
 from services.rules.games import GAMES
 
 from .conftest import Api, RulesProcess, bot_worker_thread, start_gateway

@@ -18,11 +18,11 @@ from pathlib import Path
 import orjson
 
 from services import redisconn
-from services.core.bots_seam import BOT_JOB_STREAMS, bot_jobs_stream
 from services.core.config import Config
-from services.core.matches import new_match
+from services.core.match.bots_seam import BOT_JOB_STREAMS, bot_jobs_stream
+from services.core.match.matches import new_match
+from services.core.record.store import keys
 from services.core.service import Core
-from services.core.store import keys
 from tooling.rediscluster import LocalCluster
 
 from .conftest import RulesProcess, bot_worker_thread

@@ -20,7 +20,7 @@ import pytest
 import requests
 
 from services import redisconn
-from services.core.store import chat_keys, keys
+from services.core.record.store import chat_keys, keys
 from services.webhooks.worker import WebhookMetrics, WebhookWorker
 from tooling import promtext
 from tooling.stack import free_port, wait_until

@@ -1,11 +1,12 @@
-"""Seat clocks and forfeits as pure rules (services/core/clocks.py, control.py): no Redis needed."""
+"""Seat clocks and forfeits as pure rules (services/core/match/clocks.py, control.py): no Redis needed."""
 
 from __future__ import annotations
 
 import pytest
 
-from services.core import clocks, control
 from services.core.errors import DomainError, Kind
+from services.core.match import clocks
+from services.core.record import control
 from services.timekeeper.keeper import timed_out
 
 

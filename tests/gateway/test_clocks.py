@@ -21,7 +21,7 @@ import pytest
 
 from services import redisconn
 from services.bots.worker import Worker
-from services.core.store import MatchStore, deadline_keys
+from services.core.record.store import MatchStore, deadline_keys
 from services.timekeeper.keeper import Timekeeper
 
 from .conftest import Api, GatewayServer, RulesProcess, start_gateway
@@ -327,9 +327,9 @@ def test_in_a_rematch_bots_stay_bots(table: Table) -> None:
 def test_an_upgrade_moves_legacy_deadlines_jobs_and_counters_into_the_shards(own_redis_url: str) -> None:
     """A store written before sharding kept them in single keys that nobody reads now: a deadline or a bot
     turn left there would never fire or be played. The first worker or timekeeper to start moves them."""
-    from services.core import legacy
-    from services.core.bots_seam import bot_jobs_stream
-    from services.core.store import MATCH_STATS_KEYS
+    from services.core.match import legacy
+    from services.core.match.bots_seam import bot_jobs_stream
+    from services.core.record.store import MATCH_STATS_KEYS
 
     client = redisconn.connect(own_redis_url)
     if redisconn.is_cluster(client):

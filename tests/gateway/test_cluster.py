@@ -15,8 +15,8 @@ from redis.cluster import RedisCluster
 
 from loadtests.audit import audit_match, lost_acknowledged
 from services import redisconn
-from services.core.bots_seam import BOT_JOB_STREAMS
-from services.core.store import DEADLINE_SHARDS, MATCH_STATS_KEYS, MatchStore, NotReplicated
+from services.core.match.bots_seam import BOT_JOB_STREAMS
+from services.core.record.store import DEADLINE_SHARDS, MATCH_STATS_KEYS, MatchStore, NotReplicated
 from tooling.rediscluster import LocalCluster
 
 from .conftest import Api, RulesProcess, redis_cluster, start_gateway

@@ -29,10 +29,10 @@ from services import redisconn
 from services.contract.limits import MAX_JSON_DEPTH
 from services.contract.openapi import document
 from services.contract.statuses import GUNICORN_CODES, HTTP_CODES
-from services.core import control
 from services.core.config import Config
 from services.core.errors import CATALOG
-from services.core.store import MatchStore, keys
+from services.core.record import control
+from services.core.record.store import MatchStore, keys
 from services.timekeeper.keeper import Timekeeper
 from tooling.stack import GUNICORN_CONF, Stack, StackConfig, free_port, http_ok, wait_until
 

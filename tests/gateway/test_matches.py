@@ -13,7 +13,7 @@ from openapi_spec_validator import validate
 
 from services import redisconn
 from services.contract.openapi import document
-from services.core.store import MatchStore, StaleVersion, keys
+from services.core.record.store import MatchStore, StaleVersion, keys
 from services.rules.games import GAMES, words
 from services.rules.server import RulesMetrics, serve, shutdown
 from tests.games.fixtures import leaked_secrets

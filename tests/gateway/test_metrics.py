@@ -19,7 +19,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 
 from services import redisconn
 from services.bots.worker import GROUP, Worker
-from services.core.bots_seam import BOT_JOB_STREAMS
+from services.core.match.bots_seam import BOT_JOB_STREAMS
 from services.rules.games import GAMES
 from tooling import promtext
 from tooling.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until

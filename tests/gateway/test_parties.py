@@ -8,13 +8,14 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import orjson
 import pytest
 
 from services import redisconn
-from services.core import ratings, skill
+from services.core.competition import ratings, skill
 
 from .conftest import Api, GatewayServer, RulesProcess, bot_worker_thread, start_gateway
 from .test_backends import as_key, new_key
@@ -185,6 +186,20 @@ def test_each_member_gets_their_seat_token_once(party_gateway: GatewayServer) ->
     again = poll(api, first)
     assert again["token"] is None and [m["token"] for m in again["party"]] == [None, None]
     assert all(m["token_issued"] for m in again["party"]) and again["token_issued"]
+
+
+def test_reads_racing_for_a_matched_party_hand_every_token_out_in_one_answer(party_gateway: GatewayServer) -> None:
+    """Eight reads at once of a party's ticket that was just matched: one answer carries all its members' tokens,
+    the others none (a read that finds another handing them out says so, token_issued false, and a later read
+    says token_issued true)."""
+    api = Api(party_gateway.url)
+    first = queue(api, {"game": TEAMS_GAME, "players": 4, "party": party("ann", "ben")})
+    queue(api, {"game": TEAMS_GAME, "players": 4, "party": party("cat", "dan")})
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda _: Api(party_gateway.url).get(f"{QUEUE}/{first['ticket']}").json(), range(8)))
+    handed = [[m["token"] for m in a["party"]] for a in answers if any(m["token"] for m in a["party"])]
+    assert len(handed) == 1 and all(handed[0]) and len(set(handed[0])) == 2
+    assert all(m["token_issued"] for m in poll(api, first)["party"])
 
 
 def test_a_party_enqueue_retried_with_its_idempotency_key_answers_every_token_again(

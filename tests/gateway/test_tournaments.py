@@ -32,8 +32,9 @@ import pytest
 from loadtests.audit import audit_match
 from services import redisconn
 from services.bots.worker import Worker
-from services.core import quotas, ratings, skill, tenants
+from services.core.competition import ratings, skill
 from services.core.config import Config
+from services.core.tenancy import quotas, tenants
 from services.core.tournaments import machine, store
 from services.core.tournaments.matches import TournamentMatches
 from services.core.tournaments.runner import TournamentRunner

@@ -23,7 +23,7 @@ import requests
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, CloseConnection, Ping, Request, TextMessage
 
-from services.core.store import keys
+from services.core.record.store import keys
 from services.gateway.gunicorn_worker import raise_fd_limit
 from services.rules.games import GAMES
 from tests.games.fixtures import leaked_secrets

@@ -19,7 +19,7 @@ import pytest
 import requests
 
 from services import redisconn
-from services.core.store import EVENTS_CHANNEL
+from services.core.record.store import EVENTS_CHANNEL
 from services.gateway.hub import Hub, Waiter
 from tooling.rediscluster import LocalCluster
 from tooling.stack import GUNICORN_CONF, ROOT, free_port, http_ok, wait_until

@@ -22,8 +22,9 @@ from websockets.sync.client import ClientConnection
 from websockets.sync.client import connect as ws_connect
 
 from services import redisconn
-from services.core import tenants, watching
+from services.core import watching
 from services.core.config import Config
+from services.core.tenancy import tenants
 from services.timekeeper.keeper import Timekeeper
 
 from .conftest import Node, RulesProcess, gunicorn_gateway

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from services import redisconn
-from services.core import webhooks
+from services.core.tenancy import webhooks
 from services.webhooks.worker import WebhookMetrics, WebhookWorker
 from tooling.stack import free_port
 

@@ -24,7 +24,7 @@ import orjson
 import pytest
 
 from services import redisconn
-from services.core import webhooks
+from services.core.tenancy import webhooks
 from services.timekeeper.keeper import Timekeeper
 from services.webhooks.worker import WebhookMetrics, WebhookWorker
 from tooling.stack import ROOT, free_port
@@ -294,7 +294,7 @@ def test_webhook_registration_rejects_bad_urls_and_unknown_events(tenant_gateway
 
 def test_a_rated_match_finished_webhook_carries_the_rating_changes_and_the_worker_heals_a_lost_rating_write(
         tenant_gateway: GatewayServer, own_redis_url: str, receiver: Receiver) -> None:
-    from services.core import ratings
+    from services.core.competition import ratings
 
     api = Api(tenant_gateway.url)
     key = new_key(own_redis_url, "acme")["key"]

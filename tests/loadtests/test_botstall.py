@@ -26,8 +26,8 @@ from loadtests.botstall import (
     stall_by_class,
     table_at,
 )
-from services.core.bots_seam import bot_jobs_stream
-from services.core.store import keys
+from services.core.match.bots_seam import bot_jobs_stream
+from services.core.record.store import keys
 from tooling.rediscluster import LocalCluster
 
 #: Three primaries with the slot ranges `redis-cli --cluster create` gives them.
@@ -61,7 +61,7 @@ def _ids_where(match_node: str, stream_node: str, count: int = 1, table: list[tu
 def test_a_match_is_classed_by_the_primaries_of_its_keys_and_of_its_job_stream() -> None:
     """Killed primary b: a match on b is stalled by it whatever its stream; a match elsewhere whose jobs are on a
     stream on b is a class of its own; the rest are healthy; no primary killed: one class. The core queues a
-    match's jobs on its own primary where that primary holds a stream (services/core/bots_seam.py), so a match on
+    match's jobs on its own primary where that primary holds a stream (services/core/match/bots_seam.py), so a match on
     c whose shard's stream is on b is healthy; only a primary that holds no stream sends its jobs elsewhere."""
     on_b = _ids_where("b:2", "b:2")[0]
     shard_stream_on_b = _ids_where("c:3", "b:2")[0]

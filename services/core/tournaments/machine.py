@@ -45,11 +45,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from services.core import tenants
 from services.core.errors import DomainError, Kind
-
-from . import pairing, scoring
-from .port import MatchResult, MatchSpec, SeatSpec
+from services.core.tenancy import tenants
+from services.core.tournaments import pairing, scoring
+from services.core.tournaments.port import MatchResult, MatchSpec, SeatSpec
 
 #: A running tournament is looked at this often even if no match wakes it up (a lost wake-up costs this).
 POLL_S = 15.0

@@ -1,6 +1,6 @@
 """The tournament port (:class:`.port.TournamentCore`) on the match core: tables become real matches.
 
-* **create_match**: a tenant match created *active* at once (:func:`services.core.matches.new_match`), each
+* **create_match**: a tenant match created *active* at once (:func:`services.core.match.matches.new_match`), each
   human seat ``kept`` for its named player (they join it with the tenant's key and their player id, as any
   tenant match: ``POST /v1/matches/{id}/join {"player": ...}``), bot seats at the table's rung, the clocks
   running, ``rated`` as the tournament says and tagged ``tournament:<id>``: the commit pipeline wakes the
@@ -13,8 +13,8 @@
   that died anywhere makes the same match, never a second one.
 * **match_result**: the match as the runner scores it (see :class:`.port.MatchResult`); another tenant's match,
   or none, is ``gone``.
-* **abort_match**: :func:`services.core.matches.abort` (finished, ``ended_by: "aborted"``, no winner, unrated).
-* **emit**: the tenant's hooks' deliveries (:func:`services.core.webhooks.tournament_deliveries`), sent by the
+* **abort_match**: :func:`services.core.match.matches.abort` (finished, ``ended_by: "aborted"``, no winner, unrated).
+* **emit**: the tenant's hooks' deliveries (:func:`services.core.tenancy.webhooks.tournament_deliveries`), sent by the
   webhook worker with the same signature, retries and dead letters as a match's events.
 """
 
@@ -25,11 +25,13 @@ from typing import Any
 
 import orjson
 
-from services.core import clocks, control, matches, ratings, tenants, webhooks
+from services.core.competition import ratings
+from services.core.match import clocks, matches
+from services.core.record import control
+from services.core.record.store import StaleVersion, new_match_id
 from services.core.service import Core
-from services.core.store import StaleVersion, new_match_id
-
-from .port import MatchResult, MatchSpec, SeatResult
+from services.core.tenancy import tenants, webhooks
+from services.core.tournaments.port import MatchResult, MatchSpec, SeatResult
 
 #: A table's chosen match id is needed only until the runner saved it with the table (seconds); kept a week.
 MATCH_ID_KEEP_S = 7 * 86400

@@ -40,7 +40,7 @@ from typing import Any
 
 import networkx as nx
 
-from services.core import skill
+from services.core.competition import skill
 
 HOLD = 10**18
 REPEAT = 10**15

@@ -21,9 +21,8 @@ import time
 from typing import Any
 
 from services.core.errors import Kind
-
-from . import machine, store
-from .port import MatchResult, TournamentCore
+from services.core.tournaments import machine, store
+from services.core.tournaments.port import MatchResult, TournamentCore
 
 log = logging.getLogger("meeple.tournaments")
 #: Saves per tournament per claim at most (a round's creation, its aborts, the step itself: a few).

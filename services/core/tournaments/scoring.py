@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .port import MatchResult
+from services.core.tournaments.port import MatchResult
 
 DRAW = 0.5
 

@@ -33,12 +33,11 @@ from typing import Any
 import orjson
 
 from services import redisconn
-from services.core import quotas, tenants
+from services.core.competition.due import DUE_SHARDS, SHARDS, due_keys, schedule, wake
 from services.core.errors import Kind
-from services.core.leases import Leases
-
-from .due import DUE_SHARDS, SHARDS, due_keys, schedule, wake
-from .machine import TournamentError, new, reservation, settings
+from services.core.record.leases import Leases
+from services.core.tenancy import quotas, tenants
+from services.core.tournaments.machine import TournamentError, new, reservation, settings
 
 __all__ = ["DUE_SHARDS", "SHARDS", "due_keys", "schedule", "wake"]  # the due index, kept in .due
 

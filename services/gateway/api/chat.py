@@ -1,5 +1,5 @@
 """Chat: post a message to a match (a seat, or a spectator where the match allows it), and redact one (the match's
-tenant). Thin: the match core (``matches.post_chat``, ``services.core.chat``) decides, stores and wakes every
+tenant). Thin: the match core (``matches.post_chat``, ``services.core.match.chat``) decides, stores and wakes every
 reader; the events views (long-poll, SSE) and the WebSocket deliver."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from flask import Blueprint, Response
 
 from services.contract import models as m
-from services.core import matches
+from services.core.match import matches
 
 from ..context import caller, core
 from .common import answer, body, given

@@ -12,9 +12,9 @@ import time
 from flask import Blueprint, Response
 
 from services.contract import models as m
-from services.core import matches, moves
 from services.core.errors import DomainError
-from services.core.events import match_topic
+from services.core.match import matches, moves
+from services.core.match.events import match_topic
 
 from ..context import caller, core, gateway
 from ..parking import resumed, wait_or_park

@@ -1,5 +1,5 @@
 """Matchmaking: queue, read (or long-poll) a ticket, leave the queue — the matchmaker is the core's
-(``services/core/matchmaker.py``); waiting for a ticket to be matched is the transport's."""
+(``services/core/match/matchmaker.py``); waiting for a ticket to be matched is the transport's."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 from flask import Blueprint, Response
 
 from services.contract import models as m
-from services.core import matchmaker
+from services.core.match import matchmaker
 
 from ..context import caller, core, gateway
 from ..parking import resumed, wait_or_park

@@ -9,7 +9,7 @@ from __future__ import annotations
 from flask import Blueprint, Response
 
 from services.contract import models as m
-from services.core import matches
+from services.core.match import matches
 
 from ..context import caller, core
 from .common import answer, body, given, headers

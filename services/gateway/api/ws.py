@@ -12,7 +12,7 @@ and echo back; a query string lands in access logs. The first message keeps the 
 cost of a socket that is unauthenticated for at most ``HELLO_S`` seconds. Either way the hello is decided by
 the core's access policy, as any read of the match is: no update goes out before it allows one.
 
-Moves call the core's move (``services.core.moves.submit``) with the socket's caller: the same versions,
+Moves call the core's move (``services.core.match.moves.submit``) with the socket's caller: the same versions,
 idempotency keys, limits and errors as ``POST /v1/matches/{id}/moves``, whose HTTP status the ``reply`` carries.
 """
 
@@ -33,13 +33,14 @@ from services.contract import models as m
 from services.contract.limits import WS_HELLO_S
 from services.contract.validation import answer as answer_bytes
 from services.contract.validation import dump, parse_value
-from services.core import access, limits, matches, moves
+from services.core import access, limits
 from services.core.access import Action, Caller, MatchAccess
 from services.core.errors import DomainError, Kind
-from services.core.events import chat_topic, match_topic
-from services.core.matches import open_match
-from services.core.reads import SPECTATOR, events_since
-from services.core.store import Match
+from services.core.match import matches, moves
+from services.core.match.events import chat_topic, match_topic
+from services.core.match.matches import open_match
+from services.core.match.reads import SPECTATOR, events_since
+from services.core.record.store import Match
 
 from ..context import Gateway, caller, core, gateway
 from ..errors import answer_to

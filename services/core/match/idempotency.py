@@ -35,7 +35,7 @@ from typing import Any
 import orjson
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from .errors import DomainError, Kind
+from services.core.errors import DomainError, Kind
 
 #: How long the records are kept (as a move's): a retry within this answers the first answer.
 TTL_S = 24 * 3600

@@ -10,7 +10,7 @@ Keys (each in its own Redis Cluster slot):
 * ``tenant:{<name>}:conf`` — JSON: the tenant's quotas (see :data:`DEFAULT_QUOTAS`), created_at;
 * ``{apikeys}:index`` — the set of every key id, for ``meeple keys list``.
 
-A tenant is charged under the owner ``tn:<name>`` by :mod:`services.core.quotas`, the way an anonymous
+A tenant is charged under the owner ``tn:<name>`` by :mod:`services.core.tenancy.quotas`, the way an anonymous
 client is charged under its IP: a tenant's keys share its quotas and its request budget.
 
 **Key cache.** Every request with a key needs its record and its tenant's quotas: two keys in two slots, so on a

@@ -16,15 +16,25 @@ from typing import Any
 
 import orjson
 
-from . import chat, clocks, control, history, idempotency, quotas, tenants
-from .access import Action, Caller, MatchAccess, authorize_create, authorize_match, authorize_tenant, require_credential
-from .commit import MAX_REBASES, commit
-from .commit import create as commit_create
-from .errors import DomainError, Kind, busy, not_found
-from .limits import count_request, enforce, ip_ident, limit_of, token_ident
-from .reads import SPECTATOR, caller_fields, log_entry, seat_legal_moves, seat_view, status_doc
-from .service import Core
-from .store import Match, StaleVersion, hash_token, new_match_id, new_token
+from services.core.access import (
+    Action,
+    Caller,
+    MatchAccess,
+    authorize_create,
+    authorize_match,
+    authorize_tenant,
+    require_credential,
+)
+from services.core.errors import DomainError, Kind, busy, not_found
+from services.core.limits import count_request, enforce, ip_ident, limit_of, token_ident
+from services.core.match import chat, clocks, history, idempotency
+from services.core.match.commit import MAX_REBASES, commit
+from services.core.match.commit import create as commit_create
+from services.core.match.reads import SPECTATOR, caller_fields, log_entry, seat_legal_moves, seat_view, status_doc
+from services.core.record import control
+from services.core.record.store import Match, StaleVersion, hash_token, new_match_id, new_token
+from services.core.service import Core
+from services.core.tenancy import quotas, tenants
 
 #: Weakest first (the levels of ``ai/bot.py``; the core does not import ``ai/``).
 BOT_LEVELS = ("novice", "easy", "casual", "normal", "strong", "hard")
@@ -180,7 +190,7 @@ def hint(core: Core, caller: Caller, match_id: str) -> dict[str, Any]:
 
     The search determinizes from the caller's seat, so a hint can never reveal another seat's cards.
     """
-    from . import hints
+    from services.core.match import hints
 
     opened = open_match(core, caller, match_id, Action.ACT)
     match, seat = opened.match, opened.access.seat

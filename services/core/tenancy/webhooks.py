@@ -2,7 +2,7 @@
 
 **Outbox.** A tenant's match gets its events in a Redis Stream in the match's own Cluster slot,
 ``match:{<id>}:outbox``, appended by the *same* compare-and-set script that makes the change
-(:mod:`services.core.store`): an event exists if and only if its change does, whatever process dies.
+(:mod:`services.core.record.store`): an event exists if and only if its change does, whatever process dies.
 
 **Pending index.** The worker (``meeple serve webhooks``, :mod:`services.webhooks`) finds outboxes with
 something in them through the pending set of the match's own Cluster slot, ``webhooks:pending:{<tag>}`` (the

@@ -38,7 +38,7 @@ from typing import Any
 import orjson
 from openskill.models import PlackettLuce
 
-from services.core import control
+from services.core.record import control
 
 BOT_RATINGS_KEY = "rating:{bots}"
 #: The ladder shipped with the server (written by ``meeple arena --ladder --out``).
@@ -211,8 +211,8 @@ def _rate(sides: list[list[int]], of: dict[int, dict[str, Any]], placed: list[fl
 def apply(client: Any, tenant: str, game: str, outcome: dict[str, Any] | None) -> int:
     """Store the new ratings an outcome carries (idempotent); returns how many were written now.
 
-    The boards follow in :func:`services.core.leaderboards.apply_ratings`, which calls this: the pipeline and the
-    webhook worker call that one."""
+    The boards follow in :func:`services.core.competition.leaderboards.apply_ratings`, which calls this: the
+    pipeline and the webhook worker call that one."""
     written = 0
     for change in (outcome or {}).get("ratings") or []:
         after = change["after"]

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import watching
-from .access import Caller
-from .limits import ip_ident, token_ident
-from .store import EVENTS_CHANNEL, chat_keys, events_key, parse_wake, your_turn_or_over
+from services.core import watching
+from services.core.access import Caller
+from services.core.limits import ip_ident, token_ident
+from services.core.record.store import EVENTS_CHANNEL, chat_keys, events_key, parse_wake, your_turn_or_over
 
 #: One stream entry as Redis returns it: (``b"<version>-1"``, its fields, ``b"wake"`` among them for a match).
 Entry = tuple[bytes, dict[bytes, bytes]]

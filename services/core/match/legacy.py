@@ -18,9 +18,8 @@ import orjson
 import redis
 
 from services import redisconn
-
-from .bots_seam import bot_jobs_stream
-from .store import MATCH_STATS_KEYS, MatchStore, deadline_keys
+from services.core.match.bots_seam import bot_jobs_stream
+from services.core.record.store import MATCH_STATS_KEYS, MatchStore, deadline_keys
 
 log = logging.getLogger("meeple.store")
 LEGACY_JOBS = "bots:jobs"

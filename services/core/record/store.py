@@ -54,10 +54,9 @@ import orjson
 import redis
 
 from services import redisconn
-
-from . import webhooks
-from .config import Config
-from .leases import Leases
+from services.core.config import Config
+from services.core.record.leases import Leases
+from services.core.tenancy import webhooks
 
 KEY_SUFFIXES = ("version", "meta", "state", "log", "events", "derived")
 #: How many keys each shared structure is split into (fixed: every process must agree on it).

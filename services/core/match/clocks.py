@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .errors import DomainError, Kind
+from services.core.errors import DomainError, Kind
 
 MODES = ("none", "per_move", "fischer", "correspondence")
 TIMEOUT_POLICIES = ("bot", "forfeit")

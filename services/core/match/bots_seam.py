@@ -13,8 +13,7 @@ from typing import Any
 import orjson
 
 from services import redisconn
-
-from .store import SHARDS, MatchStore, keys
+from services.core.record.store import SHARDS, MatchStore, keys
 
 #: One stream per shard; a match's jobs go to the stream of its shard (on a cluster: see bot_jobs_stream).
 BOT_JOB_STREAMS = tuple(f"bots:jobs:{{{tag}}}" for tag in redisconn.spread_tags("b", SHARDS))

@@ -1,4 +1,5 @@
-"""Leaderboards per tenant and game, derived from the ratings the server keeps (:mod:`services.core.ratings`).
+"""Leaderboards per tenant and game, derived from the ratings the server keeps
+(:mod:`services.core.competition.ratings`).
 
 **What a board is.** A board lists a tenant's players of one game by their displayed rating (openskill's
 ``mu - 3 sigma``, rounded to 3 decimals as the API shows it). Every (tenant, game) has the all-time board
@@ -73,9 +74,9 @@ import orjson
 import redis
 
 from services import redisconn
-from services.core import ratings
+from services.core.competition import ratings
 from services.core.errors import DomainError, Kind
-from services.core.leases import Leases
+from services.core.record.leases import Leases
 
 #: Shards per board (fixed: every process must agree on it). Every read touches each shard, so more shards cost
 #: every read more; 8 spread a board over a cluster's primaries as the store's own shared indexes do.

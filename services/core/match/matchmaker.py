@@ -36,14 +36,25 @@ from typing import Any
 import orjson
 import redis
 
-from . import idempotency, ratings, skill, tenants
-from .access import Caller, authorize_create, authorize_ticket, require_credential
-from .commit import MAX_REBASES, commit
-from .errors import DomainError, Kind, busy
-from .limits import count_request
-from .matches import BOT_LEVELS, MAX_ID, charge_all, check_room, load, new_match, parse_player, release_all
-from .service import Core
-from .store import EVENTS_CHANNEL, StaleVersion, hash_token, new_token
+from services.core.access import Caller, authorize_create, authorize_ticket, require_credential
+from services.core.competition import ratings, skill
+from services.core.errors import DomainError, Kind, busy
+from services.core.limits import count_request
+from services.core.match import idempotency
+from services.core.match.commit import MAX_REBASES, commit
+from services.core.match.matches import (
+    BOT_LEVELS,
+    MAX_ID,
+    charge_all,
+    check_room,
+    load,
+    new_match,
+    parse_player,
+    release_all,
+)
+from services.core.record.store import EVENTS_CHANNEL, StaleVersion, hash_token, new_token
+from services.core.service import Core
+from services.core.tenancy import tenants
 
 TICKET_TTL_S = 3600
 WAKE_TTL_S = 60

@@ -34,13 +34,12 @@ from typing import Any
 import orjson
 
 from services import redisconn
-
-from . import webhooks
-from .access import Caller, MatchAccess
-from .errors import DomainError, Kind
-from .limits import ip_ident
-from .service import Core
-from .store import EVENTS_CHANNEL, Match, chat_keys, version_key
+from services.core.access import Caller, MatchAccess
+from services.core.errors import DomainError, Kind
+from services.core.limits import ip_ident
+from services.core.record.store import EVENTS_CHANNEL, Match, chat_keys, version_key
+from services.core.service import Core
+from services.core.tenancy import webhooks
 
 #: The longest message (characters, after stripping surrounding whitespace).
 TEXT_MAX = 200

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from .store import MatchStore, keys
+from services.core.record.store import MatchStore, keys
 
 #: Entries kept per tenant and per player (older ones are trimmed at each write).
 KEEP = 1000

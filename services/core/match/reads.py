@@ -14,10 +14,11 @@ from typing import Any
 
 import orjson
 
-from . import chat, clocks, control, describe
-from .access import MatchAccess, redact_outcome
-from .service import Core
-from .store import Match, seat_hint
+from services.core.access import MatchAccess, redact_outcome
+from services.core.match import chat, clocks, describe
+from services.core.record import control
+from services.core.record.store import Match, seat_hint
+from services.core.service import Core
 
 SPECTATOR = -1
 

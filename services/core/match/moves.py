@@ -15,15 +15,16 @@ from typing import Any
 
 import orjson
 
-from . import control, describe
-from .access import Action, Caller
-from .commit import MAX_REBASES, commit, fits_pending_decision
-from .errors import DomainError, Kind, busy
-from .matches import open_match
-from .reads import events_after, seat_status, status_doc
-from .rules_client import Applied
-from .service import Core
-from .store import Match, Remember, StaleVersion, your_turn_or_over
+from services.core.access import Action, Caller
+from services.core.errors import DomainError, Kind, busy
+from services.core.match import describe
+from services.core.match.commit import MAX_REBASES, commit, fits_pending_decision
+from services.core.match.matches import open_match
+from services.core.match.reads import events_after, seat_status, status_doc
+from services.core.record import control
+from services.core.record.store import Match, Remember, StaleVersion, your_turn_or_over
+from services.core.rules_client import Applied
+from services.core.service import Core
 
 #: Makes the response to store for a move's ``Idempotency-Key`` from the updated match and the rules answer.
 RememberMove = Callable[[Match, Applied], tuple[str, dict[str, Any]]]

@@ -17,8 +17,8 @@ from typing import Any
 
 import orjson
 
-from .errors import DomainError, Kind
-from .store import Match
+from services.core.errors import DomainError, Kind
+from services.core.record.store import Match
 
 HINTS_STREAM = "bots:hints"
 #: A reply nobody read (the gateway gave up) is dropped after this long.

@@ -13,12 +13,14 @@ import time
 from typing import Any
 
 from services import redisconn
-
-from . import clocks, control, leaderboards, quotas, ratings, webhooks
-from .bots_seam import on_bot_turn
-from .service import Core
-from .store import MATCH_STATS_KEYS, SHARDS, Match, MatchStore, Remember
-from .tournaments import due as tournament_due
+from services.core.competition import due as tournament_due
+from services.core.competition import leaderboards, ratings
+from services.core.match import clocks
+from services.core.match.bots_seam import on_bot_turn
+from services.core.record import control
+from services.core.record.store import MATCH_STATS_KEYS, SHARDS, Match, MatchStore, Remember
+from services.core.service import Core
+from services.core.tenancy import quotas, webhooks
 
 #: How often an update is retried on a match that changed under it before the caller is told ``busy``.
 MAX_REBASES = 8

@@ -1,0 +1,1 @@
+"""What finished matches feed: ratings, leaderboards and their seasons, the tournaments' due index."""
