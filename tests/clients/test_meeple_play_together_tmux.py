@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 
 import httpx
 
@@ -30,17 +31,17 @@ def test_chat_in_two_terminals_both_ways_as_it_arrives_with_a_preset_by_number(
     host.wait_for("your move>")
     guest.keys("c hello from seat one <b>G5</b>")
     host.wait_for("chat  seat 1: hello from seat one <b>G5</b>")  # printed at once, under the host's prompt
-    assert latest(host.screen()).rstrip().endswith("your move>")  # and the prompt again under it
+    until(host, lambda screen: latest(screen).rstrip().endswith(
+        "chat  seat 1: hello from seat one <b>G5</b>\nyour move>"))  # and the prompt again under it
     guest.wait_for("chat  you: hello from seat one")
     host.keys("c 1")  # the game's first quick-chat preset
     guest.wait_for(f"chat  seat 0: {presets[0]['text']}")
     said = httpx.get(f"{stack.url}/v1/matches/{match_id}/replay").json()["chat"]
     assert [(m["seat"], m["preset"]) for m in said] == [(1, None), (0, presets[0]["id"])]
     host.keys("r")  # a screen drawn again keeps the last lines under the log
-    time.sleep(0.5)
-    screen = latest(host.wait_for("chat (c TEXT = say it):"))
-    block = screen.split("chat (c TEXT = say it):", 1)[1]
-    assert "seat 1: hello from seat one <b>G5</b>" in block and f"you: {presets[0]['text']}" in block
+    until(host, lambda screen: "chat (c TEXT = say it):" in latest(screen) and all(
+        line in latest(screen).split("chat (c TEXT = say it):", 1)[1]
+        for line in ("seat 1: hello from seat one <b>G5</b>", f"you: {presets[0]['text']}")))
     host.keys("1")  # the game goes on: a chat changes no version, the move is taken
     screen = host.wait_for("your move>", "the move: ")
     assert "refused" not in latest(screen)
@@ -85,7 +86,10 @@ def test_a_party_queued_in_the_terminal_prints_the_friends_line_and_the_friend_t
     command = line.split(": ", 1)[1].split()
     assert command[:3] == ["meeple", "play", "--resume"] and command[4] == "--token"
     match_id, token = command[3], command[5]
-    screen = latest(host.wait_for("you are seat "))
+    deadline = time.monotonic() + 30  # a whole match screen: the party's lines stay under the log on it
+    while not ("you are seat " in (screen := latest(host.screen())) and "or in a browser:" in
+               screen.split("you are seat ", 1)[1]) and time.monotonic() < deadline:
+        time.sleep(0.1)
     host_seat = int(screen.split("you are seat ", 1)[1].split(",")[0])
     assert host_seat % 2 == friend_seat % 2 and f"team {friend_seat % 2}" in line  # one team: [[0, 2], [1, 3]]
     assert f"{stack.url}/play#/m/{match_id}?t={token}" in screen.replace("\n", "")  # the page's link as well
@@ -94,6 +98,17 @@ def test_a_party_queued_in_the_terminal_prints_the_friends_line_and_the_friend_t
     screen = latest(friend.wait_for(f"you are seat {friend_seat}, team {host_seat % 2} with seat {host_seat}"))
     seats = httpx.get(f"{stack.url}/v1/matches/{match_id}").json()["seats"]
     assert [s["kind"] for s in seats].count("bot") == 2
+
+
+def until(pane: Pane, seen: Callable[[str], bool], timeout: float = 30.0) -> str:
+    """The screen once ``seen(screen)`` holds (a screen is drawn in several writes: wait for all of it)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        screen = pane.screen()
+        if seen(screen):
+            return screen
+        time.sleep(0.1)
+    raise AssertionError(f"not seen:\n{pane.screen()}")
 
 
 def rest_chats(stack: Stack) -> float:
