@@ -172,7 +172,7 @@ def verified_seat(caller: Caller, match: Match) -> int | None:
 def authorize_match(caller: Caller, match: Match, action: Action) -> MatchAccess:
     """What ``caller`` may see of ``match`` for ``action`` (READ, ACT or JOIN), or the refusal. The door has
     called :func:`require_credential` (READ, ACT) or :func:`authorize_create` (JOIN) first."""
-    owner = match.meta.get("tenant")
+    owner = match.meta.tenant
     players = caller.tenant is not None and caller.tenant.name == owner
     seat = verified_seat(caller, match) if action is not Action.JOIN else None
     if seat is not None:

@@ -297,9 +297,8 @@ def test_a_rated_match_moves_its_players_ratings_and_shows_the_change_in_the_out
 def test_ranks_put_the_winning_team_first_and_forfeited_sides_last() -> None:
     from services.core.competition import ratings
 
-    meta = {"sides": [[0, 2], [1, 3]]}
-    assert ratings.ranks(meta, {"winners": [1, 3], "scores": [5, 9, 5, 9], "forfeited": []}) == [2.0, 1.0]
-    three = {"sides": [[0], [1], [2]]}
+    assert ratings.ranks([[0, 2], [1, 3]], {"winners": [1, 3], "scores": [5, 9, 5, 9], "forfeited": []}) == [2.0, 1.0]
+    three = [[0], [1], [2]]
     assert ratings.ranks(three, {"winners": [2], "scores": [4, 7, 9], "forfeited": []}) == [3.0, 2.0, 1.0]
     assert ratings.ranks(three, {"winners": [1], "scores": None, "forfeited": [0]}) == [3.0, 1.0, 2.0]
 

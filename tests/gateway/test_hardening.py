@@ -175,7 +175,7 @@ def test_an_active_match_without_human_action_is_finished_as_abandoned_and_then_
     assert api.post(f"/v1/matches/{busy_id}/moves", busy_tokens[seat],
                     json={"move": move, "version": status["version"]}).status_code == 200
     store = MatchStore(client, 1, 1)
-    idle_at, busy_at = (store.load(i).meta["human_at"] for i in (idle_id, busy_id))  # type: ignore[union-attr]
+    idle_at, busy_at = (store.load(i).meta.human_at for i in (idle_id, busy_id))  # type: ignore[union-attr]
     assert idle_at < busy_at
     keeper.run_once(now=(idle_at + busy_at) / 2 + 60)  # the idle one's lifetime is over, the busy one's not
     idle = api.get(f"/v1/matches/{idle_id}").json()

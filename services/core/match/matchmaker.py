@@ -33,6 +33,7 @@ from services.core.limits import count_request
 from services.core.match import idempotency
 from services.core.match.commit import MAX_REBASES, commit
 from services.core.match.matches import BOT_LEVELS, MAX_ID, charge, check_room, load, new_match, parse_player, release
+from services.core.meta import Seat
 from services.core.record.store import EVENTS_CHANNEL, StaleVersion, hash_token, new_token
 from services.core.service import Core
 from services.core.tenancy import tenants
@@ -155,14 +156,13 @@ def _seat_tickets(core: Core, tickets: list[str], game: str, players: int, optio
     """Create the match for these tickets (bots in the remaining seats, each human seat reserved for its
     ticket, with the ticket's player) and tell each ticket its seat."""
     docs = [ticket_record(core, t) for t in tickets]
-    seats: list[dict[str, Any]] = [{"kind": "human", "token_hash": None, "reserved": _reservation(t),
-                                    **({"player": d["player"]} if d.get("player") else {})}
-                                   for t, d in zip(tickets, docs, strict=True)]
+    seats = [Seat(kind="human", reserved=_reservation(t), player=d.get("player") or None)
+             for t, d in zip(tickets, docs, strict=True)]
     if len(tickets) < players:  # the bot level (rung) closest in rating to the table's humans
         mean = sum(float(d.get("rating", ratings.default()["mu"])) for d in docs) / len(docs)
         rungs = {lv: doc for lv, doc in ratings.bot_ratings(core.redis, game).items() if lv in BOT_LEVELS}
         level = skill.closest_level(rungs, mean)
-        seats += [{"kind": "bot", "level": level, "token_hash": None} for _ in range(players - len(tickets))]
+        seats += [Seat(kind="bot", level=level) for _ in range(players - len(tickets))]
     try:
         match = new_match(core, game, players, options, None, seats,
                           tenant=tenants.by_name(core.redis, tenant) if tenant else None)
@@ -188,15 +188,12 @@ def _issue_token(core: Core, doc: dict[str, Any]) -> str | None:
     seat, reservation = doc["seat"], _reservation(doc["ticket"])
     for _ in range(MAX_REBASES):
         match = load(core, doc["match_id"])
-        seats = [dict(s) for s in match.meta["seats"]]
-        if seats[seat].get("reserved") != reservation:
+        if match.meta.seats[seat].reserved != reservation:
             break  # another read of this ticket took the token first
         token = new_token(seat)
-        seats[seat].update(token_hash=hash_token(token))
-        del seats[seat]["reserved"]
         try:
-            commit(core, match, {**match.meta, "seats": seats}, None,
-                   {"kind": "joined", "seat": seat, "to_act": match.meta["to_act"]})
+            commit(core, match, match.meta.with_seat(seat, token_hash=hash_token(token), reserved=None), None,
+                   {"kind": "joined", "seat": seat, "to_act": match.meta.to_act})
         except StaleVersion:
             continue
         _save(core, {**doc, "token_issued": True})
