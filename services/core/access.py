@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from services.core.errors import DomainError, Kind
+from services.core.meta import Outcome
 from services.core.record.store import Match
 from services.core.tenancy import tenants
 
@@ -206,9 +207,11 @@ def authorize_ticket(caller: Caller, ticket: dict[str, Any]) -> None:
         raise DomainError(Kind.NOT_FOUND, "ticket_not_found", "no such ticket (it may have expired)")
 
 
-def redact_outcome(outcome: dict[str, Any] | None, players: bool) -> dict[str, Any] | None:
+def redact_outcome(outcome: Outcome | None, players: bool) -> dict[str, Any] | None:
     """An outcome as a caller may see it: its rating changes name the tenant's player ids for its key only."""
-    if players or not outcome or not outcome.get("ratings"):
-        return outcome
-    return {**outcome, "ratings": [{k: v for k, v in change.items() if k != "player"}
-                                   for change in outcome["ratings"]]}
+    if outcome is None:
+        return None
+    if players or not outcome.ratings:
+        return outcome.doc()
+    return {**outcome.doc(), "ratings": [{k: v for k, v in change.items() if k != "player"}
+                                         for change in outcome.ratings]}

@@ -10,11 +10,10 @@ a seat's ``token_hash``), and a key they wrote only when it mattered (``tag``, `
 ``forfeited``...) is left out while it holds its default. ``omit_defaults`` leaves out a field equal to its
 default; a field given by :func:`_always` has a default that is never left out (a default factory other than an
 empty builtin collection), which is how a key that was always written keeps being written.
-``tests/core/test_meta.py`` pins both.
+``tests/gateway/test_meta_record.py`` pins both.
 
-``options``, ``result``, ``outcome`` and ``clock`` stay JSON documents: the engine's options and result, the
-outcome (``control.final``, ``ratings.settle``) and the seat clocks (``match/clocks.py``) each have their own
-module.
+How a match ended is an :class:`Outcome`. ``options``, ``result`` and ``clock`` stay JSON documents: the engine's
+options and result (passed through to clients), and the seat clocks, which ``match/clocks.py`` reads and writes.
 
 On the bottom floor of the core, beside the config and the errors: the store, the tenancy (quotas, webhook
 outbox) and every floor above read matches.
@@ -62,6 +61,26 @@ class Seat(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     acted: bool = False
 
 
+class Outcome(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """How a finished match ended (``control.final``, ``control.forfeit_ends``, an abort, the idle check), with the
+    rating changes it made (``ratings.settle``). Clients read it as JSON: :meth:`doc`."""
+
+    ended_by: Literal["game", "forfeit", "abandoned", "aborted"]
+    #: an abort's reason (the tournament's words)
+    reason: str | None = None
+    winners: list[int] = _always(lambda: [])
+    forfeited: list[int] = _always(lambda: [])
+    #: per seat, when the game itself ended
+    scores: list[float] | None = _always(lambda: None)
+    #: the rating changes of a rated match: ``seat``, ``player``, ``before``, ``after``, ``change`` each
+    ratings: list[dict[str, Any]] | None = _always(lambda: None)
+
+    def doc(self) -> dict[str, Any]:
+        """The outcome as a JSON document (what the status, the history and the webhooks show)."""
+        out: dict[str, Any] = msgspec.to_builtins(self)
+        return out
+
+
 class MatchMeta(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """A match: fields in the order earlier versions wrote their keys."""
 
@@ -78,8 +97,8 @@ class MatchMeta(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     status: Status
     #: the engine's result document once finished (with its explanation)
     result: dict[str, Any] | None = _always(lambda: None)
-    #: how it ended: ``ended_by``, ``winners``, ``forfeited``, ``scores``, ``ratings`` (and an abort's ``reason``)
-    outcome: dict[str, Any] | None = _always(lambda: None)
+    #: how it ended, once finished
+    outcome: Outcome | None = _always(lambda: None)
     #: the seat clocks (``match/clocks.py``)
     clock: dict[str, Any] | None = _always(lambda: None)
     #: the bot level that plays a human seat after a timeout or a leave

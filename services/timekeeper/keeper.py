@@ -42,7 +42,7 @@ from services.core.config import Config
 from services.core.errors import DomainError
 from services.core.match import clocks, legacy
 from services.core.match.commit import MAX_REBASES, commit
-from services.core.meta import MatchMeta
+from services.core.meta import MatchMeta, Outcome
 from services.core.record import control
 from services.core.record.store import DEADLINE_SHARDS, StaleVersion
 from services.core.service import Core
@@ -85,8 +85,7 @@ def timed_out(meta: MatchMeta, seat: int) -> MatchMeta:
 
 def abandoned(meta: MatchMeta) -> MatchMeta:
     """The match meta of an active match nobody has played for the idle lifetime: finished, no winner."""
-    outcome = {"ended_by": "abandoned", "winners": [], "forfeited": control.forfeited(meta), "scores": None,
-               "ratings": None}
+    outcome = Outcome(ended_by="abandoned", winners=[], forfeited=control.forfeited(meta), scores=None, ratings=None)
     return msgspec.structs.replace(meta, status="finished", to_act=[], outcome=outcome)
 
 

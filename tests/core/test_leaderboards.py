@@ -15,7 +15,7 @@ from redis.crc import key_slot
 from services.core.competition import leaderboards as lb
 from services.core.competition import ratings
 from services.core.errors import Kind
-from services.core.meta import MatchMeta, Seat
+from services.core.meta import MatchMeta, Outcome, Seat
 
 GAME = "clash"
 
@@ -300,12 +300,12 @@ def test_a_rating_reads_the_same_in_the_outcome_the_players_ratings_and_the_boar
         a, b = rng.sample(players, 2)
         meta = MatchMeta(status="finished", rated=True, tenant=tenant, game=GAME, sides=[[0], [1]], to_act=[],
                          seats=[Seat(kind="human", player=a, acted=True), Seat(kind="human", player=b, acted=True)],
-                         outcome={"ended_by": "game", "winners": [0], "scores": [1, 0]})
+                         outcome=Outcome(ended_by="game", winners=[0], scores=[1, 0]))
         settled = ratings.settle(client, msgspec.structs.replace(meta, status="active"), meta)
         outcome = settled.outcome
         assert outcome is not None
-        lb.apply_ratings(client, tenant, GAME, outcome)  # stored, then the boards follow (as the commit does)
-        for change in outcome["ratings"]:
+        lb.apply_ratings(client, tenant, GAME, outcome.doc())  # stored, then the boards follow (as the commit does)
+        for change in outcome.ratings or []:
             shown = change["after"]
             stored = ratings.public(ratings.of_player(client, tenant, change["player"], GAME)[GAME])
             entry, _ = lb.rank(client, tenant, GAME, change["player"])

@@ -41,7 +41,7 @@ def _expected(mine: dict[str, Any], theirs: dict[str, Any], i_won: bool) -> Any:
 
 def _changes(meta: MatchMeta) -> dict[str, dict[str, Any]]:
     assert meta.outcome is not None
-    return {c["player"]: c for c in meta.outcome["ratings"] or []}
+    return {c["player"]: c for c in meta.outcome.ratings or []}
 
 
 def test_a_bot_that_won_a_taken_over_seat_is_a_loss_to_the_bot_and_its_absent_owner_still_loses(
@@ -93,6 +93,7 @@ def test_a_reclaimed_seat_is_its_humans_result(client: Any, tenant: str) -> None
 def test_an_unrated_match_changes_no_rating(client: Any, tenant: str) -> None:
     before, after = _meta(tenant, {"kind": "human", "player": "bob", "token_hash": "y", "acted": True},
                           winners=[0], rated=False)
-    assert (ratings.settle(client, before, after).outcome or {})["ratings"] is None
+    settled = ratings.settle(client, before, after).outcome
+    assert settled is not None and settled.ratings is None
     before, after = _meta(tenant, {"kind": "human", "player": "bob", "token_hash": "y", "acted": True}, winners=[0])
     assert set(_changes(ratings.settle(client, before, after))) == {"ann", "bob"}  # rated by default

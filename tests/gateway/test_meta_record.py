@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from services import redisconn
-from services.core.meta import MatchMeta, Seat, decode_meta, encode_meta
+from services.core.meta import MatchMeta, Outcome, Seat, decode_meta, encode_meta
 from services.core.record.store import keys
 
 from .conftest import Api
@@ -41,11 +41,25 @@ OLD_RECORDS = [
 ]
 
 
-@pytest.mark.parametrize("old", OLD_RECORDS, ids=["waiting", "every-key"])
+#: Outcomes as the dict-based core wrote them: the game's (with rating changes), an abort's, the idle check's.
+OLD_OUTCOMES = [
+    {"ended_by": "game", "winners": [0], "forfeited": [], "scores": [3.0, 1.5], "ratings": [
+        {"seat": 0, "player": "ann", "before": {"rating": 0.0, "mu": 25.0, "sigma": 8.3333, "matches": 0},
+         "after": {"rating": 1.2, "mu": 27.6, "sigma": 8.1, "matches": 1}, "change": 1.2}]},
+    {"ended_by": "aborted", "reason": "round 2's deadline", "winners": [], "forfeited": [1], "scores": None,
+     "ratings": None},
+    {"ended_by": "abandoned", "winners": [], "forfeited": [], "scores": None, "ratings": None},
+]
+OLD_RECORDS += [{**OLD_RECORDS[1], "outcome": outcome} for outcome in OLD_OUTCOMES]
+
+
+@pytest.mark.parametrize("old", OLD_RECORDS, ids=["waiting", "every-key", "game", "aborted", "abandoned"])
 def test_an_old_record_loads_and_is_written_back_key_for_key(old: dict[str, Any]) -> None:
     meta = decode_meta(orjson.dumps(old))
     assert orjson.loads(encode_meta(meta)) == old  # same keys, nulls and all, same values
     assert list(orjson.loads(encode_meta(meta))) == list(old)  # in the same order
+    if old["outcome"] is not None:
+        assert isinstance(meta.outcome, Outcome) and meta.outcome.doc() == old["outcome"]
 
 
 def test_keys_written_only_when_set_stay_out_while_unset() -> None:

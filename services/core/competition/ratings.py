@@ -39,7 +39,7 @@ import msgspec
 import orjson
 from openskill.models import PlackettLuce
 
-from services.core.meta import MatchMeta, Seat
+from services.core.meta import MatchMeta, Outcome, Seat
 from services.core.record import control
 
 BOT_RATINGS_KEY = "rating:{bots}"
@@ -128,10 +128,10 @@ def bot_ratings(client: Any, game: str) -> dict[str, dict[str, Any]]:
     return on_players_scale(out)
 
 
-def ranks(sides: list[list[int]], outcome: dict[str, Any]) -> list[float]:
+def ranks(sides: list[list[int]], outcome: Outcome) -> list[float]:
     """A rank per side (1 best): the winners' sides first, then by the side's best score; forfeited last."""
-    scores = outcome.get("scores")
-    winners, out = set(outcome.get("winners") or []), set(outcome.get("forfeited") or [])
+    scores = outcome.scores
+    winners, out = set(outcome.winners), set(outcome.forfeited)
     keys = []
     for side in sides:
         won = bool(set(side) & winners)
@@ -152,7 +152,7 @@ def settle(client: Any, before: MatchMeta, meta: MatchMeta) -> MatchMeta:
     """``meta`` with ``outcome.ratings`` when this update finishes a rated match (else unchanged)."""
     outcome, tenant = meta.outcome, meta.tenant
     if (before.status == "finished" or meta.status != "finished" or not tenant or meta.rated is False
-            or not outcome or outcome.get("ended_by") not in ("game", "forfeit") or outcome.get("ratings")):
+            or not outcome or outcome.ended_by not in ("game", "forfeit") or outcome.ratings):
         return meta
     seats, game = meta.seats, meta.game
     named = {i: s.player for i, s in enumerate(seats) if s.player}
@@ -199,7 +199,7 @@ def settle(client: Any, before: MatchMeta, meta: MatchMeta) -> MatchMeta:
                             "change": round(public(after)["rating"] - public(old)["rating"], 3)})
     if not changes:
         return meta  # only players who never came: nobody is rated
-    return msgspec.structs.replace(meta, outcome={**outcome, "ratings": changes})
+    return msgspec.structs.replace(meta, outcome=msgspec.structs.replace(outcome, ratings=changes))
 
 
 def _rate(sides: list[list[int]], of: dict[int, dict[str, Any]], placed: list[float]) -> list[list[Any]]:

@@ -85,9 +85,9 @@ def commit(core: Core, match: Match, meta: MatchMeta, state: bytes | None, entry
     meta = ratings.settle(store.redis, match.meta, meta)  # a rated match's rating changes, in its outcome
     updated = store.update(match, meta, state, entry, derived, remember, webhooks.events_of(match.meta, meta, entry))
     _transition(core, match.meta.status, meta)
-    if match.meta.status != "finished" and meta.tenant and (meta.outcome or {}).get("ratings"):
+    if match.meta.status != "finished" and meta.tenant and meta.outcome is not None and meta.outcome.ratings:
         # the ratings and the boards with them; the webhook worker re-applies too
-        leaderboards.apply_ratings(store.redis, meta.tenant, meta.game, meta.outcome)
+        leaderboards.apply_ratings(store.redis, meta.tenant, meta.game, meta.outcome.doc())
     notify_bots(store, updated, bot_seats_due(match.meta, meta, mover))
     return updated
 

@@ -81,4 +81,4 @@ def summary(match_id: str, meta: MatchMeta, seat: int | None, created_at: float)
     return {"id": match_id, "game": meta.game, "players": meta.players, "status": meta.status,
             "created_at": created_at, "seat": seat,
             "seats": [{"seat": i, "kind": s.kind, "player": s.player} for i, s in enumerate(meta.seats)],
-            "result": meta.result, "outcome": meta.outcome}
+            "result": meta.result, "outcome": meta.outcome.doc() if meta.outcome is not None else None}

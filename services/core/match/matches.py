@@ -24,7 +24,7 @@ from services.core.match import clocks, history, idempotency
 from services.core.match.commit import MAX_REBASES, commit
 from services.core.match.commit import create as commit_create
 from services.core.match.reads import SPECTATOR, caller_fields, log_entry, seat_legal_moves, seat_view, status_doc
-from services.core.meta import MatchMeta, Seat
+from services.core.meta import MatchMeta, Outcome, Seat
 from services.core.record import control
 from services.core.record.store import Match, StaleVersion, hash_token, new_match_id, new_token
 from services.core.service import Core
@@ -521,8 +521,8 @@ def abort(core: Core, match_id: str, reason: str, *, tenant: str | None = None) 
         meta = match.meta
         if meta.status == "finished":
             return match
-        outcome = {"ended_by": "aborted", "reason": reason, "winners": [], "forfeited": control.forfeited(meta),
-                   "scores": None, "ratings": None}
+        outcome = Outcome(ended_by="aborted", reason=reason, winners=[], forfeited=control.forfeited(meta),
+                          scores=None, ratings=None)
         try:
             ended = msgspec.structs.replace(meta, status="finished", to_act=[], outcome=outcome)
             return commit(core, match, ended, None, {"kind": "aborted", "seat": None, "to_act": []})

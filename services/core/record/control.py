@@ -14,11 +14,9 @@ winners are exactly the engine's.
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
-from services.core.meta import MatchMeta, Seat
+from services.core.meta import MatchMeta, Outcome, Seat
 
 #: The level that plays forfeited seats: they keep the game going but should not decide it.
 FORFEIT_LEVEL = "easy"
@@ -52,13 +50,13 @@ def sides_in(sides: list[list[int]], out: list[int]) -> list[list[int]]:
     return [side for side in sides if not set(side) & set(out)]
 
 
-def forfeit_ends(sides: list[list[int]], out: list[int]) -> dict[str, Any] | None:
+def forfeit_ends(sides: list[list[int]], out: list[int]) -> Outcome | None:
     """The outcome if the forfeits in ``out`` leave at most one side (the match is over), else None."""
     remaining = sides_in(sides, out)
     if len(remaining) > 1:
         return None
     winners = sorted(remaining[0]) if remaining else []
-    return {"ended_by": "forfeit", "winners": winners, "forfeited": sorted(out), "scores": None, "ratings": None}
+    return Outcome(ended_by="forfeit", winners=winners, forfeited=sorted(out), scores=None, ratings=None)
 
 
 def forfeit(meta: MatchMeta, seat: int) -> MatchMeta:
@@ -71,7 +69,7 @@ def forfeit(meta: MatchMeta, seat: int) -> MatchMeta:
     return new
 
 
-def final(sides: list[list[int]], out: list[int], scores: list[float], winners: list[int]) -> dict[str, Any]:
+def final(sides: list[list[int]], out: list[int], scores: list[float], winners: list[int]) -> Outcome:
     """The outcome of a game the engine finished, with forfeited sides unable to win."""
     remaining = sides_in(sides, out)
     barred = {seat for side in sides if set(side) & set(out) for seat in side}
@@ -79,4 +77,4 @@ def final(sides: list[list[int]], out: list[int], scores: list[float], winners: 
     if not kept and remaining and barred:
         best = max(max(scores[s] for s in side) for side in remaining)
         kept = sorted(s for side in remaining if max(scores[t] for t in side) == best for s in side)
-    return {"ended_by": "game", "winners": kept, "forfeited": sorted(out), "scores": scores, "ratings": None}
+    return Outcome(ended_by="game", winners=kept, forfeited=sorted(out), scores=scores, ratings=None)

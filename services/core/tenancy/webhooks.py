@@ -229,7 +229,8 @@ def events_of(before: MatchMeta | None, after: MatchMeta, entry: dict[str, Any])
     if kind == "reclaimed":
         out.append({"type": "seat.reclaimed", "seat": seat})
     if status == "finished" and was != "finished":
-        out.append({"type": "match.finished", "result": after.result, "outcome": after.outcome})
+        out.append({"type": "match.finished", "result": after.result,
+                    "outcome": after.outcome.doc() if after.outcome is not None else None})
     elif status == "active" and after.to_act and (was != "active" or kind == "move"):
         out.append({"type": "turn", "to_act": after.to_act})
     return out

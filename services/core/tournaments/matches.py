@@ -89,10 +89,10 @@ class TournamentMatches:
                       for s in meta.seats)
         if meta.status != "finished":
             return MatchResult(match_id, "active", seats=seats)
-        outcome = meta.outcome or {}
-        ended_by = outcome.get("ended_by")
+        outcome = meta.outcome
+        ended_by = outcome.ended_by if outcome is not None else None
         ranks = None
-        if ended_by in ("game", "forfeit"):
+        if outcome is not None and ended_by in ("game", "forfeit"):
             sides = [side for side in meta.sides if side]
             by_side = ratings.ranks(sides, outcome)
             worst = int(max(by_side, default=0.0)) + 1
