@@ -38,12 +38,14 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import orjson
 import redis
 from redis.crc import key_slot
 
 from services import redisconn
 from services.core.match.bots_seam import stream_on
+from services.core.meta import Seat
 from services.core.record import control
 from services.core.record.store import keys
 
@@ -327,10 +329,10 @@ class Observer:
         for match_id, (version, meta) in zip(ids, replies, strict=True):
             if version is None or meta is None:  # not there (yet, or any more): look again later
                 continue
-            doc = orjson.loads(meta)
+            doc = orjson.loads(meta)  # (read as it is, however little it holds: an observer never refuses a record)
             active = doc.get("status") in ("active", "waiting")
             seats = doc.get("seats") or []
-            bot = active and any(0 <= seat < len(seats) and control.bot_plays(seats[seat])
+            bot = active and any(0 <= seat < len(seats) and control.bot_plays(msgspec.convert(seats[seat], Seat))
                                  for seat in doc.get("to_act") or [])
             sample = Sample(at, match_id, int(version), active, bot)
             with self._lock:

@@ -101,6 +101,7 @@ def wait_cost(updates: int) -> dict[str, Any]:
     from pathlib import Path
 
     from services import redisconn
+    from services.core.meta import MatchMeta
     from services.core.record.store import MatchStore
     from tooling.rediscluster import LocalCluster
 
@@ -108,7 +109,7 @@ def wait_cost(updates: int) -> dict[str, Any]:
         cluster = LocalCluster(3, 1, Path(data)).start()
         try:
             client = redisconn.connect(cluster.url)
-            meta = {"game": "clash", "status": "active", "to_act": [0], "seats": []}
+            meta = MatchMeta(game="clash", status="active", to_act=[0], seats=[])
             entry = {"kind": "move", "seat": 0, "to_act": [0]}
             state = b"x" * 2000
             out: dict[str, Any] = {}

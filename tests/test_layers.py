@@ -75,6 +75,51 @@ def test_the_gateway_takes_from_the_store_only_the_match_type() -> None:
     assert found == []
 
 
+#: What reads a match's record (``Match.meta``, a ``services.core.meta.MatchMeta``): the core, the workers, the gateway.
+RECORD_READERS = ("services/core", "services/bots", "services/timekeeper", "services/webhooks", "services/gateway")
+
+
+def _is_record(node: ast.expr) -> bool:
+    """``meta``, ``<anything>.meta``, its ``<anything>.outcome``, or one of its seats (``<anything>.seats[i]``)."""
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.value, ast.Attribute) and node.value.attr == "seats"
+    return (isinstance(node, ast.Name) and node.id == "meta") or (
+        isinstance(node, ast.Attribute) and node.attr in ("meta", "outcome"))
+
+
+def record_reads_by_key(source: str) -> list[str]:
+    """Where ``source`` reads a match's record (or a seat of it) by a string key: ``meta["status"]``,
+    ``match.meta.get("tenant")``, ``meta.seats[i]["kind"]``, ``meta.outcome["ended_by"]``, as when the record was a
+    dict."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Subscript) and _is_record(node.value) and isinstance(node.slice, ast.Constant)
+                and isinstance(node.slice.value, str)):
+            found.append(f"{node.lineno}: [{node.slice.value!r}]")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in ("get", "pop", "setdefault", "update", "items", "keys")
+              and _is_record(node.func.value)):
+            found.append(f"{node.lineno}: .{node.func.attr}(...)")
+        elif isinstance(node, ast.Dict) and any(
+                k is None and _is_record(v) for k, v in zip(node.keys, node.values, strict=True)):
+            found.append(f"{node.lineno}: {{**...}}")
+    return found
+
+
+def test_no_core_worker_or_gateway_module_reads_a_match_record_by_key() -> None:
+    """Issue 48: ``Match.meta`` is typed (``services/core/meta.py``): its fields are read by name, and a change is a
+    ``msgspec.structs.replace``, never a dict's key."""
+    assert record_reads_by_key("meta['status']; m.meta.get('tenant'); x.meta.seats[0]['kind']; {**meta, 'a': 1}; "
+                               "meta.outcome['winners']") \
+        == ["1: ['status']", "1: .get(...)", "1: ['kind']", "1: {**...}", "1: ['winners']"]  # what it looks for
+    assert record_reads_by_key("meta.status; m.meta.seats[0].kind; doc['status']; clock['seats']") == []
+    found = []
+    for folder in RECORD_READERS:
+        for path in (ROOT / folder).rglob("*.py"):
+            found += [f"{path.relative_to(ROOT)}:{where}" for where in record_reads_by_key(path.read_text())]
+    assert found == []
+
+
 def _raises(path: Path) -> Iterator[ast.Call]:
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):

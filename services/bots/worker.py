@@ -161,8 +161,8 @@ class Worker:
         if time.time() > float(job["deadline"]):
             return "hint_expired"
         match, seat = self.quick.load(job["match_id"], patient=False), job["seat"]
-        if (match is None or match.version != job["version"] or match.meta["status"] != "active"
-                or seat not in match.meta["to_act"]):
+        if (match is None or match.version != job["version"] or match.meta.status != "active"
+                or seat not in match.meta.to_act):
             hints.answer(self.redis, job, {"stale": True})
             return "hint_stale"
         game = get_game(match.game)
@@ -178,7 +178,7 @@ class Worker:
         if match is None:
             return "expired"
         seat = job["seat"]
-        if (match.meta["status"] != "active" or not control.bot_plays(match.meta["seats"][seat])
+        if (match.meta.status != "active" or not control.bot_plays(match.meta.seats[seat])
                 or not (match.version == job["version"] or fits_pending_decision(self.store, match, seat,
                                                                                   job["version"]))):
             return "stale"  # the decision the job was for has been made (or is no longer a bot's)

@@ -41,6 +41,7 @@ from typing import Any
 
 from services.core import watching
 from services.core.errors import DomainError, Kind
+from services.core.meta import Outcome
 from services.core.record.store import Match
 from services.core.tenancy import tenants
 
@@ -220,7 +221,7 @@ def authorize_match(caller: Caller, match: Match, action: Action) -> MatchAccess
         return authorize_moderate(caller, match)
     if caller.watching:
         return authorize_watcher(caller, match, action)
-    owner = match.meta.get("tenant")
+    owner = match.meta.tenant
     players = caller.tenant is not None and caller.tenant.name == owner
     seat = verified_seat(caller, match) if action is not Action.JOIN else None
     if seat is not None:
@@ -256,7 +257,7 @@ def authorize_share(caller: Caller, match: Match) -> tenants.Tenant:
     """May ``caller`` mint a watch token for ``match``? Its tenant's key only; any other key, and an anonymous
     match, are told it does not exist."""
     tenant = authorize_tenant(caller)
-    if match.meta.get("tenant") != tenant.name:
+    if match.meta.tenant != tenant.name:
         raise DomainError(Kind.NOT_FOUND, "match_not_found", f"no match {match.id!r} (it may have expired)")
     return tenant
 
@@ -274,7 +275,7 @@ def authorize_chat(caller: Caller, match: Match) -> MatchAccess:
     """May ``caller`` post to ``match``'s chat, and as whom? A seat token speaks as its seat; anyone else who may
     read the match speaks as a spectator, only in a match created with ``spectator_chat``."""
     access = authorize_match(caller, match, Action.READ)
-    if access.seat is None and not match.meta.get("spectator_chat"):
+    if access.seat is None and not match.meta.spectator_chat:
         raise DomainError(Kind.FORBIDDEN, "chat_spectators_off",
                           "only seats chat in this match (it was created without spectator_chat)")
     return access
@@ -284,7 +285,7 @@ def authorize_moderate(caller: Caller, match: Match) -> MatchAccess:
     """May ``caller`` redact ``match``'s chat? The key of the match's tenant only: a seat holder is no moderator,
     and any other key is told the match does not exist, as for reads."""
     tenant = authorize_tenant(caller)
-    if tenant.name != match.meta.get("tenant"):
+    if tenant.name != match.meta.tenant:
         raise DomainError(Kind.NOT_FOUND, "match_not_found", f"no match {match.id!r} (it may have expired)")
     return MatchAccess(None, True)
 
@@ -303,9 +304,11 @@ def authorize_ticket(caller: Caller, ticket: dict[str, Any]) -> None:
         raise DomainError(Kind.NOT_FOUND, "ticket_not_found", "no such ticket (it may have expired)")
 
 
-def redact_outcome(outcome: dict[str, Any] | None, players: bool) -> dict[str, Any] | None:
+def redact_outcome(outcome: Outcome | None, players: bool) -> dict[str, Any] | None:
     """An outcome as a caller may see it: its rating changes name the tenant's player ids for its key only."""
-    if players or not outcome or not outcome.get("ratings"):
-        return outcome
-    return {**outcome, "ratings": [{k: v for k, v in change.items() if k != "player"}
-                                   for change in outcome["ratings"]]}
+    if outcome is None:
+        return None
+    if players or not outcome.ratings:
+        return outcome.doc()
+    return {**outcome.doc(), "ratings": [{k: v for k, v in change.items() if k != "player"}
+                                         for change in outcome.ratings]}

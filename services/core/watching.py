@@ -29,6 +29,7 @@ import orjson
 
 from services import redisconn
 from services.core.errors import DomainError, Kind
+from services.core.meta import MatchMeta
 from services.core.record.store import EVENTS_CHANNEL
 
 PREFIX = "w_"
@@ -52,11 +53,11 @@ class Grant:
     player_ids: bool
     expires_at: float
 
-    def covers(self, match_id: str, meta: dict[str, Any]) -> bool:
+    def covers(self, match_id: str, meta: MatchMeta) -> bool:
         """Whether this token reads the match (its own, or a table of its tournament: current and future)."""
         if self.match_id is not None:
-            return match_id == self.match_id and meta.get("tenant") == self.tenant
-        return meta.get("tag") == f"{TOURNAMENT_TAG}{self.tournament_id}" and meta.get("tenant") == self.tenant
+            return match_id == self.match_id and meta.tenant == self.tenant
+        return meta.tag == f"{TOURNAMENT_TAG}{self.tournament_id}" and meta.tenant == self.tenant
 
 
 def is_watch_token(token: str | None) -> bool:

@@ -33,6 +33,7 @@ import threading
 import time
 from typing import Any
 
+import msgspec
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 from services import redisconn
@@ -41,6 +42,7 @@ from services.core.config import Config
 from services.core.errors import DomainError
 from services.core.match import clocks, legacy
 from services.core.match.commit import MAX_REBASES, commit
+from services.core.meta import MatchMeta, Outcome
 from services.core.record import control
 from services.core.record.store import DEADLINE_SHARDS, StaleVersion
 from services.core.service import Core
@@ -73,22 +75,18 @@ class TimekeeperMetrics:
                                "ratings policy applied)", registry=self.registry)
 
 
-def timed_out(meta: dict[str, Any], seat: int) -> dict[str, Any]:
-    """The match meta after ``seat`` ran out of time, under the match's policy."""
-    if meta["clock"]["on_timeout"] == "forfeit":
-        new = control.forfeit(meta, seat)
-    else:
-        seats = [dict(s) for s in meta["seats"]]
-        seats[seat]["control"] = "bot"
-        new = {**meta, "seats": seats}
-    return {**new, "clock": clocks.expire(meta["clock"], seat)}
+def timed_out(meta: MatchMeta, seat: int) -> MatchMeta:
+    """The match meta after ``seat`` ran out of time, under the match's policy (a match with a clock)."""
+    assert meta.clock is not None
+    forfeit = meta.clock["on_timeout"] == "forfeit"
+    new = control.forfeit(meta, seat) if forfeit else meta.with_seat(seat, control="bot")
+    return msgspec.structs.replace(new, clock=clocks.expire(meta.clock, seat))
 
 
-def abandoned(meta: dict[str, Any]) -> dict[str, Any]:
+def abandoned(meta: MatchMeta) -> MatchMeta:
     """The match meta of an active match nobody has played for the idle lifetime: finished, no winner."""
-    outcome = {"ended_by": "abandoned", "winners": [], "forfeited": control.forfeited(meta), "scores": None,
-               "ratings": None}
-    return {**meta, "status": "finished", "to_act": [], "outcome": outcome}
+    outcome = Outcome(ended_by="abandoned", winners=[], forfeited=control.forfeited(meta), scores=None, ratings=None)
+    return msgspec.structs.replace(meta, status="finished", to_act=[], outcome=outcome)
 
 
 def due_again(now: float, next_at: float, every_s: float) -> bool:
@@ -119,11 +117,11 @@ class Timekeeper:
         ttl = self.store.idle_ttl_s
         for _ in range(MAX_REBASES):
             match = self.store.load(match_id)
-            if match is None or match.meta["status"] == "finished":
+            if match is None or match.meta.status == "finished":
                 return "gone", None  # expired, or finished: its TTL ends it
-            if match.meta["status"] == "waiting":  # expires by its own TTL unless someone joins: look again
+            if match.meta.status == "waiting":  # expires by its own TTL unless someone joins: look again
                 return "later", now + ttl
-            due = float(match.meta.get("human_at") or match.meta.get("created_at") or now) + ttl
+            due = float(match.meta.human_at or match.meta.created_at or now) + ttl
             if due > now:
                 return "later", due
             try:
@@ -162,8 +160,8 @@ class Timekeeper:
             match = self.store.load(match_id)
             if match is None:
                 return "expired", None
-            clock = match.meta.get("clock")
-            if (match.meta["status"] != "active" or not clock or seat >= len(clock["seats"])
+            clock = match.meta.clock
+            if (match.meta.status != "active" or not clock or seat >= len(clock["seats"])
                     or clock["seats"][seat]["turn"] != turn):
                 return "stale", None
             due = clocks.deadline(clock, seat)
@@ -175,7 +173,7 @@ class Timekeeper:
             policy = clock["on_timeout"]
             try:
                 commit(self.core, match, meta, None, {"kind": "timeout", "seat": seat, "policy": policy,
-                                                       "to_act": meta["to_act"]}, now=now)
+                                                       "to_act": meta.to_act}, now=now)
             except StaleVersion:
                 continue  # the match moved: look again (the seat may just have made its move)
             self.metrics.timeouts.labels(policy).inc()

@@ -6,6 +6,7 @@ import random
 import time
 from typing import Any
 
+import msgspec
 import orjson
 import pytest
 from redis.cluster import RedisCluster
@@ -14,6 +15,7 @@ from redis.crc import key_slot
 from services.core.competition import leaderboards as lb
 from services.core.competition import ratings
 from services.core.errors import Kind
+from services.core.meta import MatchMeta, Outcome, Seat
 
 GAME = "clash"
 
@@ -296,13 +298,14 @@ def test_a_rating_reads_the_same_in_the_outcome_the_players_ratings_and_the_boar
     players = [f"r{i}" for i in range(6)]
     for n in range(120):
         a, b = rng.sample(players, 2)
-        meta = {"status": "finished", "rated": True, "tenant": tenant, "game": GAME, "sides": [[0], [1]],
-                "seats": [{"kind": "human", "player": a, "acted": True}, {"kind": "human", "player": b, "acted": True}],
-                "outcome": {"ended_by": "game", "winners": [0], "scores": [1, 0]}}
-        settled = ratings.settle(client, {"status": "active"}, meta)
-        outcome = settled["outcome"]
-        lb.apply_ratings(client, tenant, GAME, outcome)  # stored, then the boards follow (as the commit does)
-        for change in outcome["ratings"]:
+        meta = MatchMeta(status="finished", rated=True, tenant=tenant, game=GAME, sides=[[0], [1]], to_act=[],
+                         seats=[Seat(kind="human", player=a, acted=True), Seat(kind="human", player=b, acted=True)],
+                         outcome=Outcome(ended_by="game", winners=[0], scores=[1, 0]))
+        settled = ratings.settle(client, msgspec.structs.replace(meta, status="active"), meta)
+        outcome = settled.outcome
+        assert outcome is not None
+        lb.apply_ratings(client, tenant, GAME, outcome.doc())  # stored, then the boards follow (as the commit does)
+        for change in outcome.ratings or []:
             shown = change["after"]
             stored = ratings.public(ratings.of_player(client, tenant, change["player"], GAME)[GAME])
             entry, _ = lb.rank(client, tenant, GAME, change["player"])

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import orjson
 
 from services.core.competition import ratings
+from services.core.meta import MatchMeta
 
 GAME = "clash"
 
@@ -17,8 +19,7 @@ def _store(client: Any, tenant: str, player: str, mu: float, sigma: float, match
     client.hset(ratings.player_key(tenant, player), GAME, orjson.dumps({"mu": mu, "sigma": sigma, "matches": matches}))
 
 
-def _meta(tenant: str, seat1: dict[str, Any], winners: list[int],
-          **extra: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+def _meta(tenant: str, seat1: dict[str, Any], winners: list[int], **extra: Any) -> tuple[MatchMeta, MatchMeta]:
     """A 2-seat match of ``tenant``: seat 0 is ann playing her own seat, seat 1 is ``seat1``; before and after the
     update that finishes it with ``winners``."""
     seats = [{"kind": "human", "player": "ann", "token_hash": "x", "acted": True}, seat1]
@@ -27,7 +28,8 @@ def _meta(tenant: str, seat1: dict[str, Any], winners: list[int],
     out = [1] if seat1.get("forfeited") else []
     outcome = {"ended_by": "game", "winners": winners, "forfeited": out, "scores": [1.0, 2.0] if winners == [1]
                else [2.0, 1.0], "ratings": None}
-    return before, {**before, "status": "finished", "to_act": [], "outcome": outcome}
+    return (msgspec.convert(before, MatchMeta),
+            msgspec.convert({**before, "status": "finished", "to_act": [], "outcome": outcome}, MatchMeta))
 
 
 def _expected(mine: dict[str, Any], theirs: dict[str, Any], i_won: bool) -> Any:
@@ -37,8 +39,9 @@ def _expected(mine: dict[str, Any], theirs: dict[str, Any], i_won: bool) -> Any:
     return ratings.MODEL.rate(teams, ranks=[1.0, 2.0] if i_won else [2.0, 1.0])[0][0]
 
 
-def _changes(meta: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {c["player"]: c for c in meta["outcome"]["ratings"] or []}
+def _changes(meta: MatchMeta) -> dict[str, dict[str, Any]]:
+    assert meta.outcome is not None
+    return {c["player"]: c for c in meta.outcome.ratings or []}
 
 
 def test_a_bot_that_won_a_taken_over_seat_is_a_loss_to_the_bot_and_its_absent_owner_still_loses(
@@ -90,6 +93,7 @@ def test_a_reclaimed_seat_is_its_humans_result(client: Any, tenant: str) -> None
 def test_an_unrated_match_changes_no_rating(client: Any, tenant: str) -> None:
     before, after = _meta(tenant, {"kind": "human", "player": "bob", "token_hash": "y", "acted": True},
                           winners=[0], rated=False)
-    assert ratings.settle(client, before, after)["outcome"]["ratings"] is None
+    settled = ratings.settle(client, before, after).outcome
+    assert settled is not None and settled.ratings is None
     before, after = _meta(tenant, {"kind": "human", "player": "bob", "token_hash": "y", "acted": True}, winners=[0])
     assert set(_changes(ratings.settle(client, before, after))) == {"ann", "bob"}  # rated by default

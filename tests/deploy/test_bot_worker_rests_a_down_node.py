@@ -96,6 +96,7 @@ def test_a_tenants_match_on_a_healthy_primary_is_played_while_another_primary_is
     primary: the worker had to leave such matches untried for the whole failover.)"""
     from services.core.config import Config
     from services.core.match.matches import new_match
+    from services.core.meta import Seat
     from services.core.service import Core
     from services.core.tenancy import tenants, webhooks
     from services.rules.server import serve, shutdown
@@ -118,10 +119,10 @@ def test_a_tenants_match_on_a_healthy_primary_is_played_while_another_primary_is
                             and on_victim(webhooks.legacy_pending_key(webhooks.shard_of(f"t{i}"))))
             key, _ = tenants.create_key(core.redis, "acme")
             tenant = tenants.lookup(core.redis, key)
-            bot = {"kind": "bot", "level": "novice", "token_hash": None}
-            match = new_match(core, "clash", 2, {"match": "single"}, 7, [dict(bot), dict(bot)], tenant=tenant,
+            bot = Seat(kind="bot", level="novice")
+            match = new_match(core, "clash", 2, {"match": "single"}, 7, [bot, bot], tenant=tenant,
                               match_id=match_id)
-            assert match.meta.get("tenant") == "acme"
+            assert match.meta.tenant == "acme"
             worker = bots.Worker(cluster.url, f"127.0.0.1:{rules_port}", name="marks", claim_idle_ms=600_000)
             cluster.kill(victim)
 

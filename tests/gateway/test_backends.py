@@ -296,12 +296,15 @@ def test_a_rated_match_moves_its_players_ratings_and_shows_the_change_in_the_out
 
 def test_ranks_put_the_winning_team_first_and_forfeited_sides_last() -> None:
     from services.core.competition import ratings
+    from services.core.meta import Outcome
 
-    meta = {"sides": [[0, 2], [1, 3]]}
-    assert ratings.ranks(meta, {"winners": [1, 3], "scores": [5, 9, 5, 9], "forfeited": []}) == [2.0, 1.0]
-    three = {"sides": [[0], [1], [2]]}
-    assert ratings.ranks(three, {"winners": [2], "scores": [4, 7, 9], "forfeited": []}) == [3.0, 2.0, 1.0]
-    assert ratings.ranks(three, {"winners": [1], "scores": None, "forfeited": [0]}) == [3.0, 1.0, 2.0]
+    def ended(winners: list[int], scores: list[float] | None, forfeited: list[int]) -> Outcome:
+        return Outcome(ended_by="game", winners=winners, scores=scores, forfeited=forfeited)
+
+    assert ratings.ranks([[0, 2], [1, 3]], ended([1, 3], [5, 9, 5, 9], [])) == [2.0, 1.0]
+    three = [[0], [1], [2]]
+    assert ratings.ranks(three, ended([2], [4, 7, 9], [])) == [3.0, 2.0, 1.0]
+    assert ratings.ranks(three, ended([1], None, [0])) == [3.0, 1.0, 2.0]
 
 
 def test_deploy_configs_turn_anonymous_access_off_and_make_run_keeps_it_on() -> None:

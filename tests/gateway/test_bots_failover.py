@@ -21,13 +21,14 @@ from services import redisconn
 from services.core.config import Config
 from services.core.match.bots_seam import BOT_JOB_STREAMS, bot_jobs_stream
 from services.core.match.matches import new_match
+from services.core.meta import Seat
 from services.core.record.store import keys
 from services.core.service import Core
 from tooling.rediscluster import LocalCluster
 
 from .conftest import RulesProcess, bot_worker_thread
 
-BOTS = [{"kind": "bot", "level": "novice", "token_hash": None}] * 2
+BOTS = [Seat(kind="bot", level="novice")] * 2
 
 
 def wait_for(check: Callable[[], bool], what: str, timeout: float = 60.0) -> None:

@@ -6,6 +6,7 @@ import pytest
 
 from services.core.errors import DomainError, Kind
 from services.core.match import clocks
+from services.core.meta import MatchMeta, Outcome, Seat
 from services.core.record import control
 from services.timekeeper.keeper import timed_out
 
@@ -80,32 +81,34 @@ def test_timeout_empties_a_fischer_bank_and_reclaim_gives_back_a_quarter_of_the_
 
 
 def test_a_forfeit_ends_a_two_sided_game_and_the_other_side_wins() -> None:
-    assert control.forfeit_ends([[0], [1]], [1]) == {"ended_by": "forfeit", "winners": [0], "forfeited": [1],
-                                                     "scores": None, "ratings": None}
-    assert control.forfeit_ends([[0, 2], [1, 3]], [3]) == {"ended_by": "forfeit", "winners": [0, 2],
-                                                           "forfeited": [3], "scores": None, "ratings": None}
-    assert control.forfeit_ends([[0]], [0])["winners"] == []  # solo: nobody wins
+    assert control.forfeit_ends([[0], [1]], [1]) == Outcome(ended_by="forfeit", winners=[0], forfeited=[1],
+                                                            scores=None, ratings=None)
+    assert control.forfeit_ends([[0, 2], [1, 3]], [3]) == Outcome(ended_by="forfeit", winners=[0, 2], forfeited=[3],
+                                                                  scores=None, ratings=None)
+    solo = control.forfeit_ends([[0]], [0])
+    assert solo is not None and solo.winners == []  # solo: nobody wins
 
 
 def test_with_three_sides_a_forfeit_plays_on_and_the_forfeited_seat_cannot_win() -> None:
     sides = [[0], [1], [2]]
     assert control.forfeit_ends(sides, [1]) is None
-    assert control.final(sides, [1], [3.0, 9.0, 5.0], [1])["winners"] == [2]  # the best seat still in
-    assert control.final(sides, [1], [7.0, 9.0, 7.0], [1])["winners"] == [0, 2]  # tie among those still in
-    assert control.final(sides, [1], [9.0, 2.0, 5.0], [0])["winners"] == [0]
+    assert control.final(sides, [1], [3.0, 9.0, 5.0], [1]).winners == [2]  # the best seat still in
+    assert control.final(sides, [1], [7.0, 9.0, 7.0], [1]).winners == [0, 2]  # tie among those still in
+    assert control.final(sides, [1], [9.0, 2.0, 5.0], [0]).winners == [0]
 
 
 def test_timekeeper_applies_the_match_policy() -> None:
-    meta = {"status": "active", "to_act": [0], "sides": [[0], [1]], "takeover_level": "hard",
-            "seats": [{"kind": "human", "token_hash": "x"}, {"kind": "human", "token_hash": "y"}],
-            "clock": clocks.advance(clocks.initial(clocks.parse({"mode": "per_move", "seconds": 1}), 2),
-                                    timed=[True, True], to_act=[0], mover=None, version=0, now=1.0)}
+    meta = MatchMeta(game="clash", status="active", to_act=[0], sides=[[0], [1]], takeover_level="hard",
+                     seats=[Seat(kind="human", token_hash="x"), Seat(kind="human", token_hash="y")],
+                     clock=clocks.advance(clocks.initial(clocks.parse({"mode": "per_move", "seconds": 1}), 2),
+                                          timed=[True, True], to_act=[0], mover=None, version=0, now=1.0))
     taken = timed_out(meta, 0)
-    assert taken["status"] == "active" and control.bot_plays(taken["seats"][0])
-    assert control.bot_level(taken, 0) == "hard" and taken["clock"]["seats"][0]["since"] is None
-    meta["clock"]["on_timeout"] = "forfeit"
+    assert taken.status == "active" and control.bot_plays(taken.seats[0])
+    assert control.bot_level(taken, 0) == "hard"
+    assert taken.clock is not None and taken.clock["seats"][0]["since"] is None
+    assert meta.clock is not None
+    meta.clock["on_timeout"] = "forfeit"
     lost = timed_out(meta, 0)
-    assert lost["status"] == "finished" and lost["to_act"] == []
-    assert lost["outcome"] == {"ended_by": "forfeit", "winners": [1], "forfeited": [0], "scores": None,
-                               "ratings": None}
+    assert lost.status == "finished" and lost.to_act == []
+    assert lost.outcome == Outcome(ended_by="forfeit", winners=[1], forfeited=[0], scores=None, ratings=None)
     assert control.bot_level(lost, 0) == control.FORFEIT_LEVEL

@@ -16,6 +16,7 @@ from redis.cluster import RedisCluster
 from loadtests.audit import audit_match, lost_acknowledged
 from services import redisconn
 from services.core.match.bots_seam import BOT_JOB_STREAMS
+from services.core.meta import MatchMeta
 from services.core.record.store import DEADLINE_SHARDS, MATCH_STATS_KEYS, MatchStore, NotReplicated
 from tooling.rediscluster import LocalCluster
 
@@ -147,7 +148,7 @@ def test_an_update_waits_for_a_replica_when_the_primary_has_one(replicated: Loca
     redisconn.refresh(client)
     assert store.replicas_to_wait("match:{m1}:version") == 1
     assert MatchStore(client, 60, 60, wait_replicas=0).replicas_to_wait("match:{m1}:version") == 0
-    store.create("m1", {"game": "clash", "status": "active", "to_act": [0], "seats": []}, b"s0")
+    store.create("m1", MatchMeta(game="clash", status="active", to_act=[0], seats=[]), b"s0")
     # Acknowledged means on a replica: read it there at once (no waiting for replication to catch up).
     primaries = {node.port for node in replicated.primary_nodes()}
     seen = []
@@ -169,7 +170,7 @@ def test_an_update_no_replica_confirms_is_not_acknowledged(replicated: LocalClus
     replicated.wait_healthy(replicas=1)
     client = redisconn.connect(replicated.url)
     store = MatchStore(client, 60, 60, wait_ms=200)
-    meta = {"game": "clash", "status": "active", "to_act": [0], "seats": []}
+    meta = MatchMeta(game="clash", status="active", to_act=[0], seats=[])
     match = store.create("m2", meta, b"s0")
     replica = replicated.replicas_of(replicated.node_for("match:{m2}:version"))[0]
     assert replica.proc is not None
@@ -198,7 +199,7 @@ def test_a_counter_on_a_failing_over_primary_neither_holds_nor_refuses_a_healthy
     ident = "ip:203.0.113.9"
     counter = replicated.node_for(f"ratelimit:{{{ident}}}:0")
     match_id = next(f"c{i}" for i in range(100) if replicated.node_for(f"match:{{c{i}}}:version").port != counter.port)
-    store.create(match_id, {"game": "clash", "status": "active", "to_act": [0], "seats": []}, b"s0")
+    store.create(match_id, MatchMeta(game="clash", status="active", to_act=[0], seats=[]), b"s0")
     assert store.load_counted(match_id, ident)[1][0] == 1
     replicated.kill(counter)
     try:

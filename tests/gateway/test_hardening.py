@@ -175,7 +175,7 @@ def test_an_active_match_without_human_action_is_finished_as_abandoned_and_then_
     assert api.post(f"/v1/matches/{busy_id}/moves", busy_tokens[seat],
                     json={"move": move, "version": status["version"]}).status_code == 200
     store = MatchStore(client, 1, 1)
-    idle_at, busy_at = (store.load(i).meta["human_at"] for i in (idle_id, busy_id))  # type: ignore[union-attr]
+    idle_at, busy_at = (store.load(i).meta.human_at for i in (idle_id, busy_id))  # type: ignore[union-attr]
     assert idle_at < busy_at
     keeper.run_once(now=(idle_at + busy_at) / 2 + 60)  # the idle one's lifetime is over, the busy one's not
     idle = api.get(f"/v1/matches/{idle_id}").json()
@@ -312,9 +312,9 @@ def test_the_error_table_of_docs_api_md_lists_every_code_the_server_answers() ->
 # -- 9: the outcome names exactly the engine's winners --------------------------------------------------------------
 def test_the_outcome_keeps_a_winner_on_no_side_such_as_the_fierce_women_automa() -> None:
     sides = [[0], [1]]  # 2-player Fierce Women: seat 2 is the automa, on no side
-    assert control.final(sides, [], [10.0, 11.0, 12.0], [2])["winners"] == [2]
-    assert control.final(sides, [], [12.0, 11.0, 12.0], [0, 2])["winners"] == [0, 2]
-    assert control.final([[0]], [], [3.0], [])["winners"] == []  # a solo game lost: nobody wins
+    assert control.final(sides, [], [10.0, 11.0, 12.0], [2]).winners == [2]
+    assert control.final(sides, [], [12.0, 11.0, 12.0], [0, 2]).winners == [0, 2]
+    assert control.final([[0]], [], [3.0], []).winners == []  # a solo game lost: nobody wins
 
 
 # -- 10: contract drift ------------------------------------------------------------------------------------------

@@ -378,7 +378,7 @@ def test_an_applied_move_and_its_idempotent_response_commit_together(api: Api, r
     store = MatchStore(redisconn.connect(redis_url), 60, 60)
     match = store.load(match_id)
     assert match is not None
-    entry = {"kind": "joined", "seat": 0, "to_act": match.meta["to_act"]}
+    entry = {"kind": "joined", "seat": 0, "to_act": match.meta.to_act}
     won = store.update(match, match.meta, None, entry, remember=lambda m: ("k-won", {"version": m.version}))
     assert store.idempotent_get(match_id, "k-won") == {"version": won.version} == {"version": match.version + 1}
     with pytest.raises(StaleVersion):

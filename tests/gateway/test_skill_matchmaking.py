@@ -18,6 +18,7 @@ from services.core.competition import ratings, skill
 from services.core.config import Config
 from services.core.errors import DomainError
 from services.core.match.matches import new_match
+from services.core.meta import Seat
 from services.core.metrics import CoreMetrics
 from services.core.record.store import MatchStore
 from services.core.rules_client import RulesClient
@@ -133,7 +134,7 @@ def test_no_door_can_make_a_match_that_seats_one_player_twice(own_redis_url: str
     (as matchmaking had) gets a 409, not a match with one player on both sides."""
     store = MatchStore(redisconn.connect(own_redis_url), 60, 60)
     core = Core(Config(), store, RulesClient("127.0.0.1:9"), CoreMetrics())  # refused before any rules call
-    seats = [{"kind": "human", "token_hash": None, "player": "twice"} for _ in range(2)]
+    seats = [Seat(kind="human", player="twice") for _ in range(2)]
     with pytest.raises(DomainError) as refused:
         new_match(core, GAME, 2, {}, None, seats)
     assert refused.value.code == "player_seated"

@@ -5,7 +5,7 @@ the server ships a ladder measured at the real budgets (``bot_ratings.json`` nex
 game until Redis holds a newer ladder run for it.
 
 A rated match is a tenant's match that ended by the game or a forfeit with at least one named player, unless it
-was created unrated (``meta["rated"]`` false: a tournament that says so; matches are rated by default). When
+was created unrated (``meta.rated`` false: a tournament that says so; matches are rated by default). When
 it finishes, the update that finishes it carries the rating changes in ``outcome.ratings`` (computed from
 the ratings read just before); the new ratings are written right after that compare-and-set, each only if
 the player's rating is still the one the change was computed from (its ``matches`` count). The webhook
@@ -35,9 +35,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 from openskill.models import PlackettLuce
 
+from services.core.meta import MatchMeta, Outcome, Seat
 from services.core.record import control
 
 BOT_RATINGS_KEY = "rating:{bots}"
@@ -126,11 +128,10 @@ def bot_ratings(client: Any, game: str) -> dict[str, dict[str, Any]]:
     return on_players_scale(out)
 
 
-def ranks(meta: dict[str, Any], outcome: dict[str, Any]) -> list[float]:
+def ranks(sides: list[list[int]], outcome: Outcome) -> list[float]:
     """A rank per side (1 best): the winners' sides first, then by the side's best score; forfeited last."""
-    sides = meta["sides"]
-    scores = outcome.get("scores")
-    winners, out = set(outcome.get("winners") or []), set(outcome.get("forfeited") or [])
+    scores = outcome.scores
+    winners, out = set(outcome.winners), set(outcome.forfeited)
     keys = []
     for side in sides:
         won = bool(set(side) & winners)
@@ -141,22 +142,21 @@ def ranks(meta: dict[str, Any], outcome: dict[str, Any]) -> list[float]:
     return [float(order.index(k) + 1) for k in keys]
 
 
-def bot_played(info: dict[str, Any]) -> bool:
+def bot_played(info: Seat) -> bool:
     """A human seat a bot plays without a forfeit (taken over after a timeout and not reclaimed, or left): what
     the seat reaches is the bot's result, not its human's (see the module's docstring)."""
-    return info["kind"] == "human" and info.get("control") == "bot" and not info.get("forfeited")
+    return info.kind == "human" and info.control == "bot" and not info.forfeited
 
 
-def settle(client: Any, before: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+def settle(client: Any, before: MatchMeta, meta: MatchMeta) -> MatchMeta:
     """``meta`` with ``outcome.ratings`` when this update finishes a rated match (else unchanged)."""
-    outcome = meta.get("outcome")
-    if (before.get("status") == "finished" or meta.get("status") != "finished" or not meta.get("tenant")
-            or meta.get("rated") is False or not outcome or outcome.get("ended_by") not in ("game", "forfeit")
-            or outcome.get("ratings")):
+    outcome, tenant = meta.outcome, meta.tenant
+    if (before.status == "finished" or meta.status != "finished" or not tenant or meta.rated is False
+            or not outcome or outcome.ended_by not in ("game", "forfeit") or outcome.ratings):
         return meta
-    seats, tenant, game = meta["seats"], meta["tenant"], meta["game"]
-    named = {i: s["player"] for i, s in enumerate(seats) if s.get("player")}
-    sides = [side for side in meta["sides"] if side]
+    seats, game = meta.seats, meta.game
+    named = {i: s.player for i, s in enumerate(seats) if s.player}
+    sides = [side for side in meta.sides if side]
     if not named or len(sides) < 2:
         return meta  # a solo game has nobody to be rated against
     bots = bot_ratings(client, game)
@@ -165,13 +165,13 @@ def settle(client: Any, before: dict[str, Any], meta: dict[str, Any]) -> dict[st
     for seat in range(len(seats)):
         if seat in named:
             current[seat] = of_player(client, tenant, named[seat], game).get(game) or default()
-        elif seats[seat]["kind"] == "bot":
-            current[seat] = bots.get(seats[seat].get("level") or "normal") or default()
+        elif seats[seat].kind == "bot":
+            current[seat] = bots.get(seats[seat].level or "normal") or default()
         else:
             current[seat] = default()
         played[seat] = (bots.get(control.bot_level(meta, seat)) or default()) if bot_played(seats[seat]) \
             else current[seat]
-    placed = ranks({**meta, "sides": sides}, outcome)
+    placed = ranks(sides, outcome)
     new: dict[int, Any] = {}
     # every seat its human played (or forfeited): against the table as it was played
     for side, team in zip(sides, _rate(sides, played, placed), strict=True):
@@ -179,7 +179,7 @@ def settle(client: Any, before: dict[str, Any], meta: dict[str, Any]) -> dict[st
             if seat in named and not bot_played(seats[seat]):
                 new[seat] = rating
     # a bot-played seat's player who took part: placed last, against the table as it was played
-    gone = {seat for seat in named if bot_played(seats[seat]) and seats[seat].get("acted")}
+    gone = {seat for seat in named if bot_played(seats[seat]) and seats[seat].acted}
     if gone:
         last = max(placed) + 1
         lasts = [last if set(side) & gone else place for side, place in zip(sides, placed, strict=True)]
@@ -199,7 +199,7 @@ def settle(client: Any, before: dict[str, Any], meta: dict[str, Any]) -> dict[st
                             "change": round(public(after)["rating"] - public(old)["rating"], 3)})
     if not changes:
         return meta  # only players who never came: nobody is rated
-    return {**meta, "outcome": {**outcome, "ratings": changes}}
+    return msgspec.structs.replace(meta, outcome=msgspec.structs.replace(outcome, ratings=changes))
 
 
 def _rate(sides: list[list[int]], of: dict[int, dict[str, Any]], placed: list[float]) -> list[list[Any]]:

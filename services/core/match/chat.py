@@ -136,9 +136,9 @@ def clean_text(text: str) -> str:
 
 def check_open(core: Core, match: Match, now: float) -> None:
     """A finished match takes chat for ``MEEPLE_CHAT_AFTER_FINISH_S`` after it finished, then 409 ``chat_closed``."""
-    if match.meta["status"] != "finished":
+    if match.meta.status != "finished":
         return
-    finished_at = match.meta.get("finished_at")
+    finished_at = match.meta.finished_at
     if finished_at is None:  # finished before the finish time was kept: its last log entry is when
         last = core.store.log(match.id, -1)
         finished_at = last[0]["at"] if last else 0.0
@@ -178,7 +178,7 @@ def _append(core: Core, match: Match, speaker: str, message: dict[str, Any], now
     chat, topic = chat_keys(match.id)
     script_keys = [chat, topic, rate_key(match.id, speaker), version_key(match.id)]
     head, tail = b"", b""
-    if match.meta.get("tenant"):  # its webhook: appended to the outbox by the same script
+    if match.meta.tenant:  # its webhook: appended to the outbox by the same script
         webhooks.mark(redis, match.id)
         script_keys.append(webhooks.outbox_key(match.id))
         record = webhooks.outbox_record(match.id, match.version, match.meta,
@@ -213,7 +213,7 @@ def redact(core: Core, match: Match, message_id: int) -> None:
             return
         redacted = {**current, "text": None, "preset": None, "redacted": True}
         script_keys, record = [chat, topic], b""
-        if match.meta.get("tenant"):
+        if match.meta.tenant:
             webhooks.mark(redis, match_id)
             script_keys.append(webhooks.outbox_key(match_id))
             record = webhooks.outbox_record(match_id, match.version, match.meta,

@@ -12,11 +12,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import msgspec
+
 from services import redisconn
 from services.core.competition import due as tournament_due
 from services.core.competition import leaderboards, ratings
 from services.core.match import clocks
 from services.core.match.bots_seam import on_bot_turn
+from services.core.meta import MatchMeta
 from services.core.record import control
 from services.core.record.store import MATCH_STATS_KEYS, SHARDS, Match, MatchStore, Remember
 from services.core.service import Core
@@ -26,21 +29,21 @@ from services.core.tenancy import quotas, webhooks
 MAX_REBASES = 8
 
 
-def bot_seats_due(before: dict[str, Any] | None, after: dict[str, Any], mover: int | None) -> list[int]:
+def bot_seats_due(before: MatchMeta | None, after: MatchMeta, mover: int | None) -> list[int]:
     """Bot-played seats that face a *new* decision after an update, and so need a job.
 
     A seat still pending from before (others acted in a simultaneous step) already has its job; it gets
     another only if it just moved, a bot just took it over, or the match just started.
     """
-    if after["status"] != "active":
+    if after.status != "active":
         return []
-    seats = after["seats"]
+    seats = after.seats
     due = []
-    for seat in after["to_act"]:
+    for seat in after.to_act:
         if seat >= len(seats) or not control.bot_plays(seats[seat]):
             continue
-        if (before is None or before["status"] != "active" or seat not in before["to_act"] or seat == mover
-                or not control.bot_plays(before["seats"][seat])):
+        if (before is None or before.status != "active" or seat not in before.to_act or seat == mover
+                or not control.bot_plays(before.seats[seat])):
             due.append(seat)
     return due
 
@@ -51,7 +54,7 @@ def notify_bots(store: MatchStore, match: Match, seats: list[int]) -> None:
         on_bot_turn(store, match.id, match.game, match.version, seats)
 
 
-def create(core: Core, match_id: str, meta: dict[str, Any], state: bytes,
+def create(core: Core, match_id: str, meta: MatchMeta, state: bytes,
            derived: dict[str, str] | None = None) -> Match:
     """Write a new match (version 0): its ``match.created`` (and ``match.started``) events, counters, bot jobs."""
     events = webhooks.events_of(None, meta, {"kind": "created", "seat": None})
@@ -61,7 +64,7 @@ def create(core: Core, match_id: str, meta: dict[str, Any], state: bytes,
     return match
 
 
-def commit(core: Core, match: Match, meta: dict[str, Any], state: bytes | None, entry: dict[str, Any],
+def commit(core: Core, match: Match, meta: MatchMeta, state: bytes | None, entry: dict[str, Any],
            *, mover: int | None = None, now: float | None = None, derived: dict[str, str] | None = None,
            remember: Remember | None = None) -> Match:
     """Compare-and-set ``match`` to ``meta``/``state`` (with the documents ``derived`` from a new state, and
@@ -70,42 +73,39 @@ def commit(core: Core, match: Match, meta: dict[str, Any], state: bytes | None, 
     now = time.time() if now is None else now
     version = match.version + 1
     if is_human_action(entry):  # what keeps a match alive (see ``services/timekeeper``: idle matches)
-        meta = {**meta, "human_at": now}
-        meta = _acted(meta, entry)
-    clock = meta.get("clock")
+        meta = _acted(msgspec.structs.replace(meta, human_at=now), entry)
+    clock = meta.clock
     if clock is not None:
-        pending = meta["to_act"] if meta["status"] == "active" else []
+        pending = meta.to_act if meta.status == "active" else []
         clock = clocks.advance(clock, timed=control.timed(meta), to_act=pending, mover=mover, version=version,
                                now=now)
-        meta = {**meta, "clock": clock}
+        meta = msgspec.structs.replace(meta, clock=clock)
         for seat, due in clocks.started(clock, version):
             store.schedule(match.id, seat, version, due)
-    if meta["status"] == "finished" and match.meta["status"] != "finished":  # chat stays open a while after it
-        meta = {**meta, "finished_at": now}
+    if meta.status == "finished" and match.meta.status != "finished":  # chat stays open a while after it
+        meta = msgspec.structs.replace(meta, finished_at=now)
     meta = ratings.settle(store.redis, match.meta, meta)  # a rated match's rating changes, in its outcome
     updated = store.update(match, meta, state, entry, derived, remember, webhooks.events_of(match.meta, meta, entry))
-    _transition(core, match.meta["status"], meta)
-    if match.meta["status"] != "finished" and (meta.get("outcome") or {}).get("ratings"):
+    _transition(core, match.meta.status, meta)
+    if match.meta.status != "finished" and meta.tenant and meta.outcome is not None and meta.outcome.ratings:
         # the ratings and the boards with them; the webhook worker re-applies too
-        leaderboards.apply_ratings(store.redis, meta["tenant"], meta["game"], meta["outcome"])
+        leaderboards.apply_ratings(store.redis, meta.tenant, meta.game, meta.outcome.doc())
     notify_bots(store, updated, bot_seats_due(match.meta, meta, mover))
     return updated
 
 
-def _acted(meta: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+def _acted(meta: MatchMeta, entry: dict[str, Any]) -> MatchMeta:
     """Mark the seat whose human just acted in the match (joined, moved, reclaimed): a seat a bot played to the
     end is rated, and scored by a tournament, by whether its human ever came (see :mod:`.ratings`)."""
     seat = entry.get("seat")
-    if entry["kind"] == "rematch" or not isinstance(seat, int) or not 0 <= seat < len(meta["seats"]):
+    if entry["kind"] == "rematch" or not isinstance(seat, int) or not 0 <= seat < len(meta.seats):
         return meta
-    if meta["seats"][seat].get("acted"):
+    if meta.seats[seat].acted:
         return meta
-    seats = [dict(s) for s in meta["seats"]]
-    seats[seat]["acted"] = True
-    return {**meta, "seats": seats}
+    return meta.with_seat(seat, acted=True)
 
 
-def _transition(core: Core, before: str | None, meta: dict[str, Any]) -> None:
+def _transition(core: Core, before: str | None, meta: MatchMeta) -> None:
     """Follow a status change: the match counters the metrics read, the owner's quota charges, who filled the
     seats of a match that starts, and the wake-up of the tournament a finishing match belongs to (its ``tag``).
     One extra round trip, only when the status changes.
@@ -114,19 +114,19 @@ def _transition(core: Core, before: str | None, meta: dict[str, Any]) -> None:
     count off by one, a charge that lapses by its own time, or a tournament that sees the finish at its next
     poll (``machine.POLL_S``); the matches themselves are never affected.
     """
-    after = meta["status"]
+    after = meta.status
     if before == after:
         return
-    store, game = core.store, meta["game"]
-    stats = MATCH_STATS_KEYS[redisconn.shard_of(str(meta.get("id", "")), SHARDS)]
+    store, game = core.store, meta.game
+    stats = MATCH_STATS_KEYS[redisconn.shard_of(meta.id, SHARDS)]
     pipe = store.redis.pipeline(transaction=False)
-    owner = meta.get("owner")
+    owner = meta.owner
     if owner and before is not None:
         if after == "finished":
-            quotas.release(pipe, owner, meta["id"], meta["seats"])
+            quotas.release(pipe, owner, meta.id, meta.seats)
         elif after == "active":
             now = time.time()
-            quotas.extend(pipe, owner, meta["id"], meta["seats"], now, store.quota_until(after, now))
+            quotas.extend(pipe, owner, meta.id, meta.seats, now, store.quota_until(after, now))
     if before is None:
         pipe.hincrby(stats, f"created:{game}", 1)
     if before == "active":
@@ -135,12 +135,12 @@ def _transition(core: Core, before: str | None, meta: dict[str, Any]) -> None:
         pipe.hincrby(stats, f"active:{game}", 1)
     if after == "finished":
         pipe.hincrby(stats, f"finished:{game}", 1)
-        tournament = tournament_due.tournament_of(meta.get("tag"))
+        tournament = tournament_due.tournament_of(meta.tag)
         if tournament is not None:  # the tournament scores the table now (a lost wake-up: its next poll does)
             tournament_due.wake(pipe, tournament)
     pipe.execute()
     if after == "active":
-        for info in meta["seats"]:
+        for info in meta.seats:
             core.metrics.seats_filled.labels("bot" if control.bot_plays(info) else "human").inc()
 
 
@@ -157,7 +157,7 @@ def fits_pending_decision(store: MatchStore, match: Match, seat: int, client_ver
     pending decision is the same one (others acting in a simultaneous step or a window do not make it
     stale). Otherwise the client decided on a picture that no longer holds: 409.
     """
-    if not 0 <= client_version < match.version or seat not in match.meta["to_act"]:
+    if not 0 <= client_version < match.version or seat not in match.meta.to_act:
         return False
     entries = store.log(match.id, client_version, match.version)
     if not entries or seat not in entries[0]["to_act"]:

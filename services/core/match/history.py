@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
+from services.core.meta import MatchMeta, decode_meta
 from services.core.record.store import MatchStore, keys
 
 #: Entries kept per tenant and per player (older ones are trimmed at each write).
@@ -58,9 +57,9 @@ def page(store: MatchStore, tenant: str, player: str | None, before: float | Non
         stale = []
         for (member, score), raw in zip(batch, pipe.execute(), strict=True):
             match_id = member.decode() if isinstance(member, bytes) else str(member)
-            meta = orjson.loads(raw) if raw else None
+            meta = decode_meta(raw) if raw else None
             seat = _seat_of(meta, player) if meta is not None else None
-            if meta is None or meta.get("tenant") != tenant or (player is not None and seat is None):
+            if meta is None or meta.tenant != tenant or (player is not None and seat is None):
                 stale.append(match_id)
                 continue
             out.append(summary(match_id, meta, seat, score))
@@ -72,14 +71,14 @@ def page(store: MatchStore, tenant: str, player: str | None, before: float | Non
     return out, float(top[1:])
 
 
-def _seat_of(meta: dict[str, Any], player: str | None) -> int | None:
+def _seat_of(meta: MatchMeta, player: str | None) -> int | None:
     if player is None:
         return None
-    return next((i for i, s in enumerate(meta["seats"]) if s.get("player") == player), None)
+    return next((i for i, s in enumerate(meta.seats) if s.player == player), None)
 
 
-def summary(match_id: str, meta: dict[str, Any], seat: int | None, created_at: float) -> dict[str, Any]:
-    return {"id": match_id, "game": meta["game"], "players": meta["players"], "status": meta["status"],
+def summary(match_id: str, meta: MatchMeta, seat: int | None, created_at: float) -> dict[str, Any]:
+    return {"id": match_id, "game": meta.game, "players": meta.players, "status": meta.status,
             "created_at": created_at, "seat": seat,
-            "seats": [{"seat": i, "kind": s["kind"], "player": s.get("player")} for i, s in enumerate(meta["seats"])],
-            "result": meta.get("result"), "outcome": meta.get("outcome")}
+            "seats": [{"seat": i, "kind": s.kind, "player": s.player} for i, s in enumerate(meta.seats)],
+            "result": meta.result, "outcome": meta.outcome.doc() if meta.outcome is not None else None}

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import orjson
 
 from services.core.access import (
@@ -31,6 +32,7 @@ from services.core.match import chat, clocks, history, idempotency
 from services.core.match.commit import MAX_REBASES, commit
 from services.core.match.commit import create as commit_create
 from services.core.match.reads import SPECTATOR, caller_fields, log_entry, seat_legal_moves, seat_view, status_doc
+from services.core.meta import MatchMeta, Outcome, Seat
 from services.core.record import control
 from services.core.record.store import Match, StaleVersion, hash_token, new_match_id, new_token
 from services.core.service import Core
@@ -137,7 +139,7 @@ def replay(core: Core, caller: Caller, match_id: str, include_views: bool = Fals
     integer, more than a JavaScript number holds exactly."""
     opened = open_match(core, caller, match_id, Action.READ)
     match, seat = opened.match, opened.access.seat
-    over = match.meta["status"] == "finished"
+    over = match.meta.status == "finished"
     if include_views and not over:
         raise DomainError(Kind.CONFLICT, "match_not_finished", "views of past versions are served once the match "
                                                                "is over")
@@ -150,9 +152,9 @@ def replay(core: Core, caller: Caller, match_id: str, include_views: bool = Fals
             item["view"] = views[i]
         entries.append(item)
     meta = match.meta
-    return {"id": match.id, "game": meta["game"], "players": meta["players"], "options": meta["options"],
-            "seed": str(meta["seed"]) if over else None, "status": meta["status"], "version": match.version,
-            "log": entries, "result": meta.get("result"), "chat": chat.messages(core, match_id)}
+    return {"id": match.id, "game": meta.game, "players": meta.players, "options": meta.options,
+            "seed": str(meta.seed) if over else None, "status": meta.status, "version": match.version,
+            "log": entries, "result": meta.result, "chat": chat.messages(core, match_id)}
 
 
 def post_chat(core: Core, caller: Caller, match_id: str, *, text: str | None = None,
@@ -174,7 +176,7 @@ def _replay_views(core: Core, match: Match, log: list[dict[str, Any]], seat: int
     """The view of ``seat`` (None: a spectator) after each log entry: the game replayed from its seed, one
     rules-service call per move, asking for that one view only. Entries other than moves change no state."""
     meta, key = match.meta, SPECTATOR if seat is None else seat
-    applied = core.rules.new_game(match.game, meta["players"], meta["seed"], meta["options"], derive=False,
+    applied = core.rules.new_game(match.game, meta.players, meta.seed, meta.options, derive=False,
                                   view_seats=[key])
     views = []
     for entry in log:
@@ -195,9 +197,9 @@ def hint(core: Core, caller: Caller, match_id: str) -> dict[str, Any]:
     opened = open_match(core, caller, match_id, Action.ACT)
     match, seat = opened.match, opened.access.seat
     assert seat is not None
-    if match.meta["status"] != "active" or seat not in match.meta["to_act"]:
+    if match.meta.status != "active" or seat not in match.meta.to_act:
         raise DomainError(Kind.CONFLICT, "not_your_turn", "there is no decision of yours to hint at")
-    tenant = match.meta.get("tenant")
+    tenant = match.meta.tenant
     if tenant:  # the tenant's hint budget, shared by all its matches
         budget = tenants.quotas_of(core.redis, tenant)["hints"]
         used, reset = core.store.hit(f"hints:{tenants.owner_of(tenant)}")
@@ -223,15 +225,15 @@ def parse_player(raw: Any, tenant: tenants.Tenant | None) -> str:
     return raw
 
 
-def parse_seats(raw: Any, players: int, tenant: tenants.Tenant | None = None) -> list[dict[str, Any]]:
+def parse_seats(raw: Any, players: int, tenant: tenants.Tenant | None = None) -> list[Seat]:
     def bad(message: str) -> DomainError:
         return DomainError(Kind.MALFORMED, "bad_seats", message)
 
     if raw is None:
-        return [{"kind": "human", "token_hash": None} for _ in range(players)]
+        return [Seat(kind="human") for _ in range(players)]
     if len(raw) != players:
         raise bad(f"seats must list exactly {players} seats")
-    seats = []
+    seats: list[Seat] = []
     named: set[str] = set()
     for i, seat in enumerate(raw):
         if not isinstance(seat, dict) or seat.get("kind") not in ("human", "bot"):
@@ -245,25 +247,24 @@ def parse_seats(raw: Any, players: int, tenant: tenants.Tenant | None = None) ->
             if player in named:
                 raise bad(f"seat {i}: player {player!r} already sits in another seat")
             named.add(player)
-            seats.append({"kind": "human", "token_hash": None, "player": player})
+            seats.append(Seat(kind="human", player=player))
             continue
         if seat["kind"] == "bot":
             level = seat.get("level", "normal")
             if level not in BOT_LEVELS:
                 raise bad(f"seat {i}: level must be one of {', '.join(BOT_LEVELS)}")
-            seats.append({"kind": "bot", "level": level, "token_hash": None})
+            seats.append(Seat(kind="bot", level=level))
         else:
             if "level" in seat:
                 raise bad(f"seat {i}: a human seat has no level")
-            seats.append({"kind": "human", "token_hash": None})
+            seats.append(Seat(kind="human"))
     return seats
 
 
-def all_seated(seats: list[dict[str, Any]]) -> bool:
+def all_seated(seats: list[Seat]) -> bool:
     """Every seat has its player: a bot, a token, a matchmaking ticket that holds it, a named player it is kept for
     (a tournament's table), or a human who left."""
-    return all(s["kind"] == "bot" or s.get("token_hash") or s.get("reserved") or s.get("kept") or s.get("left")
-               for s in seats)
+    return all(s.kind == "bot" or s.token_hash or s.reserved or s.kept or s.left for s in seats)
 
 
 def quota_limits(core: Core, tenant: tenants.Tenant | None = None) -> quotas.Limits:
@@ -283,7 +284,7 @@ def check_room(core: Core) -> None:
                                                           "(running matches go on); retry later", retry_after=60)
 
 
-def charge(core: Core, owner: str, member: str, seats: list[dict[str, Any]], until: float,
+def charge(core: Core, owner: str, member: str, seats: list[Seat], until: float,
            tenant: tenants.Tenant | None = None) -> None:
     """Charge ``owner``'s quotas until ``until`` at the latest, or 429 ``quota_exceeded`` naming the limit."""
     try:
@@ -309,7 +310,7 @@ def release_all(core: Core, owner: str, members: list[str]) -> None:
 
 
 def new_match(core: Core, game_id: str, players: int, options: dict[str, Any], seed: int | None,
-              seats: list[dict[str, Any]], clock: dict[str, Any] | None = None,
+              seats: list[Seat], clock: dict[str, Any] | None = None,
               takeover_level: str = control.DEFAULT_TAKEOVER_LEVEL, owner: str | None = None,
               tenant: tenants.Tenant | None = None, match_id: str | None = None, rated: bool = True,
               tag: str | None = None, reserved: bool = False, spectator_chat: bool = False) -> Match:
@@ -326,7 +327,7 @@ def new_match(core: Core, game_id: str, players: int, options: dict[str, Any], s
     A match whose every seat is seated at once (bots, seats ``kept`` for named players) starts active, clocks
     running.
     """
-    named = [seat["player"] for seat in seats if seat.get("player")]
+    named = [seat.player for seat in seats if seat.player]
     if len(named) != len(set(named)):  # parse_seats' and take_seat's rule, held for every door that seats
         raise DomainError(Kind.CONFLICT, "player_seated", "a player sits at most once in a match")
     if tenant is not None:
@@ -336,29 +337,23 @@ def new_match(core: Core, game_id: str, players: int, options: dict[str, Any], s
     check_room(core)
     seed = secrets.randbits(63) if seed is None else seed
     game = core.rules.new_game(game_id, players, seed, options)
-    meta: dict[str, Any] = {
-        "game": game_id, "players": players, "options": options, "seed": seed, "seats": seats,
-        "seat_count": game.seats, "sides": game.sides, "to_act": game.to_act,
-        "status": "active" if all_seated(seats) else "waiting", "result": None, "outcome": None,
-        "clock": clocks.initial(clock or clocks.parse(None), game.seats), "takeover_level": takeover_level}
-    if not rated:
-        meta["rated"] = False
-    if tag is not None:
-        meta["tag"] = tag
-    if spectator_chat:
-        meta["spectator_chat"] = True
+    meta = MatchMeta(
+        game=game_id, players=players, options=options, seed=seed, seats=seats, seat_count=game.seats,
+        sides=game.sides, to_act=game.to_act, status="active" if all_seated(seats) else "waiting", result=None,
+        outcome=None, clock=clocks.initial(clock or clocks.parse(None), game.seats), takeover_level=takeover_level,
+        rated=rated, tag=tag, spectator_chat=spectator_chat, tenant=tenant.name if tenant is not None else None)
     match_id = match_id or new_match_id()
     if owner is not None:
-        charge(core, owner, match_id, seats, core.store.quota_until(meta["status"], time.time()), tenant)
-        meta["owner"] = owner
+        charge(core, owner, match_id, seats, core.store.quota_until(meta.status, time.time()), tenant)
+        meta = msgspec.structs.replace(meta, owner=owner)
     if tenant is not None:
-        meta["tenant"] = tenant.name
-        history.index(core.store, tenant.name, match_id, [s.get("player") for s in seats], time.time())
+        history.index(core.store, tenant.name, match_id, [s.player for s in seats], time.time())
     try:
-        if meta["status"] == "active":  # everyone is seated already: the clocks of the seats to act start now
-            meta["clock"] = clocks.advance(meta["clock"], timed=control.timed(meta), to_act=meta["to_act"],
-                                           mover=None, version=0, now=time.time())
-            for seat, due in clocks.started(meta["clock"], 0):
+        if meta.status == "active" and meta.clock is not None:  # everyone is seated: the clocks to act start now
+            clock = clocks.advance(meta.clock, timed=control.timed(meta), to_act=meta.to_act, mover=None, version=0,
+                                   now=time.time())
+            meta = msgspec.structs.replace(meta, clock=clock)
+            for seat, due in clocks.started(clock, 0):
                 core.store.schedule(match_id, seat, 0, due)
         return commit_create(core, match_id, meta, game.state, game.derived())
     except StaleVersion:
@@ -369,7 +364,7 @@ def new_match(core: Core, game_id: str, players: int, options: dict[str, Any], s
         raise
 
 
-def release(core: Core, owner: str, member: str, seats: list[dict[str, Any]]) -> None:
+def release(core: Core, owner: str, member: str, seats: list[Seat]) -> None:
     """Give back what a match (or ticket) that never came to be was charged."""
     pipe = core.redis.pipeline(transaction=False)
     quotas.release(pipe, owner, member, seats)
@@ -393,7 +388,7 @@ def create(core: Core, caller: Caller, *, game: str, players: int, options: dict
     takeover = takeover_level if takeover_level is not None else control.DEFAULT_TAKEOVER_LEVEL
     if takeover not in BOT_LEVELS:
         raise DomainError(Kind.MALFORMED, "bad_seats", f"takeover_level must be one of {', '.join(BOT_LEVELS)}")
-    if join and parsed[0]["kind"] != "human":
+    if join and parsed[0].kind != "human":
         raise DomainError(Kind.MALFORMED, "bad_seats", "join needs seat 0 to be a human seat")
 
     def make(match_id: str | None = None, existing: Match | None = None, secret: str | None = None) -> dict[str, Any]:
@@ -439,8 +434,8 @@ def create(core: Core, caller: Caller, *, game: str, players: int, options: dict
 
 def seat_with_secret(match: Match, secret: str) -> int | None:
     """The seat whose token is ``<seat>.<secret>`` (a join made under an Idempotency-Key), if any."""
-    for seat, info in enumerate(match.meta["seats"]):
-        if info.get("token_hash") and info["token_hash"] == hash_token(f"{seat}.{secret}"):
+    for seat, info in enumerate(match.meta.seats):
+        if info.token_hash and info.token_hash == hash_token(f"{seat}.{secret}"):
             return seat
     return None
 
@@ -457,17 +452,17 @@ def take_seat(core: Core, match_id: str, wanted: int | None, player: str | None 
         match = load(core, match_id)
         if caller is not None:
             authorize_match(caller, match, Action.JOIN)
-        owner = match.meta.get("tenant")
+        owner = match.meta.tenant
         if player is not None and owner is None:
             raise DomainError(Kind.MALFORMED, "bad_player", "a player is named only in its tenant's own matches "
                                                             "(this one was created without an API key)")
-        if match.meta["status"] == "finished":
+        if match.meta.status == "finished":
             raise DomainError(Kind.CONFLICT, "match_closed", "the match is over")
-        seats = [dict(s) for s in match.meta["seats"]]
-        free = [i for i, s in enumerate(seats) if s["kind"] == "human" and not s.get("token_hash")
-                and not s.get("left") and not s.get("reserved") and (not s.get("kept") or s.get("player") == player)]
-        kept = [i for i in free if player is not None and seats[i].get("player") == player]
-        if player is not None and not kept and any(s.get("player") == player and s.get("token_hash") for s in seats):
+        seats = match.meta.seats
+        free = [i for i, s in enumerate(seats) if s.kind == "human" and not s.token_hash and not s.left
+                and not s.reserved and (not s.kept or s.player == player)]
+        kept = [i for i in free if player is not None and seats[i].player == player]
+        if player is not None and not kept and any(s.player == player and s.token_hash for s in seats):
             raise DomainError(Kind.CONFLICT, "player_seated", f"player {player!r} already sits in this match")
         if wanted is None and kept:  # the seat a tournament keeps for this player
             wanted = kept[0]
@@ -481,18 +476,18 @@ def take_seat(core: Core, match_id: str, wanted: int | None, player: str | None 
             seat = free[0]
         else:
             raise DomainError(Kind.CONFLICT, "match_full", "every seat is taken")
-        if player is not None and seats[seat].get("player") not in (None, player):
+        if player is not None and seats[seat].player not in (None, player):
             raise DomainError(Kind.CONFLICT, "seat_taken", f"seat {seat} is kept for another player")
-        if player is not None and any(s.get("player") == player for i, s in enumerate(seats) if i != seat):
+        if player is not None and any(s.player == player for i, s in enumerate(seats) if i != seat):
             raise DomainError(Kind.CONFLICT, "player_seated", f"player {player!r} already sits in this match")
         token = new_token(seat) if secret is None else f"{seat}.{secret}"
-        seats[seat]["token_hash"] = hash_token(token)
+        meta = match.meta.with_seat(seat, token_hash=hash_token(token))
         if player is not None:
-            seats[seat]["player"] = player
-            history.index(core.store, str(owner), match_id, [player], match.meta.get("created_at", time.time()))
-        meta = {**match.meta, "seats": seats, "status": "active" if all_seated(seats) else "waiting"}
+            meta = meta.with_seat(seat, player=player)
+            history.index(core.store, str(owner), match_id, [player], match.meta.created_at or time.time())
+        meta = msgspec.structs.replace(meta, status="active" if all_seated(meta.seats) else "waiting")
         try:
-            match = commit(core, match, meta, None, {"kind": "joined", "seat": seat, "to_act": meta["to_act"]})
+            match = commit(core, match, meta, None, {"kind": "joined", "seat": seat, "to_act": meta.to_act})
         except StaleVersion:
             continue
         return match, seat, token
@@ -509,7 +504,7 @@ def join(core: Core, caller: Caller, match_id: str, seat: int | None = None, pla
 
     def answer(match: Match, taken: int, token: str) -> dict[str, Any]:
         return _seat_answer(core, match, taken, token,
-                            caller.tenant is not None and caller.tenant.name == match.meta.get("tenant"))
+                            caller.tenant is not None and caller.tenant.name == match.meta.tenant)
 
     if idempotency_key is None:
         return answer(*take_seat(core, match_id, seat, named, caller=caller))
@@ -562,16 +557,16 @@ def abort(core: Core, match_id: str, reason: str, *, tenant: str | None = None) 
     already; None if there is no such match (or, with ``tenant``, it is another tenant's)."""
     for _ in range(MAX_REBASES):
         match = core.store.load(match_id) if len(match_id) <= MAX_ID else None
-        if match is None or (tenant is not None and match.meta.get("tenant") != tenant):
+        if match is None or (tenant is not None and match.meta.tenant != tenant):
             return None
         meta = match.meta
-        if meta["status"] == "finished":
+        if meta.status == "finished":
             return match
-        outcome = {"ended_by": "aborted", "reason": reason, "winners": [], "forfeited": control.forfeited(meta),
-                   "scores": None, "ratings": None}
+        outcome = Outcome(ended_by="aborted", reason=reason, winners=[], forfeited=control.forfeited(meta),
+                          scores=None, ratings=None)
         try:
-            return commit(core, match, {**meta, "status": "finished", "to_act": [], "outcome": outcome}, None,
-                          {"kind": "aborted", "seat": None, "to_act": []})
+            ended = msgspec.structs.replace(meta, status="finished", to_act=[], outcome=outcome)
+            return commit(core, match, ended, None, {"kind": "aborted", "seat": None, "to_act": []})
         except StaleVersion:
             continue
     raise busy()
@@ -596,19 +591,19 @@ def _update_seat(core: Core, caller: Caller, match_id: str, change: Any, first: 
 
 def leave(core: Core, caller: Caller, match_id: str) -> dict[str, Any]:
     """A waiting match frees the seat; a running one hands it to a bot for good (the token stops working)."""
-    def change(match: Match, seat: int) -> tuple[dict[str, Any], dict[str, Any]]:
-        status = match.meta["status"]
+    def change(match: Match, seat: int) -> tuple[MatchMeta, dict[str, Any]]:
+        status = match.meta.status
         if status == "finished":
             raise DomainError(Kind.CONFLICT, "match_closed", "the match is over")
-        seats = [dict(s) for s in match.meta["seats"]]
-        seats[seat]["token_hash"] = None
         if status == "active":
-            seats[seat].update(control="bot", left=True)
-        return {**match.meta, "seats": seats}, {"kind": "left", "seat": seat, "to_act": match.meta["to_act"]}
+            meta = match.meta.with_seat(seat, token_hash=None, control="bot", left=True)
+        else:
+            meta = match.meta.with_seat(seat, token_hash=None)
+        return meta, {"kind": "left", "seat": seat, "to_act": match.meta.to_act}
 
     first = open_match(core, caller, match_id, Action.ACT)
     match, access = _update_seat(core, caller, match_id, change, first)
-    if match.meta["status"] == "active":
+    if match.meta.status == "active":
         core.metrics.takeovers.labels("leave").inc()
     return status_doc(match, MatchAccess(None, access.players), None)
 
@@ -617,22 +612,20 @@ def reclaim(core: Core, caller: Caller, match_id: str, seat: int) -> dict[str, A
     """The owner takes back a seat a bot has played since a timeout; nothing the bot did is undone."""
     reclaimed = False
 
-    def change(match: Match, caller_seat: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    def change(match: Match, caller_seat: int) -> tuple[MatchMeta, dict[str, Any]]:
         nonlocal reclaimed
         if caller_seat != seat:
             raise DomainError(Kind.FORBIDDEN, "not_your_seat", f"that token holds seat {caller_seat}, not seat {seat}")
-        info = match.meta["seats"][seat]
-        if match.meta["status"] != "active":
-            raise DomainError(Kind.CONFLICT, "match_closed", f"the match is {match.meta['status']}")
-        if info.get("forfeited"):
+        info = match.meta.seats[seat]
+        if match.meta.status != "active":
+            raise DomainError(Kind.CONFLICT, "match_closed", f"the match is {match.meta.status}")
+        if info.forfeited:
             raise DomainError(Kind.CONFLICT, "seat_forfeited", f"seat {seat} forfeited; it cannot be reclaimed")
-        reclaimed = info.get("control") == "bot"
-        seats = [dict(s) for s in match.meta["seats"]]
-        seats[seat]["control"] = "human"
-        meta = {**match.meta, "seats": seats}
-        if meta.get("clock"):
-            meta["clock"] = clocks.restore(meta["clock"], seat)
-        return meta, {"kind": "reclaimed", "seat": seat, "to_act": meta["to_act"]}
+        reclaimed = info.control == "bot"
+        meta = match.meta.with_seat(seat, control="human")
+        if meta.clock:
+            meta = msgspec.structs.replace(meta, clock=clocks.restore(meta.clock, seat))
+        return meta, {"kind": "reclaimed", "seat": seat, "to_act": meta.to_act}
 
     first = open_match(core, caller, match_id, Action.ACT)
     match, access = _update_seat(core, caller, match_id, change, first)
@@ -644,15 +637,15 @@ def reclaim(core: Core, caller: Caller, match_id: str, seat: int) -> dict[str, A
 def resign(core: Core, caller: Caller, match_id: str) -> dict[str, Any]:
     """The caller's seat forfeits: its side can no longer win, an easy bot plays its remaining decisions, and
     the match ends at once when a single side is left (as a forfeit on time does)."""
-    def change(match: Match, seat: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    def change(match: Match, seat: int) -> tuple[MatchMeta, dict[str, Any]]:
         meta = match.meta
-        if meta["status"] != "active":
-            raise DomainError(Kind.CONFLICT, "match_closed" if meta["status"] == "finished" else "match_not_started",
-                              f"the match is {meta['status']}")
-        if meta["seats"][seat].get("forfeited"):
+        if meta.status != "active":
+            raise DomainError(Kind.CONFLICT, "match_closed" if meta.status == "finished" else "match_not_started",
+                              f"the match is {meta.status}")
+        if meta.seats[seat].forfeited:
             raise DomainError(Kind.CONFLICT, "seat_forfeited", f"seat {seat} has forfeited already")
         new = control.forfeit(meta, seat)
-        return new, {"kind": "resigned", "seat": seat, "to_act": new["to_act"]}
+        return new, {"kind": "resigned", "seat": seat, "to_act": new.to_act}
 
     first = open_match(core, caller, match_id, Action.ACT)
     match, access = _update_seat(core, caller, match_id, change, first)
@@ -660,18 +653,16 @@ def resign(core: Core, caller: Caller, match_id: str) -> dict[str, Any]:
     return status_doc(match, access, seat_view(core, match, access.seat))
 
 
-def rematch_seats(meta: dict[str, Any]) -> list[dict[str, Any]]:
+def rematch_seats(meta: MatchMeta) -> list[Seat]:
     """The same seats again: bots stay bots, a human who left is replaced by a bot, the others are free."""
     seats = []
-    for info in meta["seats"]:
-        if info["kind"] == "bot":
-            seats.append({"kind": "bot", "level": info.get("level") or "normal", "token_hash": None})
-        elif info.get("left"):
-            seats.append({"kind": "bot", "level": meta.get("takeover_level") or control.DEFAULT_TAKEOVER_LEVEL,
-                          "token_hash": None})
+    for info in meta.seats:
+        if info.kind == "bot":
+            seats.append(Seat(kind="bot", level=info.level or "normal"))
+        elif info.left:
+            seats.append(Seat(kind="bot", level=meta.takeover_level or control.DEFAULT_TAKEOVER_LEVEL))
         else:
-            seats.append({"kind": "human", "token_hash": None,
-                          **({"player": info["player"]} if info.get("player") else {})})
+            seats.append(Seat(kind="human", player=info.player or None))
     return seats
 
 
@@ -686,7 +677,7 @@ def rematch(core: Core, caller: Caller, match_id: str, *, idempotency_key: str |
                               idempotency_key, idempotency.fingerprint("rematch", {"seat": opened.access.seat}), {})
 
     def seated(secret: str) -> dict[str, Any] | None:
-        next_id = opened.match.meta.get("rematch")
+        next_id = opened.match.meta.rematch
         nxt = core.store.load(next_id) if next_id else None
         if nxt is None or (taken := seat_with_secret(nxt, secret)) is None:
             return None
@@ -701,23 +692,22 @@ def _rematch(core: Core, caller: Caller, match_id: str, opened: Opened, *, secre
         match, seat = opened.match, opened.access.seat
         assert seat is not None
         meta = match.meta
-        if meta["status"] != "finished":
+        if meta.status != "finished":
             raise DomainError(Kind.CONFLICT, "match_not_finished", "a rematch can start once this match is over")
-        next_id = meta.get("rematch")
+        next_id = meta.rematch
         if next_id is None:
-            clock = {k: v for k, v in meta["clock"].items() if k != "seats"}
-            tenant = tenants.by_name(core.redis, meta["tenant"]) if meta.get("tenant") else None
-            fresh = new_match(core, meta["game"], meta["players"], meta["options"], None, rematch_seats(meta), clock,
-                              meta.get("takeover_level", control.DEFAULT_TAKEOVER_LEVEL), owner=caller.owner,
-                              tenant=tenant, rated=meta.get("rated", True),
-                              spectator_chat=bool(meta.get("spectator_chat")))
+            clock = {k: v for k, v in (meta.clock or {}).items() if k != "seats"}
+            tenant = tenants.by_name(core.redis, meta.tenant) if meta.tenant else None
+            fresh = new_match(core, meta.game, meta.players, meta.options, None, rematch_seats(meta), clock,
+                              meta.takeover_level, owner=caller.owner, tenant=tenant, rated=meta.rated,
+                              spectator_chat=meta.spectator_chat)
             try:
-                commit(core, match, {**meta, "rematch": fresh.id},
+                commit(core, match, msgspec.structs.replace(meta, rematch=fresh.id),
                        None, {"kind": "rematch", "seat": seat, "to_act": [], "rematch": fresh.id})
             except StaleVersion:  # someone else linked a rematch first: use theirs
                 core.store.delete(fresh.id)
-                if fresh.meta.get("owner"):
-                    release(core, fresh.meta["owner"], fresh.id, fresh.meta["seats"])
+                if fresh.meta.owner:
+                    release(core, fresh.meta.owner, fresh.id, fresh.meta.seats)
                 opened = open_match(core, caller, match_id, Action.ACT, count=False)
                 continue
             next_id = fresh.id

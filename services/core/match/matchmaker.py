@@ -52,6 +52,7 @@ from services.core.match.matches import (
     parse_player,
     release_all,
 )
+from services.core.meta import Seat
 from services.core.record.store import EVENTS_CHANNEL, StaleVersion, hash_token, new_token
 from services.core.service import Core
 from services.core.tenancy import tenants
@@ -235,16 +236,15 @@ def _seat_tickets(core: Core, tickets: list[str], game: str, players: int, optio
     sides = sides_of(core, game, players, options) if max(sizes) > 1 else None
     placed = skill.place(sizes, players, sides) or skill.place(sizes, players)
     assert placed is not None  # a group never holds more members than seats
-    seats: list[dict[str, Any] | None] = [None] * players
+    taken: list[Seat | None] = [None] * players
     for doc, party_seats in zip(docs, placed, strict=True):
         for i, (member, seat) in enumerate(zip(members_of(doc), party_seats, strict=True)):
-            seats[seat] = {"kind": "human", "token_hash": None, "reserved": _reservation(doc["ticket"], i),
-                           **({"player": member["player"]} if member.get("player") else {})}
-    if None in seats:  # the bot level (rung) closest in rating to the table's humans
-        level = _fill_level(core, game, [m for d in docs for m in members_of(d)])
-        seats = [s or {"kind": "bot", "level": level, "token_hash": None} for s in seats]
+            taken[seat] = Seat(kind="human", reserved=_reservation(doc["ticket"], i),
+                               player=member.get("player") or None)
+    level = _fill_level(core, game, [m for d in docs for m in members_of(d)]) if None in taken else None
+    seats = [s or Seat(kind="bot", level=level) for s in taken]  # the bot rung closest in rating to the table's humans
     try:
-        match = new_match(core, game, players, options, None, [s for s in seats if s is not None],
+        match = new_match(core, game, players, options, None, seats,
                           tenant=tenants.by_name(core.redis, tenant) if tenant else None)
     except Exception:  # e.g. the rules service is down: nobody was seated, so every ticket waits again
         _pool_add(core, _queue(game, players, options, tenant), _still_waiting(core, tickets))
@@ -252,7 +252,7 @@ def _seat_tickets(core: Core, tickets: list[str], game: str, players: int, optio
     for doc, party_seats in zip(docs, placed, strict=True):
         _save(core, {**ticket_record(core, doc["ticket"]), "status": "matched", "match_id": match.id,
                      "seat": party_seats[0], "seats": party_seats,
-                     "teams": [skill.team_of(match.meta["sides"], s) for s in party_seats]}, wake=True)
+                     "teams": [skill.team_of(match.meta.sides, s) for s in party_seats]}, wake=True)
 
 
 def _fill_level(core: Core, game: str, humans: list[dict[str, Any]]) -> str:
@@ -293,15 +293,12 @@ def _issue_one(core: Core, match_id: str, seat: int, reservation: str) -> str | 
     """The token of one seat held for a ticket (its ``joined`` entry), or None if another read took it."""
     for _ in range(MAX_REBASES):
         match = load(core, match_id)
-        seats = [dict(s) for s in match.meta["seats"]]
-        if seats[seat].get("reserved") != reservation:
+        if match.meta.seats[seat].reserved != reservation:
             return None  # another read of this ticket took the token first
         token = new_token(seat)
-        seats[seat].update(token_hash=hash_token(token))
-        del seats[seat]["reserved"]
         try:
-            commit(core, match, {**match.meta, "seats": seats}, None,
-                   {"kind": "joined", "seat": seat, "to_act": match.meta["to_act"]})
+            commit(core, match, match.meta.with_seat(seat, token_hash=hash_token(token), reserved=None), None,
+                   {"kind": "joined", "seat": seat, "to_act": match.meta.to_act})
         except StaleVersion:
             continue
         return token

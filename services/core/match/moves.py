@@ -13,6 +13,7 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
 import orjson
 
 from services.core.access import Action, Caller
@@ -21,6 +22,7 @@ from services.core.match import describe
 from services.core.match.commit import MAX_REBASES, commit, fits_pending_decision
 from services.core.match.matches import open_match
 from services.core.match.reads import events_after, seat_status, status_doc
+from services.core.meta import MatchMeta
 from services.core.record import control
 from services.core.record.store import Match, Remember, StaleVersion, your_turn_or_over
 from services.core.rules_client import Applied
@@ -32,20 +34,20 @@ RememberMove = Callable[[Match, Applied], tuple[str, dict[str, Any]]]
 
 def check_controller(match: Match, seat: int, by_bot: bool) -> None:
     """A bot may move only for a seat a bot plays, and the owner only for a seat they play themselves."""
-    info = match.meta["seats"][seat]
+    info = match.meta.seats[seat]
     if by_bot and not control.bot_plays(info):
         raise DomainError(Kind.CONFLICT, "seat_reclaimed", f"seat {seat} is played by its owner again")
     if not by_bot and control.bot_plays(info):
-        why = "forfeited" if info.get("forfeited") else "timed out"
+        why = "forfeited" if info.forfeited else "timed out"
         raise DomainError(Kind.CONFLICT, "seat_under_bot_control",
                           f"a bot plays seat {seat} since it {why}; reclaim it with "
                           f"POST /v1/matches/{match.id}/seats/{seat}/reclaim")
 
 
-def bots_own_seats(meta: dict[str, Any]) -> list[int]:
+def bots_own_seats(meta: MatchMeta) -> list[int]:
     """Seats made for a bot: no one holds their token, so no one reads their view, legal moves or words (the bot
     worker plays from the state). A person's seat a bot plays for a while keeps all three: its owner still reads."""
-    return [i for i, info in enumerate(meta["seats"]) if info["kind"] == "bot"]
+    return [i for i, info in enumerate(meta.seats) if info.kind == "bot"]
 
 
 def _for_attempt(remember: RememberMove | None, applied: Applied) -> Remember | None:
@@ -61,7 +63,7 @@ def apply_move(core: Core, match: Match, seat: int, move: dict[str, Any],
     answered (the state, every seat's view, the legal moves of the seats to act). ``remember`` makes the
     response to store for an ``Idempotency-Key`` with the move (see :meth:`MatchStore.update`)."""
     for _ in range(MAX_REBASES):
-        status = match.meta["status"]
+        status = match.meta.status
         if status == "waiting":
             raise DomainError(Kind.CONFLICT, "match_not_started", "waiting for players to join")
         if status == "finished":
@@ -72,10 +74,11 @@ def apply_move(core: Core, match: Match, seat: int, move: dict[str, Any],
                               f"the match is at version {match.version}; reload and decide again")
         applied = core.rules.apply_move(match.game, match.state, seat, move, describe=True,
                                         quiet_seats=bots_own_seats(match.meta))
-        meta = {**match.meta, "to_act": applied.to_act, "status": "finished" if applied.finished else "active",
-                "result": applied.result}
+        meta = msgspec.structs.replace(match.meta, to_act=applied.to_act, result=applied.result,
+                                       status="finished" if applied.finished else "active")
         if applied.finished:
-            meta["outcome"] = control.final(meta["sides"], control.forfeited(meta), applied.scores, applied.winners)
+            meta = msgspec.structs.replace(meta, outcome=control.final(meta.sides, control.forfeited(meta),
+                                                                       applied.scores, applied.winners))
         entry = {"kind": "move", "seat": seat, "move": move, "to_act": applied.to_act,
                  "by": "bot" if by_bot else "human", **describe.stored(applied.descriptions)}
         try:
@@ -126,7 +129,7 @@ def submit(core: Core, caller: Caller, match_id: str, move: dict[str, Any], vers
         if include_legal:
             mine = applied.legal.get(seat)
             doc["legal_moves"] = orjson.Fragment(mine) if mine is not None and not control.bot_plays(
-                updated.meta["seats"][seat]) and updated.meta["status"] == "active" else []
+                updated.meta.seats[seat]) and updated.meta.status == "active" else []
         return doc
 
     made: list[dict[str, Any]] = []  # by remember(): the last one is the attempt that committed

@@ -41,8 +41,8 @@ def seat_view(core: Core, match: Match, seat: int | None) -> Any:
 def seat_legal_moves(core: Core, match: Match, seat: int) -> Any:
     """The seat's legal moves; [] without a rules call when it has nothing to decide (not to act, the match
     not running, or a bot plays the seat)."""
-    info = match.meta["seats"][seat]
-    if seat not in match.meta["to_act"] or match.meta["status"] != "active" or control.bot_plays(info):
+    info = match.meta.seats[seat]
+    if seat not in match.meta.to_act or match.meta.status != "active" or control.bot_plays(info):
         return []
     cached = core.store.derived(match, f"legal:{seat}")
     if cached is not None:
@@ -51,27 +51,26 @@ def seat_legal_moves(core: Core, match: Match, seat: int) -> Any:
 
 
 def seats_public(match: Match, access: MatchAccess, now: float) -> list[dict[str, Any]]:
-    return [{"seat": i, "kind": s["kind"], "level": s.get("level"), "taken": bool(s.get("token_hash"))
-             or s["kind"] == "bot" or bool(s.get("left")) or bool(s.get("reserved")),
+    return [{"seat": i, "kind": s.kind, "level": s.level, "taken": bool(s.token_hash) or s.kind == "bot" or s.left
+             or bool(s.reserved),
              "control": "bot" if control.bot_plays(s) else "human",
-             "connected": s["kind"] == "human" and match.presence.get(i, 0.0) >= now,
-             "forfeited": bool(s.get("forfeited")), "left": bool(s.get("left")),
-             **({"player": s.get("player")} if access.players and s["kind"] == "human" else {})}
-            for i, s in enumerate(match.meta["seats"])]
+             "connected": s.kind == "human" and match.presence.get(i, 0.0) >= now,
+             "forfeited": s.forfeited, "left": s.left,
+             **({"player": s.player} if access.players and s.kind == "human" else {})}
+            for i, s in enumerate(match.meta.seats)]
 
 
 def status_doc(match: Match, access: MatchAccess, view: Any) -> dict[str, Any]:
     """The match as this caller sees it (``view``: its seat's view, or the spectator's)."""
     meta = match.meta
     now = time.time()
-    clock = meta.get("clock")
-    return {"id": match.id, "game": meta["game"], "players": meta["players"], "options": meta["options"],
-            "status": meta["status"], "version": match.version, "seats": seats_public(match, access, now),
-            "to_act": meta["to_act"], "you": access.seat, "view": view, "result": meta.get("result"),
-            "outcome": redact_outcome(meta.get("outcome"), access.players),
+    clock = meta.clock
+    return {"id": match.id, "game": meta.game, "players": meta.players, "options": meta.options,
+            "status": meta.status, "version": match.version, "seats": seats_public(match, access, now),
+            "to_act": meta.to_act, "you": access.seat, "view": view, "result": meta.result,
+            "outcome": redact_outcome(meta.outcome, access.players),
             "clock": clocks.public(clock, now) if clock else None,
-            "takeover_level": meta.get("takeover_level", control.DEFAULT_TAKEOVER_LEVEL),
-            "rematch": meta.get("rematch"), "spectator_chat": bool(meta.get("spectator_chat"))}
+            "takeover_level": meta.takeover_level, "rematch": meta.rematch, "spectator_chat": meta.spectator_chat}
 
 
 def seat_status(core: Core, match: Match, access: MatchAccess, include_legal: bool = False) -> dict[str, Any]:
@@ -97,7 +96,7 @@ def log_entry(entry: dict[str, Any], seat: int | None, over: bool) -> dict[str, 
 
 def events_after(core: Core, match: Match, access: MatchAccess, after: int) -> list[dict[str, Any]]:
     """The log entries after version ``after`` as this caller may see them (the Events document's ``events``)."""
-    over = match.meta["status"] == "finished"
+    over = match.meta.status == "finished"
     entries = match.tail if match.tail is not None else core.store.log(match.id, after + 1, match.version)
     return [{**log_entry(entry, access.seat, over), "to_act": entry["to_act"]}
             for entry in entries if after < entry["version"] <= match.version]
@@ -109,9 +108,9 @@ def events_since(core: Core, match: Match, access: MatchAccess, after: int,
     for) when anything did. The same document for long-polls, SSE and the WebSocket. ``chat_after`` (a
     long-poll's): the chat messages past that id too, and the ids of the redacted ones (see :mod:`.chat`)."""
     items = events_after(core, match, access, after)
-    doc = {"version": match.version, "status": match.meta["status"], "to_act": match.meta["to_act"],
+    doc = {"version": match.version, "status": match.meta.status, "to_act": match.meta.to_act,
            "events": items, "view": seat_view(core, match, access.seat) if items else None,
-           "result": match.meta.get("result")}
+           "result": match.meta.result}
     if include_legal:
         doc["legal_moves"] = seat_legal_moves(core, match, access.seat) if access.seat is not None else None
     if chat_after is not None:

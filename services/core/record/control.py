@@ -14,62 +14,62 @@ winners are exactly the engine's.
 
 from __future__ import annotations
 
-from typing import Any
+import msgspec
+
+from services.core.meta import MatchMeta, Outcome, Seat
 
 #: The level that plays forfeited seats: they keep the game going but should not decide it.
 FORFEIT_LEVEL = "easy"
 DEFAULT_TAKEOVER_LEVEL = "normal"
 
 
-def bot_plays(info: dict[str, Any]) -> bool:
-    return info["kind"] == "bot" or info.get("control") == "bot"
+def bot_plays(info: Seat) -> bool:
+    return info.kind == "bot" or info.control == "bot"
 
 
-def bot_level(meta: dict[str, Any], seat: int) -> str:
-    info = meta["seats"][seat]
-    if info["kind"] == "bot":
-        return str(info.get("level") or "normal")
-    if info.get("forfeited"):
+def bot_level(meta: MatchMeta, seat: int) -> str:
+    info = meta.seats[seat]
+    if info.kind == "bot":
+        return info.level or "normal"
+    if info.forfeited:
         return FORFEIT_LEVEL
-    return str(meta.get("takeover_level") or DEFAULT_TAKEOVER_LEVEL)
+    return meta.takeover_level or DEFAULT_TAKEOVER_LEVEL
 
 
-def timed(meta: dict[str, Any]) -> list[bool]:
+def timed(meta: MatchMeta) -> list[bool]:
     """Per seat: does a clock run for it when it is to act (a human plays it and the match is on)?"""
-    active = meta["status"] == "active"
-    return [active and not bot_plays(info) for info in meta["seats"]]
+    active = meta.status == "active"
+    return [active and not bot_plays(info) for info in meta.seats]
 
 
-def forfeited(meta: dict[str, Any]) -> list[int]:
-    return [seat for seat, info in enumerate(meta["seats"]) if info.get("forfeited")]
+def forfeited(meta: MatchMeta) -> list[int]:
+    return [seat for seat, info in enumerate(meta.seats) if info.forfeited]
 
 
 def sides_in(sides: list[list[int]], out: list[int]) -> list[list[int]]:
     return [side for side in sides if not set(side) & set(out)]
 
 
-def forfeit_ends(sides: list[list[int]], out: list[int]) -> dict[str, Any] | None:
+def forfeit_ends(sides: list[list[int]], out: list[int]) -> Outcome | None:
     """The outcome if the forfeits in ``out`` leave at most one side (the match is over), else None."""
     remaining = sides_in(sides, out)
     if len(remaining) > 1:
         return None
     winners = sorted(remaining[0]) if remaining else []
-    return {"ended_by": "forfeit", "winners": winners, "forfeited": sorted(out), "scores": None, "ratings": None}
+    return Outcome(ended_by="forfeit", winners=winners, forfeited=sorted(out), scores=None, ratings=None)
 
 
-def forfeit(meta: dict[str, Any], seat: int) -> dict[str, Any]:
+def forfeit(meta: MatchMeta, seat: int) -> MatchMeta:
     """The match meta after ``seat`` forfeits (resigned, or timed out under the ``forfeit`` policy): a bot plays
     it on, its side can no longer win, and the match is over at once if at most one side is left."""
-    seats = [dict(s) for s in meta["seats"]]
-    seats[seat].update(control="bot", forfeited=True)
-    new = {**meta, "seats": seats}
-    ended = forfeit_ends(meta["sides"], forfeited(new))
+    new = meta.with_seat(seat, control="bot", forfeited=True)
+    ended = forfeit_ends(meta.sides, forfeited(new))
     if ended is not None:
-        new.update(status="finished", to_act=[], outcome=ended)
+        new = msgspec.structs.replace(new, status="finished", to_act=[], outcome=ended)
     return new
 
 
-def final(sides: list[list[int]], out: list[int], scores: list[float], winners: list[int]) -> dict[str, Any]:
+def final(sides: list[list[int]], out: list[int], scores: list[float], winners: list[int]) -> Outcome:
     """The outcome of a game the engine finished, with forfeited sides unable to win."""
     remaining = sides_in(sides, out)
     barred = {seat for side in sides if set(side) & set(out) for seat in side}
@@ -77,4 +77,4 @@ def final(sides: list[list[int]], out: list[int], scores: list[float], winners: 
     if not kept and remaining and barred:
         best = max(max(scores[s] for s in side) for side in remaining)
         kept = sorted(s for side in remaining if max(scores[t] for t in side) == best for s in side)
-    return {"ended_by": "game", "winners": kept, "forfeited": sorted(out), "scores": scores, "ratings": None}
+    return Outcome(ended_by="game", winners=kept, forfeited=sorted(out), scores=scores, ratings=None)

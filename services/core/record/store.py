@@ -3,7 +3,8 @@
 One key family per match, all with the hash tag ``{id}`` so a match lives in one Redis Cluster slot:
 
 * ``match:{id}:version`` — integer, bumped by every update;
-* ``match:{id}:meta``    — JSON: game, players, options, seed, seats (token hashes), status, to_act, result;
+* ``match:{id}:meta``    — JSON: game, players, options, seed, seats (token hashes), status, to_act, result
+  (:class:`~services.core.meta.MatchMeta`, every key named and typed);
 * ``match:{id}:state``   — the engine's state bytes (opaque here; only the rules service reads them);
 * ``match:{id}:log``     — one JSON entry per version: who did what, and who is to act after it;
 * ``match:{id}:events``  — a stream with one entry per version (id ``<version>-1``) for long-polls and SSE,
@@ -26,7 +27,7 @@ could lose a deadline if the process died between the two writes.
 
 Every match is also indexed for an idle check (score = when it is due) from its creation on, in the
 ``idle:{<shard>}:matches`` shard of its id: the timekeeper finishes an active match with no human action for
-``MEEPLE_IDLE_MATCH_TTL`` as abandoned (``meta["human_at"]`` is the last human action), so no match lives forever.
+``MEEPLE_IDLE_MATCH_TTL`` as abandoned (``meta.human_at`` is the last human action), so no match lives forever.
 
 ``stats:{<shard>}:matches`` (hashes, outside every match's slot) count matches per ``<status>:<game>`` for
 the metrics; a match counts in the shard of its id.
@@ -50,11 +51,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import orjson
 import redis
 
 from services import redisconn
 from services.core.config import Config
+from services.core.meta import MatchMeta, decode_meta, encode_meta
 from services.core.record.leases import Leases
 from services.core.tenancy import webhooks
 
@@ -174,7 +177,7 @@ def presence_key(match_id: str) -> str:
 class Match:
     id: str
     version: int
-    meta: dict[str, Any]
+    meta: MatchMeta
     state: bytes
     #: seat -> wall-clock time until which the seat counts as connected
     presence: dict[int, float] = field(default_factory=dict)
@@ -185,14 +188,14 @@ class Match:
 
     @property
     def game(self) -> str:
-        return str(self.meta["game"])
+        return self.meta.game
 
     def seat_of(self, token: str | None) -> int | None:
         if not token:
             return None
         digest = hash_token(token)
-        for seat, info in enumerate(self.meta["seats"]):
-            if info.get("token_hash") and secrets.compare_digest(info["token_hash"], digest):
+        for seat, info in enumerate(self.meta.seats):
+            if info.token_hash and secrets.compare_digest(info.token_hash, digest):
                 return seat
         return None
 
@@ -263,14 +266,14 @@ class MatchStore:
             return self.waiting_ttl_s
         return 0
 
-    def create(self, match_id: str, meta: dict[str, Any], state: bytes, derived: dict[str, str] | None = None,
+    def create(self, match_id: str, meta: MatchMeta, state: bytes, derived: dict[str, str] | None = None,
                events: list[dict[str, Any]] | None = None) -> Match:
         """Write a new match at version 0 (with the webhook ``events`` of its creation in its outbox)."""
-        meta = {**meta, "id": match_id, "created_at": time.time()}
-        entry = {"version": 0, "kind": "created", "seat": None, "to_act": meta["to_act"], "at": time.time()}
+        meta = msgspec.structs.replace(meta, id=match_id, created_at=time.time())
+        entry = {"version": 0, "kind": "created", "seat": None, "to_act": meta.to_act, "at": time.time()}
         # Indexed before it exists (as clock deadlines are): a crash in between leaves a stale entry, never
         # a match without a lifetime.
-        self.redis.zadd(idle_keys(match_id)[0], {match_id: meta["created_at"] + self.idle_ttl_s})
+        self.redis.zadd(idle_keys(match_id)[0], {match_id: meta.created_at + self.idle_ttl_s})
         # Version -1 -> 0: the creation itself, with the TTL of its status (a waiting match expires).
         ok, version = self._compare_and_set(match_id, -1, meta, state, entry, derived, events=events)
         if ok != 1:
@@ -407,7 +410,7 @@ class MatchStore:
             pipe.zcard(deadlines)
         return sum(int(n) for n in pipe.execute())
 
-    def update(self, match: Match, meta: dict[str, Any], state: bytes | None, entry: dict[str, Any],
+    def update(self, match: Match, meta: MatchMeta, state: bytes | None, entry: dict[str, Any],
                derived: dict[str, str] | None = None, remember: Remember | None = None,
                events: list[dict[str, Any]] | None = None) -> Match:
         """Compare-and-set from ``match.version``; raises :class:`StaleVersion` if someone was first.
@@ -429,7 +432,7 @@ class MatchStore:
             self._keep(updated, derived, entry)
         return updated
 
-    def _compare_and_set(self, match_id: str, version: int, meta: dict[str, Any], state: bytes | None,
+    def _compare_and_set(self, match_id: str, version: int, meta: MatchMeta, state: bytes | None,
                          entry: dict[str, Any], derived: dict[str, str] | None,
                          idempotent: tuple[str, dict[str, Any]] | None = None,
                          events: list[dict[str, Any]] | None = None) -> tuple[int, int]:
@@ -445,8 +448,8 @@ class MatchStore:
             outbox = [webhooks.outbox_record(match_id, version + 1, meta, events)]
         cas_keys = [*k, idem_key(match_id, idem) if idem is not None else k[0], *chat_keys(match_id),
                     *([webhooks.outbox_key(match_id)] if outbox else [])]
-        args = [version, orjson.dumps(meta), state if state is not None else b"", orjson.dumps(entry),
-                self.ttl_for(meta["status"]), wake_of(meta), orjson.dumps(record) if record is not None else b"",
+        args = [version, encode_meta(meta), state if state is not None else b"", orjson.dumps(entry),
+                self.ttl_for(meta.status), wake_of(meta), orjson.dumps(record) if record is not None else b"",
                 IDEMPOTENCY_TTL_S, *_pairs(derived), *outbox]
         if not self.cluster and self.replicas_to_wait(k[0]) == 0:  # (on a cluster the node's pipeline is cheaper)
             ok, current = self._cas(keys=cas_keys, args=args)
@@ -562,9 +565,9 @@ class MatchStore:
         return int(count), reset
 
 
-def wake_of(meta: dict[str, Any]) -> str:
+def wake_of(meta: MatchMeta) -> str:
     """What a waiting reader needs of a version, in its stream entry: ``active:0,2``."""
-    return f"{meta['status']}:{','.join(map(str, meta['to_act']))}"
+    return f"{meta.status}:{','.join(map(str, meta.to_act))}"
 
 
 def parse_wake(wake: bytes) -> tuple[str, list[int]]:
@@ -618,5 +621,5 @@ def _read(match_id: str, replies: list[Any], fields: tuple[str, ...], log_from: 
 def _match(match_id: str, version: Any, meta: Any, state: Any, presence: dict[Any, Any]) -> Match | None:
     if version is None or meta is None:
         return None
-    return Match(match_id, int(version), orjson.loads(meta), state if isinstance(state, bytes) else b"",
+    return Match(match_id, int(version), decode_meta(meta), state if isinstance(state, bytes) else b"",
                  {int(seat): float(until) for seat, until in presence.items()})

@@ -11,10 +11,13 @@ that expires, or a crash between two writes, only leaves a charge that lapses by
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
+
+from services.core.meta import Seat
 
 #: Drop lapsed charges, check every limit, then charge everything at once: (0) or (which limit, held now).
 #: ARGV: now, until, then the members to charge (JSON lists: matches, bot seats, hard ones), then the limits.
@@ -59,14 +62,14 @@ def keys(owner: str) -> list[str]:
     return [f"quota:{{{owner}}}:{kind}" for kind in ("matches", "bots", "hard")]
 
 
-def seat_members(match_id: str, seats: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+def seat_members(match_id: str, seats: Sequence[Seat]) -> tuple[list[str], list[str]]:
     """The bot seats a match charges, and those of them at level ``hard``."""
-    bots = [i for i, s in enumerate(seats) if s["kind"] == "bot"]
+    bots = [i for i, s in enumerate(seats) if s.kind == "bot"]
     return ([f"{match_id}:{i}" for i in bots],
-            [f"{match_id}:{i}" for i in bots if seats[i].get("level") == "hard"])
+            [f"{match_id}:{i}" for i in bots if seats[i].level == "hard"])
 
 
-def charge(client: Any, owner: str, member: str, seats: list[dict[str, Any]], now: float, until: float,
+def charge(client: Any, owner: str, member: str, seats: Sequence[Seat], now: float, until: float,
            limits: Limits) -> None:
     """Charge ``owner`` one match (``member``) and its bot seats, or raise :class:`QuotaExceeded`."""
     bots, hard = seat_members(member, seats)
@@ -93,7 +96,7 @@ def unreserve(client: Any, owner: str, members: list[str]) -> None:
         client.zrem(keys(owner)[0], *members)
 
 
-def release(pipe: Any, owner: str, member: str, seats: list[dict[str, Any]]) -> None:
+def release(pipe: Any, owner: str, member: str, seats: Sequence[Seat]) -> None:
     """Queue on ``pipe`` the release of what a match (or ticket) holds."""
     bots, hard = seat_members(member, seats)
     matches_key, bots_key, hard_key = keys(owner)
@@ -104,7 +107,7 @@ def release(pipe: Any, owner: str, member: str, seats: list[dict[str, Any]]) -> 
         pipe.zrem(hard_key, *hard)
 
 
-def extend(pipe: Any, owner: str, member: str, seats: list[dict[str, Any]], now: float, until: float) -> None:
+def extend(pipe: Any, owner: str, member: str, seats: Sequence[Seat], now: float, until: float) -> None:
     """Queue on ``pipe``: the charges of a match that just started lapse at ``until`` (never earlier).
 
     Plain commands, not a script, so a Redis Cluster pipeline can carry them beside the match counters. The

@@ -48,6 +48,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from services import redisconn
+from services.core.meta import MatchMeta
 
 #: Every event a hook may subscribe to. ``turn``: a seat must decide (one per version: chatty, opt-in).
 #: ``chat.message`` / ``chat.redacted``: a chat message posted / redacted (:mod:`.chat` appends them).
@@ -207,14 +208,13 @@ def dead_key(tenant: str) -> str:
     return f"wh:{{{tenant}}}:dead"
 
 
-def events_of(before: dict[str, Any] | None, after: dict[str, Any], entry: dict[str, Any]) -> list[dict[str, Any]]:
+def events_of(before: MatchMeta | None, after: MatchMeta, entry: dict[str, Any]) -> list[dict[str, Any]]:
     """The webhook events an update of a tenant's match makes (none for other matches)."""
-    tenant = after.get("tenant")
-    if not tenant:
+    if not after.tenant:
         return []
     out: list[dict[str, Any]] = []
-    was = None if before is None else before["status"]
-    status, kind, seat = after["status"], entry["kind"], entry.get("seat")
+    was = None if before is None else before.status
+    status, kind, seat = after.status, entry["kind"], entry.get("seat")
     if before is None:
         out.append({"type": "match.created"})
     if status == "active" and was != "active":
@@ -230,16 +230,17 @@ def events_of(before: dict[str, Any] | None, after: dict[str, Any], entry: dict[
     if kind == "reclaimed":
         out.append({"type": "seat.reclaimed", "seat": seat})
     if status == "finished" and was != "finished":
-        out.append({"type": "match.finished", "result": after.get("result"), "outcome": after.get("outcome")})
-    elif status == "active" and after.get("to_act") and (was != "active" or kind == "move"):
-        out.append({"type": "turn", "to_act": after["to_act"]})
+        out.append({"type": "match.finished", "result": after.result,
+                    "outcome": after.outcome.doc() if after.outcome is not None else None})
+    elif status == "active" and after.to_act and (was != "active" or kind == "move"):
+        out.append({"type": "turn", "to_act": after.to_act})
     return out
 
 
-def outbox_record(match_id: str, version: int, meta: dict[str, Any], events: list[dict[str, Any]]) -> bytes:
+def outbox_record(match_id: str, version: int, meta: MatchMeta, events: list[dict[str, Any]]) -> bytes:
     """What the compare-and-set appends: the events with what a receiver needs to place them."""
-    seats = [{"seat": i, "kind": s["kind"], "player": s.get("player")} for i, s in enumerate(meta["seats"])]
-    return orjson.dumps({"tenant": meta["tenant"], "match_id": match_id, "game": meta["game"], "version": version,
+    seats = [{"seat": i, "kind": s.kind, "player": s.player} for i, s in enumerate(meta.seats)]
+    return orjson.dumps({"tenant": meta.tenant, "match_id": match_id, "game": meta.game, "version": version,
                          "at": time.time(), "seats": seats, "events": events})
 
 

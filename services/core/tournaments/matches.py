@@ -27,6 +27,7 @@ import orjson
 
 from services.core.competition import ratings
 from services.core.match import clocks, matches
+from services.core.meta import Seat
 from services.core.record import control
 from services.core.record.store import StaleVersion, new_match_id
 from services.core.service import Core
@@ -65,13 +66,12 @@ class TournamentMatches:
             match_id = _text(self.client.get(key))
         if self.core.store.load(match_id) is not None:
             return match_id
-        seats: list[dict[str, Any]] = []
+        seats: list[Seat] = []
         for seat in spec.seats:
             if seat.player is not None:
-                seats.append({"kind": "human", "token_hash": None, "player": seat.player, "kept": True})
+                seats.append(Seat(kind="human", player=seat.player, kept=True))
             else:
-                seats.append({"kind": "bot", "level": seat.bot_level or control.DEFAULT_TAKEOVER_LEVEL,
-                              "token_hash": None})
+                seats.append(Seat(kind="bot", level=seat.bot_level or control.DEFAULT_TAKEOVER_LEVEL))
         with contextlib.suppress(StaleVersion):  # another runner made it meanwhile: the same match
             matches.new_match(self.core, spec.game, len(seats), dict(spec.options), None, seats,
                               clocks.parse(dict(spec.clock)), spec.takeover_level,
@@ -81,22 +81,22 @@ class TournamentMatches:
 
     def match_result(self, tenant: str, match_id: str) -> MatchResult:
         match = self.core.store.load(match_id) if len(match_id) <= matches.MAX_ID else None
-        if match is None or match.meta.get("tenant") != tenant:
+        if match is None or match.meta.tenant != tenant:
             return MatchResult(match_id, "gone")
         meta = match.meta
-        seats = tuple(SeatResult(player=s.get("player") if s["kind"] == "human" else None, bot=s["kind"] == "bot",
-                                 bot_played=s["kind"] == "human" and control.bot_plays(s), acted=bool(s.get("acted")))
-                      for s in meta["seats"])
-        if meta["status"] != "finished":
+        seats = tuple(SeatResult(player=s.player if s.kind == "human" else None, bot=s.kind == "bot",
+                                 bot_played=s.kind == "human" and control.bot_plays(s), acted=s.acted)
+                      for s in meta.seats)
+        if meta.status != "finished":
             return MatchResult(match_id, "active", seats=seats)
-        outcome = meta.get("outcome") or {}
-        ended_by = outcome.get("ended_by")
+        outcome = meta.outcome
+        ended_by = outcome.ended_by if outcome is not None else None
         ranks = None
-        if ended_by in ("game", "forfeit"):
-            sides = [side for side in meta["sides"] if side]
-            by_side = ratings.ranks({**meta, "sides": sides}, outcome)
+        if outcome is not None and ended_by in ("game", "forfeit"):
+            sides = [side for side in meta.sides if side]
+            by_side = ratings.ranks(sides, outcome)
             worst = int(max(by_side, default=0.0)) + 1
-            per_seat = [worst] * len(meta["seats"])  # a seat on no side (none in today's games) comes last
+            per_seat = [worst] * len(meta.seats)  # a seat on no side (none in today's games) comes last
             for side, rank in zip(sides, by_side, strict=True):
                 for seat in side:
                     per_seat[seat] = int(rank)

@@ -97,7 +97,7 @@ def long_poll(match_id: str) -> Response:
         current = opened(after, False)
     match, turn_of = current.match, current.access.seat if until == "turn" else None
     ready = match.version > after and (
-        turn_of is None or your_turn_or_over(match.meta["status"], match.meta["to_act"], turn_of))
+        turn_of is None or your_turn_or_over(match.meta.status, match.meta.to_act, turn_of))
     chat_at = None
     if chat_after is not None:  # a chat message past chat_after, or any chat change since it parked, answers too
         chat_at, newest = chat.cursor(the_core, match_id)
@@ -151,7 +151,7 @@ class SseStream(Stream):
 
     def update(self, current: Match) -> str:
         self.match = current
-        self.over = current.meta["status"] == "finished"
+        self.over = current.meta.status == "finished"
         seat = self.access.seat
         if seat is not None:
             if self.who.token is not None and current.seat_of(self.who.token) != seat:

@@ -315,7 +315,7 @@ class WsSession(Stream):
         doc = events_since(self.core, match, self.access, self.after, self.legal)
         self.after = match.version
         self.send_json(write, b'{"type":"update",' + events_json(doc)[1:])
-        if match.meta["status"] == "finished":
+        if match.meta.status == "finished":
             self.close_with(write, NORMAL, "match finished")
         return True
 
