@@ -293,7 +293,7 @@ def test_the_openapi_document_states_every_enforced_limit() -> None:
     assert (players["minimum"], players["maximum"]) == (1, 16)
     assert str(MAX_JSON_DEPTH) in create["description"] and "64 KiB" in doc["info"]["description"]
     assert paths["/v1/matches/{match_id}/replay"]["get"]["security"] == [
-        {}, {"seatToken": []}, {"apiKey": []}, {"apiKeyBearer": []}]
+        {}, {"seatToken": []}, {"watchToken": []}, {"apiKey": []}, {"apiKeyBearer": []}]  # a watch link reads it too
     for path in ("/v1/matches", "/v1/matches/{match_id}/moves", "/v1/matchmaking"):
         assert {"413", "415", "429"} <= set(paths[path]["post"]["responses"])
 
