@@ -16,7 +16,7 @@ from services.core import access, watching
 from services.core.access import Action, Caller
 from services.core.errors import DomainError
 from services.core.match import matchmaker
-from services.core.match.matches import load
+from services.core.match.opener import load
 from services.core.service import Core
 from services.core.tournaments import store as tournaments
 

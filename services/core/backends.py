@@ -13,7 +13,7 @@ from services.core.competition import ratings
 from services.core.errors import DomainError, Kind
 from services.core.limits import count_request
 from services.core.match import history
-from services.core.match.matches import parse_player
+from services.core.match.seating import parse_player
 from services.core.service import Core
 from services.core.tenancy import webhooks
 

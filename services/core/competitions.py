@@ -19,7 +19,8 @@ from services.core.competition import leaderboards
 from services.core.errors import DomainError, Kind
 from services.core.limits import count_request
 from services.core.match import clocks
-from services.core.match.matches import parse_player, quota_limits
+from services.core.match.creator import quota_limits
+from services.core.match.seating import parse_player
 from services.core.service import Core
 from services.core.tenancy import quotas, tenants
 from services.core.tournaments import machine

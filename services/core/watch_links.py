@@ -13,7 +13,7 @@ from services.core import watching
 from services.core.access import Caller, authorize_share, authorize_tenant, authorize_tournament, authorize_watch_token
 from services.core.errors import DomainError, Kind
 from services.core.limits import count_request
-from services.core.match.matches import load
+from services.core.match.opener import load
 from services.core.service import Core
 from services.core.tournaments import store as tournaments
 

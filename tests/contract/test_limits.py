@@ -17,11 +17,11 @@ from services.contract import limits as L
 
 def test_the_cores_own_constants_are_the_contracts() -> None:
     from services.core import backends
-    from services.core.match import clocks, history, idempotency, matches, matchmaker
+    from services.core.match import clocks, history, idempotency, matchmaker, seating
     from services.core.record import control
     from services.core.tenancy import tenants, webhooks
 
-    assert (matches.BOT_LEVELS, matches.MAX_PLAYERS, matches.MAX_ID) == (L.BOT_LEVELS, L.MAX_PLAYERS, L.ID_MAX)
+    assert (seating.BOT_LEVELS, seating.MAX_PLAYERS, seating.MAX_ID) == (L.BOT_LEVELS, L.MAX_PLAYERS, L.ID_MAX)
     assert control.DEFAULT_TAKEOVER_LEVEL == L.DEFAULT_TAKEOVER_LEVEL
     assert (backends.PAGE_MAX, backends.PAGE_DEFAULT, history.KEEP) == (L.PAGE_MAX, L.PAGE_DEFAULT, L.HISTORY_KEEP)
     assert (webhooks.EVENTS, webhooks.MAX_HOOKS, webhooks.MAX_URL, webhooks.DEAD_KEEP) == (

@@ -95,7 +95,7 @@ def test_a_tenants_match_on_a_healthy_primary_is_played_while_another_primary_is
     neither the worker's checks nor the commit need the dead node. (It used to be the mark's shard on any
     primary: the worker had to leave such matches untried for the whole failover.)"""
     from services.core.config import Config
-    from services.core.match.matches import new_match
+    from services.core.match.creator import new_match
     from services.core.meta import Seat
     from services.core.service import Core
     from services.core.tenancy import tenants, webhooks

@@ -20,7 +20,7 @@ import orjson
 from services import redisconn
 from services.core.config import Config
 from services.core.match.bots_seam import BOT_JOB_STREAMS, bot_jobs_stream
-from services.core.match.matches import new_match
+from services.core.match.creator import new_match
 from services.core.meta import Seat
 from services.core.record.store import keys
 from services.core.service import Core

@@ -17,7 +17,7 @@ from services import redisconn
 from services.core.competition import ratings, skill
 from services.core.config import Config
 from services.core.errors import DomainError
-from services.core.match.matches import new_match
+from services.core.match.creator import new_match
 from services.core.meta import Seat
 from services.core.metrics import CoreMetrics
 from services.core.record.store import MatchStore
@@ -180,7 +180,7 @@ def test_the_ladder_rates_the_levels_on_the_scale_the_gateway_reads(own_redis_ur
 
 def test_the_shipped_ladder_rates_every_rung_of_every_game_at_the_real_budgets() -> None:
     from ai.bot import LEVELS, budget_of
-    from services.core.match.matches import BOT_LEVELS
+    from services.core.match.seating import BOT_LEVELS
     from services.rules.games import GAMES
 
     assert tuple(LEVELS) == BOT_LEVELS  # the gateway's rungs are the bots' own, weakest first

@@ -42,16 +42,9 @@ from services.core.errors import DomainError, Kind, busy
 from services.core.limits import count_request
 from services.core.match import idempotency
 from services.core.match.commit import MAX_REBASES, commit
-from services.core.match.matches import (
-    BOT_LEVELS,
-    MAX_ID,
-    charge_all,
-    check_room,
-    load,
-    new_match,
-    parse_player,
-    release_all,
-)
+from services.core.match.creator import charge_all, check_room, new_match, release_all
+from services.core.match.opener import load
+from services.core.match.seating import BOT_LEVELS, MAX_ID, parse_player
 from services.core.meta import Seat
 from services.core.record.store import EVENTS_CHANNEL, StaleVersion, hash_token, new_token
 from services.core.service import Core

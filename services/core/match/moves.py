@@ -20,7 +20,7 @@ from services.core.access import Action, Caller
 from services.core.errors import DomainError, Kind, busy
 from services.core.match import describe
 from services.core.match.commit import MAX_REBASES, commit, fits_pending_decision
-from services.core.match.matches import open_match
+from services.core.match.opener import open_match
 from services.core.match.reads import events_after, seat_status, status_doc
 from services.core.meta import MatchMeta
 from services.core.record import control

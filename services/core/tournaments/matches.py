@@ -1,6 +1,6 @@
 """The tournament port (:class:`.port.TournamentCore`) on the match core: tables become real matches.
 
-* **create_match**: a tenant match created *active* at once (:func:`services.core.match.matches.new_match`), each
+* **create_match**: a tenant match created *active* at once (:func:`services.core.match.creator.new_match`), each
   human seat ``kept`` for its named player (they join it with the tenant's key and their player id, as any
   tenant match: ``POST /v1/matches/{id}/join {"player": ...}``), bot seats at the table's rung, the clocks
   running, ``rated`` as the tournament says and tagged ``tournament:<id>``: the commit pipeline wakes the
@@ -13,7 +13,7 @@
   that died anywhere makes the same match, never a second one.
 * **match_result**: the match as the runner scores it (see :class:`.port.MatchResult`); another tenant's match,
   or none, is ``gone``.
-* **abort_match**: :func:`services.core.match.matches.abort` (finished, ``ended_by: "aborted"``, no winner, unrated).
+* **abort_match**: :func:`services.core.match.aborter.abort` (finished, ``ended_by: "aborted"``, no winner, unrated).
 * **emit**: the tenant's hooks' deliveries (:func:`services.core.tenancy.webhooks.tournament_deliveries`), sent by the
   webhook worker with the same signature, retries and dead letters as a match's events.
 """
@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 from services.core.competition import ratings
-from services.core.match import clocks, matches
+from services.core.match import aborter, clocks, creator, seating
 from services.core.meta import Seat
 from services.core.record import control
 from services.core.record.store import StaleVersion, new_match_id
@@ -73,14 +73,14 @@ class TournamentMatches:
             else:
                 seats.append(Seat(kind="bot", level=seat.bot_level or control.DEFAULT_TAKEOVER_LEVEL))
         with contextlib.suppress(StaleVersion):  # another runner made it meanwhile: the same match
-            matches.new_match(self.core, spec.game, len(seats), dict(spec.options), None, seats,
+            creator.new_match(self.core, spec.game, len(seats), dict(spec.options), None, seats,
                               clocks.parse(dict(spec.clock)), spec.takeover_level,
                               tenant=tenants.by_name(self.client, spec.tenant), match_id=match_id, rated=spec.rated,
                               tag=spec.tag, reserved=True)
         return match_id
 
     def match_result(self, tenant: str, match_id: str) -> MatchResult:
-        match = self.core.store.load(match_id) if len(match_id) <= matches.MAX_ID else None
+        match = self.core.store.load(match_id) if len(match_id) <= seating.MAX_ID else None
         if match is None or match.meta.tenant != tenant:
             return MatchResult(match_id, "gone")
         meta = match.meta
@@ -104,7 +104,7 @@ class TournamentMatches:
         return MatchResult(match_id, "finished", ended_by=ended_by, ranks=ranks, seats=seats)
 
     def abort_match(self, tenant: str, match_id: str, reason: str) -> None:
-        matches.abort(self.core, match_id, reason, tenant=tenant)
+        aborter.abort(self.core, match_id, reason, tenant=tenant)
 
     def player_ratings(self, tenant: str, game: str, players: list[str]) -> dict[str, float]:
         pipe = self.client.pipeline(transaction=False)

@@ -1,6 +1,6 @@
 """Events: long-poll and Server-Sent Events. Each caller receives only what the access policy lets it see.
 
-Every request opens the match through the core (``services.core.match.matches.open_match``: the rate limit, the
+Every request opens the match through the core (``services.core.match.opener.open_match``: the rate limit, the
 token, the access decision), exactly as a status read does; waiting is the transport's own business. A
 long-poll or a stream between events is parked (``parking.py``): it holds no thread and no Redis connection,
 and the process's event reader (``hub.py``) wakes it when its match changes.
@@ -25,7 +25,7 @@ from services.core.access import Action, Caller, MatchAccess
 from services.core.errors import DomainError
 from services.core.match import chat
 from services.core.match.events import chat_topic, match_topic, waiter_of, watch_topic, your_turn_or_over
-from services.core.match.matches import Opened, open_match
+from services.core.match.opener import Opened, open_match
 from services.core.match.reads import SPECTATOR, events_since
 from services.core.record.store import Match
 from services.core.service import Core

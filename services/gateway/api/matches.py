@@ -13,7 +13,7 @@ from flask import Blueprint, Response
 
 from services.contract import models as m
 from services.core.errors import DomainError
-from services.core.match import matches, moves
+from services.core.match import creator, hinter, moves, opener, replayer, seater
 from services.core.match.events import match_topic
 
 from ..context import caller, core, gateway
@@ -27,7 +27,7 @@ bp = Blueprint("matches", __name__)
 @bp.post("/v1/matches")
 def create_match() -> Response:
     b, key = body(m.CreateMatch), headers(m.IdempotencyHeaders).idempotency_key
-    return answer(matches.create(core(), caller(), game=b.game, players=b.players, options=b.options,
+    return answer(creator.create(core(), caller(), game=b.game, players=b.players, options=b.options,
                                  seed=given(b.seed), seats=plain(b.seats), join=b.join, clock=plain(b.clock),
                                  takeover_level=b.takeover_level, idempotency_key=given(key),
                                  spectator_chat=b.spectator_chat))
@@ -36,19 +36,19 @@ def create_match() -> Response:
 @bp.post("/v1/matches/<match_id>/join")
 def join(match_id: str) -> Response:
     b, key = body(m.JoinMatch), headers(m.IdempotencyHeaders).idempotency_key
-    return answer(matches.join(core(), caller(), match_id, given(b.seat), given(b.player),
+    return answer(seater.join(core(), caller(), match_id, given(b.seat), given(b.player),
                                idempotency_key=given(key)))
 
 
 @bp.get("/v1/matches/<match_id>")
 def get_match(match_id: str) -> Response:
     include = query(m.IncludeQuery).include
-    return answer(matches.status(core(), caller(), match_id, include == "legal_moves"))
+    return answer(opener.status(core(), caller(), match_id, include == "legal_moves"))
 
 
 @bp.get("/v1/matches/<match_id>/legal-moves")
 def legal_moves(match_id: str) -> Response:
-    return answer(matches.legal_moves(core(), caller(), match_id))
+    return answer(opener.legal_moves(core(), caller(), match_id))
 
 
 @bp.post("/v1/matches/<match_id>/moves")
@@ -85,9 +85,9 @@ def submit_move(match_id: str) -> Response:
 @bp.get("/v1/matches/<match_id>/replay")
 def replay(match_id: str) -> Response:
     include = query(m.ReplayQuery).include
-    return answer(matches.replay(core(), caller(), match_id, include_views=include == "views"))
+    return answer(replayer.replay(core(), caller(), match_id, include_views=include == "views"))
 
 
 @bp.get("/v1/matches/<match_id>/hint")
 def hint(match_id: str) -> Response:
-    return answer(matches.hint(core(), caller(), match_id))
+    return answer(hinter.hint(core(), caller(), match_id))

@@ -36,9 +36,9 @@ from services.contract.validation import dump, parse_value
 from services.core import access, limits
 from services.core.access import Action, Caller, MatchAccess
 from services.core.errors import DomainError, Kind
-from services.core.match import matches, moves
+from services.core.match import moves, speaker
 from services.core.match.events import chat_topic, match_topic
-from services.core.match.matches import open_match
+from services.core.match.opener import open_match
 from services.core.match.reads import SPECTATOR, events_since
 from services.core.record.store import Match
 
@@ -264,7 +264,7 @@ class WsSession(Stream):
         """A chat message through the core, as ``POST /v1/matches/{id}/chat`` posts it; the reply carries its status."""
         try:  # the REST body's model: the same checks and errors
             body = parse_value(m.PostChat, {k: v for k, v in msg.items() if k not in ("type", "id")})
-            doc = matches.post_chat(self.core, self.who, self.match_id, text=given(body.text),
+            doc = speaker.post_chat(self.core, self.who, self.match_id, text=given(body.text),
                                     preset=given(body.preset))
             status, encoded, wait = 201, answer_bytes(m.ChatMessage, doc), None
         except Exception as err:  # every failure becomes the reply's status and error body, as over HTTP
