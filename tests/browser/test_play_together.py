@@ -210,6 +210,8 @@ def test_a_watch_link_opens_a_tenants_match_read_only_and_its_button_copies_it(n
 
     revoked = httpx.delete(f"{stack.url}/v1/watch-tokens/{watch['id']}", headers=headers)
     assert revoked.status_code == 204, revoked.text
+    viewer.wait_for_selector("#error:not([hidden])")  # the open socket ends at once, and the page says why
+    assert "watch_token_revoked" in viewer.inner_text("#error")
     viewer.reload()  # the link is dead now: the page says so
     viewer.wait_for_selector("#error:not([hidden])")
     assert "watch_token_revoked" in viewer.inner_text("#error")

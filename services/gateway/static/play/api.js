@@ -146,7 +146,10 @@ export function socketSession(matchId, { token, after, onUpdate, onChat = () => 
         chain = chain.then(() => onUpdate(doc)).catch(() => ws.close());
       }
     };
-    ws.onclose = () => {
+    ws.onclose = ev => {
+      // a socket the server ends (a watch token revoked or expired) names why in its close reason too: the
+      // error message before it may be lost when the connection closes right after (docs/api.md "Watch links")
+      if (!error && ev.reason) error = { code: ev.reason, message: ev.reason.replace(/_/g, " ") };
       holder.socket = null; holder.move = null; holder.chat = null; open = false;
       delete document.body.dataset.socket;
       for (const waiting of replies.values()) waiting.reject(new SocketGone("the socket closed before the reply"));
