@@ -154,7 +154,7 @@ def create_tournament(core: Core, caller: Caller, body: dict[str, Any]) -> dict[
                           f"players at {checked['players_per_table']} a table) until it ends, and {err.held} are "
                           "held now; lower max_players, or end some matches or tournaments first") from None
     try:
-        doc = tournaments.create(core.redis, tenant, {**body, "clock": clock}, now, tournament_id)
+        doc = tournaments.create(core.redis, tenant, {**body, "clock": clock.settings()}, now, tournament_id)
     except Exception:
         quotas.unreserve(core.redis, owner, held)
         raise

@@ -12,8 +12,9 @@ default; a field given by :func:`_always` has a default that is never left out (
 empty builtin collection), which is how a key that was always written keeps being written.
 ``tests/gateway/test_meta_record.py`` pins both.
 
-How a match ended is an :class:`Outcome`. ``options``, ``result`` and ``clock`` stay JSON documents: the engine's
-options and result (passed through to clients), and the seat clocks, which ``match/clocks.py`` reads and writes.
+How a match ended is an :class:`Outcome`, its seat clocks a :class:`Clock` (the settings, a :class:`SeatClock` per
+seat; ``match/clocks.py`` holds their rules). ``options`` and ``result`` stay JSON documents: the engine's options and
+result, passed through to clients.
 
 On the bottom floor of the core, beside the config and the errors: the store, the tenancy (quotas, webhook
 outbox) and every floor above read matches.
@@ -81,6 +82,46 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
         return out
 
 
+ClockMode = Literal["none", "per_move", "fischer", "correspondence"]
+#: What a seat whose time ran out gets: a bot until its human reclaims it, or a forfeit.
+TimeoutPolicy = Literal["bot", "forfeit"]
+
+
+class SeatClock(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One seat's clock: its Fischer bank, and its pending decision (``since`` when it started, ``turn`` the match
+    version it started at); every key always written, null while unused."""
+
+    #: seconds left in a Fischer bank (null in the other modes)
+    bank_s: float | None = _always(lambda: None)
+    #: when the running decision started (null: the clock is stopped)
+    since: float | None = _always(lambda: None)
+    #: the match version the running decision started at
+    turn: int | None = _always(lambda: None)
+
+
+class Clock(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A match's seat clocks: the settings (``mode``, its parameters, ``on_timeout``) and one :class:`SeatClock` a
+    seat. A mode's parameters are written only in that mode (the others are null, and left out); see
+    ``match/clocks.py``. A clock's settings alone (what a request asked for, a rematch copies) have no seats."""
+
+    mode: ClockMode = _always(lambda: "none")
+    on_timeout: TimeoutPolicy = _always(lambda: "bot")
+    #: ``per_move``: seconds for every decision
+    seconds: float | None = None
+    #: ``fischer``: the bank each seat starts with, and what a decision adds to it
+    base_s: float | None = None
+    increment_s: float | None = None
+    #: ``correspondence``: hours for every decision
+    hours: float | None = None
+    seats: list[SeatClock] = _always(lambda: [])
+
+    def settings(self) -> dict[str, Any]:
+        """The settings as a JSON document (its keys as stored, without the seats)."""
+        doc: dict[str, Any] = msgspec.to_builtins(self)
+        doc.pop("seats", None)
+        return doc
+
+
 class MatchMeta(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """A match: fields in the order earlier versions wrote their keys."""
 
@@ -100,7 +141,7 @@ class MatchMeta(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     #: how it ended, once finished
     outcome: Outcome | None = _always(lambda: None)
     #: the seat clocks (``match/clocks.py``)
-    clock: dict[str, Any] | None = _always(lambda: None)
+    clock: Clock | None = _always(lambda: None)
     #: the bot level that plays a human seat after a timeout or a leave
     takeover_level: str = _always(lambda: "normal")
     #: written only when false (a tenant's match is rated unless it says so)

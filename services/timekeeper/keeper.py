@@ -78,7 +78,7 @@ class TimekeeperMetrics:
 def timed_out(meta: MatchMeta, seat: int) -> MatchMeta:
     """The match meta after ``seat`` ran out of time, under the match's policy (a match with a clock)."""
     assert meta.clock is not None
-    forfeit = meta.clock["on_timeout"] == "forfeit"
+    forfeit = meta.clock.on_timeout == "forfeit"
     new = control.forfeit(meta, seat) if forfeit else meta.with_seat(seat, control="bot")
     return msgspec.structs.replace(new, clock=clocks.expire(meta.clock, seat))
 
@@ -161,8 +161,8 @@ class Timekeeper:
             if match is None:
                 return "expired", None
             clock = match.meta.clock
-            if (match.meta.status != "active" or not clock or seat >= len(clock["seats"])
-                    or clock["seats"][seat]["turn"] != turn):
+            if (match.meta.status != "active" or clock is None or seat >= len(clock.seats)
+                    or clock.seats[seat].turn != turn):
                 return "stale", None
             due = clocks.deadline(clock, seat)
             if due is None:
@@ -170,7 +170,7 @@ class Timekeeper:
             if due > now:
                 return "later", due
             meta = timed_out(match.meta, seat)
-            policy = clock["on_timeout"]
+            policy = clock.on_timeout
             try:
                 commit(self.core, match, meta, None, {"kind": "timeout", "seat": seat, "policy": policy,
                                                        "to_act": meta.to_act}, now=now)

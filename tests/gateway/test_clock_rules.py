@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from services.core.errors import DomainError, Kind
 from services.core.match import clocks
-from services.core.meta import MatchMeta, Outcome, Seat
+from services.core.meta import Clock, MatchMeta, Outcome, Seat, SeatClock
 from services.core.record import control
 from services.timekeeper.keeper import timed_out
 
 
-def fischer(base: float = 10.0, inc: float = 2.0, seats: int = 2) -> dict:
+def fischer(base: float = 10.0, inc: float = 2.0, seats: int = 2) -> Clock:
     return clocks.initial(clocks.parse({"mode": "fischer", "base_s": base, "increment_s": inc}), seats)
 
 
 def test_clock_settings_are_validated_with_precise_errors() -> None:
-    assert clocks.parse(None) == {"mode": "none", "on_timeout": "bot"}
-    assert clocks.parse({"mode": "per_move", "seconds": 1, "on_timeout": "forfeit"}) == {
-        "mode": "per_move", "on_timeout": "forfeit", "seconds": 1.0}
+    assert clocks.parse(None) == Clock(mode="none", on_timeout="bot")
+    assert clocks.parse({"mode": "per_move", "seconds": 1, "on_timeout": "forfeit"}) == Clock(
+        mode="per_move", on_timeout="forfeit", seconds=1.0)
+    assert clocks.parse({"mode": "per_move", "seconds": 1}).settings() == {
+        "mode": "per_move", "on_timeout": "bot", "seconds": 1.0}
     for bad, words in [({"mode": "blitz"}, "clock.mode"), ({"mode": "per_move"}, "clock.seconds"),
                        ({"mode": "per_move", "seconds": 0.1}, "between"), ({"mode": "per_move", "seconds": True},
                                                                             "number"),
@@ -46,7 +49,7 @@ def test_per_move_gives_every_decision_the_full_time_again() -> None:
 def test_fischer_charges_the_time_used_and_adds_the_increment_after_each_decision() -> None:
     clock = clocks.advance(fischer(), timed=[True, True], to_act=[0], mover=None, version=1, now=100.0)
     clock = clocks.advance(clock, timed=[True, True], to_act=[1], mover=0, version=2, now=103.0)
-    assert clock["seats"][0]["bank_s"] == pytest.approx(9.0)  # 10 - 3 + 2
+    assert clock.seats[0].bank_s == pytest.approx(9.0)  # 10 - 3 + 2
     assert clocks.deadline(clock, 1) == pytest.approx(113.0)
     assert clocks.public(clock, 105.0)["seats"][1]["remaining_s"] == pytest.approx(8.0)
 
@@ -62,8 +65,8 @@ def test_a_seat_leaving_to_act_without_moving_stops_without_increment() -> None:
     """A decision window that closes because another seat acted: seat 1 is charged, but earns nothing."""
     clock = clocks.advance(fischer(), timed=[True, True], to_act=[0, 1], mover=None, version=1, now=100.0)
     clock = clocks.advance(clock, timed=[True, True], to_act=[0], mover=0, version=2, now=103.0)
-    assert clock["seats"][1] == {"bank_s": pytest.approx(7.0), "since": None, "turn": None}
-    assert clock["seats"][0] == {"bank_s": pytest.approx(9.0), "since": 103.0, "turn": 2}
+    assert clock.seats[1].bank_s == pytest.approx(7.0) and clock.seats[1].since is None and clock.seats[1].turn is None
+    assert clock.seats[0].bank_s == pytest.approx(9.0) and (clock.seats[0].since, clock.seats[0].turn) == (103.0, 2)
 
 
 def test_a_seat_a_bot_took_over_has_no_clock() -> None:
@@ -76,8 +79,8 @@ def test_a_seat_a_bot_took_over_has_no_clock() -> None:
 def test_timeout_empties_a_fischer_bank_and_reclaim_gives_back_a_quarter_of_the_base() -> None:
     clock = clocks.advance(fischer(base=8), timed=[True, True], to_act=[0], mover=None, version=1, now=100.0)
     clock = clocks.expire(clock, 0)
-    assert clock["seats"][0] == {"bank_s": 0.0, "since": None, "turn": None}
-    assert clocks.restore(clock, 0)["seats"][0]["bank_s"] == pytest.approx(2.0)
+    assert clock.seats[0] == SeatClock(bank_s=0.0, since=None, turn=None)
+    assert clocks.restore(clock, 0).seats[0].bank_s == pytest.approx(2.0)
 
 
 def test_a_forfeit_ends_a_two_sided_game_and_the_other_side_wins() -> None:
@@ -105,9 +108,9 @@ def test_timekeeper_applies_the_match_policy() -> None:
     taken = timed_out(meta, 0)
     assert taken.status == "active" and control.bot_plays(taken.seats[0])
     assert control.bot_level(taken, 0) == "hard"
-    assert taken.clock is not None and taken.clock["seats"][0]["since"] is None
+    assert taken.clock is not None and taken.clock.seats[0].since is None
     assert meta.clock is not None
-    meta.clock["on_timeout"] = "forfeit"
+    meta = msgspec.structs.replace(meta, clock=msgspec.structs.replace(meta.clock, on_timeout="forfeit"))
     lost = timed_out(meta, 0)
     assert lost.status == "finished" and lost.to_act == []
     assert lost.outcome == Outcome(ended_by="forfeit", winners=[1], forfeited=[0], scores=None, ratings=None)

@@ -24,7 +24,7 @@ from services.core.match.seater import (
     take_seat,
 )
 from services.core.match.seating import BOT_LEVELS, MAX_PLAYERS, all_seated, parse_seats
-from services.core.meta import MatchMeta, Seat
+from services.core.meta import Clock, MatchMeta, Seat
 from services.core.record import control
 from services.core.record.store import Match, StaleVersion, new_match_id
 from services.core.service import Core
@@ -74,7 +74,7 @@ def release_all(core: Core, owner: str, members: list[str]) -> None:
 
 
 def new_match(core: Core, game_id: str, players: int, options: dict[str, Any], seed: int | None,
-              seats: list[Seat], clock: dict[str, Any] | None = None,
+              seats: list[Seat], clock: Clock | None = None,
               takeover_level: str = control.DEFAULT_TAKEOVER_LEVEL, owner: str | None = None,
               tenant: tenants.Tenant | None = None, match_id: str | None = None, rated: bool = True,
               tag: str | None = None, reserved: bool = False, spectator_chat: bool = False) -> Match:

@@ -69,7 +69,7 @@ def status_doc(match: Match, access: MatchAccess, view: Any) -> dict[str, Any]:
             "status": meta.status, "version": match.version, "seats": seats_public(match, access, now),
             "to_act": meta.to_act, "you": access.seat, "view": view, "result": meta.result,
             "outcome": redact_outcome(meta.outcome, access.players),
-            "clock": clocks.public(clock, now) if clock else None,
+            "clock": clocks.public(clock, now) if clock is not None else None,
             "takeover_level": meta.takeover_level, "rematch": meta.rematch, "spectator_chat": meta.spectator_chat}
 
 

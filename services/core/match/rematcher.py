@@ -74,7 +74,7 @@ def _rematch(core: Core, caller: Caller, match_id: str, opened: Opened, *, secre
             raise DomainError(Kind.CONFLICT, "match_not_finished", "a rematch can start once this match is over")
         next_id = meta.rematch
         if next_id is None:
-            clock = {k: v for k, v in (meta.clock or {}).items() if k != "seats"}
+            clock = msgspec.structs.replace(meta.clock, seats=[]) if meta.clock is not None else None
             tenant = tenants.by_name(core.redis, meta.tenant) if meta.tenant else None
             fresh = new_match(core, meta.game, meta.players, meta.options, None, rematch_seats(meta), clock,
                               meta.takeover_level, owner=caller.owner, tenant=tenant, rated=meta.rated,

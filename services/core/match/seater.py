@@ -197,7 +197,7 @@ def reclaim(core: Core, caller: Caller, match_id: str, seat: int) -> dict[str, A
             raise DomainError(Kind.CONFLICT, "seat_forfeited", f"seat {seat} forfeited; it cannot be reclaimed")
         reclaimed = info.control == "bot"
         meta = match.meta.with_seat(seat, control="human")
-        if meta.clock:
+        if meta.clock is not None:
             meta = msgspec.structs.replace(meta, clock=clocks.restore(meta.clock, seat))
         return meta, {"kind": "reclaimed", "seat": seat, "to_act": meta.to_act}
 
