@@ -9,7 +9,8 @@ import orjson
 import pytest
 
 from services import redisconn
-from services.core.meta import MatchMeta, Outcome, Seat, decode_meta, encode_meta
+from services.core.match import clocks
+from services.core.meta import Clock, MatchMeta, Outcome, Seat, SeatClock, decode_meta, encode_meta
 from services.core.record.store import keys
 
 from .conftest import Api
@@ -60,6 +61,34 @@ def test_an_old_record_loads_and_is_written_back_key_for_key(old: dict[str, Any]
     assert list(orjson.loads(encode_meta(meta))) == list(old)  # in the same order
     if old["outcome"] is not None:
         assert isinstance(meta.outcome, Outcome) and meta.outcome.doc() == old["outcome"]
+
+
+#: Seat clocks as the dict-based core wrote them (``clocks.initial`` / ``advance``): every mode, running and stopped.
+OLD_CLOCKS = [
+    {"mode": "per_move", "on_timeout": "bot", "seconds": 60.0,
+     "seats": [{"bank_s": None, "since": 1764648000.5, "turn": 3}, {"bank_s": None, "since": None, "turn": None}]},
+    {"mode": "fischer", "on_timeout": "forfeit", "base_s": 300.0, "increment_s": 0.0,
+     "seats": [{"bank_s": 296.25, "since": None, "turn": None}, {"bank_s": 300.0, "since": 1764648010.0, "turn": 7}]},
+    {"mode": "correspondence", "on_timeout": "bot", "hours": 24.0,
+     "seats": [{"bank_s": None, "since": 1764648000.0, "turn": 0}] * 3},
+    {"mode": "none", "on_timeout": "bot", "seats": [{"bank_s": None, "since": None, "turn": None}]},
+]
+
+
+@pytest.mark.parametrize("old", OLD_CLOCKS, ids=["per_move", "fischer", "correspondence", "none"])
+def test_an_old_clock_loads_typed_and_is_written_back_key_for_key(old: dict[str, Any]) -> None:
+    record = {**OLD_RECORDS[0], "status": "active", "clock": old}
+    meta = decode_meta(orjson.dumps(record))
+    assert isinstance(meta.clock, Clock) and all(isinstance(s, SeatClock) for s in meta.clock.seats)
+    assert meta.clock.mode == old["mode"] and meta.clock.on_timeout == old["on_timeout"]
+    assert [s.turn for s in meta.clock.seats] == [s["turn"] for s in old["seats"]]
+    written = orjson.loads(encode_meta(meta))
+    assert written == record and list(written["clock"]) == list(old)  # same keys, same order
+    assert [list(s) for s in written["clock"]["seats"]] == [["bank_s", "since", "turn"]] * len(old["seats"])
+    shown = clocks.public(meta.clock, 1764648001.0)  # what a status shows: the settings as stored, then the seats
+    assert list(shown) == list(old) and {k: v for k, v in shown.items() if k != "seats"} == {
+        k: v for k, v in old.items() if k != "seats"}
+    assert [list(s) for s in shown["seats"]] == [["seat", "running", "remaining_s", "deadline"]] * len(old["seats"])
 
 
 def test_keys_written_only_when_set_stay_out_while_unset() -> None:
@@ -115,6 +144,35 @@ def test_the_records_a_match_leaves_have_the_keys_they_always_had(api: Api, redi
     nxt = _stored(redis_url, again.json()["id"])
     assert set(nxt) == CREATED | {"human_at"}
     assert [set(s) for s in nxt["seats"]] == [{"kind", "token_hash"}, {"kind", "token_hash", "acted"}]
+
+
+@pytest.mark.parametrize("clock", [{"mode": "per_move", "seconds": 30, "on_timeout": "forfeit"},
+                                   {"mode": "fischer", "base_s": 120, "increment_s": 5}], ids=["per_move", "fischer"])
+def test_a_clocked_matchs_record_keeps_the_clock_keys_it_always_had(api: Api, redis_url: str,
+                                                                    clock: dict[str, Any]) -> None:
+    """A clocked match, created and then running: its stored clock and the one its status shows."""
+    made = api.post("/v1/matches", json={"game": GAME, "players": 2, "seed": 0, "clock": clock})
+    assert made.status_code == 201, made.text
+    match_id = made.json()["id"]
+    settings = {"mode": clock["mode"], "on_timeout": clock.get("on_timeout", "bot"),
+                **{k: float(v) for k, v in clock.items() if k not in ("mode", "on_timeout")}}
+    bank = settings.get("base_s")
+    doc = _stored(redis_url, match_id)
+    assert doc["clock"] == {**settings, "seats": [{"bank_s": bank, "since": None, "turn": None}] * 2}
+    assert list(doc["clock"]) == [*settings, "seats"]
+    for seat in (0, 1):
+        joined = api.post(f"/v1/matches/{match_id}/join", json={"seat": seat})
+        assert joined.status_code == 200, joined.text
+    doc = _stored(redis_url, match_id)
+    assert list(doc["clock"]) == [*settings, "seats"]
+    assert {k: v for k, v in doc["clock"].items() if k != "seats"} == settings
+    running = [s for s in doc["clock"]["seats"] if s["since"] is not None]
+    assert running and all(isinstance(s["since"], float) and isinstance(s["turn"], int) for s in running)
+    assert [list(s) for s in doc["clock"]["seats"]] == [["bank_s", "since", "turn"]] * 2
+    shown = joined.json()["clock"]
+    assert list(shown) == [*settings, "seats"] and {k: v for k, v in shown.items() if k != "seats"} == settings
+    assert [list(s) for s in shown["seats"]] == [["seat", "running", "remaining_s", "deadline"]] * 2
+    assert [s["running"] for s in shown["seats"]] == [s["since"] is not None for s in doc["clock"]["seats"]]
 
 
 def test_a_tenants_match_with_a_bot_and_a_named_player(api: Api, redis_url: str) -> None:
