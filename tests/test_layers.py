@@ -80,17 +80,18 @@ RECORD_READERS = ("services/core", "services/bots", "services/timekeeper", "serv
 
 
 def _is_record(node: ast.expr) -> bool:
-    """``meta``, ``<anything>.meta``, its ``<anything>.outcome``, or one of its seats (``<anything>.seats[i]``)."""
+    """``meta``, ``<anything>.meta``, its ``<anything>.outcome`` or ``<anything>.clock`` (a ``Clock``), or one of its
+    seats or seat clocks (``<anything>.seats[i]``)."""
     if isinstance(node, ast.Subscript):
         return isinstance(node.value, ast.Attribute) and node.value.attr == "seats"
     return (isinstance(node, ast.Name) and node.id == "meta") or (
-        isinstance(node, ast.Attribute) and node.attr in ("meta", "outcome"))
+        isinstance(node, ast.Attribute) and node.attr in ("meta", "outcome", "clock"))
 
 
 def record_reads_by_key(source: str) -> list[str]:
     """Where ``source`` reads a match's record (or a seat of it) by a string key: ``meta["status"]``,
-    ``match.meta.get("tenant")``, ``meta.seats[i]["kind"]``, ``meta.outcome["ended_by"]``, as when the record was a
-    dict."""
+    ``match.meta.get("tenant")``, ``meta.seats[i]["kind"]``, ``meta.outcome["ended_by"]``, ``meta.clock["on_timeout"]``,
+    ``meta.clock.seats[i]["turn"]``, as when the record was a dict."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if (isinstance(node, ast.Subscript) and _is_record(node.value) and isinstance(node.slice, ast.Constant)
@@ -108,11 +109,15 @@ def record_reads_by_key(source: str) -> list[str]:
 
 def test_no_core_worker_or_gateway_module_reads_a_match_record_by_key() -> None:
     """Issue 48: ``Match.meta`` is typed (``services/core/meta.py``): its fields are read by name, and a change is a
-    ``msgspec.structs.replace``, never a dict's key."""
+    ``msgspec.structs.replace``, never a dict's key; so is its seat clock (``meta.clock``, a ``Clock``)."""
     assert record_reads_by_key("meta['status']; m.meta.get('tenant'); x.meta.seats[0]['kind']; {**meta, 'a': 1}; "
                                "meta.outcome['winners']") \
         == ["1: ['status']", "1: .get(...)", "1: ['kind']", "1: {**...}", "1: ['winners']"]  # what it looks for
-    assert record_reads_by_key("meta.status; m.meta.seats[0].kind; doc['status']; clock['seats']") == []
+    assert record_reads_by_key("meta.clock['on_timeout']\nm.meta.clock.get('mode')\nm.meta.clock.seats[0]['turn']\n"
+                               "{**match.meta.clock}\nm.meta.clock.items()") \
+        == ["1: ['on_timeout']", "2: .get(...)", "3: ['turn']", "4: {**...}", "5: .items(...)"]
+    assert record_reads_by_key("meta.status; m.meta.seats[0].kind; doc['status']; clock['seats']; "
+                               "meta.clock.seats[0].turn; meta.clock.on_timeout; body['clock']") == []
     found = []
     for folder in RECORD_READERS:
         for path in (ROOT / folder).rglob("*.py"):
