@@ -4,12 +4,12 @@ request), what every transport hears (long-poll, SSE, WebSocket) kept in ``match
 
 from __future__ import annotations
 
-import asyncio
 import threading
 
 from meeple_client import AsyncClient, ChatMessage, Client, Forbidden, RateLimited
 
 from .conftest import Stack
+from .test_sdk_backends import run_async
 from .test_sdk_ws import Recorder
 
 HUMANS = [{"kind": "human"}, {"kind": "human"}]
@@ -80,4 +80,4 @@ def test_the_async_client_chats_over_its_socket(ws_stack: Stack) -> None:
                 answer = await second.chat("hi")
             assert await first.wait_chat(timeout=20) == [answer]
 
-    asyncio.run(run())
+    run_async(run())  # on a thread of its own: a browser test may leave an event loop running on this one
