@@ -19,7 +19,6 @@ request, on every door.
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import time
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ import orjson
 from services import redisconn
 from services.core.errors import DomainError, Kind
 from services.core.meta import MatchMeta
-from services.core.record.store import EVENTS_CHANNEL
+from services.core.record.store import EVENTS_CHANNEL, hash_token
 
 PREFIX = "w_"
 #: How long a record outlives its expiry (its own 401 codes, and ``GET /v1/watch-tokens/{id}``, until then).
@@ -73,10 +72,6 @@ def topic(token_id: str) -> str:
     return f"watch:{{{token_id}}}:events"
 
 
-def _digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
 def token_id_of(token: str) -> str | None:
     """The id a token names (None: not the shape of a watch token)."""
     token_id, dot, secret = token[len(PREFIX):].partition(".")
@@ -93,7 +88,7 @@ def mint(client: Any, tenant: str, *, match_id: str | None = None, tournament_id
     token = f"{PREFIX}{token_id}.{secrets.token_urlsafe(32)}"
     now = time.time()
     record = {"id": token_id, "tenant": tenant, "match_id": match_id, "tournament_id": tournament_id,
-              "hash": _digest(token), "player_ids": player_ids, "created_at": now, "expires_at": now + ttl_s,
+              "hash": hash_token(token), "player_ids": player_ids, "created_at": now, "expires_at": now + ttl_s,
               "revoked_at": None}
     _save(client, record)
     return {**public(record), "token": token}
@@ -139,7 +134,7 @@ def grant_of(client: Any, token: str, now: float | None = None) -> Grant:
     ``watch_token_revoked``, expired 401 ``watch_token_expired``."""
     token_id = token_id_of(token)
     record = record_of(client, token_id) if token_id is not None else None
-    if record is None or not secrets.compare_digest(record["hash"], _digest(token)):
+    if record is None or not secrets.compare_digest(record["hash"], hash_token(token)):
         raise DomainError(Kind.UNAUTHENTICATED, "wrong_token", "that watch token is unknown")
     return _valid(record, time.time() if now is None else now)
 
