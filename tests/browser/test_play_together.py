@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from tests.gateway.test_backends import new_key
+from tests.gateway.test_backends import new_key, watched_tenant_clash
 
 from .conftest import Stack
 from .test_play_board import M0, move, two_people_clash
@@ -172,16 +172,7 @@ def test_a_party_queued_from_the_lobby_seats_a_friend_on_the_hosts_team_through_
 
 
 def test_a_watch_link_opens_a_tenants_match_read_only_and_its_button_copies_it(new_page: Any, stack: Stack) -> None:
-    key = new_key(stack.redis_url, "browser-watch")["key"]
-    headers = {"X-API-Key": key}
-    made = httpx.post(f"{stack.url}/v1/matches", headers=headers, json={
-        "game": "clash", "players": 2, "join": True, "seed": 5, "options": {"match": "single", "first_player": 0},
-        "seats": [{"kind": "human", "player": "ann"}, {"kind": "bot", "level": "easy"}]})
-    assert made.status_code == 201, made.text
-    match_id, seat_token = made.json()["id"], made.json()["token"]
-    minted = httpx.post(f"{stack.url}/v1/matches/{match_id}/watch-tokens", headers=headers, json={"ttl_s": 600})
-    assert minted.status_code == 201, minted.text
-    watch = minted.json()
+    headers, match_id, seat_token, watch = watched_tenant_clash(stack.url, stack.redis_url, "browser-watch")
 
     private = new_page()  # without the link, a tenant's match is not there to read
     private.goto(f"/play#/m/{match_id}")

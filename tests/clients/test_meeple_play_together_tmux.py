@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import httpx
 
-from tests.gateway.test_backends import new_key
+from tests.gateway.test_backends import watched_tenant_clash
 
 from .conftest import Stack
 from .test_meeple_play_tmux import MEEPLE, Pane, latest, pane_factory  # noqa: F401  (pane_factory: a fixture)
@@ -49,14 +49,7 @@ def test_chat_in_two_terminals_both_ways_as_it_arrives_with_a_preset_by_number(
 
 def test_meeple_play_follows_a_tenants_match_read_only_with_a_watch_token(stack: Stack,
                                                                         pane_factory: list[Pane]) -> None:  # noqa: F811
-    key = new_key(stack.redis_url, "tmux-watch")["key"]
-    headers = {"X-API-Key": key}
-    made = httpx.post(f"{stack.url}/v1/matches", headers=headers, json={
-        "game": "clash", "players": 2, "join": True, "seed": 5, "options": {"match": "single", "first_player": 0},
-        "seats": [{"kind": "human", "player": "ann"}, {"kind": "bot", "level": "easy"}]})
-    assert made.status_code == 201, made.text
-    match_id, seat_token = made.json()["id"], made.json()["token"]
-    watch = httpx.post(f"{stack.url}/v1/matches/{match_id}/watch-tokens", headers=headers, json={"ttl_s": 600}).json()
+    _, match_id, seat_token, watch = watched_tenant_clash(stack.url, stack.redis_url, "tmux-watch")
     pane = Pane([MEEPLE, "play", "--watch", match_id, "--token", watch["token"], "--url", stack.url])
     pane_factory.append(pane)
     screen = latest(pane.wait_for("watching (read-only)"))

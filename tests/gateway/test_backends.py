@@ -39,6 +39,19 @@ def new_key(redis_url: str, name: str, quota: str | None = None) -> dict[str, An
     return record
 
 
+def watched_tenant_clash(url: str, redis_url: str, tenant: str) -> tuple[dict[str, str], str, str, dict[str, Any]]:
+    """A tenant's CLASH match (seat 0 a named human who moves first, seat 1 an easy bot) with a watch token for it:
+    (the key's headers, the match id, seat 0's token, the minted watch token)."""
+    headers = {"X-API-Key": new_key(redis_url, tenant)["key"]}
+    made = requests.post(f"{url}/v1/matches", headers=headers, json={
+        "game": "clash", "players": 2, "join": True, "seed": 5, "options": {"match": "single", "first_player": 0},
+        "seats": [{"kind": "human", "player": "ann"}, {"kind": "bot", "level": "easy"}]})
+    assert made.status_code == 201, made.text
+    minted = requests.post(f"{url}/v1/matches/{made.json()['id']}/watch-tokens", headers=headers, json={"ttl_s": 600})
+    assert minted.status_code == 201, minted.text
+    return headers, made.json()["id"], made.json()["token"], minted.json()
+
+
 def as_key(key: str, header: str = "X-API-Key") -> dict[str, str]:
     return {"X-API-Key": key} if header == "X-API-Key" else {"Authorization": f"Bearer {key}"}
 
