@@ -26,6 +26,7 @@ def test_bench_floor_times_moves_the_bare_route_and_the_io_floor_and_stops_what_
     assert report["socket_move"]["cpu_ms_total"] == pytest.approx(sum(report["socket_move"]["cpu_ms"].values()),
                                                                    abs=0.01)
     assert report["socket_move"]["p50_ms_by_game"]  # played over the sockets, every seat on its own
+    assert set(report["socket_move"]["cpu_ms_total_by_game"]) == set(report["socket_move"]["p50_ms_by_game"])
     assert report["ratio_socket_move_to_move_p50"] == round(
         report["socket_move"]["p50_ms"] / report["move"]["p50_ms"], 3)
     assert set(report["bare"]["cpu_ms"]) == {"gateway"}
@@ -52,5 +53,8 @@ def test_bench_peers_sets_boardgameio_beside_our_moves_with_the_issues_ratios(
     assert only["ratios"]["socket_cpu_over_peer"] == round(
         ours["socket_move"]["cpu_ms_total"] / tricks["server_cpu_ms_per_move"], 2)
     assert only["ratios"]["rest_p50_over_floor_io"] == round(ours["move"]["p50_ms"] / ours["floor_io"]["p50_ms"], 2)
+    if "fierce-women" in ours["socket_move"]["cpu_ms_total_by_game"]:  # like for like: 2 seats, hidden hands
+        assert only["ratios"]["socket_cpu_2p_cards_over_peer"] == round(
+            ours["socket_move"]["cpu_ms_total_by_game"]["fierce-women"] / tricks["server_cpu_ms_per_move"], 2)
     assert set(report["targets"]) == {"socket_cpu_over_peer", "socket_p50_over_peer", "rest_p50_over_floor_io"}
     assert not [pid for pid in ours["started_pids"] if alive(pid)]

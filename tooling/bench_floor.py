@@ -264,6 +264,8 @@ class Series:
     wall: list[float] = field(default_factory=list)
     cpu: dict[str, float] = field(default_factory=dict)
     per_game: dict[str, list[float]] = field(default_factory=dict)
+    #: the CPU (s, all parts) of each game's timed requests
+    cpu_by_game: dict[str, float] = field(default_factory=dict)
 
     def add(self, wall: float, cpu: dict[str, float], game: str | None = None) -> None:
         self.wall.append(wall)
@@ -271,6 +273,7 @@ class Series:
             self.cpu[part] = self.cpu.get(part, 0.0) + seconds
         if game is not None:
             self.per_game.setdefault(game, []).append(wall)
+            self.cpu_by_game[game] = self.cpu_by_game.get(game, 0.0) + sum(cpu.values())
 
     def figures(self) -> dict[str, Any]:
         n = max(len(self.wall), 1)
@@ -278,7 +281,9 @@ class Series:
                 "p95_ms": ms(percentile(self.wall, 95)), "mean_ms": ms(statistics.fmean(self.wall or [0.0])),
                 "cpu_ms": {part: round(seconds * 1000 / n, 3) for part, seconds in self.cpu.items()},
                 "cpu_ms_total": round(sum(self.cpu.values()) * 1000 / n, 3),
-                **({"p50_ms_by_game": {g: ms(percentile(w, 50)) for g, w in self.per_game.items()}}
+                **({"p50_ms_by_game": {g: ms(percentile(w, 50)) for g, w in self.per_game.items()},
+                    "cpu_ms_total_by_game": {g: round(self.cpu_by_game[g] * 1000 / len(w), 3)
+                                             for g, w in self.per_game.items()}}
                    if self.per_game else {})}
 
 
