@@ -64,6 +64,8 @@ def write_report(out: Path, summary: dict[str, Any], info: dict[str, Any], stats
         f"all on this machine together with Locust. Bots `{cfg.bot_level}` ({cfg.bot_players} seats); user mix "
         f"{cfg.weights}; "
         f"think time {cfg.think_s[0]}-{cfg.think_s[1]} s; options {cfg.options or 'catalogue defaults'}.",
+        f"Server: the checkout in `{info['server']['root']}` at {info['server']['commit']} (Locust and its scenario: "
+        "this command's checkout).",
         "",
     ]
     lines += _summary(summary, deltas, elapsed)
