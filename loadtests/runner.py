@@ -320,11 +320,9 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
                          - (children_before.ru_utime + children_before.ru_stime))
         # Nothing may write while the matches are replayed: stop everyone but Redis first.
         stack.stop(keep=("redis",))
-        store = redisconn.connect(stack.redis_url)
         if stack.cluster is not None:
             stack.cluster.wait_healthy()
-        audits = audit_store(store, [m for m in stored_match_ids(store) if not m.startswith(PRELOAD_PREFIX)])
-        lost = lost_acknowledged(store, read_jsonl(out / "acknowledged.jsonl"))
+        audits, lost = audit_run(stack.config, stack.redis_url, out / "acknowledged.jsonl")
     finally:
         stack.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
@@ -363,6 +361,44 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
     write_report(out, summary, info, stats, read_failures(out / "locust_failures.csv"), deltas, history)
     (out / "summary.json").write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2))
     return summary, out
+
+
+def audit_run(config: StackConfig, redis_url: str, acknowledged: Path
+              ) -> tuple[list[Audit], list[dict[str, Any]]]:
+    """The store's matches replayed (the ``--preload`` copies left out) and the acknowledged moves it lost, by
+    the code of the checkout that served the run: another commit's store, views and rules are its own business
+    (this checkout's engines read a baseline's cached views as corrupted where the two commits' views differ)."""
+    if config.root == ROOT:
+        store = redisconn.connect(redis_url)
+        audits = audit_store(store, [m for m in stored_match_ids(store) if not m.startswith(PRELOAD_PREFIX)])
+        return audits, lost_acknowledged(store, read_jsonl(acknowledged))
+    # -c with the checkout as cwd: its ``loadtests.audit`` and ``services``, as its own ``meeple loadtest`` runs them
+    done = subprocess.run([config.python, "-c", AUDIT_IN_CHECKOUT, redis_url, str(acknowledged), PRELOAD_PREFIX],
+                          cwd=config.root, env={**os.environ, **config.env}, capture_output=True, check=False)
+    if done.returncode:
+        raise RuntimeError(f"the audit in {config.root} failed: {done.stderr.decode(errors='replace')[-2000:]}")
+    found = orjson.loads(done.stdout)
+    return [Audit(*row) for row in found["audits"]], found["lost"]
+
+
+#: :func:`audit_run` in another checkout: its audit (the same functions since before issue 47) as one JSON object.
+AUDIT_IN_CHECKOUT = """
+import sys
+from pathlib import Path
+
+import orjson
+
+from loadtests.audit import audit_store, lost_acknowledged, stored_match_ids
+from services import redisconn
+
+url, acknowledged, skip = sys.argv[1:4]
+store = redisconn.connect(url)
+audits = audit_store(store, [m for m in stored_match_ids(store) if not m.startswith(skip)])
+acks = Path(acknowledged).read_bytes().splitlines() if Path(acknowledged).exists() else []
+lost = lost_acknowledged(store, [orjson.loads(line) for line in acks if line.strip()])
+rows = [[a.match_id, a.game, a.status, a.moves, a.problem] for a in audits]
+sys.stdout.buffer.write(orjson.dumps({"audits": rows, "lost": lost}))
+"""
 
 
 def checkout(root: Path) -> dict[str, str]:

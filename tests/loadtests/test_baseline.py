@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,18 +15,22 @@ import orjson
 import psutil
 import pytest
 
+from loadtests.audit import Audit
 from loadtests.compare import compare, comparison_lines
-from loadtests.runner import checkout_dir, round_dir
+from loadtests.runner import audit_run, checkout_dir, round_dir
 from services.cli import main
+from tooling.rediscluster import single_redis
 from tooling.stack import ROOT, Stack, StackConfig, http_ok
 
 
-def other_checkout(where: Path) -> Path:
+def other_checkout(where: Path, copied: tuple[str, ...] = ()) -> Path:
     """This checkout's files seen from another directory, with a ``.venv`` of its own (this interpreter's): a
-    second checkout as the stack sees one, without copying the tree."""
+    second checkout as the stack sees one, without copying the tree (but the ``copied`` entries, to edit)."""
     where.mkdir()
     for entry in ROOT.iterdir():
-        if entry.name not in (".git", ".venv", "var"):
+        if entry.name in copied:
+            shutil.copytree(entry, where / entry.name, ignore=shutil.ignore_patterns("__pycache__"))
+        elif entry.name not in (".git", ".venv", "var"):
             (where / entry.name).symlink_to(entry)
     (where / ".venv").symlink_to(sys.prefix)
     return where
@@ -76,6 +81,24 @@ def test_a_root_starts_only_the_modules_it_has(tmp_path: Path) -> None:
     assert config.module("services.bots.worker") == "services.bots.worker"  # a compiled module counts
     assert config.module("services.rules.server") is None
     assert config.python == sys.executable  # no .venv of its own: this one
+
+
+def test_a_baseline_run_is_audited_by_the_baseline_s_own_code(tmp_path: Path) -> None:
+    """Another commit's cached views and rules are its own: this checkout's engines read a 7a6c581 store's
+    fierce-women spectator views as corrupted. Here the baseline's audit adds a verdict of its own; it must reach
+    the run's figures, with the acknowledged moves that baseline's store lost."""
+    root = other_checkout(tmp_path / "base", copied=("loadtests",))
+    with (root / "loadtests" / "audit.py").open("a") as audit:
+        audit.write("\n\n_audit_store = audit_store\n\n\n"
+                    "def audit_store(client, match_ids=None):\n"
+                    "    return [*_audit_store(client, match_ids), Audit('x1', 'clash', 'finished', 3, 'its own')]\n")
+    acknowledged = tmp_path / "acknowledged.jsonl"
+    record = {"match_id": "nowhere", "seat": 0, "move": {"play": 1}, "version": 1}
+    acknowledged.write_bytes(orjson.dumps(record) + b"\n")
+    with single_redis() as url:
+        audits, lost = audit_run(StackConfig(root=root), url, acknowledged)
+        assert audits == [Audit("x1", "clash", "finished", 3, "its own")] and lost == [record]
+        assert audit_run(StackConfig(), url, acknowledged) == ([], [record])  # this checkout's: in this process
 
 
 def test_the_comparison_puts_both_runs_side_by_side_with_now_over_baseline() -> None:
