@@ -16,6 +16,11 @@ that followed it: how many users saw and how many the SDK's retries absorbed, th
 the seconds human moves stalled; and, from an observer that reads every bot match's version in the store every
 0.5 s (``loadtests/botstall.py``), the seconds bot matches stalled, per class: on healthy primaries, on the
 killed primary, with only their job stream on it.
+
+``--baseline DIR [--rounds N]`` drives the same load (this checkout's Locust scenario, the same options) at this
+checkout's stack and then at the stack of the checkout in ``DIR`` (its code, run by its own ``.venv``), each run
+audited by its own checkout's code and reported in ``OUT/now`` and ``OUT/baseline``, and prints the server CPU per
+human move of both with the ratios now / baseline (``loadtests/compare.py``; issue 47 asks for half of a commit's).
 """
 
 from __future__ import annotations
