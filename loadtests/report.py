@@ -64,6 +64,8 @@ def write_report(out: Path, summary: dict[str, Any], info: dict[str, Any], stats
         f"all on this machine together with Locust. Bots `{cfg.bot_level}` ({cfg.bot_players} seats); user mix "
         f"{cfg.weights}; "
         f"think time {cfg.think_s[0]}-{cfg.think_s[1]} s; options {cfg.options or 'catalogue defaults'}.",
+        f"Server: the checkout in `{info['server']['root']}` at {info['server']['commit']} (Locust and its scenario: "
+        "this command's checkout).",
         "",
     ]
     lines += _summary(summary, deltas, elapsed)
@@ -311,7 +313,8 @@ def _audit(audits: list[Any]) -> list[str]:
     by_game: Counter[tuple[str, str]] = Counter((a.game, a.status) for a in audits)
     bad = [a for a in audits if not a.ok]
     lines = ["## Match audit", "",
-             f"Every match in the run's store ({len(audits)}) was replayed in-process from its seed and move log and "
+             f"Every match in the run's store ({len(audits)}) was replayed from its seed and move log with the "
+             "engines of the server's checkout and "
              f"compared with the stored state, `to_act`, status and result: **{len(bad)} corrupted**.", ""]
     lines += _table(["game", "status", "matches"], [(g, s, n) for (g, s), n in sorted(by_game.items())])
     lines += [f"* `{a.match_id}` ({a.game}, {a.moves} moves): {a.problem}" for a in bad[:20]]

@@ -16,6 +16,11 @@ that followed it: how many users saw and how many the SDK's retries absorbed, th
 the seconds human moves stalled; and, from an observer that reads every bot match's version in the store every
 0.5 s (``loadtests/botstall.py``), the seconds bot matches stalled, per class: on healthy primaries, on the
 killed primary, with only their job stream on it.
+
+``--baseline DIR [--rounds N]`` drives the same load (this checkout's Locust scenario, the same options) at this
+checkout's stack and then at the stack of the checkout in ``DIR`` (its code, run by its own ``.venv``), each run
+audited by its own checkout's code and reported in ``OUT/now`` and ``OUT/baseline``, and prints the server CPU per
+human move of both with the ratios now / baseline (``loadtests/compare.py``; issue 47 asks for half of a commit's).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from tooling.stack import ROOT, Stack, StackConfig, http_ok, wait_until
 
 from . import botstall
 from .audit import Audit, audit_store, lost_acknowledged, stored_match_ids
+from .compare import compare, comparison_lines
 from .names import MOVE, MOVE_AND_WAIT
 
 LOCUSTFILE = Path(__file__).with_name("locustfile.py")
@@ -96,6 +102,9 @@ class LoadConfig:
     chaos: bool = False
     #: > 0: half the run on the empty store, then this many matches copied in, then the other half
     preload: int = 0
+    #: The checkout whose server stack the load drives (None: this one); Locust and its scenario are always this
+    #: checkout's (``--baseline DIR``).
+    root: Path | None = None
 
     def request_cap(self) -> int:
         return self.max_requests or max(10_000, self.users * self.duration_s * 60)
@@ -264,7 +273,7 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
         http_port=0, rules_port=0, rules_replicas=cfg.rules_replicas, gateway_workers=cfg.gateway_workers,
         bot_workers=cfg.bot_workers, bot_nice=cfg.bot_nice, use_env_redis=False,
         redis_cluster=cfg.redis_cluster, redis_replicas=cfg.replicas,
-        data_dir=data_dir,
+        data_dir=data_dir, root=cfg.root or ROOT,
         # --preload holds GBs: the embedded Redis's default cap (512 MB, noeviction) would refuse the copies
         redis_maxmemory="0" if cfg.preload else StackConfig().redis_maxmemory,
         log_dir=out / "logs",
@@ -273,7 +282,8 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
              "MEEPLE_MAX_ACTIVE_MATCHES_PER_IP": "1000000", "MEEPLE_MAX_BOT_SEATS_PER_IP": "1000000",
              "MEEPLE_MAX_HARD_BOTS_PER_IP": "1000000", "MEEPLE_BOT_FILL_S": str(cfg.bot_fill_s)},
     ))
-    info: dict[str, Any] = {"config": cfg, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+    served_by = checkout(stack.config.root)
+    info: dict[str, Any] = {"config": cfg, "started": time.strftime("%Y-%m-%d %H:%M:%S"), "server": served_by,
                             "load_before": os.getloadavg(), "cores": os.cpu_count(), "speed_before": host_speed_ms()}
     try:
         stack.start()
@@ -315,11 +325,9 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
                          - (children_before.ru_utime + children_before.ru_stime))
         # Nothing may write while the matches are replayed: stop everyone but Redis first.
         stack.stop(keep=("redis",))
-        store = redisconn.connect(stack.redis_url)
         if stack.cluster is not None:
             stack.cluster.wait_healthy()
-        audits = audit_store(store, [m for m in stored_match_ids(store) if not m.startswith(PRELOAD_PREFIX)])
-        lost = lost_acknowledged(store, read_jsonl(out / "acknowledged.jsonl"))
+        audits, lost = audit_run(stack.config, stack.redis_url, out / "acknowledged.jsonl")
     finally:
         stack.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
@@ -330,6 +338,7 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
     corrupted = [a for a in audits if not a.ok]
     summary = summarize(cfg, stats, elapsed, moves_per_s, len(corrupted))
     summary["lost_acknowledged_moves"] = len(lost)
+    summary["server"] = served_by
     summary["acknowledged_moves"] = sum(1 for _ in read_jsonl(out / "acknowledged.jsonl"))
     summary["failures_by_error"] = failures_by_error(read_failures(out / "locust_failures.csv"))
     errors = read_jsonl(out / "errors.jsonl")
@@ -357,6 +366,59 @@ def run_loadtest(cfg: LoadConfig) -> tuple[dict[str, Any], Path]:
     write_report(out, summary, info, stats, read_failures(out / "locust_failures.csv"), deltas, history)
     (out / "summary.json").write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2))
     return summary, out
+
+
+def audit_run(config: StackConfig, redis_url: str, acknowledged: Path
+              ) -> tuple[list[Audit], list[dict[str, Any]]]:
+    """The store's matches replayed (the ``--preload`` copies left out) and the acknowledged moves it lost, by
+    the code of the checkout that served the run: another commit's store, views and rules are its own business
+    (this checkout's engines read a baseline's cached views as corrupted where the two commits' views differ)."""
+    if config.root == ROOT:
+        store = redisconn.connect(redis_url)
+        audits = audit_store(store, [m for m in stored_match_ids(store) if not m.startswith(PRELOAD_PREFIX)])
+        return audits, lost_acknowledged(store, read_jsonl(acknowledged))
+    # -c with the checkout as cwd: its ``loadtests.audit`` and ``services``, as its own ``meeple loadtest`` runs them
+    done = subprocess.run([config.python, "-c", AUDIT_IN_CHECKOUT, redis_url, str(acknowledged), PRELOAD_PREFIX],
+                          cwd=config.root, env={**os.environ, **config.env}, capture_output=True, check=False)
+    if done.returncode:
+        raise RuntimeError(f"the audit in {config.root} failed: {done.stderr.decode(errors='replace')[-2000:]}")
+    found = orjson.loads(done.stdout)
+    return [Audit(*row) for row in found["audits"]], found["lost"]
+
+
+#: :func:`audit_run` in another checkout: its audit (the same functions since before issue 47) as one JSON object.
+AUDIT_IN_CHECKOUT = """
+import sys
+from pathlib import Path
+
+import orjson
+
+from loadtests.audit import audit_store, lost_acknowledged, stored_match_ids
+from services import redisconn
+
+url, acknowledged, skip = sys.argv[1:4]
+store = redisconn.connect(url)
+audits = audit_store(store, [m for m in stored_match_ids(store) if not m.startswith(skip)])
+acks = Path(acknowledged).read_bytes().splitlines() if Path(acknowledged).exists() else []
+lost = lost_acknowledged(store, [orjson.loads(line) for line in acks if line.strip()])
+rows = [[a.match_id, a.game, a.status, a.moves, a.problem] for a in audits]
+sys.stdout.buffer.write(orjson.dumps({"audits": rows, "lost": lost}))
+"""
+
+
+def checkout(root: Path) -> dict[str, str]:
+    """The server's checkout: its directory and commit (with ``+changes`` when its tree differs from it)."""
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10,
+                                  check=True).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    commit = git("rev-parse", "--short", "HEAD")
+    if commit and git("status", "--porcelain", "--untracked-files=no"):
+        commit += "+changes"
+    return {"root": str(root), "commit": commit or "unknown"}
 
 
 #: The processes a request runs through (the gateway, every rules replica, every Redis node): the server. Locust, the
@@ -827,6 +889,13 @@ def add_parser(sub: Any) -> None:
                         help="user mix, e.g. bots=3,pairs=3,spectators=1")
     parser.add_argument("--bot-fill", type=int, default=5, help="matchmaking fills seats with bots after S s")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
+    parser.add_argument("--baseline", type=checkout_dir, default=None, metavar="DIR",
+                        help="also drive the same load at the server stack of the checkout in DIR (its own gateway, "
+                             "rules service, bots and Redis, run by DIR/.venv/bin/python when it has one), this "
+                             "checkout first, and print the server CPU per human move side by side; reports go to "
+                             "OUT/now and OUT/baseline")
+    parser.add_argument("--rounds", type=int, default=1, metavar="N",
+                        help="with --baseline: N turns of this checkout then the baseline (compared by medians)")
     parser.add_argument("--profile", action="store_true",
                         help="instead of a load test: profile the move path (writes profile.md, profile.html)")
     parser.add_argument("--moves", type=int, default=2000, help="with --profile: moves to measure")
@@ -834,6 +903,8 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.baseline is not None and (args.profile or args.rounds < 1):
+        raise SystemExit("meeple loadtest: --baseline takes --rounds 1 or more, and no --profile")
     if args.profile:
         from .profile_move import main as profile
 
@@ -850,16 +921,56 @@ def run(args: argparse.Namespace) -> int:
                      think_s=args.think, options=options, weights=args.weights, bot_fill_s=args.bot_fill,
                      quiet=args.quiet, redis_cluster=args.redis_cluster, replicas=args.replicas, chaos=args.chaos,
                      preload=args.preload, move_wait_share=args.move_wait_share)
+    if args.baseline is not None:
+        comparison = run_against_baseline(cfg, args.baseline, args.rounds)
+        print("\n".join(comparison_lines(comparison)), file=sys.stderr)
+        if args.json:
+            print(orjson.dumps(comparison, option=orjson.OPT_INDENT_2).decode())
+        return 1 if comparison["corrupted_matches"] or comparison["lost_acknowledged_moves"] else 0
     summary, out = run_loadtest(cfg)
-    print(f"report: {out / 'report.md'}", file=sys.stderr)
+    print_run(summary, out)
+    if args.json:
+        print(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode())
+    return 1 if summary["corrupted_matches"] or summary["lost_acknowledged_moves"] else 0
+
+
+def print_run(summary: dict[str, Any], out: Path, label: str = "") -> None:
+    """The report's path and the server CPU per human move, on stderr (stdout is the ``--json`` object's)."""
+    print(f"{label + ': ' if label else ''}report: {out / 'report.md'}", file=sys.stderr)
     per = summary.get("per_human_move") or {}
     if per:
         parts = ", ".join(f"{name} {ms:.2f}" for name, ms in per["cpu_ms"].items() if is_server(name))
         print(f"server CPU per human move: {per['server_cpu_ms']:.2f} ms ({parts}; without Locust and the bots), "
               f"{summary['moves_per_s']:.1f} human moves/s", file=sys.stderr)
-    if args.json:
-        print(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode())
-    return 1 if summary["corrupted_matches"] or summary["lost_acknowledged_moves"] else 0
+
+
+def checkout_dir(text: str) -> Path:
+    """``--baseline DIR``: a checkout of this project (its ``services`` package is what runs)."""
+    root = Path(text).expanduser().resolve()
+    if not (root / "services" / "__init__.py").is_file():
+        raise argparse.ArgumentTypeError(f"{text}: not a checkout of meeple (no services/__init__.py)")
+    return root
+
+
+def round_dir(out: Path, side: str, number: int) -> Path:
+    """``OUT/now`` and ``OUT/baseline`` for the first round, ``OUT/now-2``, ``OUT/baseline-2``... after it."""
+    return out / (side if number == 1 else f"{side}-{number}")
+
+
+def run_against_baseline(cfg: LoadConfig, baseline: Path, rounds: int) -> dict[str, Any]:
+    """The same load (this checkout's Locust scenario, the same settings) at this checkout's stack, then at the one
+    of the checkout in ``baseline``, ``rounds`` times in turn, each run audited and reported on its own; returns
+    :func:`loadtests.compare.compare` of them, also written to ``OUT/comparison.json``."""
+    out = cfg.out or ROOT / "var" / "loadtests" / time.strftime("%Y%m%d-%H%M%S")
+    sides: dict[str, list[dict[str, Any]]] = {"now": [], "baseline": []}
+    for number in range(1, rounds + 1):
+        for side, root in (("now", None), ("baseline", baseline)):
+            summary, report = run_loadtest(dataclasses.replace(cfg, out=round_dir(out, side, number), root=root))
+            print_run(summary, report, f"{side} {number}")
+            sides[side].append(summary)
+    comparison = compare(sides["now"], sides["baseline"], str(baseline))
+    (out / "comparison.json").write_bytes(orjson.dumps(comparison, option=orjson.OPT_INDENT_2))
+    return comparison
 
 
 __all__ = ["Audit", "LoadConfig", "add_parser", "run_loadtest"]

@@ -12,7 +12,6 @@ whose code has not landed yet are skipped with a note.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import shutil
 import signal
@@ -109,6 +108,30 @@ class StackConfig:
     #: The embedded Redis's ``maxmemory`` (``noeviction``: a live match is never evicted; the gateway stops
     #: creating matches at ``MEEPLE_STORE_FULL_RATIO`` of it, and everything but a live match has a TTL).
     redis_maxmemory: str = field(default_factory=lambda: os.environ.get("MEEPLE_REDIS_MAXMEMORY", "512mb"))
+    #: The checkout whose services run (their cwd and ``python -m`` modules): another one's for a before/after
+    #: (``meeple loadtest --baseline DIR``). Redis is this checkout's binary either way.
+    root: Path = ROOT
+    #: The interpreter of ``root``'s services; "" = this one for this checkout, :func:`python_of` another's.
+    python: str = ""
+
+    def __post_init__(self) -> None:
+        self.root = self.root.resolve()
+        self.python = self.python or (sys.executable if self.root == ROOT else python_of(self.root))
+
+    def module(self, name: str) -> str | None:
+        """``name`` if ``root`` has that module (a ``.py``, a package or a compiled extension), else None: each
+        checkout's stack starts the modules that checkout has, whatever this one has."""
+        path = self.root.joinpath(*name.split("."))
+        if path.with_suffix(".py").is_file() or (path / "__init__.py").is_file():
+            return name
+        return name if any(path.parent.glob(f"{path.name}.*.so")) else None
+
+
+def python_of(root: Path) -> str:
+    """The Python of the checkout in ``root``: its own ``.venv`` when it has one (its compiled build and its
+    dependencies), else this one's."""
+    venv = root / ".venv" / "bin" / "python"
+    return str(venv) if venv.exists() else sys.executable
 
 
 @dataclass
@@ -134,7 +157,7 @@ class Stack:
             self.config.log_dir.mkdir(parents=True, exist_ok=True)
             out = open(self.config.log_dir / f"{name}.log", "ab")  # noqa: SIM115  (the child owns it)
         try:
-            proc = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, **self.config.env, **(env or {})},
+            proc = subprocess.Popen(argv, cwd=self.config.root, env={**os.environ, **self.config.env, **(env or {})},
                                     start_new_session=True, stdout=out, stderr=subprocess.STDOUT if out else None)
         finally:
             if out is not None:
@@ -154,7 +177,7 @@ class Stack:
         for i in range(cfg.rules_replicas):
             port = cfg.rules_port + i if cfg.rules_port else free_port()
             metrics_port = free_port()
-            proc = self._spawn(f"rules-{i}", [sys.executable, "-m", "services.rules.server", "--host", cfg.host,
+            proc = self._spawn(f"rules-{i}", [cfg.python, "-m", "services.rules.server", "--host", cfg.host,
                                        "--port", str(port), "--metrics-port", str(metrics_port)], seal_env)
             address = f"{cfg.host}:{port}"
             wait_until(lambda a=address: grpc_serving(a), f"rules service {address}", proc)  # type: ignore[misc]
@@ -163,11 +186,11 @@ class Stack:
         env = {"REDIS_URL": self.redis_url, "MEEPLE_RULES_ADDR": ",".join(self.rules_addresses),
                # a local stack's webhook receivers are local: the SSRF guard is for deployments
                "MEEPLE_WEBHOOK_ALLOW_PRIVATE": os.environ.get("MEEPLE_WEBHOOK_ALLOW_PRIVATE", "all")}
-        if importlib.util.find_spec("services.gateway.wsgi") is not None:
+        if cfg.module("services.gateway.wsgi") is not None:
             prom_dir = Path(tempfile.mkdtemp(prefix="meeple-prom-"))
             self.temp_dirs.append(prom_dir)
             http_port = cfg.http_port or free_port()
-            proc = self._spawn("gateway", [sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONF,
+            proc = self._spawn("gateway", [cfg.python, "-m", "gunicorn", "-c", GUNICORN_CONF,
                                            "--workers", str(cfg.gateway_workers),
                                            "--bind", f"{cfg.host}:{http_port}", "--graceful-timeout", "10",
                                            "services.gateway.wsgi:app"],
@@ -177,20 +200,20 @@ class Stack:
             self.metrics["gateway"] = f"{self.gateway_url}/metrics"
         else:
             self.notes.append("gateway: not built yet (REST API unavailable)")
-        if importlib.util.find_spec("services.bots.worker") is not None:
+        if cfg.module("services.bots.worker") is not None:
             for i in range(cfg.bot_workers):
                 metrics_port = free_port()
-                self._spawn(f"bots-{i}", [sys.executable, "-m", "services.bots.worker",
+                self._spawn(f"bots-{i}", [cfg.python, "-m", "services.bots.worker",
                                           "--metrics-port", str(metrics_port), "--nice", str(cfg.bot_nice)], env)
                 self.metrics[f"bots-{i}"] = f"http://{cfg.host}:{metrics_port}/metrics"
         else:
             self.notes.append("bot workers: not built yet")
         metrics_port = free_port()
-        self._spawn("timekeeper", [sys.executable, "-m", "services.timekeeper.keeper",
+        self._spawn("timekeeper", [cfg.python, "-m", "services.timekeeper.keeper",
                                    "--metrics-port", str(metrics_port)], env)
         self.metrics["timekeeper"] = f"http://{cfg.host}:{metrics_port}/metrics"
         metrics_port = free_port()  # signed webhooks of tenants' matches (issue 20)
-        self._spawn("webhooks", [sys.executable, "-m", "services.webhooks.worker",
+        self._spawn("webhooks", [cfg.python, "-m", "services.webhooks.worker",
                                  "--metrics-port", str(metrics_port)], env)
         self.metrics["webhooks"] = f"http://{cfg.host}:{metrics_port}/metrics"
         return self

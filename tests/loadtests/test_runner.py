@@ -26,7 +26,7 @@ from tooling import promtext
 
 SUMMARY_KEYS = {"users", "duration_s", "requests", "failures", "moves_per_s", "endpoints", "baseline",
                 "corrupted_matches", "redis", "acknowledged_moves", "lost_acknowledged_moves", "failures_by_error",
-                "sdk_retries", "per_human_move", "move_wait_share", "gateway_workers"}
+                "sdk_retries", "per_human_move", "move_wait_share", "gateway_workers", "server"}
 
 
 def test_a_tiny_run_boots_the_stack_plays_audits_and_reports(tmp_path: Path,
