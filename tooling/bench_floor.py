@@ -45,7 +45,6 @@ import signal
 import socket
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -68,6 +67,7 @@ from tooling.stack import (
     grpc_serving,
     http_ok,
     port_open,
+    python_of,
     redis_server_binary,
     wait_until,
 )
@@ -219,11 +219,6 @@ class Stack:
     def pids(self) -> dict[str, int]:
         """The processes behind a move, by the part they play (whose CPU a timed move reads)."""
         return {"gateway": self.gateway_worker, "rules": self.rules.pid, "redis": self.redis.pid}
-
-
-def python_of(root: Path) -> str:
-    venv = root / ".venv" / "bin" / "python"
-    return str(venv) if venv.exists() else sys.executable
 
 
 def gunicorn(procs: Procs, root: Path, app: str, env: dict[str, str], tmp: Path) -> tuple[int, int]:
