@@ -29,6 +29,7 @@ from meeple_client import (
     StaleVersion,
     TransportUnavailable,
     Unauthorized,
+    _core,
 )
 
 from tests.games.fixtures import leaked_secrets
@@ -520,7 +521,11 @@ def test_a_socket_dropped_mid_move_is_reopened_and_the_move_sent_again_with_its_
     assert served() == {"ws": 2, "rest": 0}  # the move, and the same one again on the new socket
 
 
-def test_a_rate_limited_socket_move_is_sent_again_then_raises_the_rest_moves_typed_error(rules: RulesProcess) -> None:
+def test_a_rate_limited_socket_move_is_sent_again_then_raises_the_rest_moves_typed_error(
+        rules: RulesProcess, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The resends wait the reply's retry_after (the seconds left in the gateway's minute window), capped: a cap
+    # of half a second keeps the window from turning during them (then a resend would go through).
+    monkeypatch.setattr(_core, "RETRY_AFTER_CAP_S", 0.5)
     retried: list[tuple[str, type[Exception]]] = []
     with gunicorn_stack(rules.port, MEEPLE_RATE_LIMIT_PER_MINUTE="4") as node, \
             Client(node.url, retries=2, on_retry=lambda name, exc, _delay: retried.append((name, type(exc)))) as api:

@@ -1,7 +1,8 @@
 """The TypeScript client (clients/typescript) against a live stack, with Node's own test runner.
 
 The stacks are this directory's: ``ws_stack`` (gunicorn with the gateway's worker: WebSockets) and
-``plain_stack`` (no WebSocket: ``/ws`` answers 501, so events fall back to long-polls). ``node --test`` runs the
+``plain_stack`` (no WebSocket: ``/ws`` answers 501, so events fall back to long-polls), and one of the test's own
+whose rate limit is 2 requests a minute (a socket move refused 429 with ``retry_after``). ``node --test`` runs the
 compiled tests, which play whole CLASH games against bots through the client and its example. Node and npm come
 from ``make test-tools`` (apt-get when missing); the packages from ``npm ci`` (package-lock.json).
 """
@@ -16,7 +17,7 @@ import subprocess
 from tests.gateway.conftest import RulesProcess
 from tooling.stack import ROOT
 
-from .conftest import Stack
+from .conftest import Stack, gunicorn_stack
 from .test_sdk_backends import new_key, started_swiss
 
 TS = ROOT / "clients" / "typescript"
@@ -37,7 +38,9 @@ def test_the_typescript_client_plays_clash_against_a_bot_over_websocket_and_long
     key, _ = new_key(ws_stack)  # a backend's: a Swiss of three whose first round is made (tournamentRounds)
     env = {**os.environ, "MEEPLE_URL": ws_stack.url, "MEEPLE_PLAIN_URL": plain_stack.url, "MEEPLE_KEY": key,
            "MEEPLE_TOURNAMENT": started_swiss(ws_stack, rules, key, ["ann", "ben", "cat"])}
-    run = _run(["node", "--experimental-websocket", "--test", "--test-reporter=spec", "dist/test/"], env, 600)
+    with gunicorn_stack(rules.port, MEEPLE_RATE_LIMIT_PER_MINUTE="2") as limited:
+        env["MEEPLE_LIMITED_URL"] = limited.url
+        run = _run(["node", "--experimental-websocket", "--test", "--test-reporter=spec", "dist/test/"], env, 600)
     print(run.stdout[-4000:])
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
     counts = dict(re.findall(r"\b(tests|pass|fail) (\d+)", run.stdout))

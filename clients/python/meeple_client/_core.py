@@ -40,6 +40,8 @@ T = TypeVar("T")
 LONG_POLL_S = LONG_POLL_MAX_S
 RETRY_STATUSES = (503,)
 DEFAULT_RETRIES = 4
+#: The longest the SDK waits on a server's Retry-After before trying again (a longer wait is the caller's call).
+RETRY_AFTER_CAP_S = 10.0
 
 
 @dataclass
@@ -144,6 +146,13 @@ def retry_delays(retries: int) -> Iterator[float]:
         yield min(2.0, 0.1 * 2**attempt) * (0.5 + random.random())
 
 
+def server_wait(exc: BaseException, backoff: float) -> float:
+    """The seconds before trying again after ``exc``: what the server asked (its Retry-After, a socket reply's
+    ``retry_after``; capped at :data:`RETRY_AFTER_CAP_S`) when it asked, else the SDK's own ``backoff``."""
+    after = exc.retry_after if isinstance(exc, ApiError) else None
+    return backoff if after is None else min(after, RETRY_AFTER_CAP_S)
+
+
 def retryable(req: Request, exc: BaseException) -> bool:
     """Whether sending ``req`` again is safe after ``exc``.
 
@@ -166,7 +175,7 @@ def retry_or_raise(req: Request, exc: Exception, delays: Iterator[float]) -> flo
         if isinstance(exc, httpx.TransportError):
             raise TransportError(f"{req.method} {req.url}: {exc!r}") from exc
         raise exc
-    return min(exc.retry_after, 10.0) if isinstance(exc, RateLimited) else delay
+    return server_wait(exc, delay)
 
 
 @dataclass
@@ -417,7 +426,9 @@ def ws_update(msg: Any) -> EventsDoc | None:
     if kind == "error":
         err = msg.get("error") or {}
         status = WS_ERROR_STATUS.get(str(err.get("code")), 400)
-        raise error_for(status, msg, {"retry-after": "5"} if status == 429 else None)
+        # (a 429 too_many_waiters: the documented Retry-After of 5 s, unless the message names its own)
+        wait = msg.get("retry_after", 5 if status == 429 else None)
+        raise error_for(status, msg, None if wait is None else {"retry-after": str(wait)})
     if kind != "update":
         return None
     doc: EventsDoc = msg  # type: ignore[assignment]
@@ -526,9 +537,7 @@ class SocketState:
         self.chatting.discard(msg_id)
         reply = self.replies.pop(msg_id)
         if not 200 <= int(reply["status"]) < 300:
-            wait = reply.get("retry_after")
-            raise error_for(int(reply["status"]), reply.get("body"),
-                            {"retry-after": str(wait)} if wait is not None else None)
+            raise reply_error(reply)
         message: ChatMessage = reply["body"]
         self.match.hear_chat(message)
         return message
@@ -538,18 +547,25 @@ class SocketState:
         reply = self.replies.pop(sent.id)
         self.outbox.pop(sent.id, None)
         if not 200 <= int(reply["status"]) < 300:
-            raise error_for(int(reply["status"]), reply.get("body"))
+            raise reply_error(reply)
         body: dict[str, Any] = reply["body"]
         return body
 
 
+def reply_error(reply: dict[str, Any]) -> ApiError:
+    """A socket reply's typed error, as REST raises it: its ``retry_after`` is the Retry-After header REST sends."""
+    wait = reply.get("retry_after")
+    return error_for(int(reply["status"]), reply.get("body"), None if wait is None else {"retry-after": str(wait)})
+
+
 def retry_reply(exc: ApiError, delays: Iterator[float]) -> float:
     """After a socket move's error reply: the seconds before sending it again (same key), as REST retries the
-    same statuses (429, 503), or the error to give up with."""
+    same statuses (429, 503) after the same wait (the reply's ``retry_after``, else the backoff), or the error to
+    give up with."""
     delay = next(delays, None)
     if delay is None or not (isinstance(exc, RateLimited) or exc.status in RETRY_STATUSES):
         raise exc
-    return min(exc.retry_after, 10.0) if isinstance(exc, RateLimited) else delay
+    return server_wait(exc, delay)
 
 
 def waited_events(heard: list[Event], moved: int) -> list[Event]:
@@ -574,6 +590,12 @@ def reconnect_delay(failures: int, retries: int) -> float:
     if failures > retries:
         raise TransportError(f"the event stream dropped {failures} times in a row")
     return min(2.0, 0.1 * 2**failures) * (0.5 + random.random())
+
+
+def reconnect_wait(exc: BaseException, failures: int, retries: int) -> float:
+    """Seconds before opening a socket again after ``exc``: the server's Retry-After when the refusal carried one
+    (a 429 or 503 upgrade, a ``too_many_waiters`` error), else :func:`reconnect_delay` (which also gives up)."""
+    return server_wait(exc, reconnect_delay(failures, retries))
 
 
 @dataclass

@@ -457,8 +457,10 @@ class AsyncMatchSocket:
         while True:
             await self._drop()
             self.failures += 1
-            await asyncio.sleep(max(getattr(exc, "retry_after", 0.0),
-                                    _core.reconnect_delay(self.failures, self.match.client.retries)))
+            delay = _core.reconnect_wait(exc, self.failures, self.match.client.retries)
+            if self.match.client.on_retry is not None:
+                self.match.client.on_retry("ws", exc, delay)
+            await asyncio.sleep(delay)
             try:
                 await self._open()
                 return

@@ -56,7 +56,10 @@ class Client:
     ratings, webhooks) become available. Seat calls still go with the seat's own token.
 
     ``on_retry(name, error, delay)`` is called before each safe retry (logging, metrics): the error it absorbed
-    and the seconds it will wait; the call's outcome is still what it returns or raises."""
+    and the seconds it will wait; the call's outcome is still what it returns or raises. ``name`` is the
+    operation's (``move`` for a socket move's resend too), ``ws`` for a match socket opened again. A 429 or 503
+    waits what the server asked (``Retry-After``, a socket reply's ``retry_after``; at most 10 s), anything else
+    the SDK's short backoff."""
 
     def __init__(self, base_url: str, *, api_key: str | None = None, retries: int = _core.DEFAULT_RETRIES,
                  timeout: float = 10.0, http: httpx.Client | None = None,
@@ -451,7 +454,8 @@ class MatchSocket:
 
     A move goes at the version the match read, with an idempotency key; its reply is folded in like a REST
     move's answer and an error reply raises the same typed error; a 429 or 503 reply is sent again after the
-    same delays as REST's retries. After a drop, a 429 or a 503 the socket is reopened with ``after`` = the last
+    same wait as REST's retries (the reply's ``retry_after``, else the backoff). After a drop, a 429 or a 503 the
+    socket is reopened (after the refusal's Retry-After, else a short random delay) with ``after`` = the last
     version seen (no version missed or repeated), and a move whose reply was lost is sent again with the same
     key (the server answers its first outcome). A move with no reply within the client's timeout, or whose
     socket cannot be opened again, is sent over REST with the same key and body: the two doors share keys.
@@ -511,8 +515,10 @@ class MatchSocket:
         while True:
             self._drop()
             self.failures += 1
-            time.sleep(max(getattr(exc, "retry_after", 0.0),
-                           _core.reconnect_delay(self.failures, self.match.client.retries)))
+            delay = _core.reconnect_wait(exc, self.failures, self.match.client.retries)
+            if self.match.client.on_retry is not None:
+                self.match.client.on_retry("ws", exc, delay)
+            time.sleep(delay)
             try:
                 self._open()
                 return

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 
@@ -19,14 +21,22 @@ class TransportUnavailable(TransportError):
 
 
 class ApiError(MeepleError):
-    """A ``{"error": {"code", "message"}}`` answer. ``code`` is for code, ``message`` for people."""
+    """A ``{"error": {"code", "message"}}`` answer. ``code`` is for code, ``message`` for people.
 
-    def __init__(self, status: int, code: str, message: str, body: Any = None) -> None:
+    ``retry_after``: the seconds the server asked to wait before trying again (its ``Retry-After`` header, a
+    socket reply's ``retry_after``), None when the answer carried none."""
+
+    retry_after: float | None = None
+
+    def __init__(self, status: int, code: str, message: str, body: Any = None,
+                 retry_after: float | None = None) -> None:
         super().__init__(f"{status} {code}: {message}")
         self.status = status
         self.code = code
         self.message = message
         self.body = body
+        if retry_after is not None:
+            self.retry_after = retry_after
 
 
 class BadRequest(ApiError):
@@ -65,13 +75,15 @@ class IllegalMove(ApiError):
 
 
 class RateLimited(ApiError):
-    """429 ``rate_limited``; ``retry_after`` is the server's Retry-After in seconds."""
+    """429 ``rate_limited`` (and every other 429); ``retry_after`` is the server's Retry-After in seconds, 1.0 when
+    the answer carried none (a 429 always says to wait)."""
 
     retry_after: float = 1.0
 
 
 class Unavailable(ApiError):
-    """503: a dependency is down; the match is intact. Raised once the safe retries are spent."""
+    """503: a dependency is down; the match is intact. Raised once the safe retries are spent; ``retry_after`` as
+    the server sent it (``too_many_waiters`` 2 s, ``store_full`` 60 s ...), None without one."""
 
 
 _BY_STATUS: dict[int, type[ApiError]] = {400: BadRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound,
@@ -88,10 +100,23 @@ def error_for(status: int, body: Any, headers: dict[str, str] | None = None) -> 
     else:
         code, message = f"http_{status}", str(body)[:200]
     cls = _BY_CODE.get(code) or _BY_STATUS.get(status) or ApiError
-    exc = cls(status, code, message, body)
-    if isinstance(exc, RateLimited) and headers:
-        try:
-            exc.retry_after = float(headers.get("retry-after", "1"))
-        except ValueError:
-            exc.retry_after = 1.0
-    return exc
+    return cls(status, code, message, body, retry_after_of(headers))
+
+
+def retry_after_of(headers: dict[str, str] | None) -> float | None:
+    """The ``Retry-After`` header in seconds (RFC 9110: delay-seconds, or an HTTP date), None if absent or
+    unreadable. Header names are matched in any case (httpx and websockets spell them differently)."""
+    value = next((v for k, v in (headers or {}).items() if k.lower() == "retry-after"), None)
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())

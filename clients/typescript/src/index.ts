@@ -75,7 +75,9 @@ export interface ClientOptions {
   apiKey?: string;
   /** Safe retries after a 503, a 429 or a lost connection (default 4). */
   retries?: number;
-  /** Called before each retry with the error it absorbed and the delay. */
+  /** Called before each retry with the error it absorbed and the delay (ms): a 429 or 503's `Retry-After` (a socket
+   * reply's `retry_after`), at most 10 s, else the client's backoff. `what` is the call's name (`move` for a
+   * socket move sent again too). */
   onRetry?: (what: string, error: unknown, delayMs: number) => void;
   /** The WebSocket class (default: the global one; Node 20 needs `--experimental-websocket`). */
   WebSocket?: typeof WebSocket;
@@ -95,6 +97,16 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function backoff(attempt: number): number {
   return Math.min(2000, 100 * 2 ** attempt) * (0.5 + Math.random());
+}
+
+/** The longest the client waits on a server's Retry-After before trying again (ms). */
+const RETRY_AFTER_CAP_MS = 10_000;
+
+/** Milliseconds before retry `attempt` after `error`: what the server asked (`Retry-After`, a socket reply's
+ * `retry_after`; at most 10 s) when it asked, else the client's own backoff. */
+function retryDelay(error: unknown, attempt: number): number {
+  const after = error instanceof ApiError ? error.retryAfterS : undefined;
+  return after === undefined ? backoff(attempt) : Math.min(after * 1000, RETRY_AFTER_CAP_MS);
 }
 
 /** A connection that never opened sent nothing: any call may be sent again. */
@@ -134,21 +146,19 @@ export class MeepleClient {
   }
 
   /**
-   * One call with the safe retries: a 503 or 429 changed nothing (waits `Retry-After`); a lost connection is
-   * retried only when `idempotent` (reads, and moves with their Idempotency-Key) or when it never opened.
+   * One call with the safe retries: a 503 or 429 changed nothing (waits its `Retry-After`, at most 10 s, else the
+   * backoff); a lost connection is retried only when `idempotent` (reads, and moves with their Idempotency-Key)
+   * or when it never opened.
    */
   async send<T>(what: string, idempotent: boolean, attempt: () => Promise<Answer<T>>): Promise<T> {
     for (let i = 0; ; i++) {
       let failure: unknown;
-      let delay = backoff(i);
       try {
         const { data, error, response } = await attempt();
         if (response.ok) return data as T;
         failure = await ApiError.from(response, error);
         const retryable = response.status === 503 || response.status === 429;
         if (!retryable || i >= this.retries) throw failure;
-        const after = (failure as ApiError).retryAfterS;
-        if (after !== undefined) delay = Math.min(after, 10) * 1000;
       } catch (error) {
         if (error instanceof ApiError) throw error;
         if (!(idempotent || neverSent(error)) || i >= this.retries) {
@@ -156,6 +166,7 @@ export class MeepleClient {
         }
         failure = error;
       }
+      const delay = retryDelay(failure, i);
       this.onRetry?.(what, failure, delay);
       await sleep(delay);
     }
@@ -304,7 +315,14 @@ export class Ticket {
 type SocketMessage = { type: "ready" | "update" | "error" | "chat" | "chat_redacted";
   error?: { code: string; message: string }; message?: ChatMessage; id?: number } & Partial<EventsDoc>;
 /** A socket move's answer: the status and body `POST /v1/matches/{id}/moves` would have answered. */
-type Reply = { type: "reply"; id: string; status: number; body: unknown };
+/** A socket message's reply: its REST status and body, and REST's Retry-After (seconds) where REST sends one. */
+type Reply = { type: "reply"; id: string; status: number; body: unknown; retry_after?: number };
+
+/** A socket reply's error, as REST's answer raises it (its `retry_after` as the `Retry-After` header). */
+function replyError(reply: Reply): ApiError {
+  return ApiError.of(reply.status, reply.body, "", typeof reply.retry_after === "number" ? reply.retry_after
+    : undefined);
+}
 
 const WS_ERROR_STATUS: Record<string, number> = { wrong_token: 401, missing_token: 401, match_not_found: 404,
   too_many_waiters: 429 };
@@ -369,7 +387,7 @@ export class Match {
       } catch (error) {
         throw new TransportError("the chat message's reply was lost", { cause: error });
       }
-      if (reply.status < 200 || reply.status >= 300) throw ApiError.of(reply.status, reply.body);
+      if (reply.status < 200 || reply.status >= 300) throw replyError(reply);
       message = reply.body as ChatMessage;
     } else {
       message = await this.client.send("post_chat", false, () => this.client.api.POST("/v1/matches/{match_id}/chat", {
@@ -637,7 +655,8 @@ export class Match {
     }
   }
 
-  /** A move over the socket, as `POST /moves` answers it; 503 and 429 replies are sent again (the same key). */
+  /** A move over the socket, as `POST /moves` answers it; 503 and 429 replies are sent again (the same key) after
+   * the reply's `retry_after`, as REST waits its `Retry-After` (else the backoff). */
   private async socketMove(socket: MatchSocket, body: { move: Move; version: number }, key: string,
     wait: number): Promise<void> {
     const message = { type: "move", id: key, ...body, idempotency_key: key, include: "legal_moves" };
@@ -650,9 +669,9 @@ export class Match {
           this.update(reply.body as MatchDoc);
           break;
         }
-        const error = ApiError.of(reply.status, reply.body);
+        const error = replyError(reply);
         if (!(reply.status === 503 || reply.status === 429) || i >= this.client.retries) throw error;
-        const delay = backoff(i);
+        const delay = retryDelay(error, i);
         this.client.onRetry?.("move", error, delay);
         await sleep(delay);
       }

@@ -414,3 +414,51 @@ test("a watch link reads the match as a spectator on every door, acts on none, a
   assert.ok(refused instanceof ApiError && refused.status === 401 && refused.code === "watch_token_revoked");
   assert.ok((await backend.describeWatchToken(minted.id)).revoked_at);
 });
+
+/** A real WebSocket that keeps every `reply` the server sent, as it came on the wire. */
+function recordingReplies(into: { status: number; retry_after?: number }[]): typeof WebSocket {
+  return class extends WebSocket {
+    constructor(address: string | URL, protocols?: string | string[]) {
+      super(address, protocols);
+      super.addEventListener("message", (event: MessageEvent) => {
+        const msg = JSON.parse(String(event.data)) as { type?: string; status: number; retry_after?: number };
+        if (msg.type === "reply") into.push(msg);
+      });
+    }
+  };
+}
+
+test("a socket move refused 429 is sent again after the reply's retry_after, not the client's backoff", async () => {
+  const limitedUrl = process.env.MEEPLE_LIMITED_URL ?? "";
+  assert.ok(limitedUrl, "MEEPLE_LIMITED_URL is set (a gateway allowing 2 requests a minute)");
+  const replies: { status: number; retry_after?: number }[] = [];
+  const retried: { what: string; code: string; delayMs: number }[] = [];
+  const api = new MeepleClient({ baseUrl: limitedUrl, retries: 1, WebSocket: recordingReplies(replies),
+    onRetry: (what, error, delayMs) => retried.push({ what, code: (error as ApiError).code, delayMs }) });
+  const match = await api.createMatch({ game: "clash", players: 2, options: { match: "single" }, seed: 59,
+    seats: [{ kind: "human" }, { kind: "bot", level: "easy" }] });
+  await match.connect();
+  let refused: unknown;
+  try { // the seat token's 2 requests a minute (its hello's read, its first move) run out: its next move is a 429
+    while (!match.finished) {
+      await match.waitTurn();
+      if (match.myTurn) await match.move(first(match));
+    }
+  } catch (error) {
+    refused = error;
+  } finally {
+    match.close();
+  }
+  const limited = replies.filter((reply) => reply.status === 429);
+  const story = JSON.stringify({ retried, limited, refused: String(refused) });
+  // every 429 reply was sent again once (retries: 1) but the last, which the move gave up with — unless the
+  // minute's window turned during the wait, the resend went through and the match ended
+  assert.ok(refused === undefined || (refused instanceof ApiError && refused.code === "rate_limited"), story);
+  assert.ok(retried.length >= 1 && retried.length === limited.length - (refused === undefined ? 0 : 1), story);
+  retried.forEach((retry, n) => { // each resend waited what its refusal said (capped at 10 s)
+    const said = limited[n]?.retry_after;
+    assert.ok(typeof said === "number" && said >= 1, story);
+    assert.deepEqual(retry, { what: "move", code: "rate_limited", delayMs: Math.min(said * 1000, 10_000) }, story);
+  });
+  if (refused instanceof ApiError) assert.equal(refused.retryAfterS, limited.at(-1)?.retry_after, story);
+});
