@@ -313,3 +313,40 @@ def test_chat_expires_with_its_match(api: Api, gateway_server: GatewayServer, re
     assert finished > 0 and finished - store.ttl(chat_key) in (0, 1) and finished - store.ttl(topic_key) in (0, 1)
     assert say(Api(gateway_server.url), match_id, tokens[1], text="gg").status_code == 201  # in its window
     assert store.ttl(keys(match_id)[0]) - store.ttl(chat_key) in (0, 1)
+
+
+def redis_round_trips(node: ChatNode) -> dict[str, float]:
+    """The gateway's Redis round trips so far, by command (a pipeline or MULTI counts once, as PIPELINE), with
+    those of this scrape (its match gauges are one pipeline)."""
+    counts = promtext.totals(promtext.scrape(f"{node.url}/metrics"), "meeple_redis_command_seconds_count", ["command"])
+    return {command: n for (command,), n in counts.items()}
+
+
+def test_a_long_poll_asking_for_chat_reads_it_in_the_matchs_one_round_trip(node: ChatNode, api: Api) -> None:
+    """Issue 47 (one round trip to read a match): a long-poll with ``chat_after`` reads the chat's cursor in the same
+    MULTI as the match, its rate limit and its log, and reads no chat list when the match has no message; once it
+    has one, that list is read (the answer's messages and redactions come from it)."""
+    match_id, tokens = new_match(api)
+    path = f"/v1/matches/{match_id}/events?after=0&wait=0&chat_after=0"
+
+    def between(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+        return {cmd: n - before.get(cmd, 0.0) for cmd, n in after.items() if n > before.get(cmd, 0.0)}
+
+    first = redis_round_trips(node)
+    scrape = between(first, redis_round_trips(node))  # what a scrape itself costs, taken off below
+
+    def poll() -> tuple[dict[str, Any], dict[str, float]]:
+        before = redis_round_trips(node)
+        answered = api.get(path, tokens[0])
+        assert answered.status_code == 200, answered.text
+        used = between(before, redis_round_trips(node))
+        return answered.json(), {cmd: n - scrape.get(cmd, 0.0) for cmd, n in used.items() if n > scrape.get(cmd, 0.0)}
+
+    poll()  # (the seat's first request also writes its presence)
+    doc, spent = poll()
+    assert doc["chat"] == [] and doc["chat_redacted"] == []
+    assert spent == {"PIPELINE": 1.0}
+    assert say(api, match_id, tokens[1], text="gl hf").status_code == 201
+    doc, spent = poll()
+    assert [message["text"] for message in doc["chat"]] == ["gl hf"]
+    assert spent == {"PIPELINE": 1.0, "LRANGE": 1.0}

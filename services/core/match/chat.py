@@ -37,7 +37,15 @@ from services import redisconn
 from services.core.access import Caller, MatchAccess
 from services.core.errors import DomainError, Kind
 from services.core.limits import ip_ident
-from services.core.record.store import EVENTS_CHANNEL, Match, chat_keys, version_key
+from services.core.record.store import (
+    EVENTS_CHANNEL,
+    Match,
+    chat_cursor_of,
+    chat_keys,
+    entry_seq,
+    queue_chat_cursor,
+    version_key,
+)
 from services.core.service import Core
 from services.core.tenancy import webhooks
 
@@ -236,11 +244,6 @@ def _message(n: int, raw: Any) -> dict[str, Any]:
     return {"id": n, **doc}
 
 
-def _seq(entry_id: Any) -> int:
-    raw = entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
-    return int(raw.split("-", 1)[0])
-
-
 def messages(core: Core, match_id: str, after: int = 0) -> list[dict[str, Any]]:
     """The match's messages with an id past ``after``, redacted ones redacted (the replay, a long-poll)."""
     raw = core.store.redis.lrange(chat_keys(match_id)[0], after, -1)
@@ -249,14 +252,9 @@ def messages(core: Core, match_id: str, after: int = 0) -> list[dict[str, Any]]:
 
 def cursor(core: Core, match_id: str) -> tuple[int, int]:
     """(the chat topic's position, the newest message id) now: where a new reader starts."""
-    chat, topic = chat_keys(match_id)
-
-    def queue(pipe: Any) -> None:
-        pipe.xrevrange(topic, "+", "-", count=1)
-        pipe.llen(chat)
-
-    last, count = redisconn.on_slot(core.store.redis, chat, queue)
-    return (_seq(last[0][0]) if last else 0), int(count)
+    last, count = redisconn.on_slot(core.store.redis, chat_keys(match_id)[0],
+                                    lambda pipe: queue_chat_cursor(pipe, match_id))
+    return chat_cursor_of(last, count)
 
 
 def news(core: Core, match_id: str, seq: int, last_id: int) -> News:
@@ -269,7 +267,7 @@ def news(core: Core, match_id: str, seq: int, last_id: int) -> News:
         pipe.lrange(chat, last_id, -1)
 
     entries, raw = redisconn.on_slot(core.store.redis, chat, queue)
-    out = News(_seq(entries[-1][0]) if entries else seq, last_id + len(raw),
+    out = News(entry_seq(entries[-1][0]) if entries else seq, last_id + len(raw),
                [_message(last_id + i + 1, item) for i, item in enumerate(raw)])
     for _, fields in entries:
         n = int(fields[b"id"])
@@ -278,7 +276,10 @@ def news(core: Core, match_id: str, seq: int, last_id: int) -> News:
     return out
 
 
-def poll_part(core: Core, match_id: str, after: int) -> dict[str, Any]:
-    """A long-poll's chat: the messages past ``after``, and the ids of every redacted message."""
+def poll_part(core: Core, match_id: str, after: int, newest: int | None = None) -> dict[str, Any]:
+    """A long-poll's chat: the messages past ``after``, and the ids of every redacted message. ``newest``: the
+    newest message id, when the long-poll read it with the match (0: no message at all, so nothing to read)."""
+    if newest == 0:
+        return {"chat": [], "chat_redacted": []}
     every = messages(core, match_id)
     return {"chat": every[after:], "chat_redacted": [m["id"] for m in every if m["redacted"]]}

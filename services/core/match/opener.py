@@ -33,9 +33,10 @@ class Opened:
 
 def open_match(core: Core, caller: Caller, match_id: str, action: Action, *, view: bool = False,
                legal: bool = False, log_from: int | None = None, idempotency_key: str | None = None,
-               connected_for: float = 0.0, count: bool = True) -> Opened:
-    """The rate limit, the match (with the caller's view / legal moves, the log from ``log_from`` and the stored
-    answer of ``idempotency_key`` if asked for: one Redis round trip), the token check and the access decision.
+               connected_for: float = 0.0, count: bool = True, chat: bool = False) -> Opened:
+    """The rate limit, the match (with the caller's view / legal moves, the log from ``log_from``, the stored
+    answer of ``idempotency_key`` and, with ``chat``, the chat cursor if asked for: one Redis round trip), the
+    token check and the access decision.
 
     A seat token is counted in its own bucket, which lives with the match; a token that holds no seat here is
     401 and its count moves to the caller's address, so made-up tokens never earn a bucket of their own. A
@@ -53,14 +54,14 @@ def open_match(core: Core, caller: Caller, match_id: str, action: Action, *, vie
     limit = limit_of(core, caller) if count else 0
     done = None
     if limit <= 0:
-        found = store.load(match_id, fields, log_from)
+        found = store.load(match_id, fields, log_from, chat=chat)
         if found is not None and idempotency_key is not None:
             done = store.idempotent_get(match_id, idempotency_key)
     else:
         token = caller.token
         ident = token_ident(token) if token else caller.tenant.owner if caller.tenant else ip_ident(caller.address)
         found, (hits, reset), done = store.load_counted(match_id, ident, idempotency_key, fields, log_from,
-                                                        scoped=token is not None)
+                                                        scoped=token is not None, chat=chat)
         if token is not None and (found is None or found.seat_of(token) is None):
             # Never a bucket of its own: the count moves to the address, then 404 (no match) or 401 (no seat).
             moved, reset = store.move_hit(ident, ip_ident(caller.address), drop=hits <= 1, source_scope=match_id)

@@ -113,6 +113,7 @@ def events_since(core: Core, match: Match, access: MatchAccess, after: int,
            "result": match.meta.result}
     if include_legal:
         doc["legal_moves"] = seat_legal_moves(core, match, access.seat) if access.seat is not None else None
-    if chat_after is not None:
-        doc.update(chat.poll_part(core, match.id, chat_after))
+    if chat_after is not None:  # (a match loaded with its chat cursor says whether it has any message at all)
+        doc.update(chat.poll_part(core, match.id, chat_after,
+                                  match.chat_cursor[1] if match.chat_cursor is not None else None))
     return doc

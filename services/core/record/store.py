@@ -185,6 +185,8 @@ class Match:
     derived: dict[str, bytes] = field(default_factory=dict)
     #: log entries after the version a reader asked for (``log_from``), loaded with the match
     tail: list[dict[str, Any]] | None = None
+    #: (the chat topic's position, the newest chat message id), loaded with the match when asked for (``chat``)
+    chat_cursor: tuple[int, int] | None = None
 
     @property
     def game(self) -> str:
@@ -281,12 +283,13 @@ class MatchStore:
         return Match(match_id, int(version), meta, state)
 
     def load(self, match_id: str, fields: tuple[str, ...] = (), log_from: int | None = None, *,
-             patient: bool = True) -> Match | None:
-        """The match, with the derived documents ``fields`` and the log entries from ``log_from`` on.
+             patient: bool = True, chat: bool = False) -> Match | None:
+        """The match, with the derived documents ``fields``, the log entries from ``log_from`` on and, with
+        ``chat``, its chat cursor (:attr:`Match.chat_cursor`).
         ``patient=False``: a match whose primary is failing over raises at once (see ``redisconn.on_slot``)."""
         replies = redisconn.on_slot(self.redis, keys(match_id)[0],
-                                    lambda pipe: _queue_reads(pipe, match_id, fields, log_from), patient=patient)
-        return _read(match_id, replies, fields, log_from)
+                                    lambda pipe: _queue_reads(pipe, match_id, fields, log_from, chat), patient=patient)
+        return _read(match_id, replies, fields, log_from, chat)
 
     def load_next(self, match_id: str, fields: tuple[str, ...], after: int) -> Match | None:
         """The match past version ``after`` for a push to a reader who has seen ``after``: with the derived
@@ -318,10 +321,11 @@ class MatchStore:
 
     def load_counted(self, match_id: str, ident: str, idempotency_key: str | None = None,
                      fields: tuple[str, ...] = (), log_from: int | None = None, window_s: int = 60,
-                     *, scoped: bool = False) -> tuple[Match | None, tuple[int, int], dict[str, Any] | None]:
+                     *, scoped: bool = False, chat: bool = False
+                     ) -> tuple[Match | None, tuple[int, int], dict[str, Any] | None]:
         """One round trip for what every match request starts with: count the caller's request (see
-        :meth:`hit`), load the match as :meth:`load` does, and fetch the stored response of
-        ``idempotency_key`` if given. MULTI/EXEC, so what is read is one version of the match.
+        :meth:`hit`), load the match as :meth:`load` does (``chat``: its chat cursor too), and fetch the stored
+        response of ``idempotency_key`` if given. MULTI/EXEC, so what is read is one version of the match.
 
         ``scoped``: ``ident`` can act in this match only (a seat token), so its counter is kept in the
         match's slot (``ratelimit:{<match>}:<ident>:<window>``) and a cluster counts it in the same
@@ -337,7 +341,7 @@ class MatchStore:
                 pipe.expire(key, window_s)
             if idempotency_key is not None:
                 pipe.get(idem_key(match_id, idempotency_key))
-            _queue_reads(pipe, match_id, fields, log_from)
+            _queue_reads(pipe, match_id, fields, log_from, chat)
 
         if together:
             count, _, *replies = redisconn.on_slot(self.redis, keys(match_id)[0], queue)
@@ -348,7 +352,7 @@ class MatchStore:
         if idempotency_key is not None:
             raw = replies.pop(0)
             done = orjson.loads(raw) if raw else None
-        match = _read(match_id, replies, fields, log_from)
+        match = _read(match_id, replies, fields, log_from, chat)
         return match, (int(count), reset), done
 
     def delete(self, match_id: str) -> None:
@@ -594,7 +598,8 @@ def _window(ident: str, window_s: int, scope: str | None = None) -> tuple[str, i
     return key, window_s - int(now) % window_s
 
 
-def _queue_reads(pipe: Any, match_id: str, fields: tuple[str, ...], log_from: int | None) -> None:
+def _queue_reads(pipe: Any, match_id: str, fields: tuple[str, ...], log_from: int | None, chat: bool = False
+                 ) -> None:
     k = keys(match_id)
     pipe.execute_command("MGET", *k[:3])  # (a cluster pipeline refuses ``mget``: this one is single-slot)
     pipe.hgetall(presence_key(match_id))
@@ -602,9 +607,12 @@ def _queue_reads(pipe: Any, match_id: str, fields: tuple[str, ...], log_from: in
         pipe.hmget(k[5], ["at", *fields])
     if log_from is not None:
         pipe.lrange(k[3], log_from, -1)
+    if chat:
+        queue_chat_cursor(pipe, match_id)
 
 
-def _read(match_id: str, replies: list[Any], fields: tuple[str, ...], log_from: int | None) -> Match | None:
+def _read(match_id: str, replies: list[Any], fields: tuple[str, ...], log_from: int | None, chat: bool = False
+          ) -> Match | None:
     (version, meta, state), presence, *rest = replies
     match = _match(match_id, version, meta, state, presence)
     if match is None:
@@ -615,7 +623,28 @@ def _read(match_id: str, replies: list[Any], fields: tuple[str, ...], log_from: 
             match.derived = {name: doc for name, doc in zip(fields, docs, strict=True) if doc is not None}
     if log_from is not None:
         match.tail = [orjson.loads(raw) for raw in rest.pop(0)]
+    if chat:
+        match.chat_cursor = chat_cursor_of(rest.pop(0), rest.pop(0))
     return match
+
+
+def queue_chat_cursor(pipe: Any, match_id: str) -> None:
+    """Queue the reads of a match's chat cursor (its topic's newest entry, its message count): in the match's
+    own round trip when a reader asks for the chat with it (a long-poll's ``chat_after``)."""
+    chat, topic = chat_keys(match_id)
+    pipe.xrevrange(topic, "+", "-", count=1)
+    pipe.llen(chat)
+
+
+def chat_cursor_of(last: Any, count: Any) -> tuple[int, int]:
+    """(the chat topic's position, the newest message id) from the replies of :func:`queue_chat_cursor`."""
+    return (entry_seq(last[0][0]) if last else 0), int(count)
+
+
+def entry_seq(entry_id: Any) -> int:
+    """A stream entry id's first part (``<seq>-<n>``)."""
+    raw = entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
+    return int(raw.split("-", 1)[0])
 
 
 def _match(match_id: str, version: Any, meta: Any, state: Any, presence: dict[Any, Any]) -> Match | None:

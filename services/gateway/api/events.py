@@ -83,9 +83,10 @@ def long_poll(match_id: str) -> Response:
 
     chat_after = given(asked.chat_after)
 
-    def opened(since: int, count: bool) -> Opened:
+    def opened(since: int, count: bool) -> Opened:  # (with chat_after, the chat cursor in the same round trip)
         return open_match(the_core, who, match_id, action, view=True, legal=include_legal,
-                          log_from=since + 1 if since >= 0 else None, connected_for=wait, count=count)
+                          log_from=since + 1 if since >= 0 else None, connected_for=wait, count=count,
+                          chat=chat_after is not None)
 
     again = resumed()
     if again is None:  # one round trip: rate limit, the match, the caller's view and the log after ``after``
@@ -100,7 +101,8 @@ def long_poll(match_id: str) -> Response:
         turn_of is None or your_turn_or_over(match.meta.status, match.meta.to_act, turn_of))
     chat_at = None
     if chat_after is not None:  # a chat message past chat_after, or any chat change since it parked, answers too
-        chat_at, newest = chat.cursor(the_core, match_id)
+        assert match.chat_cursor is not None
+        chat_at, newest = match.chat_cursor
         ready = ready or newest > chat_after or (again is not None and chat_at > again.state["chat_at"])
     remaining = again.remaining() if again is not None else float(wait)
     if not ready and remaining > 0.01:
