@@ -5,9 +5,10 @@ refusing for real (its waiters cap full, its rules service down), the server's v
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import pytest
@@ -28,6 +29,15 @@ from tests.gateway.conftest import RulesProcess
 from tooling.ports import free_port
 
 from .conftest import Stack, gunicorn_stack
+
+T = TypeVar("T")
+
+
+def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run`` on a thread of its own: a browser test in the same worker may have left an event loop running
+    on this one (as the other async SDK tests do)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result(timeout=120)
 
 VS_BOT = [{"kind": "human"}, {"kind": "bot", "level": "easy"}]
 #: A match that stays at its version (its second seat never joins): a long-poll after it waits.
@@ -140,7 +150,7 @@ def test_the_async_client_waits_the_servers_retry_after_too(one_waiter: Stack) -
                 await match.poll(wait=1)
             return server_says
 
-    server_says = asyncio.run(poll_while_full())
+    server_says = run_async(poll_while_full())
     assert retried == [("events", "too_many_waiters", server_says)]
 
 
@@ -166,7 +176,7 @@ def test_the_async_socket_is_opened_again_after_the_servers_retry_after(one_wait
                     pass
             return server_says
 
-    server_says = asyncio.run(open_while_full())
+    server_says = run_async(open_while_full())
     assert retried == [("ws", "too_many_waiters", server_says)]
 
 
@@ -225,5 +235,5 @@ def test_an_async_socket_move_answered_503_is_sent_again_after_the_replys_retry_
             return server_says
 
     with gunicorn_stack(rules_of_its_own.port, MEEPLE_RULES_RETRIES="0") as node:
-        server_says = asyncio.run(move_while_down(node.url))
+        server_says = run_async(move_while_down(node.url))
     assert retried == [("move", "rules_unavailable", server_says)]
