@@ -49,7 +49,7 @@ from tooling.bench import parse_option
 from tooling.stack import ROOT, Stack, StackConfig, http_ok, wait_until
 
 from . import botstall
-from .audit import Audit, audit_store, lost_acknowledged, stored_match_ids
+from .audit import Audit, stored_match_ids
 from .compare import compare, comparison_lines
 from .names import MOVE, MOVE_AND_WAIT
 
@@ -372,12 +372,9 @@ def audit_run(config: StackConfig, redis_url: str, acknowledged: Path
               ) -> tuple[list[Audit], list[dict[str, Any]]]:
     """The store's matches replayed (the ``--preload`` copies left out) and the acknowledged moves it lost, by
     the code of the checkout that served the run: another commit's store, views and rules are its own business
-    (this checkout's engines read a baseline's cached views as corrupted where the two commits' views differ)."""
-    if config.root == ROOT:
-        store = redisconn.connect(redis_url)
-        audits = audit_store(store, [m for m in stored_match_ids(store) if not m.startswith(PRELOAD_PREFIX)])
-        return audits, lost_acknowledged(store, read_jsonl(acknowledged))
-    # -c with the checkout as cwd: its ``loadtests.audit`` and ``services``, as its own ``meeple loadtest`` runs them
+    (this checkout's engines read a baseline's cached views as corrupted where the two commits' views differ).
+    One way for every checkout, this one included: ``-c`` with the checkout as cwd, so its own ``loadtests.audit``
+    and ``services`` run, as its own ``meeple loadtest`` runs them."""
     done = subprocess.run([config.python, "-c", AUDIT_IN_CHECKOUT, redis_url, str(acknowledged), PRELOAD_PREFIX],
                           cwd=config.root, env={**os.environ, **config.env}, capture_output=True, check=False)
     if done.returncode:
@@ -386,7 +383,7 @@ def audit_run(config: StackConfig, redis_url: str, acknowledged: Path
     return [Audit(*row) for row in found["audits"]], found["lost"]
 
 
-#: :func:`audit_run` in another checkout: its audit (the same functions since before issue 47) as one JSON object.
+#: :func:`audit_run` in a checkout: its audit (the same functions since before issue 47) as one JSON object.
 AUDIT_IN_CHECKOUT = """
 import sys
 from pathlib import Path

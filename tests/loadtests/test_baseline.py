@@ -98,7 +98,7 @@ def test_a_baseline_run_is_audited_by_the_baseline_s_own_code(tmp_path: Path) ->
     with single_redis() as url:
         audits, lost = audit_run(StackConfig(root=root), url, acknowledged)
         assert audits == [Audit("x1", "clash", "finished", 3, "its own")] and lost == [record]
-        assert audit_run(StackConfig(), url, acknowledged) == ([], [record])  # this checkout's: in this process
+        assert audit_run(StackConfig(), url, acknowledged) == ([], [record])  # this checkout's: by its own code
 
 
 def test_the_comparison_puts_both_runs_side_by_side_with_now_over_baseline() -> None:
