@@ -17,7 +17,7 @@ def test_bench_floor_times_moves_the_bare_route_and_the_io_floor_and_stops_what_
         capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "floor", "--json", "--moves", "6", "--warmup", "2"]) == 0
     report = orjson.loads(capsys.readouterr().out)
-    for kind in ("bare", "floor_io", "move", "socket_move"):
+    for kind in ("bare", "floor_io", "move", "socket_move", "core_move"):
         figures = report[kind]
         assert figures["requests"] == 6
         assert 0 < figures["p50_ms"] <= figures["p95_ms"]
@@ -29,6 +29,10 @@ def test_bench_floor_times_moves_the_bare_route_and_the_io_floor_and_stops_what_
     assert set(report["socket_move"]["cpu_ms_total_by_game"]) == set(report["socket_move"]["p50_ms_by_game"])
     assert report["ratio_socket_move_to_move_p50"] == round(
         report["socket_move"]["p50_ms"] / report["move"]["p50_ms"], 3)
+    # the core's own move: in this process (no gateway), on the same Redis and rules service
+    assert set(report["core_move"]["cpu_ms"]) == {"core", "rules", "redis"}
+    assert report["core_move"]["cpu_ms"]["core"] > 0 and report["core_move"]["p50_ms_by_game"]
+    assert report["ratio_core_move_to_move_p50"] == round(report["core_move"]["p50_ms"] / report["move"]["p50_ms"], 3)
     assert set(report["bare"]["cpu_ms"]) == {"gateway"}
     assert report["ratio_move_to_bare_p50"] == round(report["move"]["p50_ms"] / report["bare"]["p50_ms"], 3)
     assert report["ratio_floor_io_to_bare_p50"] == round(report["floor_io"]["p50_ms"] / report["bare"]["p50_ms"], 3)
@@ -53,6 +57,8 @@ def test_bench_peers_sets_boardgameio_beside_our_moves_with_the_issues_ratios(
     assert only["ratios"]["socket_cpu_over_peer"] == round(
         ours["socket_move"]["cpu_ms_total"] / tricks["server_cpu_ms_per_move"], 2)
     assert only["ratios"]["rest_p50_over_floor_io"] == round(ours["move"]["p50_ms"] / ours["floor_io"]["p50_ms"], 2)
+    assert only["ratios"]["core_cpu_over_peer"] == round(
+        ours["core_move"]["cpu_ms_total"] / tricks["server_cpu_ms_per_move"], 2)
     if "fierce-women" in ours["socket_move"]["cpu_ms_total_by_game"]:  # like for like: 2 seats, hidden hands
         assert only["ratios"]["socket_cpu_2p_cards_over_peer"] == round(
             ours["socket_move"]["cpu_ms_total_by_game"]["fierce-women"] / tricks["server_cpu_ms_per_move"], 2)

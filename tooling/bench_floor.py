@@ -25,6 +25,12 @@ is one ``move`` message; its wall time is the round trip to the ``reply``, and i
 the message until every seat's socket has the move's ``update`` (the pushes count, as boardgame.io's broadcast
 counts in its harness).
 
+The core's own move (``core_move``) is timed beside both on the same stack and matches: the move made by calling
+the core in this process (``services.core.match.moves.submit``, what every door calls, on a core connected to
+the stack's Redis and rules service), with no HTTP request, no socket and none of the gateway's threads. Its CPU
+is this process's with the rules service's and Redis's: what a move costs before any door's transport, the floor
+that a cheaper door (a realtime edge process, another server) could reach at best. It pushes to nobody.
+
 Figures: p50/p95 (and mean) of each timed request's wall time, the ratio of the move's p50 to the bare
 route's (the issue's target: <= 2), the same ratio for ``/floor-io`` (how much of that target the waits alone
 take) and the move's p50 over ``/floor-io``'s (what the move path adds to its waits), and CPU per timed request
@@ -125,7 +131,9 @@ def cpu_s(pid: int) -> float:
 
     ``/proc/<pid>/stat`` counts in clock ticks (10 ms): read around one request of a millisecond, its error is
     as large as the figure. A thread that ends between two readings takes its time with it (the servers here
-    keep theirs)."""
+    keep theirs). This process's own: ``time.process_time()`` (the same clock, without reading ``/proc``)."""
+    if pid == os.getpid():
+        return time.process_time()
     total = 0
     for task in os.listdir(f"/proc/{pid}/task"):
         try:
@@ -314,24 +322,69 @@ class Player:
                                     for _ in range(players - 1)]
         return {"id": made["id"], "game": gid, "tokens": tokens, "to_act": made["to_act"], "status": made["status"]}
 
-    def prepare(self) -> tuple[str, Callable[[], Any]]:
-        """(game, the timed move request) of the next move: the seat's legal moves are read here, untimed."""
+    def next_move(self) -> tuple[dict[str, Any], int, dict[str, Any], str]:
+        """(the match, the seat to move, the move's body, its Idempotency-Key): the seat's legal moves are read
+        over REST, untimed."""
         if self.match is None or self.match["status"] != "active":
             self.match = self._new_match()
         match = self.match
         seat = self.rng.choice(match["to_act"])
-        auth = {"Authorization": f"Bearer {match['tokens'][seat]}"}
-        path = f"/v1/matches/{match['id']}"
-        legal = self.stack.http.call("GET", path + "/legal-moves", headers=auth)
+        legal = self.stack.http.call("GET", f"/v1/matches/{match['id']}/legal-moves",
+                                     headers={"Authorization": f"Bearer {match['tokens'][seat]}"})
         body = {"move": self.rng.choice(legal["moves"]), "version": legal["version"]}
-        headers = {**auth, "Idempotency-Key": uuid.UUID(int=self.rng.getrandbits(128)).hex}
+        return match, seat, body, uuid.UUID(int=self.rng.getrandbits(128)).hex
+
+    def prepare(self) -> tuple[str, Callable[[], Any]]:
+        """(game, the timed move request) of the next move."""
+        match, seat, body, key = self.next_move()
+        headers = {"Authorization": f"Bearer {match['tokens'][seat]}", "Idempotency-Key": key}
 
         def move() -> Any:
-            doc = self.stack.http.call("POST", path + "/moves", body, headers)
+            doc = self.stack.http.call("POST", f"/v1/matches/{match['id']}/moves", body, headers)
             match["to_act"], match["status"] = doc["to_act"], doc["status"]
             return doc
 
         return match["game"], move
+
+    def close(self) -> None:
+        """Nothing of its own to close (the stack's HTTP connection is closed with the stack)."""
+
+
+class CorePlayer(Player):
+    """The same matches, each move made by calling the core in this process (:func:`services.core.match.moves.submit`,
+    what every door calls) on a core connected to the stack's Redis and rules service: no HTTP, no socket, no thread
+    of the gateway's. Its CPU is this process's (the core's own work, its Redis and gRPC clients) with the rules
+    service's and Redis's: the floor of any door's move, however cheap its transport."""
+
+    def __init__(self, stack: Stack, seed: int) -> None:
+        from dataclasses import replace
+
+        from prometheus_client import CollectorRegistry
+
+        from services.core.config import ENV, Config
+        from services.core.service import Core
+
+        super().__init__(stack, seed)
+        limits: dict[str, Any] = {name: int(GATEWAY_ENV[var]) for name, var in ENV.items() if var in GATEWAY_ENV}
+        config = replace(Config.from_env(), redis_url=stack.redis_url, rules_addr=stack.rules_addr, **limits)
+        self.core = Core.connect(config, CollectorRegistry())
+
+    def prepare(self) -> tuple[str, Callable[[], Any]]:
+        from services.core import access
+        from services.core.match import moves
+
+        match, seat, body, key = self.next_move()
+        caller = access.with_token(self.core.redis, access.Caller("127.0.0.1"), match["tokens"][seat])
+
+        def move() -> Any:
+            doc = moves.submit(self.core, caller, match["id"], body["move"], body["version"], idempotency_key=key)
+            match["to_act"], match["status"] = doc["to_act"], doc["status"]
+            return doc
+
+        return match["game"], move
+
+    def close(self) -> None:
+        self.core.rules.close()
 
 
 class Socket:
@@ -433,7 +486,7 @@ class SocketPlayer(Player):
 
 
 #: Every series a run may time, in the order they are printed.
-SERIES = ("bare", "floor_io", "move", "socket_move", "baseline_move", "baseline_socket_move")
+SERIES = ("bare", "floor_io", "core_move", "move", "socket_move", "baseline_move", "baseline_socket_move")
 
 
 def socket_name(stack: str) -> str:
@@ -466,13 +519,17 @@ def run_bench(moves: int, warmup: int = 20, baseline: Path | None = None, seed: 
         players: dict[str, Player] = {name: Player(stack, seed) for name, stack in stacks.items()}
         sockets = {socket_name(name): SocketPlayer(stack, seed) for name, stack in stacks.items()}
         players.update(sockets)
+        players["core_move"] = CorePlayer(mover, seed)
         series = {name: Series() for name in ("bare", "floor_io", *players)}
         io_pids = {**mover.pids(), "gateway": bare_worker}  # the bare app makes the move stack's hops
         for n in range(warmup + moves):
             jobs: list[tuple[str, Callable[[], Any], dict[str, int], str | None]] = []
             for name, player in players.items():
                 game, move = player.prepare()
-                jobs.append((name, move, player.stack.pids(), game))
+                pids = player.stack.pids()
+                if name == "core_move":  # the core in this process instead of the gateway's
+                    pids = {"core": os.getpid(), "rules": pids["rules"], "redis": pids["redis"]}
+                jobs.append((name, move, pids, game))
             body = {"move": {"n": n}, "version": n}
             jobs.append(("bare", lambda b=body: bare.call("POST", "/bare", b), {"gateway": bare_worker}, None))  # type: ignore[misc]
             jobs.append(("floor_io", lambda b=body: bare.call("POST", "/floor-io", b), io_pids, None))  # type: ignore[misc]
@@ -485,11 +542,12 @@ def run_bench(moves: int, warmup: int = 20, baseline: Path | None = None, seed: 
                     series[kind].add(wall, cpu, played)
         for stack in stacks.values():
             stack.http.close()
-        for player in sockets.values():
+        for player in players.values():
             player.close()
         bare.close()
         report = {name: s.figures() for name, s in series.items()}
-        pairs = [("move", "bare"), ("floor_io", "bare"), ("move", "floor_io"), ("socket_move", "move")]
+        pairs = [("move", "bare"), ("floor_io", "bare"), ("move", "floor_io"), ("socket_move", "move"),
+                 ("core_move", "move")]
         if baseline:
             pairs += [("baseline_move", "bare"), ("move", "baseline_move"), ("socket_move", "baseline_socket_move")]
         for kind, over in pairs:

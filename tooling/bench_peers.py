@@ -14,6 +14,9 @@ Printed beside the figures, the ratios issue 47 sets as targets:
 * the socket move's p50 round trip over boardgame.io's ``tricks`` p50 round trip: at most 2;
 * the REST move's p50 over ``/floor-io``'s p50: at most 1.3.
 
+Beside them, informational: the core's own move (``bench floor``'s ``core_move``: the core called in process, no
+transport and no push) over the peer, the floor any door's move could reach.
+
 The socket move's CPU is the mean over every game, They Who Were 8's four seats (four pushes a move) included;
 beside it, for like against like, Fierce Women's alone (2 seats, a card game with hidden hands, as ``tricks`` is).
 
@@ -88,7 +91,9 @@ def ratios(peer: dict[str, Any], ours: dict[str, Any]) -> dict[str, float]:
             "socket_cpu_over_peer": round(ours["socket_move"]["cpu_ms_total"] / tricks["server_cpu_ms_per_move"], 2),
             "socket_p50_over_peer": round(ours["socket_move"]["p50_ms"] / tricks["rtt_p50_ms"], 2),
             "rest_p50_over_floor_io": round(ours["move"]["p50_ms"] / ours["floor_io"]["p50_ms"], 2),
-            "rest_cpu_over_peer": round(ours["move"]["cpu_ms_total"] / tricks["server_cpu_ms_per_move"], 2)}
+            "rest_cpu_over_peer": round(ours["move"]["cpu_ms_total"] / tricks["server_cpu_ms_per_move"], 2),
+            **({"core_cpu_over_peer": round(ours["core_move"]["cpu_ms_total"] / tricks["server_cpu_ms_per_move"], 2)}
+               if "core_move" in ours else {})}
 
 
 def run_bench(rounds: int, duration: int, moves: int, peer_dir: Path, baseline: Path | None) -> dict[str, Any]:
@@ -141,6 +146,9 @@ def run(args: argparse.Namespace) -> int:
     if "socket_cpu_2p_cards_over_peer" in report["median_ratios"]:
         print(f"socket move CPU, {LIKE_FOR_LIKE} at 2 seats only, over boardgame.io tricks: "
               f"{report['median_ratios']['socket_cpu_2p_cards_over_peer']:.2f}")
+    if "core_cpu_over_peer" in report["median_ratios"]:
+        print(f"the core's own move (in process: no HTTP, no socket, no push) CPU over boardgame.io tricks: "
+              f"{report['median_ratios']['core_cpu_over_peer']:.2f}")
     print(f"REST move CPU over boardgame.io tricks: {report['median_ratios']['rest_cpu_over_peer']:.2f}; "
           f"load average after: {report['load_average_after'][0]:.1f}")
     return 0
