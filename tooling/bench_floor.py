@@ -495,12 +495,17 @@ def socket_name(stack: str) -> str:
 
 
 def timed(call: Callable[[], Any], pids: dict[str, int]) -> tuple[float, dict[str, float]]:
-    """Wall seconds of ``call`` and the CPU seconds each of ``pids`` spent meanwhile."""
-    before = {part: cpu_s(pid) for part, pid in pids.items()}
+    """Wall seconds of ``call`` and the CPU seconds each of ``pids`` spent meanwhile.
+
+    This process (the core's own move) is read last before the call and first after it: reading the others'
+    ``/proc`` costs this process CPU that is not the move's."""
+    order = sorted(pids, key=lambda part: pids[part] == os.getpid())
+    before = {part: cpu_s(pids[part]) for part in order}
     start = time.perf_counter()
     call()
     wall = time.perf_counter() - start
-    return wall, {part: cpu_s(pid) - before[part] for part, pid in pids.items()}
+    after = {part: cpu_s(pids[part]) for part in reversed(order)}
+    return wall, {part: after[part] - before[part] for part in pids}
 
 
 def run_bench(moves: int, warmup: int = 20, baseline: Path | None = None, seed: int = 1) -> dict[str, Any]:
