@@ -5,7 +5,7 @@ refusing for real (its waiters cap full, its rules service down), the server's v
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -140,17 +140,27 @@ def test_a_long_poll_refused_503_too_many_waiters_is_retried_after_the_servers_r
     assert (gave_up.value.code, gave_up.value.retry_after) == ("too_many_waiters", server_says)
 
 
-def test_the_async_client_waits_the_servers_retry_after_too(one_waiter: Stack) -> None:
+def async_while_full(url: str, act: Callable[[Any], Awaitable[None]],
+                     refused: type[Exception]) -> tuple[Retried, float]:
+    """``act`` on a new match through the async client (retries=1) while the gateway's one waiter is taken, which
+    must end in ``refused``; (what on_retry heard, the Retry-After the gateway sent)."""
     retried: Retried = []
 
-    async def poll_while_full() -> float:
-        async with AsyncClient(one_waiter.url, retries=1, on_retry=recorder(retried)) as api:
+    async def run() -> float:
+        async with AsyncClient(url, retries=1, on_retry=recorder(retried)) as api:
             match = await api.create_match("clash", 2, options=SINGLE, seats=STILL)
-            with the_only_waiter_taken(one_waiter.url, match.id) as server_says, pytest.raises(Unavailable):
-                await match.poll(wait=1)
+            with the_only_waiter_taken(url, match.id) as server_says, pytest.raises(refused):
+                await act(match)
             return server_says
 
-    server_says = run_async(poll_while_full())
+    return retried, run_async(run())
+
+
+def test_the_async_client_waits_the_servers_retry_after_too(one_waiter: Stack) -> None:
+    async def poll(match: Any) -> None:
+        await match.poll(wait=1)
+
+    retried, server_says = async_while_full(one_waiter.url, poll, Unavailable)
     assert retried == [("events", "too_many_waiters", server_says)]
 
 
@@ -166,17 +176,11 @@ def test_a_socket_whose_upgrade_is_refused_503_is_opened_again_after_the_servers
 
 
 def test_the_async_socket_is_opened_again_after_the_servers_retry_after(one_waiter: Stack) -> None:
-    retried: Retried = []
+    async def open_socket(match: Any) -> None:
+        async with match.socket():
+            pass
 
-    async def open_while_full() -> float:
-        async with AsyncClient(one_waiter.url, retries=1, on_retry=recorder(retried)) as api:
-            match = await api.create_match("clash", 2, options=SINGLE, seats=STILL)
-            with the_only_waiter_taken(one_waiter.url, match.id) as server_says, pytest.raises(TransportError):
-                async with match.socket():
-                    pass
-            return server_says
-
-    server_says = run_async(open_while_full())
+    retried, server_says = async_while_full(one_waiter.url, open_socket, TransportError)
     assert retried == [("ws", "too_many_waiters", server_says)]
 
 
