@@ -346,6 +346,10 @@ class Player:
 
         return match["game"], move
 
+    def pids(self) -> dict[str, int]:
+        """The processes its moves run in, by part (whose CPU a timed move reads)."""
+        return self.stack.pids()
+
     def close(self) -> None:
         """Nothing of its own to close (the stack's HTTP connection is closed with the stack)."""
 
@@ -368,6 +372,10 @@ class CorePlayer(Player):
         limits: dict[str, Any] = {name: int(GATEWAY_ENV[var]) for name, var in ENV.items() if var in GATEWAY_ENV}
         config = replace(Config.from_env(), redis_url=stack.redis_url, rules_addr=stack.rules_addr, **limits)
         self.core = Core.connect(config, CollectorRegistry())
+
+    def pids(self) -> dict[str, int]:
+        """The core in this process instead of the gateway's worker."""
+        return {"core": os.getpid(), "rules": self.stack.rules.pid, "redis": self.stack.redis.pid}
 
     def prepare(self) -> tuple[str, Callable[[], Any]]:
         from services.core import access
@@ -531,10 +539,7 @@ def run_bench(moves: int, warmup: int = 20, baseline: Path | None = None, seed: 
             jobs: list[tuple[str, Callable[[], Any], dict[str, int], str | None]] = []
             for name, player in players.items():
                 game, move = player.prepare()
-                pids = player.stack.pids()
-                if name == "core_move":  # the core in this process instead of the gateway's
-                    pids = {"core": os.getpid(), "rules": pids["rules"], "redis": pids["redis"]}
-                jobs.append((name, move, pids, game))
+                jobs.append((name, move, player.pids(), game))
             body = {"move": {"n": n}, "version": n}
             jobs.append(("bare", lambda b=body: bare.call("POST", "/bare", b), {"gateway": bare_worker}, None))  # type: ignore[misc]
             jobs.append(("floor_io", lambda b=body: bare.call("POST", "/floor-io", b), io_pids, None))  # type: ignore[misc]
